@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class SettlementsConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "settlements"
+    verbose_name = "Crash settlements"
