@@ -141,6 +141,9 @@ SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Probes (Docker, load balancers) speak plain HTTP to the container; redirecting them would
+# report a healthy instance as failing.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 # Behind a TLS-terminating proxy that sets X-Forwarded-Proto.
 if env_bool("BEHIND_TLS_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -174,7 +177,7 @@ USE_TZ = True
 # --- Static files ---------------------------------------------------------------------------
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -187,7 +190,8 @@ STORAGES = {
 }
 
 # --- Logging --------------------------------------------------------------------------------
-# One JSON object per line on stderr (stdout stays clean for `manage.py settle`), so business events can be shipped and searched.
+# One JSON object per line on stderr (stdout stays clean for `manage.py settle`), so business
+# events can be shipped and searched.
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
 LOGGING = {
     "version": 1,
