@@ -1,0 +1,24 @@
+"""Domain errors raised by the workflow services.
+
+Each message is written for the person at the screen: views and the API show it as is.
+"""
+
+
+class DomainError(Exception):
+    """A business rule refused the request; ``field`` names the input it concerns, if any."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class NotAllowed(DomainError):
+    """The actor's role does not permit this action (or it is their own work to approve)."""
+
+
+class InvalidTransition(DomainError):
+    """The record is not in a state where this action makes sense (e.g. approved twice)."""

@@ -1,0 +1,625 @@
+"""The audited records of the workflow.
+
+Headers that people move through a workflow (tournaments, incidents, cases, decisions,
+settlements, compensation, prize withdrawals, API tokens) keep a full version history with
+simple-history. The bulky per-player rows (a snapshot's entrants, a settlement's payouts and
+ledger lines, a compensation's items) are written once in bulk and never changed, so they carry
+no per-row history: their header's history and the event log already say who wrote them, when
+and why. Every business event also leaves an explicit ``Event`` row.
+
+Writes go through ``settlements.services`` only.
+"""
+
+import hashlib
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from simple_history.models import HistoricalRecords
+
+from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus
+
+USER = settings.AUTH_USER_MODEL
+# Longest operator tournament id / player id that we store (the snapshot parser allows more;
+# the load service rejects longer ones with the path of the offending field).
+ID_MAX_LENGTH = 200
+
+
+class TournamentType(models.TextChoices):
+    REGULAR = "regular", "Regular"
+    FREEROLL = "freeroll", "Freeroll"
+    SATELLITE = "satellite", "Satellite"
+
+
+class Stage(models.TextChoices):
+    PRE = "pre", "Pre"
+    EARLY = "early", "Early"
+    MIDDLE = "middle", "Middle"
+    LATE = "late", "Late"
+
+
+class Unit(models.TextChoices):
+    CASH = "cash", "Cash"
+    TDOLLARS = "tdollars", "T$"
+    TICKETS = "tickets", "Tickets"
+    FPP = "fpp", "FPP"
+
+
+class Source(models.TextChoices):
+    POOL = "pool", "Prize pool"
+    HOUSE = "house", "House"
+
+
+class LineKind(models.TextChoices):
+    REFUND_BUY_IN = "refund_buy_in", "Buy-in refund"
+    REFUND_FEE = "refund_fee", "Fee refund"
+    REFUND_FPP = "refund_fpp", "FPP refund"
+    PRIZE = "prize", "Prize"
+    TICKET = "ticket", "Seat ticket"
+    COMPENSATION = "compensation", "Compensation"
+
+
+def _non_negative(*fields: str, prefix: str) -> list[models.CheckConstraint]:
+    return [
+        models.CheckConstraint(
+            condition=Q(**{f"{field}__isnull": True}) | Q(**{f"{field}__gte": 0}),
+            name=f"{prefix}_{field}_non_negative",
+        )
+        for field in fields
+    ]
+
+
+class Tournament(models.Model):
+    operator_id = models.CharField(
+        "operator's tournament id", max_length=ID_MAX_LENGTH, unique=True
+    )
+    name = models.CharField(max_length=ID_MAX_LENGTH, blank=True)
+    type = models.CharField(max_length=16, choices=TournamentType.choices)
+    currency = models.CharField(max_length=3)
+    buy_in = models.BigIntegerField(null=True, blank=True)
+    fee = models.BigIntegerField(null=True, blank=True)
+    guarantee = models.BigIntegerField(null=True, blank=True)
+    fpp_buy_in = models.BigIntegerField("FPP buy-in", null=True, blank=True)
+    prize_pool = models.BigIntegerField("fixed prize pool", null=True, blank=True)
+    payouts = models.JSONField("payout structure", default=list, blank=True)
+    seat_value = models.BigIntegerField(null=True, blank=True)
+    scheduled_start = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["operator_id"]
+        constraints = _non_negative(
+            "buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value",
+            prefix="tournament",
+        )  # fmt: skip
+
+    def __str__(self) -> str:
+        return f"{self.operator_id} {self.name}".strip()
+
+
+class Incident(models.Model):
+    title = models.CharField(max_length=200)
+    started_at = models.DateTimeField()
+    description = models.TextField(blank=True)
+    reported_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
+    reported_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.ForeignKey(
+        USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [models.Index(fields=["closed_at", "-started_at"], name="incident_open_idx")]
+
+    def __str__(self) -> str:
+        return f"Incident #{self.pk}: {self.title}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+
+class Snapshot(models.Model):
+    """A snapshot exactly as received; immutable, so it has no history of its own."""
+
+    text = models.TextField()
+    sha256 = models.CharField("SHA-256", max_length=64, db_index=True)
+    size_bytes = models.PositiveBigIntegerField()
+    received_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Snapshot {self.sha256[:12]}"
+
+    @staticmethod
+    def digest(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Case(models.Model):
+    class Kind(models.TextChoices):
+        CRASH = "crash", "Crash"
+        INDIVIDUAL = "individual", "Individual case"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.CRASH)
+    incident = models.ForeignKey(
+        Incident, on_delete=models.PROTECT, null=True, blank=True, related_name="cases"
+    )
+    tournament = models.ForeignKey(Tournament, on_delete=models.PROTECT, related_name="cases")
+    status = models.CharField(max_length=24, choices=CaseStatus.choices)
+
+    # Crash cases: what the snapshot says and what the engine made of it.
+    snapshot = models.OneToOneField(
+        Snapshot, on_delete=models.PROTECT, null=True, blank=True, related_name="case"
+    )
+    crashed_at = models.DateTimeField(null=True, blank=True)
+    started = models.BooleanField(null=True, blank=True)
+    stage = models.CharField(max_length=8, choices=Stage.choices, blank=True)
+    entrants = models.PositiveIntegerField(null=True, blank=True)
+    eliminated = models.PositiveIntegerField(null=True, blank=True)
+    remaining = models.PositiveIntegerField(null=True, blank=True)
+    paid_places = models.PositiveIntegerField(null=True, blank=True)
+    pool = models.BigIntegerField(null=True, blank=True)
+    policy = models.JSONField(default=dict, blank=True)
+    decision_options = models.JSONField(default=list, blank=True)
+    decision = models.CharField("option in force", max_length=32, blank=True)
+    engine_version = models.CharField(max_length=32, blank=True)
+
+    # Individual cases: who was hit, what happened, how it ended.
+    players = models.JSONField("players concerned", default=list, blank=True)
+    description = models.TextField(blank=True)
+    outcome = models.TextField(blank=True)
+    resolved_by = models.ForeignKey(
+        USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    created_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # A tournament crashes once; a second snapshot of it is a mistake or a duplicate post.
+            models.UniqueConstraint(
+                fields=["tournament"],
+                condition=Q(kind="crash"),
+                name="one_crash_case_per_tournament",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="crash")
+                | (Q(incident__isnull=False) & Q(snapshot__isnull=False)),
+                name="crash_case_has_incident_and_snapshot",
+            ),
+            models.CheckConstraint(
+                condition=Q(entrants__isnull=True, eliminated__isnull=True, remaining__isnull=True)
+                | Q(entrants=F("eliminated") + F("remaining")),
+                name="case_entrants_add_up",
+            ),
+            *_non_negative("pool", prefix="case"),
+        ]
+        indexes = [
+            models.Index(fields=["status", "-created_at"], name="case_status_idx"),
+            models.Index(fields=["incident", "status"], name="case_incident_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Case #{self.pk} ({self.tournament.operator_id})"
+
+    @property
+    def is_crash(self) -> bool:
+        return self.kind == self.Kind.CRASH
+
+
+class CasePlayer(models.Model):
+    """One entrant of a crash snapshot, in snapshot order; written once in bulk."""
+
+    # The composite unique index below leads with the case, so no separate index is built.
+    case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="entries", db_index=False)
+    position = models.PositiveIntegerField()
+    player = models.CharField(max_length=ID_MAX_LENGTH)
+    chips = models.BigIntegerField()
+
+    class Meta:
+        ordering = ["case", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["case", "player"], name="case_player_unique"),
+            *_non_negative("chips", prefix="case_player"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player}: {self.chips} chips"
+
+
+class Decision(models.Model):
+    class InviteScope(models.TextChoices):
+        ENTRANTS = "entrants", "All entrants"
+        REMAINING = "remaining", "Remaining players"
+        CUSTOM = "custom", "Chosen players"
+
+    case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="decisions")
+    role = models.CharField(max_length=32)
+    option = models.CharField(max_length=32)
+    reason = models.TextField()
+    decided_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
+    decided_at = models.DateTimeField(auto_now_add=True)
+    # Reschedule only. The default invite lists are derived from the snapshot, so only a
+    # hand-picked list is stored (a freeroll may have 300,000 entrants).
+    reschedule_at = models.DateTimeField(null=True, blank=True)
+    invite_scope = models.CharField(max_length=16, choices=InviteScope.choices, blank=True)
+    invited_players = models.JSONField(default=list, blank=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-decided_at", "-id"]
+        get_latest_by = ["decided_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(option="reschedule", reschedule_at__isnull=False)
+                | (~Q(option="reschedule") & Q(reschedule_at__isnull=True)),
+                name="reschedule_has_a_date",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Decision #{self.pk}: {self.option}"
+
+
+class Settlement(models.Model):
+    class Kind(models.TextChoices):
+        SETTLEMENT = "settlement", "Settlement"
+        ADJUSTMENT = "adjustment", "Adjustment"
+
+    case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="settlements")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SETTLEMENT)
+    corrects = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="adjustments"
+    )
+    status = models.CharField(max_length=24, choices=SettlementStatus.choices)
+
+    # The engine's output (for an adjustment: copied from the settlement it corrects).
+    currency = models.CharField(max_length=3)
+    stage = models.CharField(max_length=8, choices=Stage.choices)
+    remedy = models.CharField(max_length=32, blank=True)
+    decision = models.CharField(max_length=32, blank=True)
+    policy = models.JSONField(default=dict)
+    engine_version = models.CharField(max_length=32, blank=True)
+    entrants = models.PositiveIntegerField()
+    eliminated = models.PositiveIntegerField()
+    remaining = models.PositiveIntegerField()
+    pool = models.BigIntegerField()
+    pool_distributed = models.BigIntegerField()
+    # {unit: {source: amount}} over the lines (reversals of an adjustment count negative).
+    totals = models.JSONField(default=dict)
+    line_count = models.PositiveIntegerField(default=0)
+    payout_count = models.PositiveIntegerField(default=0)
+
+    note = models.TextField("preparer's note or reason", blank=True)
+    prepared_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
+    prepared_at = models.DateTimeField(auto_now_add=True)
+    submitted_by = models.ForeignKey(
+        USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    approved_by = models.ForeignKey(
+        USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    rejected_by = models.ForeignKey(
+        USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_reason = models.TextField(blank=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-prepared_at", "-id"]
+        constraints = [
+            # Adjustments are separate approved records, so they are outside this rule.
+            models.UniqueConstraint(
+                fields=["case"],
+                condition=Q(kind="settlement", status="approved"),
+                name="one_approved_settlement_per_case",
+            ),
+            # At most one settlement in flight per case: a double-clicked "prepare" makes one.
+            models.UniqueConstraint(
+                fields=["case"],
+                condition=Q(kind="settlement", status__in=["prepared", "awaiting_approval"]),
+                name="one_open_settlement_per_case",
+            ),
+            models.CheckConstraint(
+                condition=Q(approved_by__isnull=True) | ~Q(approved_by=F("prepared_by")),
+                name="approver_is_not_preparer",
+            ),
+            models.CheckConstraint(
+                condition=Q(rejected_by__isnull=True) | ~Q(rejected_by=F("prepared_by")),
+                name="rejecter_is_not_preparer",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="approved", approved_by__isnull=False)
+                | (~Q(status="approved") & Q(approved_by__isnull=True)),
+                name="approved_settlement_has_approver",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="settlement", corrects__isnull=True)
+                | Q(kind="adjustment", corrects__isnull=False),
+                name="adjustment_corrects_a_settlement",
+            ),
+            *_non_negative("pool", "pool_distributed", prefix="settlement"),
+        ]
+        indexes = [
+            models.Index(fields=["status", "-prepared_at"], name="settlement_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        label = "Adjustment" if self.kind == self.Kind.ADJUSTMENT else "Settlement"
+        return f"{label} #{self.pk}"
+
+    @property
+    def is_adjustment(self) -> bool:
+        return self.kind == self.Kind.ADJUSTMENT
+
+
+class SettlementPayout(models.Model):
+    """One player's totals in a settlement with the engine's explanation of the amount.
+
+    The explanation fields are empty for players not paid by a formula split (refunds, ranks).
+    Fractions are stored exactly as "numerator/denominator".
+    """
+
+    settlement = models.ForeignKey(
+        Settlement, on_delete=models.PROTECT, related_name="payouts", db_index=False
+    )
+    player = models.CharField(max_length=ID_MAX_LENGTH)
+    chips = models.BigIntegerField()
+    cash = models.BigIntegerField(default=0)
+    tdollars = models.BigIntegerField(default=0)
+    tickets = models.BigIntegerField(default=0)
+    fpp = models.BigIntegerField(default=0)
+    guaranteed = models.BigIntegerField(null=True, blank=True)
+    share = models.TextField(blank=True)
+    exact = models.TextField(blank=True)
+    capped = models.BooleanField(null=True, blank=True)
+    rounding_cent = models.SmallIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["settlement", "player"]
+        constraints = [
+            models.UniqueConstraint(fields=["settlement", "player"], name="payout_player_unique"),
+            *_non_negative(
+                "chips", "cash", "tdollars", "tickets", "fpp", "guaranteed", prefix="payout"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Payout to {self.player}"
+
+
+class SettlementLine(models.Model):
+    """One ledger line; never changed. A reversal (only in adjustments) takes money back."""
+
+    settlement = models.ForeignKey(
+        Settlement, on_delete=models.PROTECT, related_name="lines", db_index=False
+    )
+    line_no = models.PositiveIntegerField()
+    player = models.CharField(max_length=ID_MAX_LENGTH)
+    kind = models.CharField(max_length=16, choices=LineKind.choices)
+    unit = models.CharField(max_length=8, choices=Unit.choices)
+    amount = models.BigIntegerField()
+    source = models.CharField(max_length=8, choices=Source.choices)
+    reversal = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["settlement", "line_no"]
+        constraints = [
+            models.UniqueConstraint(fields=["settlement", "line_no"], name="line_no_unique"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="line_amount_positive"),
+        ]
+        indexes = [models.Index(fields=["settlement", "player"], name="line_player_idx")]
+
+    def __str__(self) -> str:
+        return f"Line {self.line_no}: {self.player} {self.kind} {self.signed_amount} {self.unit}"
+
+    @property
+    def signed_amount(self) -> int:
+        return -self.amount if self.reversal else self.amount
+
+
+class Compensation(models.Model):
+    """Money the house pays to named players for an injustice."""
+
+    case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="compensations")
+    status = models.CharField(max_length=16, choices=CompensationStatus.choices)
+    currency = models.CharField(max_length=3)
+    reason = models.TextField()
+    proposed_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
+    proposed_at = models.DateTimeField(auto_now_add=True)
+    approved_by = models.ForeignKey(
+        USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    rejected_by = models.ForeignKey(
+        USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_reason = models.TextField(blank=True)
+    # {unit: amount} over the items.
+    totals = models.JSONField(default=dict)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-proposed_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(approved_by__isnull=True) | ~Q(approved_by=F("proposed_by")),
+                name="compensation_approver_is_not_proposer",
+            ),
+            models.CheckConstraint(
+                condition=Q(rejected_by__isnull=True) | ~Q(rejected_by=F("proposed_by")),
+                name="compensation_rejecter_is_not_proposer",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "-proposed_at"], name="compensation_status_idx")]
+
+    def __str__(self) -> str:
+        return f"Compensation #{self.pk}"
+
+
+class CompensationItem(models.Model):
+    compensation = models.ForeignKey(Compensation, on_delete=models.PROTECT, related_name="items")
+    line_no = models.PositiveIntegerField()
+    player = models.CharField(max_length=ID_MAX_LENGTH)
+    unit = models.CharField(max_length=8, choices=Unit.choices, default=Unit.CASH)
+    amount = models.BigIntegerField()
+
+    class Meta:
+        ordering = ["compensation", "line_no"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["compensation", "line_no"], name="compensation_line_no_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["compensation", "player", "unit"], name="compensation_player_unit_unique"
+            ),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="compensation_amount_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player}: {self.amount} {self.unit}"
+
+
+class PrizeWithdrawal(models.Model):
+    """A Tournament Manager's call on a prize given in error: take it back or leave it."""
+
+    class Outcome(models.TextChoices):
+        WITHDRAW = "withdraw", "Withdraw the prize"
+        LEAVE = "leave", "Leave the prize"
+
+    case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="prize_withdrawals")
+    player = models.CharField(max_length=ID_MAX_LENGTH)
+    prize = models.CharField("prize given in error", max_length=200)
+    unit = models.CharField(max_length=8, choices=Unit.choices, blank=True)
+    amount = models.BigIntegerField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    reason = models.TextField()
+    decided_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
+    decided_at = models.DateTimeField(auto_now_add=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-decided_at", "-id"]
+        constraints = _non_negative("amount", prefix="prize_withdrawal")
+
+    def __str__(self) -> str:
+        return f"Prize withdrawal #{self.pk} ({self.player})"
+
+
+class Event(models.Model):
+    """One business event, written in the transaction that made it happen; never changed."""
+
+    class Type(models.TextChoices):
+        INCIDENT_REPORTED = "incident_reported", "Incident reported"
+        INCIDENT_CLOSED = "incident_closed", "Incident closed"
+        TOURNAMENT_CREATED = "tournament_created", "Tournament created"
+        TOURNAMENT_UPDATED = "tournament_updated", "Tournament updated from a snapshot"
+        SNAPSHOT_LOADED = "snapshot_loaded", "Snapshot loaded"
+        DECISION_RECORDED = "decision_recorded", "Decision recorded"
+        SETTLEMENT_PREPARED = "settlement_prepared", "Settlement prepared"
+        SETTLEMENT_SUBMITTED = "settlement_submitted", "Settlement submitted"
+        SETTLEMENT_APPROVED = "settlement_approved", "Settlement approved"
+        SETTLEMENT_REJECTED = "settlement_rejected", "Settlement rejected"
+        ADJUSTMENT_PREPARED = "adjustment_prepared", "Adjustment prepared"
+        COMPENSATION_PROPOSED = "compensation_proposed", "Compensation proposed"
+        COMPENSATION_APPROVED = "compensation_approved", "Compensation approved"
+        COMPENSATION_REJECTED = "compensation_rejected", "Compensation rejected"
+        PRIZE_WITHDRAWAL_DECIDED = "prize_withdrawal_decided", "Prize withdrawal decided"
+        INDIVIDUAL_CASE_OPENED = "individual_case_opened", "Individual case opened"
+        INDIVIDUAL_CASE_RESOLVED = "individual_case_resolved", "Individual case resolved"
+        API_TOKEN_CREATED = "api_token_created", "API token created"
+        API_TOKEN_REVOKED = "api_token_revoked", "API token revoked"
+
+    type = models.CharField(max_length=32, choices=Type.choices)
+    # The foreign keys are covered by the composite indexes in Meta.
+    actor = models.ForeignKey(
+        USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+", db_index=False
+    )
+    at = models.DateTimeField(auto_now_add=True)
+    incident = models.ForeignKey(
+        Incident,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="events",
+        db_index=False,
+    )
+    case = models.ForeignKey(
+        Case, on_delete=models.PROTECT, null=True, blank=True, related_name="events", db_index=False
+    )
+    tournament = models.ForeignKey(
+        Tournament,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="events",
+        db_index=False,
+    )
+    # The record the event is about, as "model:pk" parts (e.g. settlement, 42).
+    subject_type = models.CharField(max_length=32, blank=True)
+    subject_id = models.BigIntegerField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [
+            models.Index(fields=["-at"], name="event_at_idx"),
+            models.Index(fields=["incident", "-at"], name="event_incident_idx"),
+            models.Index(fields=["case", "-at"], name="event_case_idx"),
+            models.Index(fields=["tournament", "-at"], name="event_tournament_idx"),
+            models.Index(fields=["actor", "-at"], name="event_actor_idx"),
+            models.Index(fields=["type", "-at"], name="event_type_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_type_display()} #{self.pk}"
+
+
+class ApiToken(models.Model):
+    """A bearer token of a game server; only its SHA-256 is stored.
+
+    Record use with ``ApiToken.objects.filter(pk=...).update(last_used_at=...)`` so that
+    routine use does not add a history version per request.
+    """
+
+    user = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    history = HistoricalRecords(excluded_fields=["last_used_at"])
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"API token {self.name} ({self.user})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    @staticmethod
+    def hash(raw: str) -> str:
+        return hashlib.sha256(raw.encode()).hexdigest()

@@ -1,0 +1,65 @@
+"""Roles are Django groups (created by a data migration); business permissions follow them.
+
+Superusers get no business powers from being superusers: they administer the site through the
+admin, and act in the workflow only through the groups they belong to.
+"""
+
+from collections.abc import Iterable
+
+from settlements.errors import NotAllowed
+
+OPERATOR = "operator"
+MARKETING_MANAGER = "marketing_manager"
+TOURNAMENT_MANAGER = "tournament_manager"
+AUDITOR = "auditor"
+
+ALL_ROLES = (OPERATOR, MARKETING_MANAGER, TOURNAMENT_MANAGER, AUDITOR)
+
+LABELS = {
+    OPERATOR: "Operator",
+    MARKETING_MANAGER: "Marketing Manager",
+    TOURNAMENT_MANAGER: "Tournament Manager",
+    AUDITOR: "Auditor",
+}
+
+_CACHE_ATTR = "_crashdesk_roles"
+
+
+def user_roles(user) -> frozenset[str]:
+    """The user's roles; cached on the user object for the request it lives in."""
+    if user is None or not getattr(user, "is_authenticated", False) or not user.is_active:
+        return frozenset()
+    cached = getattr(user, _CACHE_ATTR, None)
+    if cached is None:
+        names = user.groups.filter(name__in=ALL_ROLES).values_list("name", flat=True)
+        cached = frozenset(names)
+        setattr(user, _CACHE_ATTR, cached)
+    return cached
+
+
+def forget_roles(user) -> None:
+    """Drop the cached roles (after group membership changed on this user object)."""
+    if hasattr(user, _CACHE_ATTR):
+        delattr(user, _CACHE_ATTR)
+
+
+def has_role(user, *roles: str) -> bool:
+    """True when the user holds at least one of ``roles``."""
+    return not user_roles(user).isdisjoint(roles)
+
+
+def require_role(user, *roles: str, action: str = "do this") -> None:
+    """Raise NotAllowed unless the user holds one of ``roles``."""
+    if not has_role(user, *roles):
+        raise NotAllowed(f"Only {_people(roles)} may {action}.")
+
+
+def role_labels(user) -> list[str]:
+    return [LABELS[role] for role in ALL_ROLES if role in user_roles(user)]
+
+
+def _people(roles: Iterable[str]) -> str:
+    names = [LABELS[role] + "s" for role in roles]
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " or " + names[-1]

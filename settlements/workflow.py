@@ -1,0 +1,142 @@
+"""The small state machines of a case and of a settlement.
+
+Crash case::
+
+    awaiting_decision --decide--> ready --prepare--> prepared --submit--> awaiting_approval
+          ready --decide--> ready            (the Marketing Manager revises before preparation)
+    awaiting_approval --approve--> approved (final)
+    awaiting_approval --reject--> rejected --prepare--> prepared   (or --decide--> ready)
+
+Individual case::
+
+    open --resolve--> resolved (final)
+
+A settlement (or an adjustment) moves prepared -> awaiting_approval -> approved | rejected.
+Every service asks this module whether its move is legal, so the rules live in one place.
+"""
+
+from django.db import models
+
+from settlements.errors import InvalidTransition
+
+
+class CaseStatus(models.TextChoices):
+    AWAITING_DECISION = "awaiting_decision", "Awaiting decision"
+    READY = "ready", "Ready to prepare"
+    PREPARED = "prepared", "Prepared"
+    AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    OPEN = "open", "Open"
+    RESOLVED = "resolved", "Resolved"
+
+
+class SettlementStatus(models.TextChoices):
+    PREPARED = "prepared", "Prepared"
+    AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+
+
+class CompensationStatus(models.TextChoices):
+    PROPOSED = "proposed", "Awaiting approval"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+
+
+# action -> (statuses it may start from, status it leads to, words for an error message)
+_CASE_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
+    "decide": (
+        frozenset({CaseStatus.AWAITING_DECISION, CaseStatus.READY, CaseStatus.REJECTED}),
+        CaseStatus.READY,
+        "record a decision on",
+    ),
+    "prepare": (
+        frozenset({CaseStatus.READY, CaseStatus.REJECTED}),
+        CaseStatus.PREPARED,
+        "prepare a settlement for",
+    ),
+    "submit": (
+        frozenset({CaseStatus.PREPARED}),
+        CaseStatus.AWAITING_APPROVAL,
+        "submit the settlement of",
+    ),
+    "approve": (
+        frozenset({CaseStatus.AWAITING_APPROVAL}),
+        CaseStatus.APPROVED,
+        "approve the settlement of",
+    ),
+    "reject": (
+        frozenset({CaseStatus.AWAITING_APPROVAL}),
+        CaseStatus.REJECTED,
+        "reject the settlement of",
+    ),
+    "resolve": (frozenset({CaseStatus.OPEN}), CaseStatus.RESOLVED, "resolve"),
+}
+
+_SETTLEMENT_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
+    "submit": (
+        frozenset({SettlementStatus.PREPARED}),
+        SettlementStatus.AWAITING_APPROVAL,
+        "submit",
+    ),
+    "approve": (
+        frozenset({SettlementStatus.AWAITING_APPROVAL}),
+        SettlementStatus.APPROVED,
+        "approve",
+    ),
+    "reject": (
+        frozenset({SettlementStatus.AWAITING_APPROVAL}),
+        SettlementStatus.REJECTED,
+        "reject",
+    ),
+}
+
+_COMPENSATION_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
+    "approve": (
+        frozenset({CompensationStatus.PROPOSED}),
+        CompensationStatus.APPROVED,
+        "approve",
+    ),
+    "reject": (
+        frozenset({CompensationStatus.PROPOSED}),
+        CompensationStatus.REJECTED,
+        "reject",
+    ),
+}
+
+CASE_FINAL = frozenset({CaseStatus.APPROVED, CaseStatus.RESOLVED})
+
+
+def case_next_status(current: str, action: str, *, label: str) -> str:
+    """The status ``action`` leads to from ``current``; InvalidTransition when illegal."""
+    return _move(_CASE_MOVES, CaseStatus, current, action, label)
+
+
+def settlement_next_status(current: str, action: str, *, label: str) -> str:
+    return _move(_SETTLEMENT_MOVES, SettlementStatus, current, action, label)
+
+
+def compensation_next_status(current: str, action: str, *, label: str) -> str:
+    return _move(_COMPENSATION_MOVES, CompensationStatus, current, action, label)
+
+
+def case_allows(current: str, action: str) -> bool:
+    """Whether a case in ``current`` may take ``action`` (for showing or hiding buttons)."""
+    return current in _CASE_MOVES[action][0]
+
+
+def settlement_allows(current: str, action: str) -> bool:
+    return current in _SETTLEMENT_MOVES[action][0]
+
+
+def compensation_allows(current: str, action: str) -> bool:
+    return current in _COMPENSATION_MOVES[action][0]
+
+
+def _move(moves, choices, current: str, action: str, label: str) -> str:
+    sources, target, words = moves[action]
+    if current not in sources:
+        state = choices(current).label.lower()
+        raise InvalidTransition(f"Cannot {words} {label}: it is {state}.")
+    return target
