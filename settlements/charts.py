@@ -1,0 +1,361 @@
+"""Server-rendered SVG charts: the stage bar and payout by chip rank.
+
+Pure functions from numbers to a safe SVG string (every piece of text escaped), so templates
+only place the result. Floats appear here only as pixel geometry; amounts stay integers and
+are labelled with the same money formatting as everywhere else.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
+
+from settlements.templatetags.money import format_minor_units
+
+STAGE_LABELS = {"pre": "Pre", "early": "Early", "middle": "Middle", "late": "Late"}
+
+# The most points a payout chart draws; larger settlements are sampled evenly by rank.
+MAX_CHART_POINTS = 200
+
+
+def percent_text(part: int, whole: int) -> str:
+    """part/whole as a percentage with one decimal, rounded half up, in integer arithmetic."""
+    if whole <= 0:
+        return "0 %"
+    tenths = (2000 * part + whole) // (2 * whole)
+    whole_pct, tenth = divmod(tenths, 10)
+    return f"{whole_pct}.{tenth} %" if tenth else f"{whole_pct} %"
+
+
+def stage_at(
+    *, eliminated: int, entrants: int, paid_places: int, pre_pct: int, early_pct: int
+) -> str:
+    """The stage a tournament with these counts would be in (RULES.md §2, started)."""
+    remaining = entrants - eliminated
+    if 100 * eliminated < pre_pct * entrants:
+        return "pre"
+    if remaining <= paid_places:
+        return "late"
+    if 100 * eliminated < early_pct * entrants:
+        return "early"
+    return "middle"
+
+
+@dataclass(frozen=True)
+class StageSegment:
+    stage: str
+    start: int  # eliminated count where the segment begins
+    end: int  # first eliminated count past the segment
+
+
+def stage_segments(
+    *, entrants: int, paid_places: int, pre_pct: int, early_pct: int
+) -> list[StageSegment]:
+    """Split 0..entrants eliminated into runs of one stage each, as the rules classify them."""
+    # The classification can only change where one of its three comparisons flips, so
+    # classifying those counts alone is exact, even for 300,000 entrants.
+    starts = {
+        0,
+        -(-pre_pct * entrants // 100),
+        -(-early_pct * entrants // 100),
+        max(entrants - paid_places, 0),
+    }
+    points = sorted(s for s in starts if 0 <= s <= entrants)
+    segments: list[StageSegment] = []
+    for index, start in enumerate(points):
+        end = points[index + 1] if index + 1 < len(points) else entrants + 1
+        stage = stage_at(
+            eliminated=start,
+            entrants=entrants,
+            paid_places=paid_places,
+            pre_pct=pre_pct,
+            early_pct=early_pct,
+        )
+        if segments and segments[-1].stage == stage:
+            segments[-1] = StageSegment(stage, segments[-1].start, end)
+        else:
+            segments.append(StageSegment(stage, start, end))
+    return segments
+
+
+def stage_bar_svg(
+    *,
+    entrants: int,
+    eliminated: int,
+    paid_places: int,
+    pre_pct: int,
+    early_pct: int,
+    stage: str,
+    started: bool = True,
+    title_id: str = "stage-bar",
+) -> SafeString:
+    """A horizontal bar of % eliminated: stage bands, the policy's two thresholds, the
+    in-the-money point and this case's position, with a title and a description."""
+    width, left, right = 720, 12, 12
+    bar_top, bar_height = 34, 26
+    inner = width - left - right
+    height = 110
+
+    def x_at(count_num: int, count_den: int) -> float:
+        return left + inner * (count_num / count_den if count_den else 0)
+
+    parts: list[str] = []
+    for segment in stage_segments(
+        entrants=entrants, paid_places=paid_places, pre_pct=pre_pct, early_pct=early_pct
+    ):
+        x0 = x_at(segment.start, entrants)
+        x1 = x_at(min(segment.end, entrants), entrants)
+        parts.append(
+            format_html(
+                '<rect class="stage-{}" x="{}" y="{}" width="{}" height="{}"></rect>',
+                segment.stage,
+                f"{x0:.1f}",
+                bar_top,
+                f"{max(x1 - x0, 0):.1f}",
+                bar_height,
+            )
+        )
+        if x1 - x0 > 44:
+            parts.append(
+                format_html(
+                    '<text x="{}" y="{}" text-anchor="middle" class="chart__muted">{}</text>',
+                    f"{(x0 + x1) / 2:.1f}",
+                    bar_top + bar_height / 2 + 4,
+                    STAGE_LABELS.get(segment.stage, segment.stage),
+                )
+            )
+    parts.append(
+        format_html(
+            '<rect class="bar-frame" x="{}" y="{}" width="{}" height="{}"></rect>',
+            left,
+            bar_top,
+            inner,
+            bar_height,
+        )
+    )
+    for pct in sorted({pre_pct, early_pct}):
+        x = x_at(pct, 100)
+        parts.append(
+            format_html(
+                '<line class="threshold" x1="{0}" x2="{0}" y1="{1}" y2="{2}"></line>'
+                '<text x="{0}" y="{3}" text-anchor="middle">{4} %</text>',
+                f"{x:.1f}",
+                bar_top - 6,
+                bar_top + bar_height + 6,
+                bar_top - 10,
+                pct,
+            )
+        )
+    itm_count = max(entrants - paid_places, 0)
+    x_itm = x_at(itm_count, entrants)
+    parts.append(
+        format_html(
+            '<line class="itm" x1="{0}" x2="{0}" y1="{1}" y2="{2}"></line>'
+            '<text x="{0}" y="{3}" text-anchor="{4}">In the money ({5})</text>',
+            f"{x_itm:.1f}",
+            bar_top,
+            bar_top + bar_height + 10,
+            bar_top + bar_height + 24,
+            _anchor(x_itm, width),
+            percent_text(itm_count, entrants),
+        )
+    )
+    x_case = x_at(eliminated, entrants)
+    parts.append(
+        format_html(
+            '<line class="marker-line" x1="{0}" x2="{0}" y1="{1}" y2="{2}"></line>'
+            '<path class="marker" d="M {0} {3} l -6 10 h 12 z"></path>'
+            '<text x="{0}" y="{4}" text-anchor="{5}" font-weight="700">This case: {6}</text>',
+            f"{x_case:.1f}",
+            bar_top - 2,
+            bar_top + bar_height + 2,
+            bar_top + bar_height,
+            bar_top + bar_height + 40,
+            _anchor(x_case, width),
+            percent_text(eliminated, entrants),
+        )
+    )
+    title = f"Stage bar: {percent_text(eliminated, entrants)} eliminated"
+    description = stage_bar_text(
+        entrants=entrants,
+        eliminated=eliminated,
+        paid_places=paid_places,
+        pre_pct=pre_pct,
+        early_pct=early_pct,
+        stage=stage,
+        started=started,
+    )
+    return format_html(
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {0} {1}" width="{0}" height="{1}" '
+        'role="img" aria-labelledby="{2}-title {2}-desc">'
+        '<title id="{2}-title">{3}</title><desc id="{2}-desc">{4}</desc>{5}</svg>',
+        width,
+        height,
+        title_id,
+        title,
+        description,
+        mark_safe("".join(parts)),  # each part was built with format_html above
+    )
+
+
+def stage_bar_text(
+    *,
+    entrants: int,
+    eliminated: int,
+    paid_places: int,
+    pre_pct: int,
+    early_pct: int,
+    stage: str,
+    started: bool = True,
+) -> str:
+    """The stage bar in words, for its description and for readers who cannot see it."""
+    label = STAGE_LABELS.get(stage, stage)
+    if not started:
+        return (
+            f"The tournament had not started, so the stage is {label} whatever the counts: "
+            f"{entrants} entrants, {eliminated} eliminated."
+        )
+    return (
+        f"{eliminated} of {entrants} entrants eliminated ({percent_text(eliminated, entrants)}); "
+        f"the policy's marks are {pre_pct} % and {early_pct} %, and the money starts when "
+        f"{max(entrants - paid_places, 0)} are out ({paid_places} paid places). "
+        f"Stage: {label}."
+    )
+
+
+def _anchor(x: float, width: int) -> str:
+    # Keeps labels near the ends of the bar inside the drawing.
+    if x < 90:
+        return "start"
+    if x > width - 90:
+        return "end"
+    return "middle"
+
+
+@dataclass(frozen=True)
+class ChartPoint:
+    rank: int  # chip rank, 1 = most chips
+    amount: int  # minor units
+
+
+def sample_by_rank(amounts: Sequence[int], limit: int = MAX_CHART_POINTS) -> list[ChartPoint]:
+    """Evenly spaced ranks (first and last always kept) from amounts ordered by chip rank."""
+    count = len(amounts)
+    if count <= limit:
+        return [ChartPoint(rank + 1, amount) for rank, amount in enumerate(amounts)]
+    indexes = sorted({(step * (count - 1)) // (limit - 1) for step in range(limit)})
+    return [ChartPoint(index + 1, amounts[index]) for index in indexes]
+
+
+def payout_chart_svg(
+    amounts: Sequence[int],
+    *,
+    currency: str,
+    title: str = "Payout by chip rank",
+    title_id: str = "payout-chart",
+) -> SafeString:
+    """A line of each player's payout against their chip rank (1 = most chips).
+
+    `amounts` are minor units already ordered by chip rank; the caller decides what a payout
+    is (for a satellite, the value of seat plus T$). Over MAX_CHART_POINTS players it is
+    sampled evenly by rank, which keeps the shape because payouts fall with rank.
+    """
+    width, height = 720, 260
+    left, right, top, bottom = 96, 16, 24, 48
+    plot_w, plot_h = width - left - right, height - top - bottom
+    points = sample_by_rank(amounts)
+    count = len(amounts)
+    highest = max(amounts, default=0)
+
+    def x_at(rank: int) -> float:
+        return left + (plot_w * (rank - 1) / (count - 1) if count > 1 else plot_w / 2)
+
+    def y_at(amount: int) -> float:
+        return top + plot_h - (plot_h * amount / highest if highest else 0)
+
+    parts: list[str] = []
+    for numerator in (0, 1, 2):
+        tick = highest * numerator // 2
+        y = y_at(tick)
+        parts.append(
+            format_html(
+                '<line class="grid-line" x1="{0}" x2="{1}" y1="{2}" y2="{2}"></line>'
+                '<text x="{3}" y="{4}" text-anchor="end">{5}</text>',
+                left,
+                left + plot_w,
+                f"{y:.1f}",
+                left - 6,
+                f"{y + 4:.1f}",
+                format_minor_units(tick, currency),
+            )
+        )
+    if points:
+        coords = " ".join(f"{x_at(p.rank):.1f},{y_at(p.amount):.1f}" for p in points)
+        baseline = f"{x_at(points[-1].rank):.1f},{top + plot_h} {x_at(1):.1f},{top + plot_h}"
+        parts.append(
+            format_html('<polygon class="series-area" points="{} {}"></polygon>', coords, baseline)
+        )
+        parts.append(format_html('<polyline class="series" points="{}"></polyline>', coords))
+    parts.append(
+        format_html(
+            '<line class="axis" x1="{0}" x2="{1}" y1="{2}" y2="{2}"></line>'
+            '<line class="axis" x1="{0}" x2="{0}" y1="{3}" y2="{2}"></line>'
+            '<text x="{0}" y="{4}" text-anchor="start">1</text>'
+            '<text x="{1}" y="{4}" text-anchor="end">{5}</text>'
+            '<text x="{6}" y="{7}" text-anchor="middle" class="chart__muted">'
+            "Chip rank (1 = most chips)</text>"
+            '<text x="14" y="{8}" text-anchor="middle" class="chart__muted" '
+            'transform="rotate(-90 14 {8})">Payout ({9})</text>',
+            left,
+            left + plot_w,
+            top + plot_h,
+            top,
+            top + plot_h + 16,
+            f"{count:,}",
+            left + plot_w / 2,
+            height - 8,
+            top + plot_h / 2,
+            currency,
+        )
+    )
+    return format_html(
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {0} {1}" width="{0}" height="{1}" '
+        'role="img" aria-labelledby="{2}-title {2}-desc">'
+        '<title id="{2}-title">{3}</title><desc id="{2}-desc">{4}</desc>{5}</svg>',
+        width,
+        height,
+        title_id,
+        title,
+        payout_chart_text(amounts, currency=currency),
+        mark_safe("".join(parts)),  # each part was built with format_html above
+    )
+
+
+def payout_chart_text(amounts: Sequence[int], *, currency: str) -> str:
+    """The payout chart in words."""
+    if not amounts:
+        return "Nobody is paid."
+    shown = "" if len(amounts) <= MAX_CHART_POINTS else f" (drawn from {MAX_CHART_POINTS} ranks)"
+    return (
+        f"{len(amounts):,} players{shown}: the most chips receive "
+        f"{format_minor_units(amounts[0], currency)}, the fewest "
+        f"{format_minor_units(amounts[-1], currency)}; highest "
+        f"{format_minor_units(max(amounts), currency)}, lowest "
+        f"{format_minor_units(min(amounts), currency)}."
+    )
+
+
+__all__ = [
+    "MAX_CHART_POINTS",
+    "ChartPoint",
+    "StageSegment",
+    "payout_chart_svg",
+    "payout_chart_text",
+    "percent_text",
+    "sample_by_rank",
+    "stage_at",
+    "stage_bar_svg",
+    "stage_bar_text",
+    "stage_segments",
+]

@@ -1,0 +1,49 @@
+// CrashDesk's only script of its own, served from our origin so the strict CSP allows it.
+// Everything here is progressive: every page works without it.
+(function () {
+  "use strict";
+
+  // Upload progress: a form with data-progress="ID" drives the <progress id="ID"> element
+  // from htmx's xhr progress events while a large snapshot is sent.
+  function progressFor(form) {
+    var id = form.getAttribute("data-progress");
+    return id ? document.getElementById(id) : null;
+  }
+
+  document.addEventListener("htmx:xhr:progress", function (event) {
+    var form = event.target.closest ? event.target.closest("form[data-progress]") : null;
+    var bar = form && progressFor(form);
+    if (!bar || !event.detail.lengthComputable) {
+      return;
+    }
+    bar.max = event.detail.total;
+    bar.value = event.detail.loaded;
+    var label = document.getElementById(bar.id + "-label");
+    if (label) {
+      label.textContent = Math.floor((100 * event.detail.loaded) / event.detail.total) + " % sent";
+    }
+  });
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var form = event.target.closest ? event.target.closest("form[data-progress]") : null;
+    var bar = form && progressFor(form);
+    if (!bar) {
+      return;
+    }
+    bar.removeAttribute("value");
+    var wrapper = bar.closest(".upload-progress");
+    if (wrapper) {
+      wrapper.hidden = false;
+    }
+  });
+
+  // A plain (non-htmx) form with data-confirm asks before it is sent; htmx forms use
+  // hx-confirm, which htmx handles itself.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    var question = form.getAttribute && form.getAttribute("data-confirm");
+    if (question && !form.hasAttribute("hx-post") && !window.confirm(question)) {
+      event.preventDefault();
+    }
+  });
+})();
