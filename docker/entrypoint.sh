@@ -1,0 +1,20 @@
+#!/bin/sh
+# Container entrypoint: wait for the database, optionally migrate, then run the given command
+# (by default the gunicorn web server).
+set -eu
+
+cd "$(dirname "$0")/.."
+
+python docker/wait_for_db.py
+
+# Off by default: with several replicas, exactly one release step should migrate, not every
+# container racing at start-up.
+if [ "${RUN_MIGRATIONS:-0}" = "1" ]; then
+    python manage.py migrate --noinput
+fi
+
+if [ "$#" -eq 0 ]; then
+    set -- gunicorn --config crashdesk/gunicorn.conf.py
+fi
+# exec, so the server is PID 1's direct replacement and receives SIGTERM from `docker stop`.
+exec "$@"
