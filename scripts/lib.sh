@@ -1,0 +1,49 @@
+# Shared by scripts/run, scripts/test and .ci/run; source it, don't run it.
+# Finds or installs uv, then builds .venv exactly as uv.lock says.
+
+# Sets UV to a command (an array) that runs uv.
+ensure_uv() {
+    if command -v uv >/dev/null 2>&1; then
+        UV=(uv)
+        return
+    fi
+
+    local python=""
+    for candidate in python3.13 python3 python; do
+        if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys' 2>/dev/null; then
+            python=$candidate
+            break
+        fi
+    done
+    if [ -z "$python" ]; then
+        echo "error: no Python found; install Python 3.13 first (https://www.python.org/downloads/)" >&2
+        return 1
+    fi
+
+    # uv may already be installed as a package of that interpreter (pip install --user uv).
+    if "$python" -m uv --version >/dev/null 2>&1; then
+        UV=("$python" -m uv)
+        return
+    fi
+
+    local tool_dir="${XDG_DATA_HOME:-$HOME/.local/share}/crashdesk/uv"
+    if [ -x "$tool_dir/bin/uv" ]; then
+        UV=("$tool_dir/bin/uv")
+        return
+    fi
+
+    echo "== Installing uv (the Python package manager this project uses) ==" >&2
+    if "$python" -m pip install --user --quiet uv >&2 && "$python" -m uv --version >/dev/null 2>&1; then
+        UV=("$python" -m uv)
+        return
+    fi
+    # Distribution Pythons refuse user installs (PEP 668); a private virtualenv always works.
+    "$python" -m venv "$tool_dir" >&2
+    "$tool_dir/bin/python" -m pip install --quiet uv >&2
+    UV=("$tool_dir/bin/uv")
+}
+
+sync_env() {
+    echo "== Installing dependencies from uv.lock into .venv ==" >&2
+    "${UV[@]}" sync --locked "$@" >&2
+}

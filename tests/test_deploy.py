@@ -1,0 +1,56 @@
+"""Production settings: what `manage.py check --deploy` sees with a production environment."""
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    # A fresh environment, so nothing from the developer's shell (DEBUG, a local database URL)
+    # leaks into what is meant to be production.
+    base = {key: os.environ[key] for key in ("PATH", "HOME", "LANG") if key in os.environ}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**base, "DJANGO_SETTINGS_MODULE": "crashdesk.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+PRODUCTION = {
+    "DEBUG": "false",
+    "SECRET_KEY": secrets.token_urlsafe(50),
+    "ALLOWED_HOSTS": "crashdesk.example.com",
+    "DATABASE_URL": "postgres://crashdesk:secret@db.internal:5432/crashdesk",
+}
+
+
+def test_deploy_check_is_clean_with_production_environment():
+    result = manage("check", "--deploy", "--fail-level", "DEBUG", env=PRODUCTION)
+
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "System check identified no issues" in result.stdout
+    assert "WARNINGS" not in result.stderr + result.stdout
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    env = {key: value for key, value in PRODUCTION.items() if key != "SECRET_KEY"}
+
+    result = manage("check", env=env)
+
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_debug_environment_would_fail_the_deploy_check():
+    # Guards the test above: the check really does flag a non-production configuration.
+    result = manage("check", "--deploy", "--fail-level", "WARNING", env={"DEBUG": "true"})
+
+    assert result.returncode != 0
+    assert "security.W018" in result.stderr + result.stdout
