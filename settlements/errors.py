@@ -22,3 +22,11 @@ class NotAllowed(DomainError):
 
 class InvalidTransition(DomainError):
     """The record is not in a state where this action makes sense (e.g. approved twice)."""
+
+
+class Duplicate(DomainError):
+    """The record already exists (e.g. the same tournament's snapshot posted twice)."""
+
+    def __init__(self, message: str, *, existing=None, field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.existing = existing

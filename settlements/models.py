@@ -297,7 +297,8 @@ class Settlement(models.Model):
     eliminated = models.PositiveIntegerField()
     remaining = models.PositiveIntegerField()
     pool = models.BigIntegerField()
-    pool_distributed = models.BigIntegerField()
+    # Empty for an adjustment: its effect on the pool is in ``totals`` (it may be negative).
+    pool_distributed = models.BigIntegerField(null=True, blank=True)
     # {unit: {source: amount}} over the lines (reversals of an adjustment count negative).
     totals = models.JSONField(default=dict)
     line_count = models.PositiveIntegerField(default=0)
