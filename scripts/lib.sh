@@ -33,7 +33,9 @@ ensure_uv() {
     fi
 
     echo "== Installing uv (the Python package manager this project uses) ==" >&2
-    if "$python" -m pip install --user --quiet uv >&2 && "$python" -m uv --version >/dev/null 2>&1; then
+    # Quietly: on a distribution Python this attempt is expected to fail, and the fallback follows.
+    if "$python" -m pip install --user --quiet uv >/dev/null 2>&1 \
+        && "$python" -m uv --version >/dev/null 2>&1; then
         UV=("$python" -m uv)
         return
     fi
