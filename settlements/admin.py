@@ -1,0 +1,177 @@
+"""Django admin: a window onto every record for the site's administrators.
+
+Business records change only through the services, which check roles, keep the state
+machine and write the event log; the admin must not bypass them. So everything here is
+read-only except the descriptive fields of tournaments and incidents (their history still
+records who changed what). Version histories come from simple-history's admin.
+"""
+
+from django.contrib import admin
+from simple_history.admin import SimpleHistoryAdmin
+
+from settlements.models import (
+    ApiToken,
+    Case,
+    CasePlayer,
+    Compensation,
+    CompensationItem,
+    Decision,
+    Event,
+    Incident,
+    PrizeWithdrawal,
+    Settlement,
+    SettlementLine,
+    SettlementPayout,
+    Snapshot,
+    Tournament,
+)
+
+
+class ReadOnlyMixin:
+    """No adding, changing or deleting: the change form becomes a view page."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class BulkRowsAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """For the tables that may hold millions of rows: no full counts, search by player."""
+
+    show_full_result_count = False
+    list_per_page = 100
+    search_fields = ["player"]
+
+
+@admin.register(Tournament)
+class TournamentAdmin(SimpleHistoryAdmin):
+    list_display = ["operator_id", "name", "type", "currency", "scheduled_start", "created_at"]
+    list_filter = ["type", "currency"]
+    search_fields = ["operator_id", "name"]
+    # What settles money comes from the snapshot; only the description may be corrected here.
+    readonly_fields = [
+        "operator_id", "type", "currency", "buy_in", "fee", "guarantee", "fpp_buy_in",
+        "prize_pool", "payouts", "seat_value", "created_at",
+    ]  # fmt: skip
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Incident)
+class IncidentAdmin(SimpleHistoryAdmin):
+    list_display = ["id", "title", "started_at", "reported_by", "closed_at"]
+    list_filter = [("closed_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["reported_by"]
+    search_fields = ["title", "description"]
+    readonly_fields = ["reported_by", "reported_at", "closed_at", "closed_by"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Case)
+class CaseAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+    list_display = ["id", "tournament", "kind", "status", "stage", "entrants", "incident"]
+    list_filter = ["kind", "status", "stage"]
+    list_select_related = ["tournament", "incident"]
+    search_fields = ["tournament__operator_id", "tournament__name"]
+    exclude = ["snapshot"]
+
+
+@admin.register(Snapshot)
+class SnapshotAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ["id", "sha256", "size_bytes", "received_by", "received_at"]
+    list_select_related = ["received_by"]
+    search_fields = ["sha256"]
+    # The text may be 10 MB; it is not rendered in the list, only on the view page.
+    fields = ["sha256", "size_bytes", "received_by", "received_at", "text"]
+
+
+@admin.register(CasePlayer)
+class CasePlayerAdmin(BulkRowsAdmin):
+    list_display = ["case", "position", "player", "chips"]
+    list_select_related = ["case__tournament"]
+
+
+@admin.register(Decision)
+class DecisionAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+    list_display = ["id", "case", "option", "decided_by", "decided_at", "reschedule_at"]
+    list_filter = ["option"]
+    list_select_related = ["case__tournament", "decided_by"]
+
+
+@admin.register(Settlement)
+class SettlementAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+    list_display = [
+        "id", "case", "kind", "status", "remedy", "prepared_by", "approved_by", "prepared_at",
+    ]  # fmt: skip
+    list_filter = ["kind", "status", "stage", "remedy"]
+    list_select_related = ["case__tournament", "prepared_by", "approved_by"]
+    search_fields = ["case__tournament__operator_id"]
+
+
+@admin.register(SettlementPayout)
+class SettlementPayoutAdmin(BulkRowsAdmin):
+    list_display = ["settlement", "player", "chips", "cash", "tdollars", "tickets", "fpp"]
+
+
+@admin.register(SettlementLine)
+class SettlementLineAdmin(BulkRowsAdmin):
+    list_display = ["settlement", "line_no", "player", "kind", "unit", "amount", "source"]
+    list_filter = ["kind", "unit", "source", "reversal"]
+
+
+class CompensationItemInline(admin.TabularInline):
+    model = CompensationItem
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Compensation)
+class CompensationAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+    list_display = ["id", "case", "status", "proposed_by", "approved_by", "proposed_at"]
+    list_filter = ["status"]
+    list_select_related = ["case__tournament", "proposed_by", "approved_by"]
+    inlines = [CompensationItemInline]
+
+
+@admin.register(PrizeWithdrawal)
+class PrizeWithdrawalAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+    list_display = ["id", "case", "player", "prize", "outcome", "decided_by", "decided_at"]
+    list_filter = ["outcome"]
+    list_select_related = ["case__tournament", "decided_by"]
+    search_fields = ["player"]
+
+
+@admin.register(Event)
+class EventAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ["at", "type", "actor", "incident", "case", "subject_type", "subject_id"]
+    list_filter = ["type"]
+    list_select_related = ["actor", "incident", "case__tournament"]
+    date_hierarchy = "at"
+    search_fields = ["reason", "actor__username"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+    list_display = ["name", "user", "created_at", "last_used_at", "revoked_at"]
+    list_select_related = ["user"]
+    exclude = ["token_hash"]

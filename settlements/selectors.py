@@ -1,0 +1,535 @@
+"""Reads shared by the pages, the API and the admin, with the joins that keep query counts flat.
+
+Nothing here writes. Querysets are returned unevaluated where a page paginates them.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import CharField, Count, F, Prefetch, Q, QuerySet, Value
+from django.db.models.expressions import Window
+from django.db.models.functions import RowNumber
+
+from settlements import roles
+from settlements.models import (
+    ApiToken,
+    Case,
+    CasePlayer,
+    Compensation,
+    Decision,
+    Event,
+    Incident,
+    PrizeWithdrawal,
+    Settlement,
+    SettlementLine,
+    SettlementPayout,
+    Tournament,
+)
+from settlements.rules import Policy, parse_snapshot, settle
+from settlements.rules import Settlement as EngineSettlement
+from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus
+
+# --- Incidents and cases ---------------------------------------------------------------------
+
+
+def incident_list(*, open_only: bool = False) -> QuerySet[Incident]:
+    """Incidents, newest first, each annotated with ``case_count`` and ``cases_in_progress``."""
+    incidents = Incident.objects.select_related("reported_by", "closed_by").annotate(
+        case_count=Count("cases"),
+        cases_in_progress=Count(
+            "cases", filter=~Q(cases__status__in=[CaseStatus.APPROVED, CaseStatus.RESOLVED])
+        ),
+    )
+    if open_only:
+        incidents = incidents.filter(closed_at__isnull=True)
+    return incidents.order_by("-started_at", "-id")
+
+
+def incident_detail(incident_id: int) -> Incident:
+    return Incident.objects.select_related("reported_by", "closed_by").get(pk=incident_id)
+
+
+def case_list(
+    *,
+    status: str | Iterable[str] | None = None,
+    incident: Incident | int | None = None,
+    kind: str | None = None,
+    tournament: Tournament | int | None = None,
+    search: str = "",
+) -> QuerySet[Case]:
+    """Cases with their tournament and incident joined; ``search`` matches the tournament's
+    operator id or name."""
+    cases = Case.objects.select_related("tournament", "incident", "created_by")
+    if status:
+        cases = cases.filter(status__in=[status] if isinstance(status, str) else list(status))
+    if incident is not None:
+        cases = cases.filter(incident=incident)
+    if kind:
+        cases = cases.filter(kind=kind)
+    if tournament is not None:
+        cases = cases.filter(tournament=tournament)
+    if search.strip():
+        term = search.strip()
+        cases = cases.filter(
+            Q(tournament__operator_id__icontains=term) | Q(tournament__name__icontains=term)
+        )
+    return cases.order_by("-created_at", "-id")
+
+
+def case_status_counts(*, incident: Incident | int | None = None) -> dict[str, int]:
+    """Number of cases in each status (every status present, zero when none)."""
+    cases = Case.objects.all() if incident is None else Case.objects.filter(incident=incident)
+    counts = dict.fromkeys(CaseStatus.values, 0)
+    for row in cases.values("status").annotate(n=Count("id")).order_by():
+        counts[row["status"]] = row["n"]
+    return counts
+
+
+def case_detail(case_id: int) -> Case:
+    """A case with what its page shows; decisions and settlements prefetched, newest first."""
+    return (
+        Case.objects.select_related("tournament", "incident", "snapshot", "created_by")
+        .prefetch_related(
+            _prefetch("decisions", Decision.objects.select_related("decided_by")),
+            _prefetch(
+                "settlements",
+                Settlement.objects.select_related(
+                    "prepared_by", "submitted_by", "approved_by", "rejected_by", "corrects"
+                ),
+            ),
+        )
+        .get(pk=case_id)
+    )
+
+
+def case_current_settlement(case: Case) -> Settlement | None:
+    """The case's latest settlement proper (not an adjustment), whatever its status."""
+    return (
+        Settlement.objects.filter(case=case, kind=Settlement.Kind.SETTLEMENT)
+        .select_related("prepared_by", "submitted_by", "approved_by", "rejected_by")
+        .order_by("-prepared_at", "-id")
+        .first()
+    )
+
+
+def case_latest_decision(case: Case) -> Decision | None:
+    return case.decisions.select_related("decided_by").order_by("-decided_at", "-id").first()
+
+
+def case_preview(case: Case, *, decision: str | None = None) -> EngineSettlement:
+    """What the engine would pay for ``decision``, computed now and stored nowhere (the
+    Marketing Manager's side-by-side previews). Raises the engine's InvalidInput."""
+    snapshot = parse_snapshot(case.snapshot.text)
+    return settle(snapshot, decision=decision, policy=Policy(**case.policy))
+
+
+def case_entrants(case: Case, *, search: str = "", remaining_only: bool = False):
+    entries = CasePlayer.objects.filter(case=case)
+    if remaining_only:
+        entries = entries.filter(chips__gt=0)
+    if search.strip():
+        entries = entries.filter(player__icontains=search.strip())
+    return entries.order_by("position")
+
+
+def decision_invitees(decision: Decision) -> list[str]:
+    """The players a reschedule invites (the default lists are derived from the snapshot)."""
+    if decision.invite_scope == Decision.InviteScope.CUSTOM:
+        return list(decision.invited_players)
+    if not decision.invite_scope:
+        return []
+    entries = case_entrants(
+        decision.case, remaining_only=decision.invite_scope == Decision.InviteScope.REMAINING
+    )
+    return list(entries.values_list("player", flat=True))
+
+
+# --- What is waiting for whom ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WaitingFor:
+    """Work waiting for one user, by kind; each a queryset the page may paginate."""
+
+    decisions: QuerySet[Case]
+    to_prepare: QuerySet[Case]
+    to_submit: QuerySet[Settlement]
+    approvals: QuerySet[Settlement]
+    compensations: QuerySet[Compensation]
+    individual_cases: QuerySet[Case]
+
+    @property
+    def total(self) -> int:
+        return sum(
+            queryset.count()
+            for queryset in (
+                self.decisions,
+                self.to_prepare,
+                self.to_submit,
+                self.approvals,
+                self.compensations,
+                self.individual_cases,
+            )
+        )
+
+
+def waiting_for(user) -> WaitingFor:
+    """Decisions for Marketing Managers; approvals, compensation and individual cases for
+    Tournament Managers (never their own work); preparation and submission for operators."""
+    held = roles.user_roles(user)
+    cases = case_list()
+    settlements = Settlement.objects.select_related(
+        "case__tournament", "case__incident", "prepared_by", "submitted_by"
+    ).order_by("prepared_at", "id")
+    none_cases, none_settlements = cases.none(), settlements.none()
+
+    decisions = none_cases
+    if roles.MARKETING_MANAGER in held:
+        decisions = cases.filter(status=CaseStatus.AWAITING_DECISION).order_by("created_at")
+    to_prepare, to_submit = none_cases, none_settlements
+    if roles.OPERATOR in held:
+        to_prepare = cases.filter(
+            kind=Case.Kind.CRASH, status__in=[CaseStatus.READY, CaseStatus.REJECTED]
+        ).order_by("created_at")
+        to_submit = settlements.filter(status=SettlementStatus.PREPARED)
+    approvals, compensations, individual = none_settlements, Compensation.objects.none(), none_cases
+    if roles.TOURNAMENT_MANAGER in held:
+        approvals = settlements.filter(status=SettlementStatus.AWAITING_APPROVAL).exclude(
+            Q(prepared_by=user) | Q(submitted_by=user)
+        )
+        compensations = compensation_list(status=CompensationStatus.PROPOSED).exclude(
+            proposed_by=user
+        )
+        individual = cases.filter(kind=Case.Kind.INDIVIDUAL, status=CaseStatus.OPEN).order_by(
+            "created_at"
+        )
+    return WaitingFor(
+        decisions=decisions,
+        to_prepare=to_prepare,
+        to_submit=to_submit,
+        approvals=approvals,
+        compensations=compensations,
+        individual_cases=individual,
+    )
+
+
+# --- Settlements -----------------------------------------------------------------------------
+
+
+def settlement_detail(settlement_id: int) -> Settlement:
+    return Settlement.objects.select_related(
+        "case__tournament",
+        "case__incident",
+        "corrects",
+        "prepared_by",
+        "submitted_by",
+        "approved_by",
+        "rejected_by",
+    ).get(pk=settlement_id)
+
+
+def settlement_list(*, case: Case | None = None, status: str | None = None) -> QuerySet:
+    settlements = Settlement.objects.select_related(
+        "case__tournament", "prepared_by", "approved_by", "rejected_by"
+    )
+    if case is not None:
+        settlements = settlements.filter(case=case)
+    if status:
+        settlements = settlements.filter(status=status)
+    return settlements.order_by("-prepared_at", "-id")
+
+
+def settlement_payouts(settlement: Settlement, *, search: str = "") -> QuerySet[SettlementPayout]:
+    """Per-player totals with the engine's explanation, by player id; ``search`` matches
+    part of the id. Paginate it: a settlement may pay 300,000 players."""
+    payouts = SettlementPayout.objects.filter(settlement=settlement)
+    if search.strip():
+        payouts = payouts.filter(player__icontains=search.strip())
+    return payouts.order_by("player")
+
+
+def settlement_lines(settlement: Settlement, *, player: str | None = None):
+    lines = SettlementLine.objects.filter(settlement=settlement)
+    if player is not None:
+        lines = lines.filter(player=player)
+    return lines.order_by("line_no")
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Sums of a settlement's lines: ``by_unit`` {unit: amount}, ``by_source``
+    {source: {unit: amount}} and ``rows`` [(unit, source, amount)] in a stable order."""
+
+    by_unit: dict[str, int]
+    by_source: dict[str, dict[str, int]]
+    rows: list[tuple[str, str, int]]
+
+
+_UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
+_SOURCE_ORDER = ("pool", "house")
+
+
+def settlement_totals(settlement: Settlement) -> Totals:
+    """Totals by unit and by source, from the sums stored when the settlement was written."""
+    rows = sorted(
+        (
+            (unit, source, amount)
+            for unit, by_source in settlement.totals.items()
+            for source, amount in by_source.items()
+        ),
+        key=lambda row: (_rank(_UNIT_ORDER, row[0]), _rank(_SOURCE_ORDER, row[1])),
+    )
+    by_unit: dict[str, int] = {}
+    by_source: dict[str, dict[str, int]] = {}
+    for unit, source, amount in rows:
+        by_unit[unit] = by_unit.get(unit, 0) + amount
+        by_source.setdefault(source, {})[unit] = amount
+    return Totals(by_unit=by_unit, by_source=by_source, rows=rows)
+
+
+def settlement_payout_curve(settlement: Settlement, *, points: int = 200) -> list[dict]:
+    """Payouts by chip rank (1 = most chips), thinned to about ``points`` evenly spaced
+    ranks in the database so that a 300,000-player settlement stays a small chart."""
+    count = settlement.payout_count
+    step = max(1, -(-count // points))
+    ranked = SettlementPayout.objects.filter(settlement=settlement).annotate(
+        rank=Window(RowNumber(), order_by=[F("chips").desc(), F("player").asc()])
+    )
+    if step > 1:
+        ranked = ranked.annotate(offset=(F("rank") - 1) % step).filter(Q(offset=0) | Q(rank=count))
+    return list(
+        ranked.order_by("rank").values(
+            "rank", "player", "chips", "cash", "tdollars", "tickets", "fpp"
+        )
+    )
+
+
+def settlement_as_dict(settlement: Settlement) -> dict:
+    """The settlement in the ``crash-settlement/1`` format of ``manage.py settle``, rebuilt
+    from the stored rows (adjustments also list their reversals as negative amounts)."""
+    case = settlement.case
+    payouts = [
+        {"player": p, "cash": cash, "tdollars": tdollars, "tickets": tickets, "fpp": fpp}
+        for p, cash, tdollars, tickets, fpp in settlement_payouts(settlement).values_list(
+            "player", "cash", "tdollars", "tickets", "fpp"
+        )
+    ]
+    lines = [
+        {
+            "player": player,
+            "kind": kind,
+            "unit": unit,
+            "amount": -amount if reversal else amount,
+            "source": source,
+        }
+        for player, kind, unit, amount, source, reversal in settlement_lines(
+            settlement
+        ).values_list("player", "kind", "unit", "amount", "source", "reversal")
+    ]
+    return {
+        "format": "crash-settlement/1",
+        "tournament_id": case.tournament.operator_id,
+        "policy": settlement.policy,
+        "stage": settlement.stage,
+        "remedy": settlement.remedy or None,
+        "decision": settlement.decision or None,
+        "decision_options": [] if settlement.remedy else list(case.decision_options),
+        "entrants": settlement.entrants,
+        "eliminated": settlement.eliminated,
+        "remaining": settlement.remaining,
+        "pool": settlement.pool,
+        "pool_distributed": settlement.pool_distributed,
+        "payouts": payouts,
+        "lines": lines,
+    }
+
+
+# --- Compensation and prize withdrawals ------------------------------------------------------
+
+
+def compensation_list(
+    *, status: str | None = None, case: Case | None = None
+) -> QuerySet[Compensation]:
+    compensations = Compensation.objects.select_related(
+        "case__tournament", "case__incident", "proposed_by", "approved_by", "rejected_by"
+    ).annotate(item_count=Count("items"))
+    if status:
+        compensations = compensations.filter(status=status)
+    if case is not None:
+        compensations = compensations.filter(case=case)
+    return compensations.order_by("proposed_at", "id")
+
+
+def compensation_detail(compensation_id: int) -> Compensation:
+    return (
+        Compensation.objects.select_related(
+            "case__tournament", "case__incident", "proposed_by", "approved_by", "rejected_by"
+        )
+        .prefetch_related("items")
+        .get(pk=compensation_id)
+    )
+
+
+def prize_withdrawal_list(*, case: Case | None = None) -> QuerySet[PrizeWithdrawal]:
+    withdrawals = PrizeWithdrawal.objects.select_related("case__tournament", "decided_by")
+    if case is not None:
+        withdrawals = withdrawals.filter(case=case)
+    return withdrawals.order_by("-decided_at", "-id")
+
+
+# --- Audit: events and history ---------------------------------------------------------------
+
+
+def event_list(
+    *,
+    incident: Incident | int | None = None,
+    case: Case | int | None = None,
+    tournament: Tournament | int | None = None,
+    actor=None,
+    type: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[Event]:
+    """Business events, newest first, filtered by any combination of the arguments."""
+    events = Event.objects.select_related("actor", "incident", "case", "tournament")
+    filters = {
+        "incident": incident,
+        "case": case,
+        "tournament": tournament,
+        "actor": actor,
+        "type": type,
+        "at__gte": since,
+        "at__lt": until,
+    }
+    events = events.filter(**{key: value for key, value in filters.items() if value is not None})
+    return events.order_by("-at", "-id")
+
+
+def incident_timeline(incident: Incident) -> QuerySet[Event]:
+    """Everything that happened in an incident, oldest first."""
+    return event_list(incident=incident).order_by("at", "id")
+
+
+# The versioned models an auditor can browse, with the paths from each historical row to the
+# incident, case and tournament it belongs to (None: it belongs to none).
+HISTORY_MODELS: dict[str, tuple[type, str | None, str | None, str | None]] = {
+    "incident": (Incident, "id", None, None),
+    "tournament": (Tournament, None, None, "id"),
+    "case": (Case, "incident", "id", "tournament"),
+    "decision": (Decision, "case__incident", "case", "case__tournament"),
+    "settlement": (Settlement, "case__incident", "case", "case__tournament"),
+    "compensation": (Compensation, "case__incident", "case", "case__tournament"),
+    "prizewithdrawal": (PrizeWithdrawal, "case__incident", "case", "case__tournament"),
+    "apitoken": (ApiToken, None, None, None),
+}
+
+
+def history_entries(
+    *,
+    model: str | None = None,
+    user=None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    incident: Incident | int | None = None,
+    case: Case | int | None = None,
+    tournament: Tournament | int | None = None,
+) -> QuerySet:
+    """Every recorded version across the audited models, newest first, as dicts with
+    ``model``, ``history_id``, ``id`` (of the versioned row), ``history_date``,
+    ``history_type``, ``history_user_id`` and ``history_change_reason``: one UNION query."""
+    names = [model] if model else list(HISTORY_MODELS)
+    parts = []
+    for name in names:
+        queryset = _history_part(name, user, since, until, incident, case, tournament)
+        if queryset is not None:
+            parts.append(queryset)
+    if not parts:
+        return HISTORY_MODELS["incident"][0].history.none().values("history_id")
+    first, *rest = parts
+    union = first.union(*rest, all=True) if rest else first
+    return union.order_by("-history_date", "-history_id")
+
+
+def history_record(model: str, history_id: int):
+    """One historical version (with its user), for the diff view."""
+    return (
+        HISTORY_MODELS[model][0].history.select_related("history_user").get(history_id=history_id)
+    )
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    field: str
+    label: str
+    old: object
+    new: object
+
+
+def history_changes(record) -> list[FieldChange]:
+    """What this version changed compared with the one before it (every set field when it
+    is the first version). Uses simple-history's ``diff_against``."""
+    previous = record.prev_record
+    model = record.instance_type
+    if previous is None:
+        return [
+            FieldChange(
+                field.attname,
+                str(field.verbose_name),
+                None,
+                getattr(record, field.attname),
+            )
+            for field in model._meta.concrete_fields
+            if getattr(record, field.attname) not in (None, "", [], {})
+        ]
+    delta = record.diff_against(previous, foreign_keys_are_objs=False)
+    return [
+        FieldChange(
+            change.field,
+            str(model._meta.get_field(change.field).verbose_name),
+            change.old,
+            change.new,
+        )
+        for change in delta.changes
+    ]
+
+
+def _history_part(name, user, since, until, incident, case, tournament):
+    model, incident_path, case_path, tournament_path = HISTORY_MODELS[name]
+    records = model.history.all()
+    for value, path in ((incident, incident_path), (case, case_path)):
+        if value is not None:
+            if path is None:
+                return None
+            records = records.filter(**{path: _pk(value)})
+    if tournament is not None:
+        if tournament_path is None:
+            return None
+        records = records.filter(**{tournament_path: _pk(tournament)})
+    if user is not None:
+        records = records.filter(history_user=user)
+    if since is not None:
+        records = records.filter(history_date__gte=since)
+    if until is not None:
+        records = records.filter(history_date__lt=until)
+    return records.annotate(model=Value(name, output_field=CharField())).values(
+        "model",
+        "history_id",
+        "id",
+        "history_date",
+        "history_type",
+        "history_user_id",
+        "history_change_reason",
+    )
+
+
+def _pk(value) -> int:
+    return getattr(value, "pk", value)
+
+
+def _rank(order: tuple[str, ...], value: str) -> int:
+    return order.index(value) if value in order else len(order)
+
+
+def _prefetch(lookup: str, queryset) -> Prefetch:
+    return Prefetch(lookup, queryset=queryset)
