@@ -1,106 +1,18 @@
 """Fixtures shared by every test folder: a user per role and a snapshot factory.
 
-``build_snapshot`` makes a valid crash snapshot of any tournament type at any stage, so tests
-(and the benchmark and seed_demo) never hand-write player lists:
-
-    build_snapshot(type="satellite", stage="middle", entrants=40, tournament_id="S-1")
-
-The amounts follow RULES.md: regular and satellite pools are entrants x buy-in, a freeroll's
-fixed pool is 10,000; payouts are [50 %, 30 %, 20 %] of the pool (adding up exactly); a
-satellite's seat value is a quarter of its pool, so it awards four seats.
+Snapshots come from ``settlements.demo.build_snapshot`` (any type, any stage); the
+``snapshot_factory`` fixture returns them as bytes, ready for ``case_load_snapshot``.
 """
-
-import json
 
 import pytest
 from django.contrib.auth.models import Group
 
 from settlements import roles
+from settlements.demo import build_snapshot, snapshot_bytes
+
+__all__ = ["build_snapshot", "snapshot_bytes"]
 
 DEMO_PASSWORD = "crashdesk-test"
-
-
-def build_snapshot(
-    *,
-    type: str = "regular",
-    stage: str = "middle",
-    entrants: int = 20,
-    tournament_id: str | None = None,
-    name: str | None = None,
-    currency: str = "USD",
-    buy_in: int = 1000,
-    fee: int = 100,
-    prize_pool: int = 10000,
-    fpp_buy_in: int = 250,
-    seat_value: int | None = None,
-    guarantee: int | None = None,
-    payouts: list[int] | None = None,
-    players: list[dict] | None = None,
-    crashed_at: str | None = "2026-11-30T20:14:05Z",
-) -> dict:
-    """A valid snapshot (as a dict) whose stage under the default policy is ``stage``."""
-    if entrants < 8:
-        raise ValueError("use at least 8 entrants so every stage can be built")
-    tournament: dict = {
-        "id": tournament_id or f"{type[0].upper()}-{stage}-{entrants}",
-        "name": name if name is not None else f"{type.title()} {stage} ({entrants} entrants)",
-        "type": type,
-        "currency": currency,
-    }
-    if stage == "pre":
-        tournament["started"] = False
-    if type == "freeroll":
-        pool = prize_pool
-        tournament.update(prize_pool=pool, fpp_buy_in=fpp_buy_in)
-    else:
-        tournament.update(buy_in=buy_in, fee=fee)
-        pool = max(entrants * buy_in, guarantee or 0)
-        if guarantee is not None:
-            tournament["guarantee"] = guarantee
-    if type == "satellite":
-        seat = seat_value or pool // 4
-        tournament["seat_value"] = seat
-        seats = pool // seat
-        paid_places = seats + (1 if pool - seats * seat else 0)
-    else:
-        tournament["payouts"] = payouts or _three_places(pool)
-        paid_places = len(tournament["payouts"])
-        seats = 0
-
-    if players is None:
-        eliminated = _eliminated_for(stage, entrants, paid_places)
-        if type == "satellite" and stage != "pre":
-            eliminated = min(eliminated, entrants - seats)
-        remaining = entrants - eliminated
-        players = [
-            {"id": f"p{i + 1:06d}", "chips": (remaining - i) * 1000 + 7 * i if i < remaining else 0}
-            for i in range(entrants)
-        ]
-    snapshot = {"format": "crash-snapshot/1", "tournament": tournament, "players": players}
-    if crashed_at is not None:
-        snapshot["crashed_at"] = crashed_at
-    return snapshot
-
-
-def snapshot_bytes(**kwargs) -> bytes:
-    return json.dumps(build_snapshot(**kwargs)).encode()
-
-
-def _three_places(pool: int) -> list[int]:
-    first, second = pool * 5 // 10, pool * 3 // 10
-    return [first, second, pool - first - second]
-
-
-def _eliminated_for(stage: str, entrants: int, paid_places: int) -> int:
-    if stage == "pre":
-        return 0
-    if stage == "early":
-        return max(-(-entrants * 5 // 100), entrants // 10)  # at least 5 %, under 25 %
-    if stage == "middle":
-        return min(entrants // 2, entrants - paid_places - 1)  # at least 25 %, R > M
-    if stage == "late":
-        return entrants - min(paid_places, 3)
-    raise ValueError(f"unknown stage {stage!r}")
 
 
 def make_user(django_user_model, username: str, *role_names: str, **fields):
