@@ -1,0 +1,181 @@
+"""``manage.py seed_demo``: demo users and an outage with cases at every step of the workflow.
+
+Everything is made through the services, exactly as people would make it, so the demo data
+has its history and events. Running it again changes nothing but the demo users' passwords
+(reset to the one printed) and adds whatever is missing.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from django.utils import timezone
+
+from settlements import roles, services
+from settlements.demo import snapshot_bytes
+from settlements.models import Case, Compensation, Incident, Tournament
+
+DEFAULT_PASSWORD = "crashdesk-demo"
+INCIDENT_TITLE = "Demo: data-centre power loss"
+
+# username -> (role, display name)
+USERS = {
+    "operator": (roles.OPERATOR, "Olivia Operator"),
+    "marketing": (roles.MARKETING_MANAGER, "Marco Marketing"),
+    "manager": (roles.TOURNAMENT_MANAGER, "Tara Manager"),
+    "manager2": (roles.TOURNAMENT_MANAGER, "Tom Second-Manager"),
+    "auditor": (roles.AUDITOR, "Aude Auditor"),
+}
+
+
+@dataclass(frozen=True)
+class DemoCase:
+    tournament_id: str
+    type: str
+    stage: str
+    entrants: int
+    goal: str  # how far through the workflow the demo takes it
+    currency: str = "USD"
+
+
+CASES = [
+    DemoCase("DEMO-REG-MIDDLE", "regular", "middle", 240, "awaiting_approval"),
+    DemoCase("DEMO-FREE-MIDDLE", "freeroll", "middle", 180, "awaiting_decision"),
+    DemoCase("DEMO-SAT-MIDDLE", "satellite", "middle", 120, "awaiting_decision"),
+    DemoCase("DEMO-REG-LATE", "regular", "late", 90, "approved"),
+    DemoCase("DEMO-FREE-EARLY", "freeroll", "early", 400, "awaiting_decision"),
+    DemoCase("DEMO-REG-EARLY", "regular", "early", 150, "ready", currency="EUR"),
+    DemoCase("DEMO-SAT-LATE", "satellite", "late", 60, "prepared"),
+    DemoCase("DEMO-REG-PRE", "regular", "pre", 75, "rejected"),
+]
+
+
+class Command(BaseCommand):
+    help = "Create demo users (one per role) and an outage with cases at every workflow step."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--password",
+            default=DEFAULT_PASSWORD,
+            help=f"password for every demo user (default: {DEFAULT_PASSWORD})",
+        )
+
+    @transaction.atomic
+    def handle(self, *args, password: str, **options):
+        people = {
+            name: self._user(name, role, full, password) for name, (role, full) in USERS.items()
+        }
+        admin = self._admin(password)
+        incident = self._incident(people["operator"])
+        created = [
+            demo.tournament_id for demo in CASES if self._case(demo, incident, people) is not None
+        ]
+        self._individual_case(incident, people)
+        self._compensation(people)
+
+        self.stdout.write("Demo users (sign in at /accounts/login/):")
+        for name, (role, _full) in USERS.items():
+            self.stdout.write(f"  {name:<10} {password:<18} {roles.LABELS[role]}")
+        self.stdout.write(f"  {admin.username:<10} {password:<18} site administrator (/admin/)")
+        self.stdout.write(
+            f"{incident}: {incident.cases.count()} cases"
+            + (f" (new: {', '.join(created)})" if created else " (already there)")
+        )
+
+    def _user(self, username: str, role: str, full_name: str, password: str):
+        first, _, last = full_name.partition(" ")
+        user, _ = get_user_model().objects.get_or_create(
+            username=username, defaults={"first_name": first, "last_name": last}
+        )
+        user.set_password(password)
+        user.save()
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
+        roles.forget_roles(user)
+        return user
+
+    def _admin(self, password: str):
+        admin, _ = get_user_model().objects.get_or_create(
+            username="admin", defaults={"is_staff": True, "is_superuser": True}
+        )
+        admin.set_password(password)
+        admin.save()
+        return admin
+
+    def _incident(self, operator) -> Incident:
+        incident = Incident.objects.filter(title=INCIDENT_TITLE).order_by("pk").first()
+        if incident is None:
+            incident = services.incident_report(
+                actor=operator,
+                title=INCIDENT_TITLE,
+                started_at=timezone.now() - timedelta(hours=2),
+                description=(
+                    "Both game servers in the primary rack lost power at once; every "
+                    "tournament running on them stopped. Snapshots exported on restart."
+                ),
+            )
+        return incident
+
+    def _case(self, demo: DemoCase, incident: Incident, people) -> Case | None:
+        if Case.objects.filter(
+            tournament__operator_id=demo.tournament_id, kind=Case.Kind.CRASH
+        ).exists():
+            return None
+        operator = people["operator"]
+        manager, manager2 = people["manager"], people["manager2"]
+        case = services.case_load_snapshot(
+            actor=operator,
+            incident=incident,
+            snapshot=snapshot_bytes(
+                type=demo.type,
+                stage=demo.stage,
+                entrants=demo.entrants,
+                tournament_id=demo.tournament_id,
+                name=f"Demo {demo.type} ({demo.stage} stage)",
+                currency=demo.currency,
+            ),
+        )
+        # Decisions are left for the Marketing Manager to make in the demo.
+        if demo.goal in ("awaiting_decision", "ready"):
+            return case
+        settlement = services.settlement_prepare(case=case, actor=operator)
+        if demo.goal == "prepared":
+            return case
+        settlement = services.settlement_submit(settlement=settlement, actor=operator)
+        if demo.goal == "approved":
+            services.settlement_approve(
+                settlement=settlement, actor=manager, reason="Checked against the snapshot."
+            )
+        elif demo.goal == "rejected":
+            services.settlement_reject(
+                settlement=settlement,
+                actor=manager2,
+                reason="The start time looks wrong; please confirm it with the game server.",
+            )
+        return case
+
+    def _individual_case(self, incident: Incident, people) -> None:
+        tournament = Tournament.objects.get(operator_id="DEMO-REG-LATE")
+        if Case.objects.filter(tournament=tournament, kind=Case.Kind.INDIVIDUAL).exists():
+            return
+        services.individual_case_open(
+            tournament=tournament,
+            actor=people["manager"],
+            players=["p000004"],
+            incident=incident,
+            description="Player reports being disconnected two hands before the crash.",
+        )
+
+    def _compensation(self, people) -> None:
+        case = Case.objects.get(tournament__operator_id="DEMO-REG-LATE", kind=Case.Kind.CRASH)
+        if Compensation.objects.filter(case=case).exists():
+            return
+        # Proposed by one manager, so the demo shows that only the other one may approve it.
+        services.compensation_propose(
+            case=case,
+            actor=people["manager"],
+            reason="Seat draw error left this player short-stacked at the restart.",
+            entries=[services.CompensationEntry(player="p000002", amount=2500)],
+        )
