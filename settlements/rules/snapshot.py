@@ -1,0 +1,375 @@
+"""The crash snapshot (SNAPSHOT.md) and the validation rules of RULES.md §1.
+
+Parsing happens in two steps. msgspec decodes the document into typed structs; it is strict
+(no booleans or decimals for integers, no null for absent fields, unknown keys rejected) and
+decodes a 300,000-player snapshot in a few tens of milliseconds. Then the rules that need more
+than one field (payouts summing to the pool, unique player ids, …) are checked in Python and
+every problem found is reported, not just the first.
+"""
+
+import calendar
+import codecs
+import re
+from typing import ClassVar
+
+# msgspec, not pydantic: strict typed decoding out of the box, tagged unions on tournament.type
+# so a field of another type is an unknown field at its own path, forbid_unknown_fields, and the
+# speed to decode 300,000 players well inside the command's time budget.
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from .errors import InvalidInput, Problem
+from .jsondoc import duplicate_key_problems, problem_from_validation, problems_from_decode_error
+
+FORMAT = "crash-snapshot/1"
+TYPES = ("regular", "freeroll", "satellite")
+
+# Upper bounds on inputs. Arithmetic is exact at any size, but amounts are stored as 64-bit
+# integers downstream, and a value beyond these is an export fault, not a real tournament.
+MAX_AMOUNT = 10**15
+MAX_CHIPS = 10**18
+
+# How many offending items one rule lists before summarising the rest in one line.
+LIST_LIMIT = 20
+
+
+# --- Public types -----------------------------------------------------------------------------
+
+
+class Player(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    id: str
+    chips: int
+
+
+class Tournament(msgspec.Struct, frozen=True, kw_only=True):
+    type: ClassVar[str]
+    id: str
+    currency: str
+    name: str = ""
+    started: bool = True
+
+
+class RegularTournament(Tournament, frozen=True, kw_only=True):
+    type: ClassVar[str] = "regular"
+    buy_in: int
+    fee: int
+    payouts: list[int]
+    guarantee: int = 0
+
+
+class FreerollTournament(Tournament, frozen=True, kw_only=True):
+    type: ClassVar[str] = "freeroll"
+    prize_pool: int
+    payouts: list[int]
+    fpp_buy_in: int = 0
+
+
+class SatelliteTournament(Tournament, frozen=True, kw_only=True):
+    type: ClassVar[str] = "satellite"
+    buy_in: int
+    fee: int
+    seat_value: int
+    guarantee: int = 0
+
+
+class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
+    format: str
+    tournament: RegularTournament | FreerollTournament | SatelliteTournament
+    players: list[Player]
+    crashed_at: str | None = None
+
+
+# --- The document as decoded ------------------------------------------------------------------
+# Optional fields decode to UNSET rather than to their defaults so that the keys actually
+# present can be counted (see _may_repeat_keys); _publish() then fills in the defaults.
+
+
+class _TournamentDoc(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, kw_only=True):
+    id: str
+    currency: str
+    name: str | UnsetType = UNSET
+    started: bool | UnsetType = UNSET
+
+
+class _RegularDoc(_TournamentDoc, tag="regular"):
+    buy_in: int
+    fee: int
+    payouts: list[int]
+    guarantee: int | UnsetType = UNSET
+
+
+class _FreerollDoc(_TournamentDoc, tag="freeroll"):
+    prize_pool: int
+    payouts: list[int]
+    fpp_buy_in: int | UnsetType = UNSET
+
+
+class _SatelliteDoc(_TournamentDoc, tag="satellite"):
+    buy_in: int
+    fee: int
+    seat_value: int
+    guarantee: int | UnsetType = UNSET
+
+
+class _SnapshotDoc(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    format: str
+    tournament: _RegularDoc | _FreerollDoc | _SatelliteDoc
+    players: list[Player]
+    crashed_at: str | UnsetType = UNSET
+
+
+class _TypeOnly(msgspec.Struct):
+    class _Tag(msgspec.Struct):
+        type: str = ""
+
+    tournament: _Tag = msgspec.field(default_factory=_Tag)
+
+
+_DECODER = msgspec.json.Decoder(_SnapshotDoc)
+_PUBLIC = {
+    _RegularDoc: RegularTournament,
+    _FreerollDoc: FreerollTournament,
+    _SatelliteDoc: SatelliteTournament,
+}
+_FIELDS_BY_TYPE = {public.type: set(public.__struct_fields__) for public in _PUBLIC.values()}
+
+
+# --- Parsing ----------------------------------------------------------------------------------
+
+
+def parse_snapshot(data: bytes | str) -> Snapshot:
+    """Decode and validate a snapshot document; raise InvalidInput listing every problem."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    # A byte-order mark is not JSON, but Windows tools add one; it carries no meaning.
+    raw = raw.removeprefix(codecs.BOM_UTF8)
+    try:
+        doc = _DECODER.decode(raw)
+    except msgspec.ValidationError as error:  # a subclass of DecodeError, so caught first
+        # msgspec validates while it reads, so a broken document can fail on a field first;
+        # broken JSON is the more useful thing to report.
+        try:
+            msgspec.json.decode(raw)
+        except msgspec.DecodeError as syntax:
+            raise InvalidInput(problems_from_decode_error(syntax, raw)) from None
+        problem = problem_from_validation(
+            error,
+            unknown_hint=lambda parent, field: _foreign_field_hint(raw, parent, field),
+            invalid_hint=_invalid_value_hint,
+        )
+        raise InvalidInput([problem]) from None
+    except msgspec.DecodeError as error:
+        raise InvalidInput(problems_from_decode_error(error, raw)) from None
+    if _may_repeat_keys(raw, doc) and (repeated := duplicate_key_problems(raw)):
+        raise InvalidInput(repeated)
+    if problems := _semantic_problems(doc):
+        raise InvalidInput(problems)
+    return _publish(doc)
+
+
+def _foreign_field_hint(raw: bytes, parent: str, field: str) -> str | None:
+    if parent != "tournament":
+        return None
+    owners = [kind for kind, fields in _FIELDS_BY_TYPE.items() if field in fields]
+    if not owners:
+        return None
+    try:
+        kind = msgspec.json.decode(raw, type=_TypeOnly).tournament.type
+    except msgspec.MsgspecError:
+        return None
+    return f"belongs to a {' or '.join(owners)} tournament, not to a {kind} one"
+
+
+def _invalid_value_hint(path: str) -> str | None:
+    if path == "tournament.type":
+        return "must be " + ", ".join(TYPES[:-1]) + " or " + TYPES[-1]
+    return None
+
+
+def _may_repeat_keys(raw: bytes, doc: _SnapshotDoc) -> bool:
+    """Cheap test for duplicate keys, which msgspec silently collapses.
+
+    Every key is followed by exactly one colon, and the only other colons in valid JSON are
+    inside strings. After a successful decode every key is a known field, so the document has a
+    repeated key exactly when it holds more colons than the keys decoded plus the colons inside
+    decoded strings. A colon written as a \\u escape breaks that count, hence the exact check.
+    """
+    if b"\\u003a" in raw or b"\\u003A" in raw:
+        return True
+    tournament = doc.tournament
+    keys = 3 + (doc.crashed_at is not UNSET) + 1  # format, tournament, players; type
+    keys += sum(getattr(tournament, f) is not UNSET for f in tournament.__struct_fields__)
+    keys += 2 * len(doc.players)
+    strings = [doc.format, tournament.id, tournament.currency, "".join([p.id for p in doc.players])]
+    strings += [s for s in (tournament.name, doc.crashed_at) if s is not UNSET]
+    return raw.count(b":") != keys + sum(s.count(":") for s in strings)
+
+
+def _publish(doc: _SnapshotDoc) -> Snapshot:
+    fields = msgspec.structs.asdict(doc.tournament)
+    tournament = _PUBLIC[type(doc.tournament)](
+        **{key: value for key, value in fields.items() if value is not UNSET}
+    )
+    return Snapshot(
+        format=doc.format,
+        tournament=tournament,
+        players=doc.players,
+        crashed_at=None if doc.crashed_at is UNSET else doc.crashed_at,
+    )
+
+
+# --- Validation (RULES.md §1) -----------------------------------------------------------------
+
+_CURRENCY = re.compile(r"[A-Z]{3}")
+_RFC3339 = re.compile(
+    r"(?P<y>[0-9]{4})-(?P<mo>[0-9]{2})-(?P<d>[0-9]{2})[Tt]"
+    r"(?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})(?:\.[0-9]+)?"
+    r"(?:[Zz]|[+-](?P<oh>[0-9]{2}):(?P<om>[0-9]{2}))"
+)
+
+
+def is_rfc3339(text: str) -> bool:
+    match = _RFC3339.fullmatch(text)
+    if not match:
+        return False
+    year, month, day = int(match["y"]), int(match["mo"]), int(match["d"])
+    if not 1 <= month <= 12 or not 1 <= day <= calendar.monthrange(max(year, 1), month)[1]:
+        return False
+    # Second 60 is a leap second, which RFC 3339 allows.
+    if int(match["h"]) > 23 or int(match["mi"]) > 59 or int(match["s"]) > 60:
+        return False
+    return match["oh"] is None or (int(match["oh"]) <= 23 and int(match["om"]) <= 59)
+
+
+def _report(problems: list[Problem], indices: list[int], path, message: str, summary: str) -> None:
+    """One problem per offending item, up to LIST_LIMIT, then one line for the rest."""
+    for index in indices[:LIST_LIMIT]:
+        problems.append(Problem(path(index), message))
+    if len(indices) > LIST_LIMIT:
+        rest = len(indices) - LIST_LIMIT
+        problems.append(Problem(summary, f"{rest} more have the same problem: {message}"))
+
+
+def _check_amount(problems: list[Problem], name: str, value: int, *, positive: bool) -> bool:
+    low = 1 if positive else 0
+    if low <= value <= MAX_AMOUNT:
+        return True
+    word = "> 0" if positive else ">= 0"
+    problems.append(
+        Problem(f"tournament.{name}", f"must be an integer {word} and at most {MAX_AMOUNT}")
+    )
+    return False
+
+
+def _semantic_problems(doc: _SnapshotDoc) -> list[Problem]:
+    problems: list[Problem] = []
+    t = doc.tournament
+    if doc.format != FORMAT:
+        problems.append(Problem("format", f"must be {FORMAT!r}, not {doc.format!r}"))
+    if not t.id:
+        problems.append(Problem("tournament.id", "must not be empty"))
+    if not _CURRENCY.fullmatch(t.currency):
+        problems.append(
+            Problem("tournament.currency", "must be an ISO 4217 code of 3 capital letters")
+        )
+    if doc.crashed_at is not UNSET and not is_rfc3339(doc.crashed_at):
+        problems.append(
+            Problem("crashed_at", "must be an RFC 3339 time such as 2026-11-30T20:14:05Z")
+        )
+
+    players = doc.players
+    entrants = len(players)
+    chips = [p.chips for p in players]
+    ids = [p.id for p in players]
+    chips_ok = True
+    if chips and (min(chips) < 0 or max(chips) > MAX_CHIPS):
+        chips_ok = False
+        bad = [i for i, c in enumerate(chips) if not 0 <= c <= MAX_CHIPS]
+        _report(
+            problems,
+            bad,
+            lambda i: f"players[{i}].chips",
+            f"must be an integer >= 0 (and at most {MAX_CHIPS})",
+            "players",
+        )
+    if "" in ids:
+        empty = [i for i, player_id in enumerate(ids) if not player_id]
+        _report(problems, empty, lambda i: f"players[{i}].id", "must not be empty", "players")
+    if len(set(ids)) != entrants:
+        seen: set[str] = set()
+        repeated = []
+        for i, player_id in enumerate(ids):
+            if player_id in seen and player_id:
+                repeated.append(i)
+            seen.add(player_id)
+        _report(
+            problems,
+            repeated,
+            lambda i: f"players[{i}].id",
+            "repeats the id of an earlier player; ids must be unique",
+            "players",
+        )
+    if entrants < 2:
+        problems.append(Problem("players", f"must list at least 2 entrants, not {entrants}"))
+    elif chips_ok and max(chips) == 0:
+        problems.append(Problem("players", "at least one player must still have chips"))
+
+    amounts_ok = True
+    if isinstance(t, _RegularDoc | _SatelliteDoc):
+        amounts_ok &= _check_amount(problems, "buy_in", t.buy_in, positive=False)
+        amounts_ok &= _check_amount(problems, "fee", t.fee, positive=False)
+        if t.guarantee is not UNSET:
+            amounts_ok &= _check_amount(problems, "guarantee", t.guarantee, positive=False)
+        pool = max(entrants * t.buy_in, 0 if t.guarantee is UNSET else t.guarantee)
+        if amounts_ok and pool > MAX_AMOUNT:
+            amounts_ok = False
+            problems.append(
+                Problem(
+                    "tournament.buy_in",
+                    f"makes a prize pool of {pool} ({entrants} entries), above {MAX_AMOUNT}",
+                )
+            )
+    else:
+        if t.fpp_buy_in is not UNSET:
+            _check_amount(problems, "fpp_buy_in", t.fpp_buy_in, positive=False)
+        amounts_ok &= _check_amount(problems, "prize_pool", t.prize_pool, positive=True)
+        pool = t.prize_pool
+
+    if isinstance(t, _SatelliteDoc):
+        seat_ok = _check_amount(problems, "seat_value", t.seat_value, positive=True)
+        if seat_ok and amounts_ok and pool < t.seat_value:
+            problems.append(
+                Problem(
+                    "tournament.seat_value",
+                    f"is more than the prize pool {pool}: the satellite awards no seat",
+                )
+            )
+    else:
+        _payout_problems(problems, t.payouts, pool if amounts_ok else None)
+    return problems
+
+
+def _payout_problems(problems: list[Problem], payouts: list[int], pool: int | None) -> None:
+    if not payouts:
+        problems.append(Problem("tournament.payouts", "must list the prize of at least one place"))
+        return
+    bad = [k for k, prize in enumerate(payouts) if not 0 < prize <= MAX_AMOUNT]
+    _report(
+        problems,
+        bad,
+        lambda k: f"tournament.payouts[{k}]",
+        f"must be an integer > 0 and at most {MAX_AMOUNT}",
+        "tournament.payouts",
+    )
+    rising = [k for k in range(1, len(payouts)) if payouts[k] > payouts[k - 1]]
+    _report(
+        problems,
+        rising,
+        lambda k: f"tournament.payouts[{k}]",
+        "is more than the prize of the place before it; payouts must not increase",
+        "tournament.payouts",
+    )
+    total = sum(payouts)
+    if pool is not None and total != pool:
+        problems.append(
+            Problem("tournament.payouts", f"must sum to the prize pool {pool}, not {total}")
+        )
