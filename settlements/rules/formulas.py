@@ -1,0 +1,189 @@
+"""RULES.md §4: splitting a pool among players, exactly, then rounding to cents.
+
+Every player's amount is kept as an integer numerator over one common denominator, so nothing
+but integers is ever computed; fractions.Fraction is only used to show an amount to a person.
+
+The guaranteed amount L and the cap H follow the loop of §4, without its quadratic cost: within
+one round every formula gives more to a larger weight, so the players over the cap are always
+the top of the players sorted by weight. Sorting once, keeping prefix sums of the weights and
+binary-searching with integer comparisons finds each round's capped players in O(log n).
+"""
+
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import accumulate
+from math import lcm
+
+FORMULAS = ("even", "chip_equity", "chip_proportional", "chip_position")
+
+# x_i = L + Q'·(a·w_i/W + b/n)/(a + b): the chip half weighs a, the even half weighs b.
+_MIX = {"even": (0, 1), "chip_equity": (1, 1), "chip_proportional": (1, 0), "chip_position": (1, 1)}
+
+
+class BoundsError(ValueError):
+    """n·L > Q (`which` = "floor") or n·H < Q (`which` = "cap"): no split can honour both."""
+
+    def __init__(self, which: str, message: str):
+        super().__init__(message)
+        self.which = which
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """How one player's amount came about, for showing to a person without recomputing."""
+
+    player: str
+    chips: int
+    guaranteed: int  # L, paid before the formula
+    share: Fraction  # what the formula added on top of L (after the cap), before rounding
+    capped: bool  # held at the cap H
+    exact: Fraction  # L + share: the exact amount before rounding
+    rounded: int  # the amount paid, in minor units
+    rounding_cent: int  # 1 if this player received one of the leftover cents
+
+
+@dataclass(eq=False)
+class Split:
+    """The result of one split.
+
+    `amounts` is aligned with the players passed in; the exact amounts and the leftover cents
+    are kept by rank (`order`: by weight, most first, ties by chips then id), as computed.
+    """
+
+    formula: str
+    pool: int
+    floor: int
+    cap: int | None
+    denominator: int
+    order: list[int]
+    capped_count: int  # the first `capped_count` players of `order` are held at the cap
+    numerators: list[int]  # by rank: exact amount = numerators[p] / denominator
+    cents: list[int]  # by rank
+    amounts: list[int]
+    _rank: list[int] | None = field(default=None, repr=False)
+
+    def explain(self, i: int, player: str, chips: int) -> Explanation:
+        if self._rank is None:
+            self._rank = [0] * len(self.order)
+            for p, index in enumerate(self.order):
+                self._rank[index] = p
+        p = self._rank[i]
+        exact = Fraction(self.numerators[p], self.denominator)
+        return Explanation(
+            player=player,
+            chips=chips,
+            guaranteed=self.floor,
+            share=exact - self.floor,
+            capped=p < self.capped_count,
+            exact=exact,
+            rounded=self.amounts[i],
+            rounding_cent=self.cents[p],
+        )
+
+
+def tie_break_order(chips: list[int], ids: list[str]) -> list[int]:
+    """Indices by chips, most first, then by player id in code-point order (§4's tie rule)."""
+    order = list(range(len(ids)))
+    # Callers usually pass players already sorted by id; then one sort by chips is enough.
+    if not all(map(str.__lt__, ids, ids[1:])):
+        order.sort(key=ids.__getitem__)
+    order.sort(key=chips.__getitem__, reverse=True)  # stable, so equal chips stay in id order
+    return order
+
+
+def position_weights(chips: list[int], order: list[int], prizes: tuple[int, ...]) -> list[int]:
+    """Chip position weights w_i = prize(rank), tied players sharing the mean of their ranks.
+
+    The means are scaled by a common multiple of the tie-group sizes so the weights stay
+    integers; only their ratios matter to the formula.
+    """
+    groups = []  # (first position, size) of runs of equal chips along `order`
+    start = 0
+    for p in range(1, len(order) + 1):
+        if p == len(order) or chips[order[p]] != chips[order[start]]:
+            groups.append((start, p - start))
+            start = p
+    scale = lcm(*(size for _, size in groups))
+    weights = [0] * len(order)
+    for first, size in groups:
+        total = sum(prizes[k] for k in range(first, min(first + size, len(prizes))))
+        for p in range(first, first + size):
+            weights[order[p]] = total * (scale // size)
+    return weights
+
+
+def split(
+    pool: int,
+    chips: list[int],
+    ids: list[str],
+    *,
+    formula: str,
+    floor: int = 0,
+    cap: int | None = None,
+    prizes: tuple[int, ...] = (),
+) -> Split:
+    """Split `pool` among the players: L = `floor` each first, nobody above `cap`, rounded.
+
+    Players must all have chips > 0 for the chip formulas; `prizes` (prize(1..M)) is needed
+    for chip position only.
+    """
+    n = len(chips)
+    if n == 0:
+        raise ValueError("a split needs at least one player")
+    if n * floor > pool:
+        raise BoundsError(
+            "floor", f"{n} players × the guaranteed {floor} = {n * floor} exceeds the pool {pool}"
+        )
+    if cap is not None and n * cap < pool:
+        raise BoundsError(
+            "cap", f"{n} players × the cap {cap} = {n * cap} cannot pay out the pool {pool}"
+        )
+    a, b = _MIX[formula]
+    order = tie_break_order(chips, ids)
+    if formula == "chip_position":
+        weights = position_weights(chips, order, prizes)
+    elif formula == "even":
+        weights = [1] * n
+    else:
+        weights = chips
+    # Along `order` the weights never increase: every formula's weight grows with chips.
+    ws = [weights[i] for i in order]
+    prefix = list(accumulate(ws, initial=0))
+    if a and prefix[n] <= 0:
+        raise ValueError("chip formulas need players with chips")
+
+    capped = 0  # the first `capped` players along `order` are held at the cap
+    while cap is not None:
+        rest = n - capped
+        rest_weight = prefix[n] - prefix[capped]
+        free = pool - capped * cap - rest * floor  # Q' of §4, never negative
+        limit = (cap - floor) * (a + b) * rest_weight * rest
+        slope, base = free * a * rest, free * b * rest_weight
+        # Player at position p is over the cap iff base + slope·w_p > limit; since w falls along
+        # `order`, "over" holds for a prefix: count it by bisecting on the weights.
+        over = bisect_left(range(capped, n), True, key=lambda p: not base + slope * ws[p] > limit)
+        if over == 0:
+            break
+        capped += over
+
+    rest = n - capped
+    rest_weight = prefix[n] - prefix[capped]
+    free = pool - (capped * cap if capped else 0) - rest * floor
+    denominator = (a + b) * rest_weight * rest
+    slope = free * a * rest
+    base = floor * denominator + free * b * rest_weight
+    numerators = [cap * denominator] * capped if capped else []
+    numerators += [base + slope * w for w in ws[capped:]]
+    floors = [numerator // denominator for numerator in numerators]
+    leftover = pool - sum(floors)
+    cents = [0] * n
+    if leftover:
+        remainders = [x - q * denominator for x, q in zip(numerators, floors, strict=True)]
+        # Largest fractional part first; `order` already breaks ties by chips, then by id.
+        for p in sorted(range(n), key=remainders.__getitem__, reverse=True)[:leftover]:
+            cents[p] = 1
+    amounts = [0] * n
+    for p, i in enumerate(order):
+        amounts[i] = floors[p] + cents[p]
+    return Split(formula, pool, floor, cap, denominator, order, capped, numerators, cents, amounts)

@@ -1,0 +1,52 @@
+"""Satellites: the late-stage position values of RULES.md §3 and the ticket rule of §5."""
+
+from .formulas import Split, split, tie_break_order
+
+
+def pay_as_seat(value: int, seat_value: int) -> tuple[int, int]:
+    """§5: (tickets, T$) for a rounded prize value: one seat at most, the rest in T$."""
+    if value >= seat_value:
+        return 1, value - seat_value
+    return 0, value
+
+
+def position_value(position: int, *, seat_value: int, seats: int, remainder: int) -> int:
+    """Value of finishing position k: a seat for k ≤ S, the cash remainder at S+1, else 0."""
+    if position <= seats:
+        return seat_value
+    if position == seats + 1:
+        return remainder
+    return 0
+
+
+def rank_values(
+    chips: list[int], ids: list[str], *, seat_value: int, seats: int, remainder: int
+) -> tuple[list[int], list[tuple[list[int], Split]]]:
+    """Each remaining player's value by chip rank, ties sharing their positions' total.
+
+    Returns the values aligned with the players passed in, and for every group of tied players
+    the indices of its members with the even split (§4 rounding) that shared its total.
+    """
+    values = [0] * len(chips)
+    shared: list[tuple[list[int], Split]] = []
+    order = tie_break_order(chips, ids)
+    start = 0
+    for p in range(1, len(order) + 1):
+        if p < len(order) and chips[order[p]] == chips[order[start]]:
+            continue
+        members = order[start:p]
+        total = sum(
+            position_value(k, seat_value=seat_value, seats=seats, remainder=remainder)
+            for k in range(start + 1, p + 1)
+        )
+        if len(members) == 1:
+            values[members[0]] = total
+        else:
+            even = split(
+                total, [chips[i] for i in members], [ids[i] for i in members], formula="even"
+            )
+            for i, amount in zip(members, even.amounts, strict=True):
+                values[i] = amount
+            shared.append((members, even))
+        start = p
+    return values, shared
