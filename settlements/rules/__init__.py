@@ -1,0 +1,44 @@
+"""The settlement rules engine: RULES.md and SNAPSHOT.md as pure, exact Python.
+
+No Django here (the standard library and msgspec only), so the rules can be read, tested and
+benchmarked on their own, and the web app, the API and `manage.py settle` share one engine.
+"""
+
+from .errors import InvalidInput, Problem
+from .formulas import Explanation
+from .policy import DEFAULT_POLICY, Policy, parse_policy
+from .remedies import Assessment, assess, settle
+from .settlement import Line, PayoutRow, Settlement
+from .snapshot import (
+    FreerollTournament,
+    Player,
+    RegularTournament,
+    SatelliteTournament,
+    Snapshot,
+    parse_snapshot,
+)
+
+# Bumped whenever a change to the engine could change an amount; stored with every settlement.
+ENGINE_VERSION = "1.0.0"
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "ENGINE_VERSION",
+    "Assessment",
+    "Explanation",
+    "FreerollTournament",
+    "InvalidInput",
+    "Line",
+    "PayoutRow",
+    "Player",
+    "Policy",
+    "Problem",
+    "RegularTournament",
+    "SatelliteTournament",
+    "Settlement",
+    "Snapshot",
+    "assess",
+    "parse_policy",
+    "parse_snapshot",
+    "settle",
+]

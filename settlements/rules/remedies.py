@@ -1,0 +1,292 @@
+"""RULES.md §3 and §6: what each tournament type pays at each stage, and the decisions.
+
+`assess` says where a crashed tournament stands (stage, terms, the decision it needs);
+`settle` computes what every player receives, as lines per player and totals per player.
+"""
+
+from dataclasses import dataclass
+
+from .errors import InvalidInput, Problem
+from .formulas import BoundsError, Split, split
+from .policy import DEFAULT_POLICY, Policy
+from .satellite import pay_as_seat, rank_values
+from .settlement import Explanations, Line, PayoutRow, Settlement
+from .snapshot import Snapshot
+from .stage import classify
+from .terms import Terms, terms_of
+
+LATE_FORMULA = "<policy late_formula>"
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One cell of the §3 table: a fixed remedy, or the remedy each decision option leads to."""
+
+    remedy: str | None = None
+    options: tuple[tuple[str, str], ...] = ()  # (decision option, remedy), in display order
+
+
+TABLE: dict[tuple[str, str], Cell] = {
+    ("regular", "pre"): Cell("refund"),
+    ("regular", "early"): Cell("refund_even_split"),
+    ("regular", "middle"): Cell("chip_equity"),
+    ("regular", "late"): Cell(LATE_FORMULA),
+    ("freeroll", "pre"): Cell("fpp_refund"),
+    # Either answer refunds the FPP; the decision only records whether it is announced again.
+    ("freeroll", "early"): Cell(
+        options=(("reschedule", "fpp_refund"), ("no_reschedule", "fpp_refund"))
+    ),
+    ("freeroll", "middle"): Cell(
+        options=(("reschedule", "reschedule"), ("chip_equity", "chip_equity"))
+    ),
+    ("freeroll", "late"): Cell(LATE_FORMULA),
+    ("satellite", "pre"): Cell("refund"),
+    ("satellite", "early"): Cell("refund_even_split"),
+    ("satellite", "middle"): Cell(
+        options=(("chip_proportional", "chip_proportional"), ("chip_equity", "chip_equity"))
+    ),
+    ("satellite", "late"): Cell("satellite_rank"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    type: str
+    stage: str
+    entrants: int
+    eliminated: int
+    remaining: int
+    paid_places: int
+    pool: int
+    decision_options: list[str]  # empty when the case needs no decision
+    pre_pct: int
+    early_pct: int
+    terms: Terms
+
+
+def assess(snapshot: Snapshot, policy: Policy = DEFAULT_POLICY) -> Assessment:
+    terms = terms_of(snapshot)
+    kind = snapshot.tournament.type
+    stage = classify(
+        started=snapshot.tournament.started,
+        entrants=terms.entrants,
+        eliminated=terms.eliminated,
+        remaining=terms.remaining,
+        paid_places=terms.paid_places,
+        policy=policy,
+    )
+    if kind == "satellite" and stage != "pre" and terms.remaining < terms.seats:
+        raise InvalidInput.at(
+            "players",
+            f"only {terms.remaining} players remain for {terms.seats} seats: past its start a "
+            "satellite with fewer players than seats should already have finished",
+        )
+    return Assessment(
+        type=kind,
+        stage=stage,
+        entrants=terms.entrants,
+        eliminated=terms.eliminated,
+        remaining=terms.remaining,
+        paid_places=terms.paid_places,
+        pool=terms.pool,
+        decision_options=[option for option, _ in TABLE[kind, stage].options],
+        pre_pct=policy.pre_pct,
+        early_pct=policy.early_pct,
+        terms=terms,
+    )
+
+
+def _remedy(assessment: Assessment, decision: str | None, policy: Policy) -> str | None:
+    cell = TABLE[assessment.type, assessment.stage]
+    case = f"a {assessment.type} tournament at the {assessment.stage} stage"
+    if not cell.options:
+        if decision is not None:
+            raise InvalidInput.at("--decision", f"{case} takes no decision; leave it out")
+        return policy.late_formula if cell.remedy == LATE_FORMULA else cell.remedy
+    if decision is None:
+        return None
+    remedies = dict(cell.options)
+    if decision not in remedies:
+        choices = " or ".join(option for option, _ in cell.options)
+        raise InvalidInput.at(
+            "--decision", f"{decision!r} is not an option for {case}; choose {choices}"
+        )
+    return remedies[decision]
+
+
+class _Ledger:
+    """Amounts by column for every player, players in id order, before output."""
+
+    def __init__(self, n: int):
+        self.columns: dict[str, list[int]] = {}
+        self.n = n
+
+    def column(self, name: str) -> list[int]:
+        return self.columns.setdefault(name, [0] * self.n)
+
+
+# The ledger's columns in the order a player's lines are listed:
+# (column, line kind, unit, source, payout row field).
+_COLUMNS = (
+    ("refund_buy_in", "refund_buy_in", "cash", "pool", "cash"),
+    ("refund_fee", "refund_fee", "cash", "house", "cash"),
+    ("refund_fpp", "refund_fpp", "fpp", "house", "fpp"),
+    ("prize_cash", "prize", "cash", "pool", "cash"),
+    ("prize_tdollars", "prize", "tdollars", "pool", "tdollars"),
+    ("ticket", "ticket", "tickets", "pool", "tickets"),
+)
+_SPLITS = ("refund_even_split", "chip_equity", "chip_proportional", "chip_position")
+
+
+def settle(
+    snapshot: Snapshot, *, decision: str | None = None, policy: Policy = DEFAULT_POLICY
+) -> Settlement:
+    if decision is not None and not isinstance(decision, str):
+        raise InvalidInput.at("--decision", "must be the name of an option")
+    assessment = assess(snapshot, policy)
+    remedy = _remedy(assessment, decision, policy)
+    terms = assessment.terms
+    # Everything below works on the players in id order, the order of the output.
+    players = sorted(snapshot.players, key=_by_id)
+    ids = [p.id for p in players]
+    chips = [p.chips for p in players]
+    ledger = _Ledger(len(players))
+    parts: list[tuple[list[str], list[int], Split]] = []
+    satellite = assessment.type == "satellite"
+
+    if remedy == "refund":
+        ledger.columns["refund_buy_in"] = [terms.buy_in] * terms.entrants
+        ledger.columns["refund_fee"] = [terms.fee] * terms.entrants
+    elif remedy == "fpp_refund":
+        ledger.columns["refund_fpp"] = [terms.fpp_buy_in] * terms.entrants
+    elif remedy in _SPLITS or remedy == "satellite_rank":
+        remaining = [k for k, c in enumerate(chips) if c > 0]
+        sub_ids = [ids[k] for k in remaining]
+        sub_chips = [chips[k] for k in remaining]
+        if remedy == "satellite_rank":
+            values, shared = rank_values(
+                sub_chips,
+                sub_ids,
+                seat_value=terms.seat_value,
+                seats=terms.seats,
+                remainder=terms.remainder,
+            )
+            for members, result in shared:
+                parts.append(
+                    ([sub_ids[i] for i in members], [sub_chips[i] for i in members], result)
+                )
+        else:
+            if remedy == "refund_even_split":
+                for name, amount in (("refund_buy_in", terms.buy_in), ("refund_fee", terms.fee)):
+                    column = ledger.column(name)
+                    for k in remaining:
+                        column[k] = amount
+            result = _split(assessment, remedy, sub_chips, sub_ids)
+            parts.append((sub_ids, sub_chips, result))
+            values = result.amounts
+        if satellite:
+            tickets, tdollars = ledger.column("ticket"), ledger.column("prize_tdollars")
+            for k, value in zip(remaining, values, strict=True):
+                tickets[k], tdollars[k] = pay_as_seat(value, terms.seat_value)
+        else:
+            column = ledger.column("prize_cash")
+            for k, value in zip(remaining, values, strict=True):
+                column[k] = value
+    # "reschedule" and a pending decision pay nothing.
+
+    payouts, lines, pool_distributed = _output(ledger, ids, terms.seat_value)
+    return Settlement(
+        tournament_id=snapshot.tournament.id,
+        currency=snapshot.tournament.currency,
+        policy=policy,
+        stage=assessment.stage,
+        remedy=remedy,
+        decision=decision,
+        decision_options=assessment.decision_options if remedy is None else [],
+        entrants=terms.entrants,
+        eliminated=terms.eliminated,
+        remaining=terms.remaining,
+        pool=terms.pool,
+        pool_distributed=pool_distributed,
+        payouts=payouts,
+        lines=lines,
+        explanations=Explanations(parts),
+    )
+
+
+def _by_id(player) -> str:
+    return player.id
+
+
+def _split(assessment: Assessment, remedy: str, chips: list[int], ids: list[str]) -> Split:
+    terms = assessment.terms
+    if remedy == "refund_even_split":
+        # The refunds are paid beside the split; the split shares what they leave of P.
+        formula, floor, cap = "even", 0, None
+        pool = terms.pool - terms.remaining * terms.buy_in
+        floor_path = cap_path = "$"
+    else:
+        formula = remedy
+        pool, floor, cap, floor_path, cap_path = _split_terms(assessment)
+    try:
+        return split(pool, chips, ids, formula=formula, floor=floor, cap=cap, prizes=terms.prizes)
+    except BoundsError as error:
+        path = floor_path if error.which == "floor" else cap_path
+        raise InvalidInput([Problem(path, f"the split's bounds cannot hold: {error}")]) from None
+
+
+def _split_terms(assessment: Assessment) -> tuple[int, int, int, str, str]:
+    """(Q, L, H) of a formula split, with the snapshot field behind L and behind H."""
+    terms = assessment.terms
+    if assessment.type == "satellite":
+        return terms.pool, 0, terms.seat_value, "$", "tournament.seat_value"
+    if assessment.stage == "late":
+        # P_late: the places R+1..M were already paid by the tournament itself.
+        pool = terms.pool - sum(terms.prizes[terms.remaining :])
+        floor = terms.prize(terms.remaining)
+        return pool, floor, terms.first_prize, "tournament.payouts", "tournament.payouts"
+    floor = terms.buy_in if assessment.type == "regular" else 0
+    return terms.pool, floor, terms.first_prize, "tournament.buy_in", "tournament.payouts"
+
+
+def _output(ledger: _Ledger, ids: list[str], seat_value: int):
+    """Payout rows and lines (players in id order), and the part of P they pay out."""
+    active = [
+        (kind, unit, source, field, ledger.columns[name])
+        for name, kind, unit, source, field in _COLUMNS
+        if name in ledger.columns and any(ledger.columns[name])
+    ]
+    if not active:
+        return [], [], 0
+    zero = [0] * len(ids)
+    totals = {}
+    for field in ("cash", "tdollars", "tickets", "fpp"):
+        columns = [column for _, _, _, f, column in active if f == field]
+        if len(columns) > 1:
+            totals[field] = [sum(amounts) for amounts in zip(*columns, strict=True)]
+        elif columns:
+            totals[field] = columns[0]
+    if len(totals) == 1:
+        (everything,) = totals.values()
+    else:
+        everything = [sum(amounts) for amounts in zip(*totals.values(), strict=True)]
+    paid = [k for k, amount in enumerate(everything) if amount]
+    cash, tdollars, tickets, fpp = (
+        totals.get(f, zero) for f in ("cash", "tdollars", "tickets", "fpp")
+    )
+    payouts = [PayoutRow(ids[k], cash[k], tdollars[k], tickets[k], fpp[k]) for k in paid]
+    if len(active) == 1:
+        kind, unit, source, _, column = active[0]
+        lines = [Line(ids[k], kind, unit, column[k], source) for k in paid]
+    else:
+        lines = []
+        for k in paid:
+            for kind, unit, source, _, column in active:
+                if amount := column[k]:
+                    lines.append(Line(ids[k], kind, unit, amount, source))
+    distributed = sum(
+        sum(column) * (seat_value if kind == "ticket" else 1)
+        for kind, _, source, _, column in active
+        if source == "pool"
+    )
+    return payouts, lines, distributed
