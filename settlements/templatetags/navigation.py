@@ -1,0 +1,39 @@
+"""The layout's role-aware pieces: the left navigation and the roles shown in the top bar."""
+
+from django import template
+from django.urls import reverse
+
+from settlements import roles
+
+register = template.Library()
+
+# (label, URL name, roles that may use it). Only entries the user's roles allow are shown;
+# every view still checks the role itself.
+NAVIGATION = (
+    ("Dashboard", "dashboard", roles.ALL_ROLES),
+    ("Report a crash", "incident_new", (roles.OPERATOR,)),
+)
+
+
+@register.simple_tag(takes_context=True)
+def navigation(context) -> list[dict]:
+    request = context["request"]
+    items = []
+    for label, url_name, allowed in NAVIGATION:
+        if not roles.has_role(request.user, *allowed):
+            continue
+        url = reverse(url_name)
+        current = request.path == url or (url != "/" and request.path.startswith(url))
+        items.append({"label": label, "url": url, "current": current})
+    return items
+
+
+@register.simple_tag
+def role_labels(user) -> list[str]:
+    return roles.role_labels(user)
+
+
+@register.filter(name="has_role")
+def has_role_filter(user, role: str) -> bool:
+    """{% if user|has_role:"operator" %}: for showing a control; the view still checks."""
+    return roles.has_role(user, role)

@@ -1,0 +1,91 @@
+"""The case page, the hub of one crashed tournament: its stage, its remedy or the decision it
+waits for, and its settlements. Later steps (decisions, review, compensation) add sections."""
+
+from django.contrib import messages
+from django.http import Http404
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from settlements import charts, roles, selectors, services
+from settlements.errors import DomainError
+from settlements.models import Case
+from settlements.rules.remedies import LATE_FORMULA, TABLE
+from settlements.views.decorators import role_required
+from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.workflow import CaseStatus, case_allows
+
+
+@role_required(*roles.ALL_ROLES)
+def case_detail(request, case_id: int):
+    case = _case(case_id)
+    return render_page(
+        request, "settlements/case_detail.html", _context(request, case), partial="next_step"
+    )
+
+
+@require_POST
+@role_required(roles.OPERATOR)
+def case_prepare(request, case_id: int):
+    case = _case(case_id)
+    try:
+        settlement = services.settlement_prepare(
+            case=case, actor=request.user, note=request.POST.get("note", "")
+        )
+    except DomainError as error:
+        context = _context(request, case)
+        context["next_step_error"] = error.message
+        return render_invalid(request, "settlements/case_detail.html", context, partial="next_step")
+    messages.success(request, f"{settlement} prepared. Check it, then submit it for approval.")
+    return go_to(request, reverse("case_detail", args=[case.pk]))
+
+
+def expected_remedy(case: Case) -> str | None:
+    """The remedy the engine's rule table gives this case, given its decision if it needs
+    one; None while a decision is pending (or for an individual case)."""
+    if not case.is_crash or not case.stage:
+        return None
+    cell = TABLE[case.tournament.type, case.stage]
+    if cell.options:
+        return dict(cell.options).get(case.decision) if case.decision else None
+    if cell.remedy == LATE_FORMULA:
+        return case.policy.get("late_formula", "chip_equity")
+    return cell.remedy
+
+
+def _case(case_id: int) -> Case:
+    try:
+        return selectors.case_detail(case_id)
+    except Case.DoesNotExist:
+        raise Http404("No such case.") from None
+
+
+def _context(request, case: Case) -> dict:
+    context = {
+        "case": case,
+        "tournament": case.tournament,
+        "remedy": expected_remedy(case),
+        "decision": next(iter(case.decisions.all()), None),
+        "settlements": list(case.settlements.all()),
+        "can_prepare": roles.has_role(request.user, roles.OPERATOR)
+        and case.is_crash
+        and case_allows(case.status, "prepare"),
+        "awaiting_decision": case.status == CaseStatus.AWAITING_DECISION,
+        "next_step_error": "",
+    }
+    if case.is_crash and case.entrants:
+        policy = case.policy
+        numbers = {
+            "entrants": case.entrants,
+            "eliminated": case.eliminated,
+            "paid_places": case.paid_places,
+            "pre_pct": policy["pre_pct"],
+            "early_pct": policy["early_pct"],
+        }
+        context["stage_bar"] = charts.stage_bar_svg(
+            **numbers, stage=case.stage, started=case.started is not False
+        )
+        context["stage_text"] = charts.stage_bar_text(
+            **numbers, stage=case.stage, started=case.started is not False
+        )
+        context["eliminated_pct"] = charts.percent_text(case.eliminated, case.entrants)
+    return context

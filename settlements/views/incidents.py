@@ -1,0 +1,139 @@
+"""The "report a crash" wizard; each step has its own URL so reload and back behave.
+
+1. /incidents/new/                   incident details -> services.incident_report
+2. /incidents/<id>/tournaments/      the tournaments it hit (pick a registered one, or let the
+                                     snapshot register it); also the incident's own page
+3. /incidents/<id>/upload/           the snapshot, as a file or pasted -> case_load_snapshot
+4. /cases/<id>/                      the stage and the remedy (views/cases.py)
+"""
+
+from django.core.paginator import Paginator
+from django.db.models import Exists, OuterRef, Q
+from django.http import Http404
+from django.urls import reverse
+
+from settlements import roles, selectors, services
+from settlements.errors import DomainError, Duplicate
+from settlements.forms import IncidentForm, SnapshotForm
+from settlements.models import Case, Incident, Tournament
+from settlements.rules import InvalidInput
+from settlements.views.decorators import role_required
+from settlements.views.rendering import go_to, render_invalid, render_page
+
+TOURNAMENTS_PER_PAGE = 10
+
+WIZARD_STEPS = ("Incident details", "Tournaments hit", "Snapshot", "Stage and remedy")
+
+
+@role_required(roles.OPERATOR)
+def incident_new(request):
+    form = IncidentForm(request.POST or None)
+    context = {"form": form, "steps": _steps(0)}
+    if request.method == "POST" and form.is_valid():
+        try:
+            incident = services.incident_report(actor=request.user, **form.cleaned_data)
+        except DomainError as error:
+            form.add_domain_error(error)
+        else:
+            return go_to(request, reverse("incident_tournaments", args=[incident.pk]))
+    if form.is_bound:
+        return render_invalid(
+            request, "settlements/incident_new.html", context, partial="incident_form"
+        )
+    return render_page(request, "settlements/incident_new.html", context, partial="incident_form")
+
+
+@role_required(*roles.ALL_ROLES)
+def incident_tournaments(request, incident_id: int):
+    incident = _incident(incident_id)
+    search = request.GET.get("q", "").strip()
+    candidates = Paginator(_tournaments_without_crash_case(search), TOURNAMENTS_PER_PAGE)
+    context = {
+        "incident": incident,
+        "cases": selectors.case_list(incident=incident),
+        "search": search,
+        "tournaments": candidates.get_page(request.GET.get("page")),
+        "steps": _steps(1),
+    }
+    return render_page(
+        request, "settlements/incident_tournaments.html", context, partial="tournament_picker"
+    )
+
+
+@role_required(roles.OPERATOR)
+def incident_upload(request, incident_id: int):
+    incident = _incident(incident_id)
+    tournament = _picked_tournament(request.GET)
+    form = SnapshotForm(request.POST or None, request.FILES or None)
+    context = {
+        "incident": incident,
+        "tournament": tournament,
+        "form": form,
+        "problems": [],
+        "existing_case": None,
+        "steps": _steps(2),
+    }
+    if request.method != "POST":
+        return render_page(
+            request, "settlements/incident_upload.html", context, partial="upload_form"
+        )
+    if form.is_valid():
+        try:
+            case = services.case_load_snapshot(
+                actor=request.user,
+                snapshot=form.snapshot,
+                incident=incident,
+                tournament=tournament,
+            )
+        except InvalidInput as invalid:
+            context["problems"] = invalid.problems
+        except Duplicate as duplicate:
+            form.add_domain_error(duplicate)
+            if isinstance(duplicate.existing, Case):
+                context["existing_case"] = duplicate.existing
+        except DomainError as error:
+            form.add_domain_error(error)
+        else:
+            return go_to(request, reverse("case_detail", args=[case.pk]))
+    context["file_name"] = form.files["file"].name if "file" in form.files else ""
+    return render_invalid(
+        request, "settlements/incident_upload.html", context, partial="upload_form"
+    )
+
+
+def _incident(incident_id: int) -> Incident:
+    try:
+        return selectors.incident_detail(incident_id)
+    except Incident.DoesNotExist:
+        raise Http404("No such incident.") from None
+
+
+def _picked_tournament(data) -> Tournament | None:
+    """The registered tournament chosen in step 2, if any (?tournament=<pk>)."""
+    raw = data.get("tournament", "")
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise Http404("No such tournament.")
+    try:
+        return Tournament.objects.get(pk=int(raw))
+    except Tournament.DoesNotExist:
+        raise Http404("No such tournament.") from None
+
+
+def _tournaments_without_crash_case(search: str):
+    # Only a tournament without a crash case can still be hit: a tournament crashes once.
+    crashed = Case.objects.filter(tournament=OuterRef("pk"), kind=Case.Kind.CRASH)
+    tournaments = Tournament.objects.filter(~Exists(crashed))
+    if search:
+        tournaments = tournaments.filter(
+            Q(operator_id__icontains=search) | Q(name__icontains=search)
+        )
+    return tournaments.order_by("-scheduled_start", "operator_id")
+
+
+def _steps(current: int) -> list[dict]:
+    return [
+        {"label": label, "current": index == current, "done": index < current}
+        for index, label in enumerate(WIZARD_STEPS)
+    ]

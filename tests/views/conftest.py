@@ -1,0 +1,91 @@
+"""Fixtures for the page tests: signed-in clients and cases loaded through the services."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from settlements import services
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+HISTORY_RESTORE = {"HTTP_HX_REQUEST": "true", "HTTP_HX_HISTORY_RESTORE_REQUEST": "true"}
+
+
+def signed_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def as_operator(operator):
+    return signed_in(operator)
+
+
+@pytest.fixture
+def as_marketing(marketing_manager):
+    return signed_in(marketing_manager)
+
+
+@pytest.fixture
+def as_manager(tournament_manager):
+    return signed_in(tournament_manager)
+
+
+@pytest.fixture
+def as_auditor(auditor):
+    return signed_in(auditor)
+
+
+@pytest.fixture
+def as_nobody(no_role_user):
+    return signed_in(no_role_user)
+
+
+@pytest.fixture
+def incident(operator):
+    return services.incident_report(
+        actor=operator,
+        title="Cluster B outage",
+        started_at=timezone.now() - timedelta(hours=1),
+    )
+
+
+@pytest.fixture
+def load_case(operator, incident, snapshot_factory):
+    """``load_case(type=..., stage=..., ...)`` -> a case of ``incident`` from a snapshot."""
+
+    def load(**kwargs):
+        return services.case_load_snapshot(
+            actor=operator, snapshot=snapshot_factory(**kwargs), incident=incident
+        )
+
+    return load
+
+
+def assert_full_page(response) -> str:
+    html = response.content.decode()
+    assert html.lstrip().lower().startswith("<!doctype html>")
+    assert 'class="topbar"' in html
+    assert_csp_clean(html)
+    return html
+
+
+def assert_partial(response, element_id: str) -> str:
+    html = response.content.decode()
+    assert "<html" not in html and "<body" not in html and 'class="topbar"' not in html
+    assert f'id="{element_id}"' in html
+    assert_csp_clean(html)
+    return html
+
+
+def assert_csp_clean(html: str) -> None:
+    """Nothing the strict CSP would block: no inline style or script, no htmx eval hooks."""
+    assert not re.search(r"\sstyle\s*=", html), "inline style attribute"
+    assert "<style" not in html
+    for tag in re.findall(r"<script\b[^>]*>", html):
+        assert " src=" in tag, f"inline script: {tag}"
+    assert not re.search(r"\shx-on[:-]", html), "hx-on attribute"
+    assert not re.search(r"\son[a-z]+\s*=", html), "inline event handler"

@@ -1,0 +1,121 @@
+"""The case page: stage with its numbers, the remedy or the hand-off, and preparing."""
+
+import pytest
+from django.urls import reverse
+
+from settlements import services
+from settlements.models import Settlement
+from settlements.workflow import CaseStatus
+from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
+
+pytestmark = pytest.mark.django_db
+
+
+def test_case_page_shows_the_stage_with_its_numbers_and_the_bar(as_operator, load_case):
+    # 20 entrants, 10 eliminated, 3 paid places: middle stage.
+    case = load_case(type="regular", stage="middle", tournament_id="T-MID", entrants=20)
+    html = assert_full_page(as_operator.get(reverse("case_detail", args=[case.pk])))
+    assert f"Case #{case.pk}: T-MID" in html
+    assert "Stage: Middle" in html
+    for label, value in [
+        ("Entrants (N)", 20),
+        ("Eliminated (E)", 10),
+        ("Remaining (R)", 10),
+        ("Paid places (M)", 3),
+    ]:
+        assert f"<dt>{label}</dt><dd>{value}</dd>" in html
+    assert "<dt>Eliminated</dt><dd>50 %</dd>" in html
+    assert '<svg xmlns="http://www.w3.org/2000/svg"' in html
+    assert "This case: 50 %" in html and "In the money (85 %)" in html
+    assert "10 of 20 entrants eliminated (50 %)" in html  # the text alternative
+    assert 'aria-current="page">Case #' in html
+    assert f'href="{reverse("incident_tournaments", args=[case.incident.pk])}"' in html
+
+
+def test_a_case_needing_no_decision_shows_its_remedy_and_lets_an_operator_prepare(
+    as_operator, as_manager, load_case
+):
+    case = load_case(type="regular", stage="middle", tournament_id="T-READY")
+    html = as_operator.get(reverse("case_detail", args=[case.pk])).content.decode()
+    assert "Remedy: Chip equity split" in html
+    assert f'action="{reverse("case_prepare", args=[case.pk])}"' in html
+    assert "Prepare the settlement" in html
+
+    manager = as_manager.get(reverse("case_detail", args=[case.pk])).content.decode()
+    assert "Remedy: Chip equity split" in manager
+    assert "Prepare the settlement" not in manager
+    assert "An operator prepares the settlement next." in manager
+
+
+def test_a_case_awaiting_a_decision_hands_off_to_marketing(as_operator, load_case):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-DEC")
+    html = as_operator.get(reverse("case_detail", args=[case.pk])).content.decode()
+    assert "Waiting for the Marketing Manager’s decision" in html
+    assert "Split in proportion to chips or Split by chip equity" in html
+    assert "Prepare the settlement" not in html
+    assert 'data-status="awaiting_decision">Awaiting decision</span>' in html
+
+
+def test_after_a_decision_the_remedy_follows_it(as_operator, marketing_manager, load_case):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-DONE")
+    services.decision_record(
+        case=case, actor=marketing_manager, option="chip_proportional", reason="Site custom"
+    )
+    html = as_operator.get(reverse("case_detail", args=[case.pk])).content.decode()
+    assert "Remedy: Chip proportional split" in html
+    assert "Split in proportion to chips. “Site custom”" in html
+    assert "Prepare the settlement" in html
+
+
+def test_late_stage_remedy_follows_the_policy_formula(as_operator, load_case):
+    case = load_case(type="regular", stage="late", tournament_id="T-LATE")
+    html = as_operator.get(reverse("case_detail", args=[case.pk])).content.decode()
+    assert "Stage: Late" in html and "Remedy: Chip equity split" in html
+
+
+def test_the_next_step_is_a_partial_under_htmx_and_whole_on_history_restore(as_operator, load_case):
+    case = load_case(type="regular", stage="middle", tournament_id="T-PART")
+    url = reverse("case_detail", args=[case.pk])
+    partial = assert_partial(as_operator.get(url, **HTMX), "case-next-step")
+    assert "Stage: Middle" not in partial
+    assert_full_page(as_operator.get(url, **HISTORY_RESTORE))
+
+
+def test_preparing_stores_a_settlement_and_returns_to_the_case(as_operator, operator, load_case):
+    case = load_case(type="regular", stage="middle", tournament_id="T-PREP")
+    response = as_operator.post(reverse("case_prepare", args=[case.pk]), {"note": "checked"})
+    settlement = Settlement.objects.get(case=case)
+    assert response.status_code == 302
+    assert response.url == reverse("case_detail", args=[case.pk])
+    assert settlement.prepared_by == operator and settlement.note == "checked"
+
+    html = as_operator.get(response.url).content.decode()
+    assert f"Settlement #{settlement.pk} prepared." in html
+    assert 'data-status="prepared">Prepared</span>' in html
+    assert "Prepare the settlement" not in html
+
+
+def test_preparing_under_htmx_navigates_to_the_case(as_operator, load_case):
+    case = load_case(type="regular", stage="middle", tournament_id="T-HX")
+    response = as_operator.post(reverse("case_prepare", args=[case.pk]), **HTMX)
+    assert response.headers["HX-Redirect"] == reverse("case_detail", args=[case.pk])
+
+
+def test_preparing_a_case_that_awaits_a_decision_is_refused_in_place(as_operator, load_case):
+    case = load_case(type="freeroll", stage="middle", tournament_id="F-WAIT")
+    response = as_operator.post(reverse("case_prepare", args=[case.pk]), **HTMX)
+    assert response.status_code == 422
+    html = assert_partial(response, "case-next-step")
+    assert "Cannot prepare a settlement for" in html and "awaiting decision" in html
+    assert not Settlement.objects.exists()
+    case.refresh_from_db()
+    assert case.status == CaseStatus.AWAITING_DECISION
+
+
+def test_preparing_needs_a_post(as_operator, load_case):
+    case = load_case(type="regular", stage="middle", tournament_id="T-GET")
+    assert as_operator.get(reverse("case_prepare", args=[case.pk])).status_code == 405
+
+
+def test_an_unknown_case_is_not_found(as_operator):
+    assert as_operator.get(reverse("case_detail", args=[999])).status_code == 404
