@@ -15,6 +15,12 @@ __all__ = ["build_snapshot", "snapshot_bytes"]
 DEMO_PASSWORD = "crashdesk-test"
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """The production hasher is slow on purpose; tests create many users."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def make_user(django_user_model, username: str, *role_names: str, **fields):
     """A user in the given role groups (the groups are created if a flush removed them)."""
     user, _ = django_user_model.objects.get_or_create(username=username, defaults=fields)
