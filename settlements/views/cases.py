@@ -14,12 +14,20 @@ from settlements.views.decorators import role_required
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus, case_allows
 
+# The case page's swap targets: element id -> partialdef in case_detail.html. Sections added
+# later (decisions, compensation) register theirs here.
+CASE_PARTIALS = {
+    "case-next-step": "next_step",
+    "case-stage": "stage",
+    "case-settlements": "settlements",
+}
+
 
 @role_required(*roles.ALL_ROLES)
 def case_detail(request, case_id: int):
     case = _case(case_id)
     return render_page(
-        request, "settlements/case_detail.html", _context(request, case), partial="next_step"
+        request, "settlements/case_detail.html", _context(request, case), partial=CASE_PARTIALS
     )
 
 

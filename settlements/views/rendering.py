@@ -3,7 +3,12 @@
 A page template defines one ``{% partialdef %}`` per swap target. An htmx request gets
 ``"page.html#partial"``; a history-restore request (the browser going back to a URL whose
 page htmx did not keep) gets the whole page, because htmx swaps it in as the page body.
+
+A page with several swap targets passes ``partial`` as a mapping from the target element's
+id (htmx sends it as HX-Target) to the partial's name; the first entry is the default.
 """
+
+from collections.abc import Mapping
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -20,10 +25,12 @@ def render_page(
     template_name: str,
     context: dict,
     *,
-    partial: str,
+    partial: str | Mapping[str, str],
     status: int = 200,
 ) -> HttpResponse:
     if wants_partial(request):
+        if isinstance(partial, Mapping):
+            partial = partial.get(request.htmx.target or "", next(iter(partial.values())))
         template_name = f"{template_name}#{partial}"
     response = render(request, template_name, context, status=status)
     # The same URL answers with a page or a fragment; caches must keep them apart.
@@ -32,7 +39,7 @@ def render_page(
 
 
 def render_invalid(
-    request: HttpRequest, template_name: str, context: dict, *, partial: str
+    request: HttpRequest, template_name: str, context: dict, *, partial: str | Mapping[str, str]
 ) -> HttpResponse:
     """Re-render a form with its errors: 422, which htmx is configured to swap in."""
     return render_page(request, template_name, context, partial=partial, status=422)

@@ -119,3 +119,22 @@ def test_preparing_needs_a_post(as_operator, load_case):
 
 def test_an_unknown_case_is_not_found(as_operator):
     assert as_operator.get(reverse("case_detail", args=[999])).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("target", "inside", "outside"),
+    [
+        ("case-stage", "Stage: Middle", "Remedy:"),
+        ("case-settlements", "No settlement yet.", "Stage: Middle"),
+        ("case-next-step", "Remedy: Chip equity split", "Stage: Middle"),
+    ],
+)
+def test_each_swap_target_of_the_case_page_gets_its_own_partial(
+    as_operator, load_case, target, inside, outside
+):
+    case = load_case(type="regular", stage="middle", tournament_id=f"T-{target}")
+    response = as_operator.get(
+        reverse("case_detail", args=[case.pk]), **HTMX, HTTP_HX_TARGET=target
+    )
+    html = assert_partial(response, target)
+    assert inside in html and outside not in html
