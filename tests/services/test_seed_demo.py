@@ -1,0 +1,75 @@
+"""manage.py seed_demo: users per role and a demo outage, made through the services, twice."""
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from settlements import roles
+from settlements.models import Case, Compensation, Event, Settlement
+from tests.services.helpers import row_counts
+
+pytestmark = pytest.mark.django_db
+
+
+def seed(**options) -> str:
+    out = StringIO()
+    call_command("seed_demo", stdout=out, **options)
+    return out.getvalue()
+
+
+def test_seed_demo_builds_every_step_and_can_run_again():
+    output = seed()
+    for username in ("operator", "marketing", "manager", "manager2", "auditor", "admin"):
+        assert username in output
+    assert "crashdesk-demo" in output
+
+    statuses = dict(
+        Case.objects.filter(kind="crash").values_list("tournament__operator_id", "status")
+    )
+    assert statuses == {
+        "DEMO-REG-MIDDLE": "awaiting_approval",
+        "DEMO-FREE-MIDDLE": "awaiting_decision",
+        "DEMO-SAT-MIDDLE": "awaiting_decision",
+        "DEMO-REG-LATE": "approved",
+        "DEMO-FREE-EARLY": "awaiting_decision",
+        "DEMO-REG-EARLY": "ready",
+        "DEMO-SAT-LATE": "prepared",
+        "DEMO-REG-PRE": "rejected",
+    }
+    assert {c.stage for c in Case.objects.filter(kind="crash")} == {
+        "pre",
+        "early",
+        "middle",
+        "late",
+    }
+    assert Case.objects.filter(kind="individual", status="open").count() == 1
+    assert Compensation.objects.filter(status="proposed").count() == 1
+    assert Settlement.objects.filter(status="approved").count() == 1
+    # Built through the services: every record has its events.
+    assert Event.objects.filter(type="settlement_approved").count() == 1
+    assert Event.objects.filter(type="snapshot_loaded").count() == 8
+
+    before = row_counts()
+    assert "already there" in seed()
+    assert row_counts() == before
+
+
+def test_demo_users_can_sign_in_with_their_role():
+    seed(password="another-secret-1")
+    expected = {
+        "operator": {roles.OPERATOR},
+        "marketing": {roles.MARKETING_MANAGER},
+        "manager": {roles.TOURNAMENT_MANAGER},
+        "manager2": {roles.TOURNAMENT_MANAGER},
+        "auditor": {roles.AUDITOR},
+    }
+    users = get_user_model().objects
+    for username, held in expected.items():
+        user = users.get(username=username)
+        assert user.check_password("another-secret-1")
+        assert roles.user_roles(user) == held
+    admin = users.get(username="admin")
+    assert admin.check_password("another-secret-1")
+    assert admin.is_superuser and roles.user_roles(admin) == frozenset()
