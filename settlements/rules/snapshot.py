@@ -149,6 +149,8 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
         # broken JSON is the more useful thing to report.
         try:
             msgspec.json.decode(raw)
+        except msgspec.ValidationError:
+            pass  # well-formed JSON (a number too large for a float, say): report the field
         except msgspec.DecodeError as syntax:
             raise InvalidInput(problems_from_decode_error(syntax, raw)) from None
         problem = problem_from_validation(
