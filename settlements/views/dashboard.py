@@ -10,8 +10,28 @@ from settlements.workflow import CaseStatus
 INCIDENTS_PER_PAGE = 10
 WAITING_SHOWN = 5
 
-# The order a case moves through, so an incident's cases read from "needs someone" to "done".
-_STATUS_ORDER = {status: index for index, status in enumerate(CaseStatus.values)}
+# Cases that need someone come first (a rejected settlement is redone before new work), then
+# those moving through approval, then the finished ones.
+_STATUS_ORDER = {
+    status: index
+    for index, status in enumerate(
+        (
+            CaseStatus.AWAITING_DECISION,
+            CaseStatus.REJECTED,
+            CaseStatus.READY,
+            CaseStatus.PREPARED,
+            CaseStatus.AWAITING_APPROVAL,
+            CaseStatus.OPEN,
+            CaseStatus.APPROVED,
+            CaseStatus.RESOLVED,
+        )
+    )
+}
+
+
+def in_workflow_order(cases) -> list:
+    return sorted(cases, key=lambda case: (_STATUS_ORDER[case.status], case.pk))
+
 
 # The "waiting for me" queues: (title, attribute of selectors.WaitingFor, role, record kind).
 QUEUES = (
@@ -33,9 +53,7 @@ def dashboard(request):
     for case in selectors.case_list().filter(incident__in=list(cases_by_incident)):
         cases_by_incident[case.incident_id].append(case)
     for incident in page:
-        incident.case_rows = sorted(
-            cases_by_incident[incident.pk], key=lambda case: (_STATUS_ORDER[case.status], case.pk)
-        )
+        incident.case_rows = in_workflow_order(cases_by_incident[incident.pk])
 
     waiting = selectors.waiting_for(request.user)
     queues = []

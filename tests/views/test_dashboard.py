@@ -26,14 +26,25 @@ def test_full_page_lists_open_incidents_with_their_cases_and_counts(as_operator,
     assert "200.00 USD" in html  # 20 entrants x 10.00 USD buy-in
 
 
-def test_cases_of_an_incident_are_ordered_by_their_place_in_the_workflow(as_operator, load_case):
+def test_cases_needing_someone_come_first_on_the_dashboard_and_the_incident_page(
+    as_operator, operator, tournament_manager, incident, load_case
+):
     ready = load_case(type="regular", stage="middle", tournament_id="T-1")
+    rejected = load_case(type="regular", stage="late", tournament_id="T-2")
+    settlement = services.settlement_prepare(case=rejected, actor=operator)
+    services.settlement_submit(settlement=settlement, actor=operator)
+    services.settlement_reject(settlement=settlement, actor=tournament_manager, reason="Recount")
     deciding = load_case(type="freeroll", stage="middle", tournament_id="F-1")
-    html = as_operator.get(reverse("dashboard")).content.decode()
-    html = html[html.index('id="incident-list"') :]
-    first = html.index(f'href="{reverse("case_detail", args=[deciding.pk])}"')
-    second = html.index(f'href="{reverse("case_detail", args=[ready.pk])}"')
-    assert first < second
+    expected = [deciding.pk, rejected.pk, ready.pk]
+
+    dashboard = as_operator.get(reverse("dashboard")).content.decode()
+    incident_page = as_operator.get(
+        reverse("incident_tournaments", args=[incident.pk])
+    ).content.decode()
+    for html, start in [(dashboard, 'id="incident-list"'), (incident_page, 'id="hit-title"')]:
+        html = html[html.index(start) :]
+        positions = [html.index(f'href="{reverse("case_detail", args=[pk])}"') for pk in expected]
+        assert positions == sorted(positions)
 
 
 def test_waiting_for_me_depends_on_the_role(
