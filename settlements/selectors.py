@@ -512,14 +512,19 @@ def _history_part(name, user, since, until, incident, case, tournament):
         records = records.filter(history_date__gte=since)
     if until is not None:
         records = records.filter(history_date__lt=until)
-    return records.annotate(model=Value(name, output_field=CharField())).values(
-        "model",
-        "history_id",
-        "id",
-        "history_date",
-        "history_type",
-        "history_user_id",
-        "history_change_reason",
+    # Each part unordered (SQLite allows no ORDER BY inside a UNION); the union is ordered.
+    return (
+        records.order_by()
+        .annotate(model=Value(name, output_field=CharField()))
+        .values(
+            "model",
+            "history_id",
+            "id",
+            "history_date",
+            "history_type",
+            "history_user_id",
+            "history_change_reason",
+        )
     )
 
 
