@@ -24,7 +24,6 @@ class IncidentForm(DomainErrorsMixin, forms.Form):
     )
     started_at = forms.DateTimeField(
         label="Started at",
-        help_text="When players were first cut off (your local time).",
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
         input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"],
     )
@@ -33,6 +32,16 @@ class IncidentForm(DomainErrorsMixin, forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text="Optional: what is known so far, ticket numbers, who is investigating.",
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The browser sends a wall-clock time without a zone; it is read in the site's zone,
+        # which every page also shows times in, so say which one that is.
+        self.fields[
+            "started_at"
+        ].help_text = (
+            f"When players were first cut off, in {timezone.get_current_timezone_name()} time."
+        )
 
     def clean_started_at(self):
         started_at = self.cleaned_data["started_at"]

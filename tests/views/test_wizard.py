@@ -35,6 +35,7 @@ def test_step_one_is_a_page_and_its_form_a_partial(as_operator):
     html = assert_full_page(as_operator.get(reverse("incident_new")))
     assert 'aria-current="step">Incident details' in html
     assert 'id="incident-form"' in html and 'type="datetime-local"' in html
+    assert "When players were first cut off, in UTC time." in html
 
     partial = assert_partial(as_operator.get(reverse("incident_new"), **HTMX), "incident-form")
     assert "Report a crash: steps" not in partial
