@@ -11,6 +11,8 @@ Writes go through ``settlements.services`` only.
 """
 
 import hashlib
+import hmac
+import secrets
 
 from django.conf import settings
 from django.db import models
@@ -595,6 +597,10 @@ class Event(models.Model):
         return f"{self.get_type_display()} #{self.pk}"
 
 
+TOKEN_TAG = "cdk_"
+TOKEN_PREFIX_LENGTH = 8
+
+
 class ApiToken(models.Model):
     """A bearer token of a game server; only its SHA-256 is stored.
 
@@ -604,6 +610,9 @@ class ApiToken(models.Model):
 
     user = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="api_tokens")
     name = models.CharField(max_length=100)
+    # The token's public part, stored in clear: it finds the candidate rows and names the token
+    # in listings and revocations without revealing the secret part.
+    prefix = models.CharField(max_length=16, db_index=True, blank=True)
     token_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
@@ -624,3 +633,23 @@ class ApiToken(models.Model):
     @staticmethod
     def hash(raw: str) -> str:
         return hashlib.sha256(raw.encode()).hexdigest()
+
+    @staticmethod
+    def new_raw() -> tuple[str, str]:
+        """A fresh token and its prefix: "cdk_" + 8 hex characters + "_" + 43 random ones."""
+        prefix = secrets.token_hex(4)
+        return f"{TOKEN_TAG}{prefix}_{secrets.token_urlsafe(32)}", prefix
+
+    @staticmethod
+    def prefix_of(raw: str) -> str | None:
+        """The prefix of a token in our format, else None (then no row can match)."""
+        start = len(TOKEN_TAG)
+        end = start + TOKEN_PREFIX_LENGTH
+        if not raw.startswith(TOKEN_TAG) or raw[end : end + 1] != "_":
+            return None
+        prefix = raw[start:end]
+        return prefix if all(c in "0123456789abcdef" for c in prefix) else None
+
+    def matches(self, raw: str) -> bool:
+        # Constant-time, so response timing tells nothing about how much of a guess was right.
+        return hmac.compare_digest(self.token_hash, self.hash(raw))

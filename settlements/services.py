@@ -13,11 +13,10 @@ raises the engine's ``InvalidInput`` with every problem and its path.
 
 import logging
 import re
-import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
@@ -73,6 +72,8 @@ log = logging.getLogger("crashdesk.events")
 MAX_AMOUNT = 2**63 - 1
 # Rows per round trip when the database cannot stream rows with COPY.
 BULK_BATCH = 5000
+# How precisely an API token's last use is kept (each finer update would be a row write).
+TOKEN_USE_RESOLUTION = timedelta(minutes=1)
 
 # Which unit and source each kind of line may have (SNAPSHOT.md, "lines").
 LINE_SHAPES: dict[str, tuple[frozenset[str], str]] = {
@@ -311,8 +312,14 @@ def case_load_snapshot(
         with transaction.atomic():
             _save(case, actor=actor, reason=f"Snapshot loaded ({stored.sha256[:12]})")
     except IntegrityError:
-        # Another load of the same tournament committed between our check and our insert.
-        raise Duplicate(f"Tournament {info.id} already has a crash case.") from None
+        # Another load of the same tournament committed between our check and our insert; it
+        # is visible now (the savepoint is gone), so the answer can point at it.
+        existing = Case.objects.filter(tournament=tournament, kind=Case.Kind.CRASH).first()
+        raise Duplicate(
+            f"Tournament {info.id} already has a crash case"
+            + (f" (#{existing.pk})." if existing is not None else "."),
+            existing=existing,
+        ) from None
     _insert_rows(
         CasePlayer,
         ("case", "position", "player", "chips"),
@@ -869,14 +876,14 @@ def api_token_create(*, user, name: str, actor=None) -> tuple[ApiToken, str]:
     """
     _check_token_actor(actor, user)
     name = _required_text(name, "name", max_length=100)
-    raw = secrets.token_urlsafe(32)
-    token = ApiToken(user=user, name=name, token_hash=ApiToken.hash(raw))
+    raw, prefix = ApiToken.new_raw()
+    token = ApiToken(user=user, name=name, prefix=prefix, token_hash=ApiToken.hash(raw))
     _save(token, actor=actor, reason="Token issued")
     _record(
         Event.Type.API_TOKEN_CREATED,
         actor=actor,
         subject=token,
-        data={"user": user.get_username(), "name": name},
+        data={"user": user.get_username(), "name": name, "prefix": prefix},
     )
     return token, raw
 
@@ -893,8 +900,30 @@ def api_token_revoke(*, token: ApiToken, actor=None) -> ApiToken:
         Event.Type.API_TOKEN_REVOKED,
         actor=actor,
         subject=token,
-        data={"user": token.user.get_username(), "name": token.name},
+        data={"user": token.user.get_username(), "name": token.name, "prefix": token.prefix},
     )
+    return token
+
+
+def api_token_authenticate(*, raw: str) -> ApiToken | None:
+    """The active token ``raw`` is, with its (active) user loaded; None for anything else.
+
+    Not a business event: a use is recorded only as ``last_used_at``, at most once a minute,
+    without a history version, so that a busy game server does not flood the audit trail.
+    """
+    prefix = ApiToken.prefix_of(raw)
+    if prefix is None:
+        return None
+    candidates = ApiToken.objects.select_related("user").filter(
+        prefix=prefix, revoked_at__isnull=True, user__is_active=True
+    )
+    token = next((candidate for candidate in candidates if candidate.matches(raw)), None)
+    if token is not None:
+        now = timezone.now()
+        ApiToken.objects.filter(
+            Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - TOKEN_USE_RESOLUTION),
+            pk=token.pk,
+        ).update(last_used_at=now)
     return token
 
 
