@@ -1,0 +1,334 @@
+"""The JSON API of the game servers: report a crash with its snapshot, follow its case.
+
+    POST /api/v1/snapshots[?incident=ID]   the snapshot as the body -> 201 with the new case
+    GET  /api/v1/cases[?after=ID&limit=N&status=S&tournament=T&incident=I]
+    GET  /api/v1/cases/ID                  the case, and its settlement once prepared
+
+Clients authenticate with ``Authorization: Bearer TOKEN`` (``manage.py api_token``) and
+nothing else: a session cookie is ignored here, which is why these views are exempt from
+CSRF (a browser cannot be tricked into sending a bearer token). Every answer is JSON; every
+refusal is ``{"errors": [{"path": ..., "message": ...}]}`` where ``path`` is the snapshot
+path of the problem ("$" for the whole document), ``?name`` for a query parameter, or
+``Authorization`` for the credentials.
+"""
+
+import logging
+from functools import wraps
+
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.urls import path, reverse
+from django.utils.cache import patch_cache_control
+from django.utils.http import urlencode
+from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
+
+from settlements import roles, selectors, services
+from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
+from settlements.models import Case, Incident, Settlement, Snapshot
+from settlements.rules import InvalidInput
+from settlements.workflow import CaseStatus
+
+log = logging.getLogger("crashdesk.api")
+
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+# A token is 56 characters; anything much longer is not worth hashing.
+MAX_CREDENTIAL_LENGTH = 256
+API_PREFIX = "/api/"
+
+
+def _errors(status: int, *problems: tuple[str, str], **extra) -> JsonResponse:
+    body = {"errors": [{"path": where, "message": message} for where, message in problems]}
+    return _json({**body, **extra}, status=status)
+
+
+def _json(data: dict, *, status: int = 200) -> JsonResponse:
+    response = JsonResponse(data, status=status, json_dumps_params={"ensure_ascii": False})
+    # Cases and settlements are confidential and change: no cache may keep them.
+    patch_cache_control(response, no_store=True, private=True)
+    return response
+
+
+def _bearer_token(request: HttpRequest) -> str | None:
+    scheme, _, credentials = request.headers.get("Authorization", "").strip().partition(" ")
+    credentials = credentials.strip()
+    if scheme.lower() != "bearer" or not credentials or len(credentials) > MAX_CREDENTIAL_LENGTH:
+        return None
+    return credentials
+
+
+def api_endpoint(*methods: str, allowed: tuple[str, ...]):
+    """Method check (405), bearer authentication (401), role check (403), and a JSON answer
+    even for an unexpected error (500). The view receives the token's user."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs):
+            try:
+                if request.method not in methods:
+                    response = _errors(
+                        405,
+                        ("$", f"Use {' or '.join(methods)} here, not {request.method}."),
+                    )
+                    response["Allow"] = ", ".join(methods)
+                    return response
+                raw = _bearer_token(request)
+                token = services.api_token_authenticate(raw=raw) if raw else None
+                if token is None:
+                    return _unauthenticated(request, offered=raw is not None)
+                if not roles.has_role(token.user, *allowed):
+                    return _errors(
+                        403,
+                        (
+                            "Authorization",
+                            f"The user of this token ({token.user.get_username()}) may not "
+                            f"do this; it needs the role of {_role_names(allowed)}.",
+                        ),
+                    )
+                return view(request, token.user, *args, **kwargs)
+            except Exception:
+                log.exception("API request failed: %s %s", request.method, request.path)
+                return _server_error_response()
+
+        return csrf_exempt(wrapper)
+
+    return decorator
+
+
+def _unauthenticated(request: HttpRequest, *, offered: bool) -> JsonResponse:
+    if offered:
+        log.warning(
+            "API request with an unknown or revoked token",
+            extra={"path": request.path, "client": request.META.get("REMOTE_ADDR")},
+        )
+        message = "This token is not valid: unknown, revoked, or its user is deactivated."
+        challenge = 'Bearer realm="crashdesk", error="invalid_token"'
+    else:
+        message = "Send your API token as 'Authorization: Bearer TOKEN'."
+        challenge = 'Bearer realm="crashdesk"'
+    response = _errors(401, ("Authorization", message))
+    response["WWW-Authenticate"] = challenge
+    return response
+
+
+def _role_names(allowed: tuple[str, ...]) -> str:
+    return " or ".join(roles.LABELS[role] for role in allowed)
+
+
+# --- POST /api/v1/snapshots --------------------------------------------------------------------
+
+
+@api_endpoint("POST", allowed=(roles.OPERATOR,))
+def snapshots(request: HttpRequest, user) -> JsonResponse:
+    limit = settings.SNAPSHOT_MAX_BYTES
+    declared = request.META.get("CONTENT_LENGTH", "").strip()
+    if not declared:
+        return _errors(411, ("$", "Send the snapshot with a Content-Length header."))
+    if not declared.isdigit():
+        return _errors(400, ("$", "The Content-Length header is not a number of bytes."))
+    if int(declared) > limit:
+        # Refused on the declared size alone: the body is never read.
+        return too_large(int(declared), limit)
+    # Read at most one byte past the limit, so a body longer than declared cannot fill memory.
+    body = request.read(limit + 1)
+    if len(body) > limit:
+        return too_large(len(body), limit)
+
+    incident = None
+    raw_incident = request.GET.get("incident")
+    if raw_incident is not None:
+        incident = _incident(raw_incident)
+        if incident is None:
+            return _errors(400, ("?incident", f"There is no incident #{raw_incident}."))
+
+    try:
+        case = services.case_load_snapshot(actor=user, snapshot=body, incident=incident)
+    except InvalidInput as invalid:
+        return _errors(400, *((problem.path, problem.message) for problem in invalid.problems))
+    except Duplicate as duplicate:
+        return _duplicate(request, duplicate, body)
+    except NotAllowed as refusal:
+        return _errors(403, ("Authorization", refusal.message))
+    except InvalidTransition as refusal:
+        where = "?incident" if incident is not None else (refusal.field or "$")
+        return _errors(409, (where, refusal.message))
+    except DomainError as refusal:
+        return _errors(400, (refusal.field or "$", refusal.message))
+
+    url = reverse("api:case", args=[case.pk])
+    response = _json(
+        {
+            "case": case.pk,
+            "url": request.build_absolute_uri(url),
+            "incident": case.incident_id,
+            "stage": case.stage,
+            "status": case.status,
+            "decision_options": list(case.decision_options),
+        },
+        status=201,
+    )
+    response["Location"] = url
+    return response
+
+
+def too_large(size: int, limit: int) -> JsonResponse:
+    return _errors(413, ("$", f"The snapshot is {size:,} bytes; the limit is {limit:,} bytes."))
+
+
+def _incident(raw: str) -> Incident | None:
+    if not raw.isdigit() or len(raw) > 18:
+        return None
+    return Incident.objects.filter(pk=int(raw)).first()
+
+
+def _duplicate(request: HttpRequest, duplicate: Duplicate, body: bytes) -> JsonResponse:
+    """409 pointing at the case that already exists. ``same_snapshot`` tells a game server
+    that retried after a lost answer that its first post went through."""
+    existing = duplicate.existing
+    if not isinstance(existing, Case):
+        return _errors(409, ("tournament.id", duplicate.message))
+    stored = Snapshot.objects.filter(case=existing).values_list("sha256", flat=True).first()
+    text = body.decode("utf-8", "replace")
+    return _errors(
+        409,
+        ("tournament.id", duplicate.message),
+        case=existing.pk,
+        url=request.build_absolute_uri(reverse("api:case", args=[existing.pk])),
+        same_snapshot=stored == Snapshot.digest(text),
+    )
+
+
+# --- GET /api/v1/cases and /api/v1/cases/ID ------------------------------------------------------
+
+
+@api_endpoint("GET", "HEAD", allowed=roles.ALL_ROLES)
+def cases(request: HttpRequest, user) -> JsonResponse:
+    """Newest first, a page at a time: ``next`` is the URL of the following page (keyset
+    pagination on the case id, so pages stay right while new cases arrive)."""
+    problems = []
+    after = _positive_int(request.GET.get("after"), "?after", problems)
+    limit = _positive_int(request.GET.get("limit"), "?limit", problems) or PAGE_SIZE
+    if limit > MAX_PAGE_SIZE:
+        problems.append(("?limit", f"must be at most {MAX_PAGE_SIZE}"))
+    status = request.GET.get("status")
+    if status is not None and status not in CaseStatus.values:
+        problems.append(("?status", f"must be one of {', '.join(CaseStatus.values)}"))
+    incident = _positive_int(request.GET.get("incident"), "?incident", problems)
+    if problems:
+        return _errors(400, *problems)
+
+    found = selectors.case_list(status=status, incident=incident).order_by("-id")
+    tournament = request.GET.get("tournament")
+    if tournament is not None:
+        found = found.filter(tournament__operator_id=tournament)
+    if after is not None:
+        found = found.filter(pk__lt=after)
+    page = list(found[: limit + 1])
+    more = len(page) > limit
+    page = page[:limit]
+    next_url = None
+    if more:
+        query = request.GET.copy()
+        query["after"] = str(page[-1].pk)
+        next_url = request.build_absolute_uri(f"{request.path}?{urlencode(query, doseq=True)}")
+    return _json({"results": [_case_summary(request, case) for case in page], "next": next_url})
+
+
+@api_endpoint("GET", "HEAD", allowed=roles.ALL_ROLES)
+def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
+    try:
+        found = selectors.case_detail(case_id)
+    except Case.DoesNotExist:
+        return _errors(404, ("$", f"There is no case #{case_id}."))
+    data = _case_summary(request, found)
+    data["policy"] = found.policy or None
+    data["engine_version"] = found.engine_version or None
+    settlement = selectors.case_current_settlement(found) if found.is_crash else None
+    if settlement is not None:
+        settlement.case = found
+    data["settlement_id"] = settlement.pk if settlement else None
+    data["settlement_status"] = settlement.status if settlement else None
+    # The stored engine output, in the format of `manage.py settle`: not computed again.
+    data["settlement"] = selectors.settlement_as_dict(settlement) if settlement else None
+    data["adjustments"] = (
+        [
+            {
+                "id": adjustment.pk,
+                "status": adjustment.status,
+                "document": selectors.settlement_as_dict(adjustment),
+            }
+            for adjustment in settlement.adjustments.select_related("case__tournament")
+            .filter(kind=Settlement.Kind.ADJUSTMENT)
+            .order_by("prepared_at", "id")
+        ]
+        if settlement
+        else []
+    )
+    return _json(data)
+
+
+def _positive_int(raw: str | None, where: str, problems: list) -> int | None:
+    if raw is None:
+        return None
+    if not raw.isdigit() or len(raw) > 18 or int(raw) == 0:
+        problems.append((where, "must be a whole number above zero"))
+        return None
+    return int(raw)
+
+
+def _case_summary(request: HttpRequest, case: Case) -> dict:
+    tournament = case.tournament
+    return {
+        "id": case.pk,
+        "url": request.build_absolute_uri(reverse("api:case", args=[case.pk])),
+        "kind": case.kind,
+        "status": case.status,
+        "incident": case.incident_id,
+        "tournament": {
+            "id": tournament.operator_id,
+            "name": tournament.name,
+            "type": tournament.type,
+            "currency": tournament.currency,
+        },
+        "crashed_at": case.crashed_at.isoformat() if case.crashed_at else None,
+        "stage": case.stage or None,
+        "entrants": case.entrants,
+        "eliminated": case.eliminated,
+        "remaining": case.remaining,
+        "paid_places": case.paid_places,
+        "pool": case.pool,
+        "decision_options": list(case.decision_options),
+        "decision": case.decision or None,
+        "created_at": case.created_at.isoformat(),
+        "updated_at": case.updated_at.isoformat(),
+    }
+
+
+# --- Error pages for /api/ paths -----------------------------------------------------------------
+
+
+def _server_error_response() -> JsonResponse:
+    return _errors(500, ("$", "Something went wrong on our side; it has been logged."))
+
+
+def server_error(request: HttpRequest, *args, **kwargs):
+    """handler500: JSON for API clients, the usual page for people."""
+    if request.path.startswith(API_PREFIX):
+        return _server_error_response()
+    return defaults.server_error(request, *args, **kwargs)
+
+
+def page_not_found(request: HttpRequest, exception, *args, **kwargs):
+    """handler404: JSON for API clients, the usual page for people."""
+    if request.path.startswith(API_PREFIX):
+        return _errors(404, ("$", f"There is no API endpoint {request.path}."))
+    return defaults.page_not_found(request, exception, *args, **kwargs)
+
+
+app_name = "api"
+urlpatterns = [
+    path("snapshots", snapshots, name="snapshots"),
+    path("cases", cases, name="cases"),
+    path("cases/<int:case_id>", case, name="case"),
+]

@@ -1,0 +1,36 @@
+"""Refuse an oversized request body on its declared size, before anything reads it.
+
+It has to run before the CSRF middleware: that one reads a POST body (to find the form's
+token) before any view is called, so a check in the upload view would come after the whole
+upload had been received. No endpoint takes more than one snapshot plus form overhead.
+"""
+
+from django.conf import settings
+from django.http import HttpResponse
+
+from settlements.api import API_PREFIX, too_large
+
+# Room for the multipart framing and the other form fields around a snapshot of the maximum
+# size (the CSRF token, the pasted-text field, headers of each part).
+FORM_OVERHEAD_BYTES = 64 * 1024
+
+
+class RequestSizeLimitMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        declared = request.META.get("CONTENT_LENGTH", "")
+        # Django reads nothing of a body whose length is missing or not a number, so only a
+        # declared length can be too large.
+        size = int(declared) if declared.isdigit() else 0
+        limit = settings.SNAPSHOT_MAX_BYTES
+        if size <= limit + FORM_OVERHEAD_BYTES:
+            return self.get_response(request)
+        if request.path.startswith(API_PREFIX):
+            return too_large(size, limit)
+        return HttpResponse(
+            f"This upload is {size:,} bytes; a snapshot may be at most {limit:,} bytes.\n",
+            status=413,
+            content_type="text/plain; charset=utf-8",
+        )

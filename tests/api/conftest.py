@@ -1,0 +1,36 @@
+"""Fixtures for the API tests: a bearer token per role and a client that sends it."""
+
+import pytest
+from django.test import Client
+
+from settlements import roles, services
+
+
+def bearer(raw: str) -> dict:
+    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+
+
+@pytest.fixture
+def tokens(users):
+    """A raw token for each kind of user in ``users`` (role name, "second_manager", "none")."""
+    return {
+        kind: services.api_token_create(user=user, name=f"{kind} server")[1]
+        for kind, user in users.items()
+    }
+
+
+@pytest.fixture
+def api():
+    return Client()
+
+
+def post_snapshot(client: Client, raw_token: str | None, body: bytes, query: str = ""):
+    headers = bearer(raw_token) if raw_token else {}
+    return client.post(
+        f"/api/v1/snapshots{query}", data=body, content_type="application/json", **headers
+    )
+
+
+@pytest.fixture
+def operator_token(tokens):
+    return tokens[roles.OPERATOR]
