@@ -10,7 +10,7 @@ binary-searching with integer comparisons finds each round's capped players in O
 """
 
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from itertools import accumulate
 from math import lcm
@@ -43,50 +43,41 @@ class Explanation:
     rounding_cent: int  # 1 if this player received one of the leftover cents
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, slots=True)
 class Split:
-    """The result of one split.
-
-    `amounts` is aligned with the players passed in; the exact amounts and the leftover cents
-    are kept by rank (`order`: by weight, most first, ties by chips then id), as computed.
-    """
+    """The result of one split; lists are aligned with the players passed in."""
 
     formula: str
     pool: int
     floor: int
     cap: int | None
     denominator: int
-    order: list[int]
-    capped_count: int  # the first `capped_count` players of `order` are held at the cap
-    numerators: list[int]  # by rank: exact amount = numerators[p] / denominator
-    cents: list[int]  # by rank
+    numerators: list[int]  # exact amount of player i = numerators[i] / denominator
+    capped: frozenset[int]  # players held at the cap
+    cents: list[int]  # 1 for a player given one of the leftover cents
     amounts: list[int]
-    _rank: list[int] | None = field(default=None, repr=False)
 
     def explain(self, i: int, player: str, chips: int) -> Explanation:
-        if self._rank is None:
-            self._rank = [0] * len(self.order)
-            for p, index in enumerate(self.order):
-                self._rank[index] = p
-        p = self._rank[i]
-        exact = Fraction(self.numerators[p], self.denominator)
+        exact = Fraction(self.numerators[i], self.denominator)
         return Explanation(
             player=player,
             chips=chips,
             guaranteed=self.floor,
             share=exact - self.floor,
-            capped=p < self.capped_count,
+            capped=i in self.capped,
             exact=exact,
             rounded=self.amounts[i],
-            rounding_cent=self.cents[p],
+            rounding_cent=self.cents[i],
         )
 
 
-def tie_break_order(chips: list[int], ids: list[str]) -> list[int]:
-    """Indices by chips, most first, then by player id in code-point order (§4's tie rule)."""
+def tie_break_order(chips: list[int], ids: list[str], *, ids_sorted: bool = False) -> list[int]:
+    """Indices by chips, most first, then by player id in code-point order (§4's tie rule).
+
+    `ids_sorted` says the players already come in id order, which saves one sort.
+    """
     order = list(range(len(ids)))
-    # Callers usually pass players already sorted by id; then one sort by chips is enough.
-    if not all(map(str.__lt__, ids, ids[1:])):
+    if not ids_sorted:
         order.sort(key=ids.__getitem__)
     order.sort(key=chips.__getitem__, reverse=True)  # stable, so equal chips stay in id order
     return order
@@ -122,11 +113,12 @@ def split(
     floor: int = 0,
     cap: int | None = None,
     prizes: tuple[int, ...] = (),
+    ids_sorted: bool = False,
 ) -> Split:
     """Split `pool` among the players: L = `floor` each first, nobody above `cap`, rounded.
 
     Players must all have chips > 0 for the chip formulas; `prizes` (prize(1..M)) is needed
-    for chip position only.
+    for chip position only; `ids_sorted` as for tie_break_order.
     """
     n = len(chips)
     if n == 0:
@@ -140,7 +132,7 @@ def split(
             "cap", f"{n} players × the cap {cap} = {n * cap} cannot pay out the pool {pool}"
         )
     a, b = _MIX[formula]
-    order = tie_break_order(chips, ids)
+    order = tie_break_order(chips, ids, ids_sorted=ids_sorted)
     if formula == "chip_position":
         weights = position_weights(chips, order, prizes)
     elif formula == "even":
@@ -173,17 +165,26 @@ def split(
     denominator = (a + b) * rest_weight * rest
     slope = free * a * rest
     base = floor * denominator + free * b * rest_weight
-    numerators = [cap * denominator] * capped if capped else []
-    numerators += [base + slope * w for w in ws[capped:]]
+    numerators = [base + slope * w for w in weights]
+    for i in order[:capped]:
+        numerators[i] = cap * denominator
     floors = [numerator // denominator for numerator in numerators]
     leftover = pool - sum(floors)
     cents = [0] * n
     if leftover:
         remainders = [x - q * denominator for x, q in zip(numerators, floors, strict=True)]
         # Largest fractional part first; `order` already breaks ties by chips, then by id.
-        for p in sorted(range(n), key=remainders.__getitem__, reverse=True)[:leftover]:
-            cents[p] = 1
-    amounts = [0] * n
-    for p, i in enumerate(order):
-        amounts[i] = floors[p] + cents[p]
-    return Split(formula, pool, floor, cap, denominator, order, capped, numerators, cents, amounts)
+        for i in sorted(order, key=remainders.__getitem__, reverse=True)[:leftover]:
+            cents[i] = 1
+    amounts = [q + cent for q, cent in zip(floors, cents, strict=True)]
+    return Split(
+        formula,
+        pool,
+        floor,
+        cap,
+        denominator,
+        numerators,
+        frozenset(order[:capped]),
+        cents,
+        amounts,
+    )

@@ -5,11 +5,12 @@
 """
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 from .errors import InvalidInput, Problem
 from .formulas import BoundsError, Split, split
 from .policy import DEFAULT_POLICY, Policy
-from .satellite import pay_as_seat, rank_values
+from .satellite import pay_as_seats, rank_values
 from .settlement import Explanations, Line, PayoutRow, Settlement
 from .snapshot import Snapshot
 from .stage import classify
@@ -114,18 +115,7 @@ def _remedy(assessment: Assessment, decision: str | None, policy: Policy) -> str
     return remedies[decision]
 
 
-class _Ledger:
-    """Amounts by column for every player, players in id order, before output."""
-
-    def __init__(self, n: int):
-        self.columns: dict[str, list[int]] = {}
-        self.n = n
-
-    def column(self, name: str) -> list[int]:
-        return self.columns.setdefault(name, [0] * self.n)
-
-
-# The ledger's columns in the order a player's lines are listed:
+# The columns of amounts in the order a player's lines are listed:
 # (column, line kind, unit, source, payout row field).
 _COLUMNS = (
     ("refund_buy_in", "refund_buy_in", "cash", "pool", "cash"),
@@ -146,55 +136,50 @@ def settle(
     assessment = assess(snapshot, policy)
     remedy = _remedy(assessment, decision, policy)
     terms = assessment.terms
-    # Everything below works on the players in id order, the order of the output.
-    players = sorted(snapshot.players, key=_by_id)
+    # Everything below works on the players in id order, the order of the output. Refunds
+    # concern every entrant; everything else only the players still holding chips.
+    players = snapshot.players
+    if remedy not in ("refund", "fpp_refund"):
+        players = [p for p in players if p.chips > 0]
+    players = sorted(players, key=attrgetter("id"))
     ids = [p.id for p in players]
     chips = [p.chips for p in players]
-    ledger = _Ledger(len(players))
+    n = len(players)
+    columns: dict[str, list[int]] = {}  # column name -> amount of each player above
     parts: list[tuple[list[str], list[int], Split]] = []
-    satellite = assessment.type == "satellite"
+    values = None  # prize values (before the ticket rule) of a split or a ranking
 
     if remedy == "refund":
-        ledger.columns["refund_buy_in"] = [terms.buy_in] * terms.entrants
-        ledger.columns["refund_fee"] = [terms.fee] * terms.entrants
+        columns["refund_buy_in"] = [terms.buy_in] * n
+        columns["refund_fee"] = [terms.fee] * n
     elif remedy == "fpp_refund":
-        ledger.columns["refund_fpp"] = [terms.fpp_buy_in] * terms.entrants
-    elif remedy in _SPLITS or remedy == "satellite_rank":
-        remaining = [k for k, c in enumerate(chips) if c > 0]
-        sub_ids = [ids[k] for k in remaining]
-        sub_chips = [chips[k] for k in remaining]
-        if remedy == "satellite_rank":
-            values, shared = rank_values(
-                sub_chips,
-                sub_ids,
-                seat_value=terms.seat_value,
-                seats=terms.seats,
-                remainder=terms.remainder,
-            )
-            for members, result in shared:
-                parts.append(
-                    ([sub_ids[i] for i in members], [sub_chips[i] for i in members], result)
-                )
-        else:
-            if remedy == "refund_even_split":
-                for name, amount in (("refund_buy_in", terms.buy_in), ("refund_fee", terms.fee)):
-                    column = ledger.column(name)
-                    for k in remaining:
-                        column[k] = amount
-            result = _split(assessment, remedy, sub_chips, sub_ids)
-            parts.append((sub_ids, sub_chips, result))
-            values = result.amounts
-        if satellite:
-            tickets, tdollars = ledger.column("ticket"), ledger.column("prize_tdollars")
-            for k, value in zip(remaining, values, strict=True):
-                tickets[k], tdollars[k] = pay_as_seat(value, terms.seat_value)
-        else:
-            column = ledger.column("prize_cash")
-            for k, value in zip(remaining, values, strict=True):
-                column[k] = value
+        columns["refund_fpp"] = [terms.fpp_buy_in] * n
+    elif remedy == "satellite_rank":
+        values, shared = rank_values(
+            chips,
+            ids,
+            seat_value=terms.seat_value,
+            seats=terms.seats,
+            remainder=terms.remainder,
+            ids_sorted=True,
+        )
+        for members, result in shared:
+            parts.append(([ids[i] for i in members], [chips[i] for i in members], result))
+    elif remedy in _SPLITS:
+        if remedy == "refund_even_split":
+            columns["refund_buy_in"] = [terms.buy_in] * n
+            columns["refund_fee"] = [terms.fee] * n
+        result = _split(assessment, remedy, chips, ids)
+        parts.append((ids, chips, result))
+        values = result.amounts
     # "reschedule" and a pending decision pay nothing.
 
-    payouts, lines, pool_distributed = _output(ledger, ids, terms.seat_value)
+    if values is not None and assessment.type == "satellite":
+        columns["ticket"], columns["prize_tdollars"] = pay_as_seats(values, terms.seat_value)
+    elif values is not None:
+        columns["prize_cash"] = values
+
+    payouts, lines, pool_distributed = _output(columns, ids, terms.seat_value)
     return Settlement(
         tournament_id=snapshot.tournament.id,
         currency=snapshot.tournament.currency,
@@ -214,10 +199,6 @@ def settle(
     )
 
 
-def _by_id(player) -> str:
-    return player.id
-
-
 def _split(assessment: Assessment, remedy: str, chips: list[int], ids: list[str]) -> Split:
     terms = assessment.terms
     if remedy == "refund_even_split":
@@ -229,7 +210,16 @@ def _split(assessment: Assessment, remedy: str, chips: list[int], ids: list[str]
         formula = remedy
         pool, floor, cap, floor_path, cap_path = _split_terms(assessment)
     try:
-        return split(pool, chips, ids, formula=formula, floor=floor, cap=cap, prizes=terms.prizes)
+        return split(
+            pool,
+            chips,
+            ids,
+            formula=formula,
+            floor=floor,
+            cap=cap,
+            prizes=terms.prizes,
+            ids_sorted=True,
+        )
     except BoundsError as error:
         path = floor_path if error.which == "floor" else cap_path
         raise InvalidInput([Problem(path, f"the split's bounds cannot hold: {error}")]) from None
@@ -249,41 +239,46 @@ def _split_terms(assessment: Assessment) -> tuple[int, int, int, str, str]:
     return terms.pool, floor, terms.first_prize, "tournament.buy_in", "tournament.payouts"
 
 
-def _output(ledger: _Ledger, ids: list[str], seat_value: int):
+def _output(columns: dict[str, list[int]], ids: list[str], seat_value: int):
     """Payout rows and lines (players in id order), and the part of P they pay out."""
     active = [
-        (kind, unit, source, field, ledger.columns[name])
+        (kind, unit, source, field, columns[name])
         for name, kind, unit, source, field in _COLUMNS
-        if name in ledger.columns and any(ledger.columns[name])
+        if name in columns and any(columns[name])
     ]
     if not active:
         return [], [], 0
     zero = [0] * len(ids)
     totals = {}
     for field in ("cash", "tdollars", "tickets", "fpp"):
-        columns = [column for _, _, _, f, column in active if f == field]
-        if len(columns) > 1:
-            totals[field] = [sum(amounts) for amounts in zip(*columns, strict=True)]
-        elif columns:
-            totals[field] = columns[0]
-    if len(totals) == 1:
-        (everything,) = totals.values()
-    else:
-        everything = [sum(amounts) for amounts in zip(*totals.values(), strict=True)]
-    paid = [k for k, amount in enumerate(everything) if amount]
+        summed = [column for _, _, _, f, column in active if f == field]
+        if len(summed) > 1:
+            totals[field] = [sum(amounts) for amounts in zip(*summed, strict=True)]
+        elif summed:
+            totals[field] = summed[0]
     cash, tdollars, tickets, fpp = (
         totals.get(f, zero) for f in ("cash", "tdollars", "tickets", "fpp")
     )
-    payouts = [PayoutRow(ids[k], cash[k], tdollars[k], tickets[k], fpp[k]) for k in paid]
+    payouts = [
+        PayoutRow(*row)
+        for row in zip(ids, cash, tdollars, tickets, fpp, strict=True)
+        if row[1] or row[2] or row[3] or row[4]
+    ]
     if len(active) == 1:
         kind, unit, source, _, column = active[0]
-        lines = [Line(ids[k], kind, unit, column[k], source) for k in paid]
+        lines = [
+            Line(player, kind, unit, amount, source)
+            for player, amount in zip(ids, column, strict=True)
+            if amount
+        ]
     else:
         lines = []
-        for k in paid:
-            for kind, unit, source, _, column in active:
-                if amount := column[k]:
-                    lines.append(Line(ids[k], kind, unit, amount, source))
+        append = lines.append
+        specs = [(kind, unit, source) for kind, unit, source, _, _ in active]
+        for player, *amounts in zip(ids, *(column for *_, column in active), strict=True):
+            for (kind, unit, source), amount in zip(specs, amounts, strict=True):
+                if amount:
+                    append(Line(player, kind, unit, amount, source))
     distributed = sum(
         sum(column) * (seat_value if kind == "ticket" else 1)
         for kind, _, source, _, column in active

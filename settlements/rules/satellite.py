@@ -10,6 +10,13 @@ def pay_as_seat(value: int, seat_value: int) -> tuple[int, int]:
     return 0, value
 
 
+def pay_as_seats(values: list[int], seat_value: int) -> tuple[list[int], list[int]]:
+    """pay_as_seat for every value at once: the tickets column and the T$ column."""
+    tickets = [1 if value >= seat_value else 0 for value in values]
+    tdollars = [value - seat_value * t for value, t in zip(values, tickets, strict=True)]
+    return tickets, tdollars
+
+
 def position_value(position: int, *, seat_value: int, seats: int, remainder: int) -> int:
     """Value of finishing position k: a seat for k ≤ S, the cash remainder at S+1, else 0."""
     if position <= seats:
@@ -20,7 +27,13 @@ def position_value(position: int, *, seat_value: int, seats: int, remainder: int
 
 
 def rank_values(
-    chips: list[int], ids: list[str], *, seat_value: int, seats: int, remainder: int
+    chips: list[int],
+    ids: list[str],
+    *,
+    seat_value: int,
+    seats: int,
+    remainder: int,
+    ids_sorted: bool = False,
 ) -> tuple[list[int], list[tuple[list[int], Split]]]:
     """Each remaining player's value by chip rank, ties sharing their positions' total.
 
@@ -29,7 +42,7 @@ def rank_values(
     """
     values = [0] * len(chips)
     shared: list[tuple[list[int], Split]] = []
-    order = tie_break_order(chips, ids)
+    order = tie_break_order(chips, ids, ids_sorted=ids_sorted)
     start = 0
     for p in range(1, len(order) + 1):
         if p < len(order) and chips[order[p]] == chips[order[start]]:
@@ -43,7 +56,11 @@ def rank_values(
             values[members[0]] = total
         else:
             even = split(
-                total, [chips[i] for i in members], [ids[i] for i in members], formula="even"
+                total,
+                [chips[i] for i in members],
+                [ids[i] for i in members],
+                formula="even",
+                ids_sorted=True,  # tied players come in id order along `order`
             )
             for i, amount in zip(members, even.amounts, strict=True):
                 values[i] = amount

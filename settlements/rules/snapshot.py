@@ -161,9 +161,10 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
         raise InvalidInput([problem]) from None
     except msgspec.DecodeError as error:
         raise InvalidInput(problems_from_decode_error(error, raw)) from None
-    if _may_repeat_keys(raw, doc) and (repeated := duplicate_key_problems(raw)):
+    ids = [p.id for p in doc.players]
+    if _may_repeat_keys(raw, doc, ids) and (repeated := duplicate_key_problems(raw)):
         raise InvalidInput(repeated)
-    if problems := _semantic_problems(doc):
+    if problems := _semantic_problems(doc, ids):
         raise InvalidInput(problems)
     return _publish(doc)
 
@@ -187,7 +188,7 @@ def _invalid_value_hint(path: str) -> str | None:
     return None
 
 
-def _may_repeat_keys(raw: bytes, doc: _SnapshotDoc) -> bool:
+def _may_repeat_keys(raw: bytes, doc: _SnapshotDoc, ids: list[str]) -> bool:
     """Cheap test for duplicate keys, which msgspec silently collapses.
 
     Every key is followed by exactly one colon, and the only other colons in valid JSON are
@@ -201,7 +202,7 @@ def _may_repeat_keys(raw: bytes, doc: _SnapshotDoc) -> bool:
     keys = 3 + (doc.crashed_at is not UNSET) + 1  # format, tournament, players; type
     keys += sum(getattr(tournament, f) is not UNSET for f in tournament.__struct_fields__)
     keys += 2 * len(doc.players)
-    strings = [doc.format, tournament.id, tournament.currency, "".join([p.id for p in doc.players])]
+    strings = [doc.format, tournament.id, tournament.currency, "".join(ids)]
     strings += [s for s in (tournament.name, doc.crashed_at) if s is not UNSET]
     return raw.count(b":") != keys + sum(s.count(":") for s in strings)
 
@@ -262,7 +263,7 @@ def _check_amount(problems: list[Problem], name: str, value: int, *, positive: b
     return False
 
 
-def _semantic_problems(doc: _SnapshotDoc) -> list[Problem]:
+def _semantic_problems(doc: _SnapshotDoc, ids: list[str]) -> list[Problem]:
     problems: list[Problem] = []
     t = doc.tournament
     if doc.format != FORMAT:
@@ -281,7 +282,6 @@ def _semantic_problems(doc: _SnapshotDoc) -> list[Problem]:
     players = doc.players
     entrants = len(players)
     chips = [p.chips for p in players]
-    ids = [p.id for p in players]
     chips_ok = True
     if chips and (min(chips) < 0 or max(chips) > MAX_CHIPS):
         chips_ok = False

@@ -29,7 +29,7 @@ class Terms:
 def terms_of(snapshot: Snapshot) -> Terms:
     t = snapshot.tournament
     entrants = len(snapshot.players)
-    eliminated = sum(1 for p in snapshot.players if p.chips == 0)
+    eliminated = [p.chips for p in snapshot.players].count(0)
     common = dict(entrants=entrants, eliminated=eliminated, remaining=entrants - eliminated)
     if isinstance(t, SatelliteTournament):
         pool = max(entrants * t.buy_in, t.guarantee)

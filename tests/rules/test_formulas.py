@@ -56,7 +56,7 @@ def test_the_worked_example_of_rules_section_7():
         Fraction(8600, 3),
     ]
     assert result.amounts == [3867, 3267, 2866]
-    assert result.cents == [1, 1, 0]  # by rank: equal fractions (⅔), so most chips first
+    assert result.cents == [1, 1, 0]  # equal fractions (⅔), so the most chips first
 
 
 def test_chip_proportional_and_even():
@@ -91,7 +91,7 @@ def test_the_cap_loop_can_take_several_rounds():
     assert ref[0] == ref[1] == 300
     assert [exact(result, i) for i in range(4)] == ref
     assert result.amounts == [300, 300, 200, 200]
-    assert result.capped_count == 2
+    assert result.capped == {0, 1}
 
 
 def test_guaranteed_amount_is_paid_first():
