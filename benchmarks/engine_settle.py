@@ -1,0 +1,147 @@
+"""Benchmark: `manage.py settle` and the rules engine on 300,000-entrant snapshots.
+
+Run from the project root:  .venv/bin/python benchmarks/engine_settle.py [--entrants N]
+
+For each scenario it prints the best of 3 wall-clock times of the whole command in a fresh
+process (interpreter start, Django set-up, read, parse, settle, JSON out) with that process's
+peak resident memory, and of the engine alone in this process (parse + settle + JSON encoding)
+with its peak Python allocation (tracemalloc). The goal is under 2 s end to end.
+"""
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from settlements.rules import parse_snapshot, settle  # noqa: E402
+
+BUY_IN, FEE = 1000, 100
+RUNS = 3
+
+
+def payout_table(pool: int, places: int) -> list[int]:
+    """A steep, non-increasing list of `places` positive prizes summing to `pool`."""
+    weights = [10**12 // (k + 50) for k in range(places)]
+    total = sum(weights)
+    prizes = [pool * w // total for w in weights]
+    for k in range(pool - sum(prizes)):  # the leftover cents go to the top places
+        prizes[k] += 1
+    return prizes
+
+
+def write_snapshot(path: Path, tournament: str, entrants: int, eliminated: int, seed: int) -> None:
+    """Writes the JSON text directly, so this process stays small while children are timed."""
+    rng = random.Random(seed)
+    stacks = [rng.randint(1, 400) * 500 for _ in range(entrants - eliminated)]
+    stacks += [0] * eliminated
+    numbers = list(range(entrants))
+    rng.shuffle(numbers)
+    players = ",".join(
+        f'{{"id":"player-{n:07d}","chips":{c}}}' for n, c in zip(numbers, stacks, strict=True)
+    )
+    path.write_text(
+        f'{{"format":"crash-snapshot/1","tournament":{tournament},'
+        f'"crashed_at":"2026-11-30T20:14:05Z","players":[{players}]}}'
+    )
+
+
+def scenarios(folder: Path, entrants: int) -> list[tuple[str, Path, list[str]]]:
+    pool = entrants * BUY_IN
+    places = entrants * 15 // 100
+    payouts = ",".join(map(str, payout_table(pool, places)))
+    regular = (
+        f'{{"id":"BENCH-R","type":"regular","currency":"USD","buy_in":{BUY_IN},"fee":{FEE},'
+        f'"payouts":[{payouts}]}}'
+    )
+    satellite = (
+        f'{{"id":"BENCH-S","type":"satellite","currency":"USD","buy_in":{BUY_IN},"fee":{FEE},'
+        f'"seat_value":{50 * BUY_IN + 3 * FEE}}}'
+    )
+    plan = [
+        # 40 % eliminated, 15 % paid: middle stage, 180,000 players share P.
+        ("regular middle", regular, entrants * 2 // 5, []),
+        # Two thirds of the paid places still to play for: late stage.
+        ("regular late", regular, entrants - places * 2 // 3, []),
+        ("satellite middle", satellite, entrants * 2 // 5, ["--decision", "chip_equity"]),
+    ]
+    cases = []
+    for seed, (name, tournament, eliminated, extra) in enumerate(plan):
+        path = folder / (name.replace(" ", "-") + ".json")
+        write_snapshot(path, tournament, entrants, eliminated, seed)
+        cases.append((name, path, extra))
+    return cases
+
+
+def time_command(path: Path, extra: list[str]) -> tuple[float, int]:
+    """Best wall time of RUNS command runs, and the largest peak RSS (KiB) among them."""
+    best, peak = float("inf"), 0
+    command = [sys.executable, "manage.py", "settle", str(path), *extra]
+    for _ in range(RUNS):
+        with open(os.devnull, "wb") as sink, tempfile.TemporaryFile() as errors:
+            start = time.perf_counter()
+            child = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=errors)
+            _, status, usage = os.wait4(child.pid, 0)
+            elapsed = time.perf_counter() - start
+            child.returncode = os.waitstatus_to_exitcode(status)
+            if child.returncode != 0:
+                errors.seek(0)
+                raise SystemExit(f"settle failed on {path.name}: {errors.read().decode()}")
+        best, peak = min(best, elapsed), max(peak, usage.ru_maxrss)
+    return best, peak
+
+
+def time_engine(data: bytes, extra: list[str]) -> tuple[float, int, object]:
+    """Best in-process time of parse + settle + JSON, the peak traced allocation, the result."""
+    decision = extra[1] if extra else None
+    best = float("inf")
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        result = settle(parse_snapshot(data), decision=decision)
+        result.to_json()
+        best = min(best, time.perf_counter() - start)
+    tracemalloc.start()
+    settle(parse_snapshot(data), decision=decision).to_json()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return best, peak, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entrants", type=int, default=300_000)
+    entrants = parser.parse_args().entrants
+    with tempfile.TemporaryDirectory() as folder:
+        cases = scenarios(Path(folder), entrants)
+        commands = [time_command(path, extra) for _, path, extra in cases]
+        rows = []
+        for (name, path, extra), (command, rss) in zip(cases, commands, strict=True):
+            data = path.read_bytes()
+            engine, traced, result = time_engine(data, extra)
+            rows.append(
+                (name, result.stage, result.remaining, len(data), command, rss, engine, traced)
+            )
+    print(f"settle, {entrants:,} entrants, best of {RUNS}; Python {sys.version.split()[0]}")
+    print(
+        f"{'scenario':<17} {'stage':<7} {'remaining':>9} {'snapshot':>9} {'command':>8} "
+        f"{'peak RSS':>9} {'engine':>7} {'peak alloc':>10}"
+    )
+    for name, stage, remaining, size, command, rss, engine, traced in rows:
+        print(
+            f"{name:<17} {stage:<7} {remaining:>9,} {size / 2**20:>7.1f}MB {command:>7.2f}s "
+            f"{rss / 1024:>7.0f}MB {engine:>6.2f}s {traced / 2**20:>8.0f}MB"
+        )
+    worst = max(row[4] for row in rows)
+    verdict = "within" if worst < 2 else "OVER"
+    print(f"slowest end to end: {worst:.2f} s, {verdict} the 2 s goal")
+
+
+if __name__ == "__main__":
+    main()
