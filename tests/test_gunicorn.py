@@ -47,6 +47,17 @@ def _get(url: str) -> tuple[int, bytes]:
         return error.code, error.read()
 
 
+def _docker_healthcheck(env: dict[str, str]) -> int:
+    """Exit code of the image's HEALTHCHECK command against the server on env's PORT."""
+    probe = subprocess.run(
+        [sys.executable, str(ROOT / "docker" / "healthcheck.py")],
+        env=env,
+        capture_output=True,
+        timeout=30,
+    )
+    return probe.returncode
+
+
 @pytest.fixture
 def production_env(tmp_path):
     env = {
@@ -116,6 +127,7 @@ def test_entrypoint_serves_health_and_login_with_gunicorn(production_env, tmp_pa
         status, body = _get(f"{base}/accounts/login/")
         assert status == 200, logs()
         assert b"<form" in body
+        assert _docker_healthcheck(env) == 0, logs()
     finally:
         server.send_signal(signal.SIGTERM)
         try:
@@ -126,6 +138,7 @@ def test_entrypoint_serves_health_and_login_with_gunicorn(production_env, tmp_pa
             raise
 
     assert exit_code == 0, logs()
+    assert _docker_healthcheck(env) == 1
     # stdout also carries migrate's progress report; the access log lines are the JSON ones.
     stdout_lines = stdout_path.read_text().splitlines()
     access = [json.loads(line) for line in stdout_lines if line.startswith("{")]

@@ -30,3 +30,12 @@ def test_healthz_answers_503_when_the_database_fails(client, monkeypatch):
 
 def test_healthz_refuses_writes(client):
     assert client.post("/healthz").status_code == 405
+
+
+@pytest.mark.django_db
+def test_healthz_is_not_redirected_to_https(client, settings):
+    # Container and balancer probes speak plain HTTP even when every page is forced to HTTPS.
+    settings.SECURE_SSL_REDIRECT = True
+
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/accounts/login/").status_code == 301
