@@ -60,6 +60,8 @@ def _docker_healthcheck(env: dict[str, str]) -> int:
 
 @pytest.fixture
 def production_env(tmp_path):
+    if connection.vendor != "postgresql":
+        pytest.skip("gunicorn must share the test database, which needs PostgreSQL")
     env = {
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         "HOME": str(tmp_path),
@@ -87,8 +89,6 @@ def production_env(tmp_path):
 # own transaction stays empty, so the server never waits on it.
 @pytest.mark.django_db
 def test_entrypoint_serves_health_and_login_with_gunicorn(production_env, tmp_path):
-    if connection.vendor != "postgresql":
-        pytest.skip("gunicorn must share the test database, which needs PostgreSQL")
     port = _free_port()
     env = {
         **production_env,
