@@ -77,8 +77,8 @@ def problem_from_validation(
     if found := _INVALID.match(message):
         hint = invalid_hint(parent) if invalid_hint else None
         return Problem(parent, hint or f"has an unacceptable value {found['value']}")
-    if message == "Number out of range":
-        return Problem(parent, "is a number too large to be a whole number")
+    if message in ("Number out of range", "Integer value out of range"):
+        return Problem(parent, "is a number too large to be read")
     return Problem(parent, message)
 
 

@@ -149,8 +149,8 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
         # broken JSON is the more useful thing to report.
         try:
             msgspec.json.decode(raw)
-        except msgspec.ValidationError:
-            pass  # well-formed JSON (a number too large for a float, say): report the field
+        except (msgspec.ValidationError, RecursionError):
+            pass  # well-formed, or too deeply nested to tell: the field's problem stands
         except msgspec.DecodeError as syntax:
             raise InvalidInput(problems_from_decode_error(syntax, raw)) from None
         problem = problem_from_validation(
@@ -161,6 +161,8 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
         raise InvalidInput([problem]) from None
     except msgspec.DecodeError as error:
         raise InvalidInput(problems_from_decode_error(error, raw)) from None
+    except RecursionError:
+        raise InvalidInput.at("$", "is nested too deeply to be a snapshot") from None
     ids = [p.id for p in doc.players]
     if _may_repeat_keys(raw, doc, ids) and (repeated := duplicate_key_problems(raw)):
         raise InvalidInput(repeated)

@@ -414,3 +414,17 @@ def test_satellite_seat_value(fields, words):
 
 def test_a_satellite_whose_pool_buys_exactly_one_seat():
     assert parse_snapshot(encode(satellite([1] * 5, seat_value=5000))).tournament.seat_value == 5000
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "$"),
+        (b'{"format": ' + b"[" * 100_000, "format"),
+        (b'{"players": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}", "players[0]"),
+        (b'{"format": "x", "tournament": ' + b'{"a":' * 100_000 + b"1" + b"}" * 100_000, "$"),
+        (b'{"players": [{"id": "a", "chips": ' + b"9" * 5000 + b"}]}", "players[0].chips"),
+    ],
+)
+def test_deep_nesting_and_enormous_numbers_are_problems_not_crashes(data, path):
+    assert list(problems(data)) == [path]
