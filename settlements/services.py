@@ -468,17 +468,18 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
 
     chips = {player.id: player.chips for player in parsed.players}
     explanations = result.explanations
+    settlement_id = settlement.pk
     _insert_rows(
         SettlementPayout,
         SETTLEMENT_PAYOUT_FIELDS,
-        (_payout_row(settlement.pk, row, chips, explanations) for row in result.payouts),
+        (_payout_row(settlement_id, row, chips, explanations) for row in result.payouts),
     )
     _insert_rows(
         SettlementLine,
         ("settlement", "line_no", "player", "kind", "unit", "amount", "source", "reversal"),
         (
             (
-                settlement.pk,
+                settlement_id,
                 line_no,
                 line.player,
                 line.kind,
@@ -1043,9 +1044,11 @@ def _record(
 
 
 def _lock_case(case: Case) -> Case:
+    # The snapshot text (up to tens of MB) is loaded only by the service that parses it.
     return (
         Case.objects.select_for_update(of=("self",))
         .select_related("tournament", "incident", "snapshot")
+        .defer("snapshot__text")
         .get(pk=case.pk)
     )
 
