@@ -90,6 +90,8 @@ def case_detail(case_id: int) -> Case:
     """A case with what its page shows; decisions and settlements prefetched, newest first."""
     return (
         Case.objects.select_related("tournament", "incident", "snapshot", "created_by")
+        # The snapshot text may be tens of MB; a page needs only its hash and size.
+        .defer("snapshot__text")
         .prefetch_related(
             _prefetch("decisions", Decision.objects.select_related("decided_by")),
             _prefetch(
