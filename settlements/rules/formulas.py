@@ -39,7 +39,7 @@ class Explanation:
     share: Fraction  # what the formula added on top of L (after the cap), before rounding
     capped: bool  # held at the cap H
     exact: Fraction  # L + share: the exact amount before rounding
-    rounded: int  # the amount paid, in minor units
+    rounded: int  # the amount paid (a satellite pays it as a seat and/or T$, §5)
     rounding_cent: int  # 1 if this player received one of the leftover cents
 
 

@@ -232,12 +232,17 @@ _RFC3339 = re.compile(
 )
 
 
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
 def is_rfc3339(text: str) -> bool:
     match = _RFC3339.fullmatch(text)
     if not match:
         return False
     year, month, day = int(match["y"]), int(match["mo"]), int(match["d"])
-    if not 1 <= month <= 12 or not 1 <= day <= calendar.monthrange(max(year, 1), month)[1]:
+    if not 1 <= month <= 12:
+        return False
+    if not 1 <= day <= (29 if month == 2 and calendar.isleap(year) else _DAYS[month - 1]):
         return False
     # Second 60 is a leap second, which RFC 3339 allows.
     if int(match["h"]) > 23 or int(match["mi"]) > 59 or int(match["s"]) > 60:
