@@ -182,7 +182,9 @@ def test_order_of_players_and_repetition_change_nothing(document, policy, seed):
         document,
         players=random.Random(seed).sample(document["players"], k=len(document["players"])),
     )
-    assert settle_any(shuffled, policy, first_option) == result
+    reordered = settle_any(shuffled, policy, first_option)
+    assert reordered == result
+    assert dict(reordered.explanations) == dict(result.explanations)
     again = settle_any(document, policy, first_option)
     assert again == result and again.to_json() == result.to_json()
 
