@@ -44,6 +44,15 @@ _GOT = {
 UnknownHint = Callable[[str, str], str]
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def key_step(key: str) -> str:
+    """The path step to an object key: `.name`, or `["..."]` (JSON-quoted) for a key that
+    would make the path empty or ambiguous, such as "", " " or "a.b"."""
+    return f".{key}" if _NAME.fullmatch(key) else f"[{json.dumps(key, ensure_ascii=False)}]"
+
+
 def join_path(root: str, where: str) -> str:
     """`where` is msgspec's path with the leading `$` removed: "", ".a.b" or "[3].c"."""
     if not where:
@@ -69,11 +78,11 @@ def problem_from_validation(
         got = _GOT.get(found["got"], found["got"])
         return Problem(parent, f"must be {want}, not {got}")
     if found := _UNKNOWN.match(message):
-        path = join_path(root, f"{where}.{found['field']}")
+        path = join_path(root, where + key_step(found["field"]))
         hint = unknown_hint(parent, found["field"]) if unknown_hint else None
         return Problem(path, hint or "is not a known field (check the spelling)")
     if found := _MISSING.match(message):
-        return Problem(join_path(root, f"{where}.{found['field']}"), "is required")
+        return Problem(join_path(root, where + key_step(found["field"])), "is required")
     if found := _INVALID.match(message):
         hint = invalid_hint(parent) if invalid_hint else None
         return Problem(parent, hint or f"has an unacceptable value {found['value']}")
@@ -103,7 +112,7 @@ def _walk(node, path: str, visit: Callable[[object, str], None]) -> None:
         node, path = stack.pop()
         visit(node, path)
         if isinstance(node, _Pairs):
-            stack.extend((value, join_path(path, f".{key}")) for key, value in reversed(node))
+            stack.extend((value, join_path(path, key_step(key))) for key, value in reversed(node))
         elif isinstance(node, list):
             stack.extend((item, f"{path}[{i}]") for i, item in reversed(list(enumerate(node))))
 
@@ -161,7 +170,7 @@ def duplicate_key_problems(data: bytes, *, root: str = "$") -> list[Problem]:
             for key, _ in node:
                 if key in seen:
                     problems.append(
-                        Problem(join_path(path, f".{key}"), "appears twice in the same object")
+                        Problem(join_path(path, key_step(key)), "appears twice in the same object")
                     )
                 seen.add(key)
 
