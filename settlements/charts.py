@@ -261,12 +261,31 @@ def payout_chart_svg(
     is (for a satellite, the value of seat plus T$). Over MAX_CHART_POINTS players it is
     sampled evenly by rank, which keeps the shape because payouts fall with rank.
     """
+    return payout_points_chart_svg(
+        sample_by_rank(amounts),
+        count=len(amounts),
+        currency=currency,
+        description=payout_chart_text(amounts, currency=currency),
+        title=title,
+        title_id=title_id,
+    )
+
+
+def payout_points_chart_svg(
+    points: Sequence[ChartPoint],
+    *,
+    count: int,
+    currency: str,
+    description: str | None = None,
+    title: str = "Payout by chip rank",
+    title_id: str = "payout-chart",
+) -> SafeString:
+    """The payout chart from points already sampled by rank (e.g. thinned in the database),
+    for `count` players in all; the first and the last rank should be among the points."""
     width, height = 720, 260
     left, right, top, bottom = 96, 16, 24, 48
     plot_w, plot_h = width - left - right, height - top - bottom
-    points = sample_by_rank(amounts)
-    count = len(amounts)
-    highest = max(amounts, default=0)
+    highest = max((p.amount for p in points), default=0)
 
     def x_at(rank: int) -> float:
         return left + (plot_w * (rank - 1) / (count - 1) if count > 1 else plot_w / 2)
@@ -319,6 +338,8 @@ def payout_chart_svg(
             currency,
         )
     )
+    if description is None:
+        description = payout_points_text(points, count=count, currency=currency)
     return format_html(
         '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {0} {1}" width="{0}" height="{1}" '
         'role="img" aria-labelledby="{2}-title {2}-desc">'
@@ -327,8 +348,20 @@ def payout_chart_svg(
         height,
         title_id,
         title,
-        payout_chart_text(amounts, currency=currency),
+        description,
         mark_safe("".join(parts)),  # each part was built with format_html above
+    )
+
+
+def payout_points_text(points: Sequence[ChartPoint], *, count: int, currency: str) -> str:
+    """The sampled chart in words: only what the points show for certain (both ends)."""
+    if not points:
+        return "Nobody is paid."
+    shown = "" if len(points) >= count else f" (drawn from {len(points)} ranks)"
+    return (
+        f"{count:,} players{shown}: the most chips receive "
+        f"{format_minor_units(points[0].amount, currency)}, the fewest "
+        f"{format_minor_units(points[-1].amount, currency)}."
     )
 
 
@@ -352,6 +385,8 @@ __all__ = [
     "StageSegment",
     "payout_chart_svg",
     "payout_chart_text",
+    "payout_points_chart_svg",
+    "payout_points_text",
     "percent_text",
     "sample_by_rank",
     "stage_at",

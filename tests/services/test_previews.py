@@ -1,0 +1,124 @@
+"""Selectors behind the decision and review screens: previews of each option (cached),
+chart points by chip rank, one player's payout, and events about one record."""
+
+import pytest
+from django.core.cache import cache
+
+from settlements import selectors, services
+from settlements.charts import ChartPoint, payout_points_chart_svg, payout_points_text
+from tests.services.helpers import approved, load
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_each_option_is_previewed_from_the_engine(operator, snapshot_factory):
+    case = load(operator, snapshot_factory, type="satellite", stage="middle", entrants=40,
+                seat_value=3000)  # fmt: skip
+    previews = selectors.decision_previews(case)
+    assert [p.option for p in previews] == ["chip_proportional", "chip_equity"]
+    for preview in previews:
+        engine = selectors.case_preview(case, decision=preview.option)
+        assert preview.remedy == engine.remedy
+        assert preview.players_paid == len(engine.payouts)
+        assert preview.pool_distributed == engine.pool_distributed
+        totals: dict = {}
+        for line in engine.lines:
+            totals.setdefault(line.source, {}).setdefault(line.unit, 0)
+            totals[line.source][line.unit] += line.amount
+        assert preview.totals.by_source == totals
+        # The biggest payout goes to the chip leader, p000001; the smallest to the shortest stack.
+        assert preview.biggest.player == "p000001" and preview.biggest.rank == 1
+        # Only the proportional split lifts the leader past one seat (30.00).
+        assert preview.biggest.tickets == (1 if preview.option == "chip_proportional" else 0)
+        assert preview.smallest.rank == preview.players_paid
+        assert [point.rank for point in preview.chart] == list(range(1, 21))
+        top = next(row for row in engine.payouts if row.player == "p000001")
+        assert preview.chart[0].amount == top.tickets * 3000 + top.tdollars + top.cash
+
+
+def test_a_reschedule_preview_pays_nothing(operator, snapshot_factory):
+    case = load(operator, snapshot_factory, type="freeroll", stage="middle")
+    reschedule, equity = selectors.decision_previews(case)
+    assert reschedule.option == "reschedule" and reschedule.players_paid == 0
+    assert reschedule.biggest is None and reschedule.chart == []
+    assert equity.players_paid == case.remaining and equity.chart
+
+
+def test_fpp_refunds_are_ordered_by_points_and_not_charted(operator, snapshot_factory):
+    case = load(operator, snapshot_factory, type="freeroll", stage="early", entrants=20)
+    for preview in selectors.decision_previews(case):
+        assert preview.players_paid == 20
+        assert preview.totals.by_source == {"house": {"fpp": 20 * 250}}
+        assert preview.biggest.fpp == 250 and preview.chart == []
+
+
+def test_previews_are_computed_once_then_cached(operator, snapshot_factory, monkeypatch):
+    case = load(operator, snapshot_factory, type="satellite", stage="middle")
+    first = selectors.decision_previews(case)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the snapshot was parsed again")
+
+    monkeypatch.setattr(selectors, "parse_snapshot", refuse)
+    assert selectors.decision_previews(case) == first
+    # A different policy is a different preview.
+    case.policy = {**case.policy, "early_pct": 30}
+    with pytest.raises(AssertionError, match="parsed again"):
+        selectors.decision_previews(case)
+
+
+def test_a_case_without_options_has_no_previews(operator, snapshot_factory):
+    assert selectors.decision_previews(load(operator, snapshot_factory)) == []
+
+
+def test_payout_worth_counts_a_seat_at_its_value():
+    assert selectors.payout_worth(cash=5, tdollars=7, tickets=2, seat_value=100) == 212
+    assert selectors.payout_worth(cash=5, tdollars=0, tickets=0, seat_value=None) == 5
+
+
+def test_chart_points_follow_chip_rank(operator, tournament_manager, snapshot_factory):
+    settlement = approved(operator, tournament_manager, snapshot_factory, entrants=40)
+    points = selectors.settlement_chart_points(settlement)
+    assert [p.rank for p in points] == list(range(1, 21))
+    cash = {row.player: row.cash for row in settlement.payouts.all()}
+    assert points[0].amount == cash["p000001"] and points[-1].amount == cash["p000020"]
+
+
+def test_chart_points_are_empty_for_points_only_settlements(operator, snapshot_factory):
+    case = load(operator, snapshot_factory, type="freeroll", stage="pre")
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    assert selectors.settlement_chart_points(settlement) == []
+
+
+def test_one_players_payout(operator, snapshot_factory):
+    settlement = services.settlement_prepare(case=load(operator, snapshot_factory), actor=operator)
+    payout = selectors.settlement_payout(settlement, "p000001")
+    assert payout.player == "p000001" and payout.cash > 0 and payout.exact
+    assert selectors.settlement_payout(settlement, "nobody") is None
+
+
+def test_events_about_one_record(operator, tournament_manager, snapshot_factory):
+    settlement = approved(operator, tournament_manager, snapshot_factory)
+    events = selectors.event_list(subject_type="settlement", subject_id=settlement.pk)
+    assert [e.type for e in events] == [
+        "settlement_approved",
+        "settlement_submitted",
+        "settlement_prepared",
+    ]
+
+
+def test_a_sampled_chart_labels_the_full_rank_range():
+    points = [ChartPoint(1, 5000), ChartPoint(150_000, 1200), ChartPoint(300_000, 100)]
+    svg = payout_points_chart_svg(points, count=300_000, currency="USD")
+    assert ">300,000</text>" in svg and "5,000.00 USD" not in svg  # ticks: 0, 25.00, 50.00
+    assert payout_points_text(points, count=300_000, currency="USD") == (
+        "300,000 players (drawn from 3 ranks): the most chips receive 50.00 USD, "
+        "the fewest 1.00 USD."
+    )
