@@ -4,11 +4,18 @@ A service refusal (``DomainError``) carries the field it concerns, so views hand
 the form with ``add_domain_error`` and the message appears next to that field.
 """
 
+import re
+
 from django import forms
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from settlements.errors import DomainError
+from settlements.models import Incident, PrizeWithdrawal, Tournament, Unit
+from settlements.services import CompensationEntry
+from settlements.templatetags.money import currency_exponent
+from settlements.templatetags.remedies import option_label
 
 
 class DomainErrorsMixin:
@@ -96,3 +103,283 @@ class SnapshotForm(DomainErrorsMixin, forms.Form):
     def source_name(self) -> str:
         upload = self.cleaned_data.get("file") if hasattr(self, "cleaned_data") else None
         return upload.name if upload else ""
+
+
+# --- Decisions, reviews, compensation, prize withdrawals, individual cases, history ----------
+#
+# Forms with a confirmation step are posted twice: first to check them and show what will
+# happen, then, carried in hidden fields, with step=confirm to do it (see views/confirming.py).
+
+_MONEY = re.compile(r"(\d{1,18})(?:[.,](\d+))?")
+_SEPARATORS = re.compile(r"[\s,;]+")
+# Within one compensation line a comma may be a decimal comma ("12,50"), so only a comma
+# followed by a space separates the player from the amount.
+_ENTRY_SEPARATORS = re.compile(r"[\s;]+|,\s+")
+_UNIT_WORDS = {
+    "cash": Unit.CASH,
+    "t$": Unit.TDOLLARS,
+    "tdollars": Unit.TDOLLARS,
+    "fpp": Unit.FPP,
+    "seat": Unit.TICKETS,
+    "seats": Unit.TICKETS,
+    "tickets": Unit.TICKETS,
+}
+_DATETIME_INPUT = {
+    "widget": forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+    "input_formats": ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"],
+}
+
+
+def parse_amount(text: str, *, unit: str, currency: str) -> int:
+    """What a person typed as an amount, in minor units: "12.50" USD -> 1250. Seats and FPP
+    are whole counts. Digits only, never through a float."""
+    text = text.strip()
+    exponent = currency_exponent(currency) if unit in (Unit.CASH, Unit.TDOLLARS) else 0
+    match = _MONEY.fullmatch(text)
+    if match is None:
+        raise forms.ValidationError(f"“{text}” is not an amount; write it like 12.50.")
+    whole, fraction = match.group(1), match.group(2) or ""
+    if len(fraction) > exponent:
+        if exponent == 0:
+            raise forms.ValidationError(f"“{text}” must be a whole number.")
+        raise forms.ValidationError(f"“{text}” has more than {exponent} decimals.")
+    return int(whole) * 10**exponent + int(fraction.ljust(exponent, "0") or 0)
+
+
+def player_list(text: str) -> list[str]:
+    """Player ids separated by new lines, commas, semicolons or spaces, in the order given."""
+    return [player for player in _SEPARATORS.split(text.strip()) if player]
+
+
+class DecisionForm(DomainErrorsMixin, forms.Form):
+    """The Marketing Manager's choice among the options the rules leave open for a case."""
+
+    option = forms.ChoiceField(widget=forms.RadioSelect, label="Option")
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Why this option",
+        help_text="Kept with the decision for the approvers and the auditors.",
+    )
+    reschedule_at = forms.DateTimeField(required=False, label="New date", **_DATETIME_INPUT)
+    invited = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        label="Invite only these players",
+        help_text="Player ids, one per line. Leave it empty to invite the list below.",
+    )
+
+    def __init__(self, *args, case, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["option"].choices = [
+            (code, option_label(code)) for code in case.decision_options
+        ]
+        zone = timezone.get_current_timezone_name()
+        self.fields["reschedule_at"].help_text = f"When the freeroll runs again, in {zone} time."
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("option") != "reschedule":
+            # Values typed before switching to another option are not part of the decision.
+            cleaned["reschedule_at"] = None
+            cleaned["invited"] = ""
+            return cleaned
+        when = cleaned.get("reschedule_at")
+        if when is None and "reschedule_at" not in self.errors:
+            self.add_error("reschedule_at", "A reschedule needs the new date.")
+        elif when is not None and when <= timezone.now():
+            self.add_error("reschedule_at", "The new date must be in the future.")
+        return cleaned
+
+    @property
+    def invited_players(self) -> list[str] | None:
+        """The hand-picked invitation list, or None for the rules' default list."""
+        return player_list(self.cleaned_data.get("invited") or "") or None
+
+
+class ReasonForm(DomainErrorsMixin, forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Reason",
+        help_text="Recorded with your name and the time.",
+    )
+
+
+class CompensationForm(DomainErrorsMixin, forms.Form):
+    """Named players and amounts the house pays for an injustice, one player per line."""
+
+    entries = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        label="Players and amounts",
+        help_text=(
+            "One player per line: the player id, the amount, and optionally the unit "
+            "(cash, T$ or FPP; cash when left out). For example: p000123 25.00"
+        ),
+    )
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="What went wrong for these players",
+    )
+
+    def __init__(self, *args, currency: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.currency = currency
+
+    def clean_entries(self) -> list[CompensationEntry]:
+        entries, problems = [], []
+        lines = [line for line in self.cleaned_data["entries"].splitlines() if line.strip()]
+        for number, line in enumerate(lines, start=1):
+            parts = _ENTRY_SEPARATORS.split(line.strip())
+            if len(parts) not in (2, 3):
+                problems.append(f"Line {number}: write the player id, then the amount.")
+                continue
+            unit = Unit.CASH
+            if len(parts) == 3:
+                unit = _UNIT_WORDS.get(parts[2].lower())
+                if unit not in (Unit.CASH, Unit.TDOLLARS, Unit.FPP):
+                    problems.append(f"Line {number}: the unit is cash, T$ or FPP.")
+                    continue
+            try:
+                amount = parse_amount(parts[1], unit=unit, currency=self.currency)
+            except forms.ValidationError as error:
+                problems.append(f"Line {number}: {error.messages[0]}")
+                continue
+            entries.append(CompensationEntry(player=parts[0], amount=amount, unit=unit))
+        if problems:
+            raise forms.ValidationError(problems)
+        if not entries:
+            raise forms.ValidationError("Name at least one player and amount.")
+        return entries
+
+
+class PrizeWithdrawalForm(DomainErrorsMixin, forms.Form):
+    """A Tournament Manager's call on a prize given in error."""
+
+    player = forms.CharField(max_length=200, label="Player id")
+    prize = forms.CharField(
+        max_length=200,
+        label="The prize given in error",
+        help_text="e.g. “Cash paid instead of a seat ticket for the Sunday Main”.",
+    )
+    amount = forms.CharField(required=False, max_length=30, label="Amount")
+    unit = forms.ChoiceField(
+        required=False,
+        label="Unit of the amount",
+        choices=[("", "—"), *Unit.choices],
+    )
+    outcome = forms.ChoiceField(widget=forms.RadioSelect, choices=PrizeWithdrawal.Outcome.choices)
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), label="Why")
+
+    def __init__(self, *args, currency: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.currency = currency
+
+    def clean(self):
+        cleaned = super().clean()
+        raw, unit = (cleaned.get("amount") or "").strip(), cleaned.get("unit") or ""
+        cleaned["amount_minor"] = None
+        if raw and not unit:
+            self.add_error("unit", "Give the unit of the amount.")
+        elif unit and not raw:
+            self.add_error("amount", "Give the amount in that unit, or no unit.")
+        elif raw:
+            try:
+                cleaned["amount_minor"] = parse_amount(raw, unit=unit, currency=self.currency)
+            except forms.ValidationError as error:
+                self.add_error("amount", error)
+        return cleaned
+
+
+class IndividualCaseForm(DomainErrorsMixin, forms.Form):
+    """One or a few players hit while the tournament went on for everyone else."""
+
+    tournament = forms.CharField(
+        max_length=200,
+        label="Tournament id",
+        help_text="The operator's id of a registered tournament.",
+    )
+    players = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        label="Players concerned",
+        help_text="Player ids, one per line.",
+    )
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}), label="What happened to them"
+    )
+    incident = forms.ModelChoiceField(
+        queryset=Incident.objects.none(),
+        required=False,
+        label="Part of an open incident",
+        empty_label="No incident",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["incident"].queryset = Incident.objects.filter(closed_at__isnull=True)
+
+    def clean_tournament(self) -> Tournament:
+        operator_id = self.cleaned_data["tournament"].strip()
+        tournament = Tournament.objects.filter(operator_id=operator_id).first()
+        if tournament is None:
+            raise forms.ValidationError(f"No registered tournament has the id “{operator_id}”.")
+        return tournament
+
+    def clean_players(self) -> list[str]:
+        players = player_list(self.cleaned_data["players"])
+        if not players:
+            raise forms.ValidationError("Name the player or players concerned.")
+        return players
+
+
+class ResolveForm(DomainErrorsMixin, forms.Form):
+    outcome = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        label="Outcome",
+        help_text="What was decided for the players, including any compensation proposed.",
+    )
+
+
+class HistoryFilterForm(forms.Form):
+    """The auditor's filters; every one optional. Read with GET, so links keep them."""
+
+    incident = forms.IntegerField(required=False, min_value=1, label="Incident #")
+    case = forms.IntegerField(required=False, min_value=1, label="Case #")
+    tournament = forms.CharField(required=False, max_length=200, label="Tournament id")
+    user = forms.CharField(required=False, max_length=150, label="User")
+    model = forms.ChoiceField(required=False, label="Record type")
+    since = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        required=False,
+        label="To (inclusive)",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+
+    def __init__(self, *args, model_choices, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["model"].choices = [("", "Every type"), *model_choices]
+
+    def clean_tournament(self) -> Tournament | None:
+        operator_id = self.cleaned_data["tournament"].strip()
+        if not operator_id:
+            return None
+        tournament = Tournament.objects.filter(operator_id=operator_id).first()
+        if tournament is None:
+            raise forms.ValidationError(f"No tournament has the id “{operator_id}”.")
+        return tournament
+
+    def clean_user(self):
+        username = self.cleaned_data["user"].strip()
+        if not username:
+            return None
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise forms.ValidationError(f"No user is called “{username}”.")
+        return user
+
+    def clean(self):
+        cleaned = super().clean()
+        since, until = cleaned.get("since"), cleaned.get("until")
+        if since and until and since > until:
+            self.add_error("until", "The end date is before the start date.")
+        return cleaned

@@ -1,7 +1,15 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from settlements.views import cases, dashboard, incidents
+from settlements.views import (
+    cases,
+    compensation,
+    dashboard,
+    decisions,
+    history,
+    incidents,
+    settlement_review,
+)
 
 urlpatterns = [
     path(
@@ -21,4 +29,84 @@ urlpatterns = [
     path("incidents/<int:incident_id>/upload/", incidents.incident_upload, name="incident_upload"),
     path("cases/<int:case_id>/", cases.case_detail, name="case_detail"),
     path("cases/<int:case_id>/prepare/", cases.case_prepare, name="case_prepare"),
+    path("cases/<int:case_id>/decision/", decisions.case_decision, name="case_decision"),
+    # Settlement review, approval and the ledger.
+    path(
+        "settlements/<int:settlement_id>/",
+        settlement_review.settlement_review,
+        name="settlement_review",
+    ),
+    path(
+        "settlements/<int:settlement_id>/player/",
+        settlement_review.settlement_player,
+        name="settlement_player",
+    ),
+    path(
+        "settlements/<int:settlement_id>/submit/",
+        settlement_review.settlement_submit,
+        name="settlement_submit",
+    ),
+    path(
+        "settlements/<int:settlement_id>/approve/",
+        settlement_review.settlement_approve,
+        name="settlement_approve",
+    ),
+    path(
+        "settlements/<int:settlement_id>/reject/",
+        settlement_review.settlement_reject,
+        name="settlement_reject",
+    ),
+    path(
+        "settlements/<int:settlement_id>/ledger.csv",
+        settlement_review.settlement_ledger,
+        name="settlement_ledger",
+    ),
+    # Compensation, prizes given in error, individual cases.
+    path("compensation/", compensation.compensation_list, name="compensation_list"),
+    path(
+        "cases/<int:case_id>/compensation/new/",
+        compensation.compensation_new,
+        name="compensation_new",
+    ),
+    path(
+        "compensation/<int:compensation_id>/",
+        compensation.compensation_detail,
+        name="compensation_detail",
+    ),
+    path(
+        "compensation/<int:compensation_id>/approve/",
+        compensation.compensation_approve,
+        name="compensation_approve",
+    ),
+    path(
+        "compensation/<int:compensation_id>/reject/",
+        compensation.compensation_reject,
+        name="compensation_reject",
+    ),
+    path(
+        "compensation/<int:compensation_id>/ledger.csv",
+        compensation.compensation_ledger,
+        name="compensation_ledger",
+    ),
+    path(
+        "cases/<int:case_id>/prize-withdrawal/",
+        compensation.prize_withdrawal_new,
+        name="prize_withdrawal_new",
+    ),
+    path("individual-cases/", compensation.individual_case_list, name="individual_case_list"),
+    path("individual-cases/new/", compensation.individual_case_new, name="individual_case_new"),
+    path(
+        "cases/<int:case_id>/resolve/",
+        compensation.individual_case_resolve,
+        name="individual_case_resolve",
+    ),
+    # The auditor's history browser (read-only).
+    path("history/", history.history, name="history"),
+    path("history/export.csv", history.history_export, name="history_export"),
+    path(
+        "history/incidents/<int:incident_id>/",
+        history.incident_timeline,
+        name="incident_timeline",
+    ),
+    path("history/<str:model>/<int:pk>/", history.history_record, name="history_record"),
 ]

@@ -12,6 +12,17 @@ register = template.Library()
 NAVIGATION = (
     ("Dashboard", "dashboard", roles.ALL_ROLES),
     ("Report a crash", "incident_new", (roles.OPERATOR,)),
+    (
+        "Compensation",
+        "compensation_list",
+        (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR),
+    ),
+    (
+        "Individual cases",
+        "individual_case_list",
+        (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR),
+    ),
+    ("History", "history", (roles.AUDITOR,)),
 )
 
 

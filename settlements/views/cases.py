@@ -10,6 +10,7 @@ from settlements import charts, roles, selectors, services
 from settlements.errors import DomainError
 from settlements.models import Case
 from settlements.rules.remedies import LATE_FORMULA, TABLE
+from settlements.views.compensation import case_followups
 from settlements.views.decorators import role_required
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus, case_allows
@@ -78,7 +79,11 @@ def _context(request, case: Case) -> dict:
         and case.is_crash
         and case_allows(case.status, "prepare"),
         "awaiting_decision": case.status == CaseStatus.AWAITING_DECISION,
+        "can_decide": roles.has_role(request.user, roles.MARKETING_MANAGER)
+        and bool(case.decision_options)
+        and case_allows(case.status, "decide"),
         "next_step_error": "",
+        **case_followups(request.user, case),
     }
     if case.is_crash and case.entrants:
         policy = case.policy

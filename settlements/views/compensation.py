@@ -1,0 +1,354 @@
+"""Compensation, prizes given in error and individual cases: the Tournament Manager's queue.
+
+GET      /compensation/                         the queue, by status (?status=&page=)
+GET/POST /cases/<id>/compensation/new/          propose (operators, Tournament Managers)
+GET      /compensation/<id>/                    one proposal with its players and amounts
+GET/POST /compensation/<id>/approve/ | reject/  confirm, then answer (not one's own)
+GET      /compensation/<id>/ledger.csv          an approved compensation's lines, streamed
+GET/POST /cases/<id>/prize-withdrawal/          withdraw or leave a prize given in error
+GET      /individual-cases/                     individual cases, open first
+GET/POST /individual-cases/new/                 open one (Tournament Managers)
+GET/POST /cases/<id>/resolve/                   resolve one, with a confirmation
+"""
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, StreamingHttpResponse
+from django.urls import reverse
+from django.views.decorators.http import require_safe
+
+from settlements import ledger, roles, selectors, services
+from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements.forms import (
+    CompensationForm,
+    IndividualCaseForm,
+    PrizeWithdrawalForm,
+    ReasonForm,
+    ResolveForm,
+)
+from settlements.models import Case, Compensation
+from settlements.views import confirming
+from settlements.views.decorators import role_required
+from settlements.views.paging import CountedPaginator
+from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.workflow import CaseStatus, CompensationStatus, compensation_allows
+
+PER_PAGE = 25
+ITEMS_PER_PAGE = 50
+READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
+PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+
+STATUS_TABS = (
+    (CompensationStatus.PROPOSED, "Awaiting approval"),
+    (CompensationStatus.APPROVED, "Approved"),
+    (CompensationStatus.REJECTED, "Rejected"),
+    ("all", "All"),
+)
+
+COMPENSATION_ACTIONS = {
+    "approve": (services.compensation_approve, "Approve", "approved"),
+    "reject": (services.compensation_reject, "Reject", "rejected"),
+}
+
+
+# --- Compensation ------------------------------------------------------------------------------
+
+
+@require_safe
+@role_required(*READERS)
+def compensation_list(request):
+    status = request.GET.get("status") or CompensationStatus.PROPOSED
+    if status not in dict(STATUS_TABS):
+        status = CompensationStatus.PROPOSED
+    queue = selectors.compensation_list(status=None if status == "all" else status)
+    # Newest first, except the queue of proposals, which is worked oldest first.
+    if status != CompensationStatus.PROPOSED:
+        queue = queue.order_by("-proposed_at", "-id")
+    context = {
+        "status": status,
+        "tabs": STATUS_TABS,
+        "page": CountedPaginator(queue, PER_PAGE, count=queue.count()).get_page(
+            request.GET.get("page")
+        ),
+        "can_answer": roles.has_role(request.user, roles.TOURNAMENT_MANAGER),
+    }
+    return render_page(
+        request, "settlements/compensation_list.html", context, partial="compensation_list"
+    )
+
+
+@role_required(*PROPOSERS)
+def compensation_new(request, case_id: int):
+    case = _case(case_id)
+    form = CompensationForm(request.POST or None, currency=case.tournament.currency)
+    context = {"case": case, "tournament": case.tournament, "form": form}
+    template = "settlements/compensation_new.html"
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                compensation = services.compensation_propose(
+                    case=case,
+                    actor=request.user,
+                    reason=form.cleaned_data["reason"],
+                    entries=form.cleaned_data["entries"],
+                )
+            except NotAllowed:
+                raise PermissionDenied from None
+            except DomainError as error:
+                form.add_domain_error(error)
+            else:
+                messages.success(
+                    request, f"{compensation} proposed; another Tournament Manager decides on it."
+                )
+                return go_to(request, reverse("compensation_detail", args=[compensation.pk]))
+        return render_invalid(request, template, context, partial="compensation_form")
+    return render_page(request, template, context, partial="compensation_form")
+
+
+@require_safe
+@role_required(*READERS)
+def compensation_detail(request, compensation_id: int):
+    compensation = _compensation(compensation_id)
+    context = _compensation_context(request, compensation)
+    return render_page(
+        request,
+        "settlements/compensation_detail.html",
+        context,
+        partial={"compensation-items": "items", "compensation-actions": "actions"},
+    )
+
+
+@role_required(roles.TOURNAMENT_MANAGER)
+def compensation_approve(request, compensation_id: int):
+    return _answer(request, compensation_id, "approve")
+
+
+@role_required(roles.TOURNAMENT_MANAGER)
+def compensation_reject(request, compensation_id: int):
+    return _answer(request, compensation_id, "reject")
+
+
+@require_safe
+@role_required(*READERS)
+def compensation_ledger(request, compensation_id: int):
+    compensation = _compensation(compensation_id)
+    try:
+        rows = ledger.compensation_ledger_csv(compensation)
+    except InvalidTransition:
+        raise Http404("Only an approved compensation has a ledger to pay.") from None
+    response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
+    filename = ledger.ledger_filename(compensation)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _answer(request, compensation_id: int, action: str):
+    compensation = _compensation(compensation_id)
+    service, verb, done = COMPENSATION_ACTIONS[action]
+    form = ReasonForm(request.POST or None)
+    refusal = _refusal(compensation, request.user, action)
+    context = {
+        "compensation": compensation,
+        "case": compensation.case,
+        "currency": compensation.currency,
+        "action": action,
+        "verb": verb,
+        "form": form,
+        "refusal": refusal,
+        "players": len({item.player for item in compensation.items.all()}),
+    }
+    template = "settlements/compensation_confirm.html"
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                reason = form.cleaned_data["reason"]
+                service(compensation=compensation, actor=request.user, reason=reason)
+            except NotAllowed as error:
+                if request.htmx:
+                    # htmx does not swap a 403; the page itself shows the refusal.
+                    return go_to(request, request.path)
+                context["refusal"] = error.message
+                return render_page(request, template, context, partial="actions", status=403)
+            except DomainError as error:
+                form.add_domain_error(error)
+            else:
+                messages.success(request, f"{compensation} {done}.")
+                return go_to(request, reverse("compensation_detail", args=[compensation.pk]))
+        return render_invalid(request, template, context, partial="actions")
+    status = 403 if compensation.proposed_by_id == request.user.pk else 200
+    return render_page(request, template, context, partial="actions", status=status)
+
+
+def _compensation_context(request, compensation: Compensation) -> dict:
+    user = request.user
+    items = compensation.items.all()
+    own = compensation.proposed_by_id == user.pk
+    waiting = compensation.status == CompensationStatus.PROPOSED
+    manager = roles.has_role(user, roles.TOURNAMENT_MANAGER)
+    return {
+        "compensation": compensation,
+        "case": compensation.case,
+        "currency": compensation.currency,
+        "page": CountedPaginator(items, ITEMS_PER_PAGE, count=len(items)).get_page(
+            request.GET.get("page")
+        ),
+        "can_answer": waiting and manager and not own,
+        "own_work": waiting and manager and own,
+        "can_download": compensation.status == CompensationStatus.APPROVED,
+    }
+
+
+def _refusal(compensation: Compensation, user, action: str) -> str:
+    if compensation.proposed_by_id == user.pk:
+        return f"You proposed {compensation}; another Tournament Manager must {action} it."
+    if not compensation_allows(compensation.status, action):
+        state = compensation.get_status_display().lower()
+        return f"{compensation} is {state}; it cannot be {COMPENSATION_ACTIONS[action][2]} now."
+    return ""
+
+
+def _compensation(compensation_id: int) -> Compensation:
+    try:
+        return selectors.compensation_detail(compensation_id)
+    except Compensation.DoesNotExist:
+        raise Http404("No such compensation.") from None
+
+
+# --- Prizes given in error ---------------------------------------------------------------------
+
+
+@role_required(roles.TOURNAMENT_MANAGER)
+def prize_withdrawal_new(request, case_id: int):
+    case = _case(case_id)
+    form = PrizeWithdrawalForm(request.POST or None, currency=case.tournament.currency)
+    context = {"case": case, "tournament": case.tournament, "form": form, "confirming": False}
+    template = "settlements/prize_withdrawal_new.html"
+    if request.method != "POST":
+        return render_page(request, template, context, partial="withdrawal_form")
+    if not form.is_valid():
+        return render_invalid(request, template, context, partial="withdrawal_form")
+    step = confirming.step(request)
+    if step == confirming.CONFIRM:
+        data = form.cleaned_data
+        try:
+            withdrawal = services.prize_withdrawal_decide(
+                case=case,
+                actor=request.user,
+                player=data["player"],
+                prize=data["prize"],
+                outcome=data["outcome"],
+                reason=data["reason"],
+                amount=data["amount_minor"],
+                unit=data["unit"],
+            )
+        except DomainError as error:
+            form.add_domain_error(error)
+            return render_invalid(request, template, context, partial="withdrawal_form")
+        messages.success(
+            request,
+            f"Recorded for {withdrawal.player}: {withdrawal.get_outcome_display().lower()}.",
+        )
+        return go_to(request, reverse("case_detail", args=[case.pk]))
+    context["confirming"] = step != confirming.EDIT
+    return render_page(request, template, context, partial="withdrawal_form")
+
+
+# --- Individual cases --------------------------------------------------------------------------
+
+
+@require_safe
+@role_required(*READERS)
+def individual_case_list(request):
+    status = request.GET.get("status") or CaseStatus.OPEN
+    if status not in (CaseStatus.OPEN, CaseStatus.RESOLVED):
+        status = CaseStatus.OPEN
+    cases = selectors.case_list(kind=Case.Kind.INDIVIDUAL, status=status)
+    context = {
+        "status": status,
+        "tabs": ((CaseStatus.OPEN, "Open"), (CaseStatus.RESOLVED, "Resolved")),
+        "page": CountedPaginator(cases, PER_PAGE, count=cases.count()).get_page(
+            request.GET.get("page")
+        ),
+        "can_open": roles.has_role(request.user, roles.TOURNAMENT_MANAGER),
+    }
+    return render_page(
+        request, "settlements/individual_case_list.html", context, partial="individual_cases"
+    )
+
+
+@role_required(roles.TOURNAMENT_MANAGER)
+def individual_case_new(request):
+    form = IndividualCaseForm(request.POST or None)
+    context = {"form": form}
+    template = "settlements/individual_case_new.html"
+    if request.method == "POST":
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                case = services.individual_case_open(
+                    tournament=data["tournament"],
+                    actor=request.user,
+                    players=data["players"],
+                    description=data["description"],
+                    incident=data["incident"],
+                )
+            except DomainError as error:
+                form.add_domain_error(error)
+            else:
+                messages.success(request, f"Individual case #{case.pk} opened.")
+                return go_to(request, reverse("case_detail", args=[case.pk]))
+        return render_invalid(request, template, context, partial="case_form")
+    return render_page(request, template, context, partial="case_form")
+
+
+@role_required(roles.TOURNAMENT_MANAGER)
+def individual_case_resolve(request, case_id: int):
+    case = _case(case_id)
+    if case.is_crash:
+        raise Http404("A crash case ends with its settlement.")
+    form = ResolveForm(request.POST or None)
+    context = {"case": case, "tournament": case.tournament, "form": form, "confirming": False}
+    template = "settlements/individual_case_resolve.html"
+    if request.method != "POST":
+        return render_page(request, template, context, partial="resolve_form")
+    if not form.is_valid():
+        return render_invalid(request, template, context, partial="resolve_form")
+    step = confirming.step(request)
+    if step == confirming.CONFIRM:
+        try:
+            services.individual_case_resolve(
+                case=case, actor=request.user, outcome=form.cleaned_data["outcome"]
+            )
+        except DomainError as error:
+            form.add_domain_error(error)
+            return render_invalid(request, template, context, partial="resolve_form")
+        messages.success(request, f"Case #{case.pk} resolved.")
+        return go_to(request, reverse("case_detail", args=[case.pk]))
+    context["confirming"] = step != confirming.EDIT
+    return render_page(request, template, context, partial="resolve_form")
+
+
+def _case(case_id: int) -> Case:
+    try:
+        return selectors.case_detail(case_id)
+    except Case.DoesNotExist:
+        raise Http404("No such case.") from None
+
+
+def case_followups(user, case: Case) -> dict:
+    """What the case page shows below its settlements: compensation proposals, prizes given
+    in error, and for an individual case its players and outcome, with the actions the
+    user's roles allow (the views check them again)."""
+    # Compensation answers a computed settlement (RULES.md §6), so a crash case needs one first.
+    open_to_proposals = (
+        bool(case.settlements.all()) if case.is_crash else case.status == CaseStatus.OPEN
+    )
+    return {
+        "compensations": list(selectors.compensation_list(case=case)),
+        "withdrawals": list(selectors.prize_withdrawal_list(case=case)),
+        "can_propose": open_to_proposals and roles.has_role(user, *PROPOSERS),
+        "can_decide_prize": roles.has_role(user, roles.TOURNAMENT_MANAGER),
+        "can_resolve": not case.is_crash
+        and case.status == CaseStatus.OPEN
+        and roles.has_role(user, roles.TOURNAMENT_MANAGER),
+    }

@@ -1,0 +1,142 @@
+"""The Marketing Manager's decision: the options side by side, each previewed as the
+settlement the engine would compute, then a reason, a confirmation and the record.
+
+GET  /cases/<id>/decision/      the options with their previews and the form
+POST /cases/<id>/decision/      check, then restate (step 2), then record (step=confirm)
+"""
+
+from django.contrib import messages
+from django.http import Http404
+from django.urls import reverse
+
+from settlements import charts, roles, selectors, services
+from settlements.errors import DomainError
+from settlements.forms import DecisionForm
+from settlements.models import Case, Stage
+from settlements.views import confirming
+from settlements.views.decorators import role_required
+from settlements.views.paging import CountedPaginator
+from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.workflow import case_allows
+
+INVITEES_PER_PAGE = 20
+
+# Swap targets of the decision page: element id -> partialdef.
+DECISION_PARTIALS = {"decision-form": "decision_form", "invitees": "invitees"}
+
+
+@role_required(roles.MARKETING_MANAGER)
+def case_decision(request, case_id: int):
+    case = _case(case_id)
+    form = DecisionForm(request.POST or None, case=case)
+    context = _context(request, case, form)
+    template = "settlements/case_decision.html"
+    if request.method != "POST":
+        return render_page(request, template, context, partial=DECISION_PARTIALS)
+
+    if not context["can_decide"]:
+        form.add_error(None, context["closed_reason"])
+    if not form.is_valid():
+        return render_invalid(request, template, context, partial="decision_form")
+    step = confirming.step(request)
+    if step == confirming.CONFIRM:
+        try:
+            decision = services.decision_record(
+                case=case,
+                actor=request.user,
+                option=form.cleaned_data["option"],
+                reason=form.cleaned_data["reason"],
+                reschedule_at=form.cleaned_data["reschedule_at"],
+                invited_players=form.invited_players,
+            )
+        except DomainError as error:
+            form.add_domain_error(error)
+            return render_invalid(request, template, context, partial="decision_form")
+        messages.success(request, f"Decision recorded for case #{case.pk}: {decision.option}.")
+        return go_to(request, reverse("case_detail", args=[case.pk]))
+    context["confirming"] = step != confirming.EDIT
+    if context["confirming"]:
+        context["chosen"] = next(
+            item for item in context["options"] if item["option"] == form.cleaned_data["option"]
+        )
+        context["custom_invitees"] = form.invited_players
+    return render_page(request, template, context, partial="decision_form")
+
+
+def _case(case_id: int) -> Case:
+    try:
+        case = selectors.case_detail(case_id)
+    except Case.DoesNotExist:
+        raise Http404("No such case.") from None
+    if not case.is_crash:
+        raise Http404("An individual case takes no Marketing decision.")
+    return case
+
+
+def _context(request, case: Case, form: DecisionForm) -> dict:
+    currency = case.tournament.currency
+    previews = selectors.decision_previews(case)
+    options = []
+    radios = {radio.data["value"]: radio for radio in form["option"]}
+    for preview in previews:
+        chart = None
+        if preview.chart:
+            title = f"{_label(form, preview.option)}: payout by chip rank"
+            chart = {
+                "svg": charts.payout_points_chart_svg(
+                    preview.chart,
+                    count=preview.players_paid,
+                    currency=currency,
+                    title=title,
+                    title_id=f"preview-{preview.option}",
+                ),
+                "text": charts.payout_points_text(
+                    preview.chart, count=preview.players_paid, currency=currency
+                ),
+            }
+        options.append(
+            {
+                "option": preview.option,
+                "label": _label(form, preview.option),
+                "radio": radios.get(preview.option),
+                "preview": preview,
+                "chart": chart,
+            }
+        )
+
+    # A reschedule invites every entrant in the early stage, the players still in later on.
+    remaining_only = case.stage != Stage.EARLY
+    invite_count = case.remaining if remaining_only else case.entrants
+    invitees = CountedPaginator(
+        selectors.case_entrants(case, remaining_only=remaining_only),
+        INVITEES_PER_PAGE,
+        count=invite_count or 0,
+    ).get_page(request.GET.get("invite_page"))
+
+    can_decide = bool(case.decision_options) and case_allows(case.status, "decide")
+    if not case.decision_options:
+        closed_reason = "The rules settle this case without a decision."
+    else:
+        closed_reason = (
+            f"The decision can no longer be changed: the case is "
+            f"{case.get_status_display().lower()}."
+        )
+    return {
+        "case": case,
+        "tournament": case.tournament,
+        "currency": currency,
+        "form": form,
+        "options": options,
+        "offers_reschedule": "reschedule" in case.decision_options,
+        "invite_remaining_only": remaining_only,
+        "invite_count": invite_count,
+        "invitees": invitees,
+        "decision": next(iter(case.decisions.all()), None),
+        "can_decide": can_decide,
+        "closed_reason": "" if can_decide else closed_reason,
+        "confirming": False,
+    }
+
+
+def _label(form: DecisionForm, option: str) -> str:
+    return dict(form.fields["option"].choices).get(option, option)

@@ -1,0 +1,304 @@
+"""The auditor's history browser; strictly read-only, every view answers GET (and HEAD) only.
+
+GET /history/                     recorded changes (?view=changes) or business events
+                                  (?view=events), filtered by incident, case, tournament,
+                                  user, record type and dates; paginated without a count
+GET /history/export.csv           what the same filters select, as CSV, streamed
+GET /history/<model>/<pk>/        one record's versions, each with what it changed
+GET /history/incidents/<id>/      an incident's timeline of business events, oldest first
+"""
+
+import csv
+import json
+from datetime import datetime, time, timedelta
+
+from django.contrib.auth import get_user_model
+from django.http import Http404, StreamingHttpResponse
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import urlencode
+from django.views.decorators.http import require_safe
+
+from settlements import roles, selectors
+from settlements.forms import HistoryFilterForm
+from settlements.models import Case, Incident, Tournament
+from settlements.templatetags.money import amount_in_unit, format_minor_units, fpp
+from settlements.views.decorators import role_required
+from settlements.views.paging import peek_page
+from settlements.views.rendering import render_page
+
+PER_PAGE = 50
+VERSIONS_PER_PAGE = 20
+TIMELINE_PER_PAGE = 100
+VIEWS = {"changes": "Recorded changes", "events": "Business events"}
+FILTER_FIELDS = ("incident", "case", "tournament", "user", "model", "since", "until")
+
+MODEL_LABELS = {
+    name: model._meta.verbose_name.capitalize()
+    for name, (model, *_paths) in selectors.HISTORY_MODELS.items()
+}
+MODEL_LABELS["apitoken"] = "API token"
+HISTORY_TYPES = {"+": "Created", "~": "Changed", "-": "Deleted"}
+
+# Stored amounts shown in the record's currency (or as points) in the diffs.
+MONEY_FIELDS = {
+    "tournament": {"buy_in", "fee", "guarantee", "prize_pool", "seat_value"},
+    "case": {"pool"},
+    "settlement": {"pool", "pool_distributed"},
+}
+
+
+@require_safe
+@role_required(roles.AUDITOR)
+def history(request):
+    view = request.GET.get("view") if request.GET.get("view") in VIEWS else "changes"
+    form = HistoryFilterForm(request.GET, model_choices=list(MODEL_LABELS.items()))
+    filters = _filters(form)
+    page = None
+    if filters is not None:
+        if view == "changes":
+            page = peek_page(
+                selectors.history_entries(**filters), request.GET.get("page"), PER_PAGE
+            )
+            _annotate_changes(page.items)
+        else:
+            page = peek_page(_events(filters), request.GET.get("page"), PER_PAGE)
+            _annotate_events(page.items)
+    query = {name: request.GET[name] for name in FILTER_FIELDS if request.GET.get(name)}
+    context = {
+        "form": form,
+        "view": view,
+        "views": VIEWS,
+        "page": page,
+        "query": urlencode(query),
+        "query_view": urlencode({**query, "view": view}),
+        "incident_id": request.GET.get("incident") if filters and filters["incident"] else None,
+    }
+    status = 200 if filters is not None else 422
+    return render_page(
+        request, "settlements/history.html", context, partial="history_browser", status=status
+    )
+
+
+@require_safe
+@role_required(roles.AUDITOR)
+def history_export(request):
+    view = request.GET.get("view") if request.GET.get("view") in VIEWS else "changes"
+    form = HistoryFilterForm(request.GET, model_choices=list(MODEL_LABELS.items()))
+    filters = _filters(form)
+    if filters is None:
+        raise Http404("These filters are not valid; correct them on the history page.")
+    rows = _change_rows(filters) if view == "changes" else _event_rows(filters)
+    response = StreamingHttpResponse(_csv_lines(rows), content_type="text/csv; charset=utf-8")
+    stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
+    response["Content-Disposition"] = f'attachment; filename="crashdesk-{view}-{stamp}.csv"'
+    return response
+
+
+@require_safe
+@role_required(roles.AUDITOR)
+def history_record(request, model: str, pk: int):
+    if model not in selectors.HISTORY_MODELS:
+        raise Http404("No such kind of record.")
+    versions = (
+        selectors.HISTORY_MODELS[model][0]
+        .history.filter(id=pk)
+        .select_related("history_user")
+        .order_by("-history_date", "-history_id")
+    )
+    page = peek_page(versions, request.GET.get("page"), VERSIONS_PER_PAGE)
+    if not page.items and page.number == 1:
+        raise Http404("No version of this record was recorded.")
+    currency = _currency(model, page.items[0]) if page.items else ""
+    for version in page.items:
+        version.type_label = HISTORY_TYPES.get(version.history_type, version.history_type)
+        version.shown_changes = [
+            {
+                "label": change.label,
+                "field": change.field,
+                "old": _display(model, change.field, change.old, currency),
+                "new": _display(model, change.field, change.new, currency),
+            }
+            for change in selectors.history_changes(version)
+        ]
+    context = {
+        "model": model,
+        "model_label": MODEL_LABELS[model],
+        "pk": pk,
+        "page": page,
+        "events": list(selectors.event_list(subject_type=model, subject_id=pk)[:50]),
+        "title": str(page.items[0].instance) if page.items else f"{MODEL_LABELS[model]} #{pk}",
+    }
+    return render_page(request, "settlements/history_record.html", context, partial="versions")
+
+
+@require_safe
+@role_required(roles.AUDITOR)
+def incident_timeline(request, incident_id: int):
+    try:
+        incident = selectors.incident_detail(incident_id)
+    except Incident.DoesNotExist:
+        raise Http404("No such incident.") from None
+    page = peek_page(
+        selectors.incident_timeline(incident), request.GET.get("page"), TIMELINE_PER_PAGE
+    )
+    _annotate_events(page.items)
+    context = {"incident": incident, "page": page}
+    return render_page(request, "settlements/incident_timeline.html", context, partial="timeline")
+
+
+# --- Filters and rows ------------------------------------------------------------------------
+
+
+def _filters(form: HistoryFilterForm) -> dict | None:
+    """The selectors' arguments from valid filters; None when a filter is wrong."""
+    if not form.is_valid():
+        return None
+    data = form.cleaned_data
+    since = _start_of(data["since"]) if data["since"] else None
+    until = _start_of(data["until"] + timedelta(days=1)) if data["until"] else None
+    return {
+        "model": data["model"] or None,
+        "user": data["user"],
+        "since": since,
+        "until": until,
+        "incident": data["incident"],
+        "case": data["case"],
+        "tournament": data["tournament"],
+    }
+
+
+def _start_of(day) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+def _events(filters: dict):
+    return selectors.event_list(
+        incident=filters["incident"],
+        case=filters["case"],
+        tournament=filters["tournament"],
+        actor=filters["user"],
+        subject_type=filters["model"],
+        since=filters["since"],
+        until=filters["until"],
+    )
+
+
+def _annotate_changes(rows: list[dict]) -> None:
+    users = get_user_model().objects.in_bulk({row["history_user_id"] for row in rows} - {None})
+    for row in rows:
+        user = users.get(row["history_user_id"])
+        row["user"] = user.get_username() if user else ""
+        row["model_label"] = MODEL_LABELS.get(row["model"], row["model"])
+        row["type_label"] = HISTORY_TYPES.get(row["history_type"], row["history_type"])
+        row["url"] = reverse("history_record", args=[row["model"], row["id"]])
+
+
+def _annotate_events(events) -> None:
+    for event in events:
+        event.subject_url = (
+            reverse("history_record", args=[event.subject_type, event.subject_id])
+            if event.subject_type in selectors.HISTORY_MODELS and event.subject_id
+            else ""
+        )
+
+
+CHANGE_HEADER = ("at", "record_type", "record_id", "version", "change", "user", "reason")
+EVENT_HEADER = (
+    "at", "event", "event_id", "user", "incident", "case", "tournament",
+    "subject_type", "subject_id", "reason", "data",
+)  # fmt: skip
+
+
+def _change_rows(filters: dict):
+    usernames = dict(get_user_model().objects.values_list("pk", "username"))
+    yield CHANGE_HEADER
+    for row in selectors.history_entries(**filters).iterator(chunk_size=2000):
+        yield (
+            row["history_date"].isoformat(),
+            row["model"],
+            row["id"],
+            row["history_id"],
+            HISTORY_TYPES.get(row["history_type"], row["history_type"]),
+            usernames.get(row["history_user_id"], ""),
+            row["history_change_reason"] or "",
+        )
+
+
+def _event_rows(filters: dict):
+    yield EVENT_HEADER
+    for event in _events(filters).iterator(chunk_size=2000):
+        yield (
+            event.at.isoformat(),
+            event.type,
+            event.pk,
+            event.actor.get_username() if event.actor else "",
+            event.incident_id or "",
+            event.case_id or "",
+            event.tournament.operator_id if event.tournament else "",
+            event.subject_type,
+            event.subject_id or "",
+            event.reason,
+            json.dumps(event.data, sort_keys=True),
+        )
+
+
+class _Line:
+    """A file-like object whose write returns the CSV line, for streaming."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def _csv_lines(rows):
+    writer = csv.writer(_Line())
+    for row in rows:
+        yield writer.writerow(row)
+
+
+# --- Showing stored values -------------------------------------------------------------------
+
+
+def _currency(model: str, version) -> str:
+    currency = getattr(version, "currency", "")
+    if currency:
+        return currency
+    case_id = getattr(version, "case_id", None)
+    if model == "case":
+        tournament = Tournament.objects.filter(pk=version.tournament_id).first()
+        return tournament.currency if tournament else ""
+    if case_id:
+        case = Case.objects.select_related("tournament").filter(pk=case_id).first()
+        return case.tournament.currency if case else ""
+    return ""
+
+
+def _display(model: str, field: str, value, currency: str) -> str:
+    """A stored value as a person reads it: amounts in the currency, the rest as stored."""
+    if value is None or value == "":
+        return "—"
+    if currency and field in MONEY_FIELDS.get(model, ()) and isinstance(value, int):
+        return format_minor_units(value, currency)
+    if currency and model == "tournament" and field == "payouts" and isinstance(value, list):
+        return ", ".join(format_minor_units(v, currency) for v in value if isinstance(v, int))
+    if model == "tournament" and field == "fpp_buy_in" and isinstance(value, int):
+        return fpp(value)
+    if currency and field == "totals" and isinstance(value, dict):
+        return _totals_text(value, currency)
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True)
+    if isinstance(value, datetime):
+        return timezone.localtime(value).strftime("%d %b %Y, %H:%M:%S")
+    return str(value)
+
+
+def _totals_text(totals: dict, currency: str) -> str:
+    """{unit: amount} (compensation) or {unit: {source: amount}} (settlement) in words."""
+    parts = []
+    for unit, value in totals.items():
+        if isinstance(value, dict):
+            for source, amount in value.items():
+                parts.append(f"{amount_in_unit(amount, unit, currency)} from the {source}")
+        elif isinstance(value, int):
+            parts.append(amount_in_unit(value, unit, currency))
+    return "; ".join(parts) or "—"

@@ -1,0 +1,237 @@
+"""Reviewing a settlement, from preparation to the approved ledger.
+
+GET      /settlements/<id>/                    summary, totals, chart, payouts (?q=&page=)
+GET      /settlements/<id>/player/?player=…    how one player's amount came about
+POST     /settlements/<id>/submit/             an operator sends it for approval
+GET/POST /settlements/<id>/approve/            a Tournament Manager confirms and approves
+GET/POST /settlements/<id>/reject/             … or sends it back with a reason
+GET      /settlements/<id>/ledger.csv          the approved settlement's lines, streamed
+
+Every figure on these pages is the engine's output as stored when the settlement was
+prepared (payout rows, explanations, totals); nothing is computed again here.
+"""
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, StreamingHttpResponse
+from django.urls import reverse
+from django.views.decorators.http import require_POST, require_safe
+
+from settlements import charts, ledger, roles, selectors, services
+from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements.forms import ReasonForm
+from settlements.models import Settlement
+from settlements.views.decorators import role_required
+from settlements.views.paging import CountedPaginator
+from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.workflow import SettlementStatus, settlement_allows
+
+PAYOUTS_PER_PAGE = 50
+UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
+
+REVIEW_PARTIALS = {"payouts": "payouts", "settlement-actions": "actions"}
+
+# What the Tournament Manager's two answers do: service, words for the page.
+REVIEW_ACTIONS = {
+    "approve": (services.settlement_approve, "Approve", "approved"),
+    "reject": (services.settlement_reject, "Reject", "rejected"),
+}
+
+
+@require_safe
+@role_required(*roles.ALL_ROLES)
+def settlement_review(request, settlement_id: int):
+    settlement = _settlement(settlement_id)
+    context = _review_context(request, settlement)
+    return render_page(
+        request, "settlements/settlement_review.html", context, partial=REVIEW_PARTIALS
+    )
+
+
+@require_safe
+@role_required(*roles.ALL_ROLES)
+def settlement_player(request, settlement_id: int):
+    settlement = _settlement(settlement_id)
+    player = request.GET.get("player", "")
+    payout = selectors.settlement_payout(settlement, player) if player else None
+    lines = list(selectors.settlement_lines(settlement, player=player)) if player else []
+    if payout is None and not lines:
+        raise Http404("This settlement pays no such player.")
+    context = {
+        "settlement": settlement,
+        "case": settlement.case,
+        "currency": settlement.currency,
+        "payout": payout,
+        "lines": lines,
+        "player": player,
+    }
+    return render_page(
+        request, "settlements/settlement_player.html", context, partial="player_detail"
+    )
+
+
+@require_POST
+@role_required(roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+def settlement_submit(request, settlement_id: int):
+    settlement = _settlement(settlement_id)
+    try:
+        services.settlement_submit(settlement=settlement, actor=request.user)
+    except NotAllowed:
+        raise PermissionDenied from None
+    except DomainError as error:
+        context = _review_context(request, settlement)
+        context["actions_error"] = error.message
+        return render_invalid(
+            request, "settlements/settlement_review.html", context, partial="actions"
+        )
+    messages.success(request, f"{settlement} was sent to the Tournament Managers for approval.")
+    return go_to(request, reverse("settlement_review", args=[settlement.pk]))
+
+
+@role_required(roles.TOURNAMENT_MANAGER)
+def settlement_approve(request, settlement_id: int):
+    return _answer(request, settlement_id, "approve")
+
+
+@role_required(roles.TOURNAMENT_MANAGER)
+def settlement_reject(request, settlement_id: int):
+    return _answer(request, settlement_id, "reject")
+
+
+@require_safe
+@role_required(roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
+def settlement_ledger(request, settlement_id: int):
+    settlement = _settlement(settlement_id)
+    try:
+        rows = ledger.settlement_ledger_csv(settlement)
+    except InvalidTransition:
+        raise Http404("Only an approved settlement has a ledger to pay.") from None
+    response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{ledger.ledger_filename(settlement)}"'
+    return response
+
+
+def _answer(request, settlement_id: int, action: str):
+    """The confirmation page of approve or reject, and the answer itself."""
+    settlement = _settlement(settlement_id)
+    service, verb, done = REVIEW_ACTIONS[action]
+    form = ReasonForm(request.POST or None)
+    refusal = _refusal(settlement, request.user, action)
+    context = {
+        **_summary(settlement),
+        "action": action,
+        "verb": verb,
+        "form": form,
+        "refusal": refusal,
+    }
+    template = "settlements/settlement_confirm.html"
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                reason = form.cleaned_data["reason"]
+                service(settlement=settlement, actor=request.user, reason=reason)
+            except NotAllowed as error:
+                if request.htmx:
+                    # htmx does not swap a 403; the page itself shows the refusal.
+                    return go_to(request, request.path)
+                context["refusal"] = error.message
+                return render_page(request, template, context, partial="actions", status=403)
+            except DomainError as error:
+                form.add_domain_error(error)
+            else:
+                messages.success(request, f"{settlement} {done}.")
+                return go_to(request, reverse("settlement_review", args=[settlement.pk]))
+        return render_invalid(request, template, context, partial="actions")
+    status = 403 if refusal and _is_own_work(settlement, request.user) else 200
+    return render_page(request, template, context, partial="actions", status=status)
+
+
+def _settlement(settlement_id: int) -> Settlement:
+    try:
+        return selectors.settlement_detail(settlement_id)
+    except Settlement.DoesNotExist:
+        raise Http404("No such settlement.") from None
+
+
+def _summary(settlement: Settlement) -> dict:
+    totals = selectors.settlement_totals(settlement)
+    units = [unit for unit in UNIT_ORDER if unit in totals.by_unit]
+    pool, house = totals.by_source.get("pool", {}), totals.by_source.get("house", {})
+    # The stored totals laid out as the payouts table's footer: one cell per unit column.
+    footer = [
+        (f"All {settlement.payout_count:,} players", [(u, totals.by_unit[u]) for u in units]),
+        ("From the prize pool", [(u, pool.get(u)) for u in units]),
+        ("From the house", [(u, house.get(u)) for u in units]),
+    ]
+    return {
+        "settlement": settlement,
+        "case": settlement.case,
+        "tournament": settlement.case.tournament,
+        "currency": settlement.currency,
+        "totals": totals,
+        "units": units,
+        "footer": footer,
+    }
+
+
+def _review_context(request, settlement: Settlement) -> dict:
+    user = request.user
+    search = request.GET.get("q", "").strip()
+    if settlement.is_adjustment:
+        rows = selectors.settlement_lines(settlement)
+        rows = rows.filter(player__icontains=search) if search else rows
+        known = settlement.line_count
+    else:
+        rows = selectors.settlement_payouts(settlement, search=search)
+        known = settlement.payout_count
+    paginator = (
+        CountedPaginator(rows, PAYOUTS_PER_PAGE, count=known)
+        if not search
+        else CountedPaginator(rows, PAYOUTS_PER_PAGE, count=rows.count())
+    )
+    points = selectors.settlement_chart_points(settlement)
+    chart = None
+    if points:
+        chart = {
+            "svg": charts.payout_points_chart_svg(
+                points, count=settlement.payout_count, currency=settlement.currency
+            ),
+            "text": charts.payout_points_text(
+                points, count=settlement.payout_count, currency=settlement.currency
+            ),
+        }
+    own = _is_own_work(settlement, user)
+    awaiting = settlement.status == SettlementStatus.AWAITING_APPROVAL
+    manager = roles.has_role(user, roles.TOURNAMENT_MANAGER)
+    # Adjustments may also be sent by Tournament Managers (see services.settlement_submit).
+    submitters = (roles.OPERATOR,)
+    if settlement.is_adjustment:
+        submitters = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+    return {
+        **_summary(settlement),
+        "search": search,
+        "page": paginator.get_page(request.GET.get("page")),
+        "chart": chart,
+        "can_submit": settlement_allows(settlement.status, "submit")
+        and roles.has_role(user, *submitters),
+        "can_answer": awaiting and manager and not own,
+        "own_work": awaiting and manager and own,
+        "can_download": settlement.status == SettlementStatus.APPROVED
+        and roles.has_role(user, roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR),
+        "actions_error": "",
+    }
+
+
+def _is_own_work(settlement: Settlement, user) -> bool:
+    return user.pk in (settlement.prepared_by_id, settlement.submitted_by_id)
+
+
+def _refusal(settlement: Settlement, user, action: str) -> str:
+    """Why this user cannot answer now, as the services would say it; empty when they can."""
+    if _is_own_work(settlement, user):
+        did = "prepared" if user.pk == settlement.prepared_by_id else "submitted"
+        return f"You {did} {settlement}; another Tournament Manager must {action} it."
+    if not settlement_allows(settlement.status, action):
+        state = settlement.get_status_display().lower()
+        return f"{settlement} is {state}; it cannot be {REVIEW_ACTIONS[action][2]} now."
+    return ""

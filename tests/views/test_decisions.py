@@ -1,0 +1,239 @@
+"""The Marketing Manager's decision page: previews side by side, reason, confirmation."""
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from settlements import selectors, services
+from settlements.models import Decision
+from settlements.templatetags.review import payout_text
+from settlements.workflow import CaseStatus
+from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
+
+pytestmark = pytest.mark.django_db
+
+
+def url(case):
+    return reverse("case_decision", args=[case.pk])
+
+
+def in_a_week() -> str:
+    return (timezone.localtime() + timedelta(days=7)).strftime("%Y-%m-%dT%H:%M")
+
+
+def test_the_options_are_previewed_side_by_side_with_the_engines_figures(as_marketing, load_case):
+    case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-PRE")
+    html = assert_full_page(as_marketing.get(url(case)))
+    assert "Split in proportion to chips" in html and "Split by chip equity" in html
+    assert html.index('id="option-chip_proportional"') < html.index('id="option-chip_equity"')
+    for option in ("chip_proportional", "chip_equity"):
+        engine = selectors.case_preview(case, decision=option)
+        assert f"<div><dt>Players paid</dt><dd>{len(engine.payouts)}</dd></div>" in html
+        assert f'aria-labelledby="preview-{option}-title preview-{option}-desc"' in html
+        top = next(row for row in engine.payouts if row.player == "p000001")
+        assert payout_text(top, "USD") in html
+    # 40 entrants x 10.00: a 400.00 USD pool split among the 20 players left, none of whom
+    # reaches a seat (100.00), so all of it is paid as T$.
+    assert html.count('<span class="amount">400.00 USD in T$</span>') == 2
+    assert 'type="radio" name="option" value="chip_proportional"' in html
+    assert "Review the decision" in html
+
+
+def test_the_previews_differ_where_the_formulas_do(as_marketing, load_case):
+    case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-DIFF")
+    proportional, equity = selectors.decision_previews(case)
+    assert proportional.option == "chip_proportional" and equity.option == "chip_equity"
+    assert proportional.biggest != equity.biggest or proportional.smallest != equity.smallest
+    html = as_marketing.get(url(case)).content.decode()
+    for preview in (proportional, equity):
+        assert payout_text(preview.smallest, "USD") in html
+
+
+def test_a_freeroll_reschedule_shows_the_remaining_players_as_invitees(as_marketing, load_case):
+    case = load_case(type="freeroll", stage="middle", entrants=60, tournament_id="F-INV")
+    html = assert_full_page(as_marketing.get(url(case)))
+    assert "Invited by default: the 30 remaining players" in html
+    assert "Nothing is paid now." in html  # the reschedule option pays nothing
+    assert "p000001" in html and "p000020" in html
+    assert "p000021" not in html  # 20 a page
+    assert "Page 1 of 2" in html
+    page2 = assert_partial(
+        as_marketing.get(url(case) + "?invite_page=2", **HTMX, HTTP_HX_TARGET="invitees"),
+        "invitees",
+    )
+    assert "p000021" in page2 and "p000030" in page2 and "p000031" not in page2
+    assert "Choose an option" not in page2
+
+
+def test_an_early_freeroll_invites_every_entrant_by_default(as_marketing, load_case):
+    case = load_case(type="freeroll", stage="early", entrants=20, tournament_id="F-EARLY")
+    html = as_marketing.get(url(case)).content.decode()
+    assert "Invited by default: all 20 entrants" in html
+    assert "Do not reschedule" in html
+    # Either answer refunds the FPP buy-in to every entrant.
+    assert html.count("20 × 250 FPP") == 0 and html.count("5,000 FPP") >= 2
+
+
+def test_the_form_is_a_partial_under_htmx_and_whole_on_history_restore(as_marketing, load_case):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-HX")
+    partial = assert_partial(
+        as_marketing.get(url(case), **HTMX, HTTP_HX_TARGET="decision-form"), "decision-form"
+    )
+    assert "Decision for case" not in partial
+    assert_full_page(as_marketing.get(url(case), **HISTORY_RESTORE))
+
+
+def test_option_and_reason_are_required(as_marketing, load_case):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-REQ")
+    response = as_marketing.post(url(case), {"reason": " "}, **HTMX)
+    assert response.status_code == 422
+    html = assert_partial(response, "decision-form")
+    assert html.count("This field is required.") == 2
+    assert not Decision.objects.exists()
+
+
+def test_a_valid_choice_is_restated_before_anything_is_recorded(as_marketing, load_case):
+    case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-CONF")
+    data = {"option": "chip_equity", "reason": "Closer to what players expect"}
+    response = as_marketing.post(url(case), data, **HTMX)
+    assert response.status_code == 200
+    html = assert_partial(response, "decision-form")
+    assert f"Decide case #{case.pk} (S-CONF): <strong>Split by chip equity</strong>." in html
+    preview = selectors.decision_previews(case)[1]
+    assert f"{preview.players_paid} players will be paid; from the prize pool" in html
+    assert "Your reason: “Closer to what players expect”" in html
+    assert 'type="hidden" name="option" value="chip_equity"' in html
+    assert 'name="step" value="confirm"' in html and "button--danger" in html
+    assert not Decision.objects.exists()
+
+    back = as_marketing.post(url(case), {**data, "step": "edit"}, **HTMX)
+    html = assert_partial(back, "decision-form")
+    assert 'value="chip_equity" id="id_option_1" required checked>' in html
+    assert "Check before recording" not in html
+    assert "Closer to what players expect</textarea>" in html
+    assert not Decision.objects.exists()
+
+
+def test_confirming_records_the_decision_and_returns_to_the_case(
+    as_marketing, marketing_manager, load_case
+):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-REC")
+    data = {"option": "chip_proportional", "reason": "Site custom", "step": "confirm"}
+    response = as_marketing.post(url(case), data)
+    assert response.status_code == 302 and response.url == reverse("case_detail", args=[case.pk])
+    decision = Decision.objects.get()
+    assert (decision.option, decision.reason, decision.decided_by) == (
+        "chip_proportional",
+        "Site custom",
+        marketing_manager,
+    )
+    case.refresh_from_db()
+    assert case.status == CaseStatus.READY and case.decision == "chip_proportional"
+
+    htmx = as_marketing.post(url(case), {**data, "option": "chip_equity"}, **HTMX)
+    assert htmx.headers["HX-Redirect"] == reverse("case_detail", args=[case.pk])
+    assert Decision.objects.count() == 2
+
+
+def test_a_reschedule_needs_a_future_date(as_marketing, load_case):
+    case = load_case(type="freeroll", stage="middle", tournament_id="F-DATE")
+    data = {"option": "reschedule", "reason": "Players asked for it", "step": "confirm"}
+    response = as_marketing.post(url(case), data, **HTMX)
+    assert response.status_code == 422
+    assert "A reschedule needs the new date." in response.content.decode()
+    past = (timezone.localtime() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    response = as_marketing.post(url(case), {**data, "reschedule_at": past}, **HTMX)
+    assert "The new date must be in the future." in response.content.decode()
+    assert not Decision.objects.exists()
+
+
+def test_a_reschedule_is_restated_with_its_date_and_invitees_then_recorded(as_marketing, load_case):
+    case = load_case(type="freeroll", stage="middle", entrants=60, tournament_id="F-RES")
+    data = {"option": "reschedule", "reason": "Players asked for it", "reschedule_at": in_a_week()}
+    html = as_marketing.post(url(case), data, **HTMX).content.decode()
+    assert "The freeroll runs again on" in html
+    assert "Invited: the 30 remaining players." in html
+    assert "Nothing is paid now." in html
+    as_marketing.post(url(case), {**data, "step": "confirm"})
+    decision = Decision.objects.get()
+    assert decision.option == "reschedule"
+    assert decision.invite_scope == Decision.InviteScope.REMAINING
+    assert decision.reschedule_at is not None
+
+
+def test_a_hand_picked_invitation_list_goes_to_the_service(as_marketing, load_case):
+    case = load_case(type="freeroll", stage="middle", entrants=20, tournament_id="F-PICK")
+    data = {
+        "option": "reschedule",
+        "reason": "Only the table that crashed",
+        "reschedule_at": in_a_week(),
+        "invited": "p000001\np000002, p000003",
+    }
+    html = as_marketing.post(url(case), data, **HTMX).content.decode()
+    assert "Invited: the 3 players you listed." in html
+    as_marketing.post(url(case), {**data, "step": "confirm"})
+    decision = Decision.objects.get()
+    assert decision.invite_scope == Decision.InviteScope.CUSTOM
+    assert decision.invited_players == ["p000001", "p000002", "p000003"]
+
+
+def test_an_unknown_invitee_is_refused_by_the_service_next_to_the_field(as_marketing, load_case):
+    case = load_case(type="freeroll", stage="middle", entrants=20, tournament_id="F-BAD")
+    data = {
+        "option": "reschedule",
+        "reason": "r",
+        "reschedule_at": in_a_week(),
+        "invited": "p000001 nobody",
+        "step": "confirm",
+    }
+    response = as_marketing.post(url(case), data, **HTMX)
+    assert response.status_code == 422
+    assert "Only entrants can be invited; not entrants: nobody." in response.content.decode()
+    assert not Decision.objects.exists()
+
+
+def test_a_case_past_its_decision_cannot_be_decided_again(
+    as_marketing, marketing_manager, operator, load_case
+):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-LATE")
+    services.decision_record(
+        case=case, actor=marketing_manager, option="chip_equity", reason="first"
+    )
+    services.settlement_prepare(case=case, actor=operator)
+    html = as_marketing.get(url(case)).content.decode()
+    assert "The decision can no longer be changed: the case is prepared." in html
+    assert "Review the decision" not in html
+    response = as_marketing.post(
+        url(case), {"option": "chip_proportional", "reason": "r", "step": "confirm"}, **HTMX
+    )
+    assert response.status_code == 422
+    assert Decision.objects.count() == 1
+
+
+def test_only_marketing_managers_decide(client, as_operator, as_manager, as_auditor, load_case):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-ROLE")
+    response = client.get(url(case))
+    assert response.status_code == 302 and response.url.startswith(reverse("login"))
+    for other in (as_operator, as_manager, as_auditor):
+        assert other.get(url(case)).status_code == 403
+        data = {"option": "chip_equity", "reason": "r", "step": "confirm"}
+        assert other.post(url(case), data).status_code == 403
+    assert not Decision.objects.exists()
+
+
+def test_a_case_without_a_decision_says_so(as_marketing, load_case):
+    case = load_case(type="regular", stage="middle", tournament_id="T-NONE")
+    html = as_marketing.get(url(case)).content.decode()
+    assert "The rules settle this case without a decision." in html
+    assert "Review the decision" not in html
+
+
+def test_the_case_page_links_the_marketing_manager_to_the_decision(
+    as_marketing, as_operator, load_case
+):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-LINK")
+    page = reverse("case_detail", args=[case.pk])
+    assert f'href="{url(case)}"' in as_marketing.get(page).content.decode()
+    assert f'href="{url(case)}"' not in as_operator.get(page).content.decode()

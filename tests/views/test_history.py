@@ -1,0 +1,169 @@
+"""The auditor's history browser: changes and events, filters, diffs, timeline, CSV."""
+
+import csv
+import io
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from settlements import services
+from settlements.models import Event, Settlement
+from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def approved(operator, tournament_manager, load_case):
+    case = load_case(type="regular", stage="middle", tournament_id="T-HIST")
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = services.settlement_submit(settlement=settlement, actor=operator)
+    return services.settlement_approve(
+        settlement=settlement, actor=tournament_manager, reason="Matches the server log"
+    )
+
+
+def csv_rows(response) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+
+
+def test_only_auditors_browse_and_only_by_reading(client, as_operator, as_manager, as_auditor,
+                                                  approved):  # fmt: skip
+    urls = [
+        reverse("history"),
+        reverse("history_export"),
+        reverse("history_record", args=["settlement", approved.pk]),
+        reverse("incident_timeline", args=[approved.case.incident_id]),
+    ]
+    for url in urls:
+        assert client.get(url).status_code == 302
+        assert as_operator.get(url).status_code == 403
+        assert as_manager.get(url).status_code == 403
+        assert as_auditor.get(url).status_code == 200
+        assert as_auditor.post(url).status_code == 405
+        assert as_auditor.delete(url).status_code == 405
+
+
+def test_every_change_is_listed_newest_first(as_auditor, approved):
+    html = assert_full_page(as_auditor.get(reverse("history")))
+    record = reverse("history_record", args=["settlement", approved.pk])
+    assert f'href="{record}#version-' in html
+    assert "Matches the server log" in html
+    assert html.index("Matches the server log") < html.index("Snapshot loaded")
+
+
+def test_filters_narrow_the_changes(as_auditor, approved):
+    url = reverse("history")
+    incident_link = f">Incident #{approved.case.incident_id}</a>"
+    settlement_link = f">Settlement #{approved.pk}</a>"
+    by_user = as_auditor.get(url, {"user": "manager"}).content.decode()
+    assert "Matches the server log" in by_user and "Snapshot loaded" not in by_user
+    by_model = as_auditor.get(url, {"model": "incident"}).content.decode()
+    assert incident_link in by_model and settlement_link not in by_model
+    by_case = as_auditor.get(url, {"case": approved.case_id}).content.decode()
+    assert settlement_link in by_case and incident_link not in by_case
+    by_tournament = as_auditor.get(url, {"tournament": "T-HIST"}).content.decode()
+    assert f">Tournament #{approved.case.tournament_id}</a>" in by_tournament
+    by_incident = as_auditor.get(url, {"incident": approved.case.incident_id}).content.decode()
+    assert incident_link in by_incident and settlement_link in by_incident
+    assert "Timeline of incident" in by_incident
+    tomorrow = (timezone.localdate() + timedelta(days=1)).isoformat()
+    later = as_auditor.get(url, {"since": tomorrow}).content.decode()
+    assert "Nothing recorded matches these filters." in later
+    today = timezone.localdate().isoformat()
+    assert settlement_link in as_auditor.get(url, {"since": today, "until": today}).content.decode()
+
+
+def test_bad_filters_are_named_and_show_nothing(as_auditor, approved):
+    response = as_auditor.get(reverse("history"), {"user": "ghost", "tournament": "NOPE"}, **HTMX)
+    assert response.status_code == 422
+    html = assert_partial(response, "history-browser")
+    assert "No user is called “ghost”." in html
+    assert "No tournament has the id “NOPE”." in html
+    assert "Correct the filters above" in html
+
+
+def test_events_are_a_tab_with_the_same_filters(as_auditor, approved):
+    url = reverse("history")
+    html = assert_partial(
+        as_auditor.get(url, {"view": "events", "case": approved.case_id}, **HTMX), "history-browser"
+    )
+    for label in ("Snapshot loaded", "Settlement prepared", "Settlement submitted"):
+        assert label in html
+    assert "Settlement approved" in html and "Matches the server log" in html
+    only = as_auditor.get(url, {"view": "events", "model": "settlement"}).content.decode()
+    assert "Settlement approved" in only and "Snapshot loaded" not in only
+    assert f'href="?case={approved.case_id}&amp;view=changes"' in html
+    assert_full_page(as_auditor.get(url, {"view": "events"}, **HISTORY_RESTORE))
+
+
+def test_a_record_shows_each_version_with_its_diff(as_auditor, approved):
+    url = reverse("history_record", args=["settlement", approved.pk])
+    html = assert_full_page(as_auditor.get(url))
+    assert f"History of Settlement #{approved.pk}" in html
+    assert html.count('class="panel version"') == 3  # prepared, submitted, approved
+    # The approval changed the status from awaiting approval to approved.
+    assert '<td class="diff-old">awaiting_approval</td><td class="diff-new">approved</td>' in html
+    assert "Reason: “Matches the server log”" in html
+    assert "200.00 USD" in html  # amounts in the currency, not in cents
+    assert "Settlement approved</strong> by manager" in html
+    partial = assert_partial(as_auditor.get(url, **HTMX), "versions")
+    assert "History of" not in partial
+    missing = as_auditor.get(reverse("history_record", args=["settlement", 999_999]))
+    assert missing.status_code == 404
+    assert as_auditor.get(reverse("history_record", args=["user", 1])).status_code == 404
+
+
+def test_the_incident_timeline_reads_oldest_first(as_auditor, approved):
+    url = reverse("incident_timeline", args=[approved.case.incident_id])
+    html = assert_full_page(as_auditor.get(url))
+    order = ["Incident reported", "Snapshot loaded", "Settlement prepared", "Settlement approved"]
+    positions = [html.index(label) for label in order]
+    assert positions == sorted(positions)
+    assert_partial(as_auditor.get(url, **HTMX), "timeline")
+
+
+def test_long_histories_page_without_counting(as_auditor, operator):
+    for number in range(55):
+        services.incident_report(
+            actor=operator, title=f"Outage {number:02d}", started_at=timezone.now()
+        )
+    url = reverse("history")
+    first = as_auditor.get(url, {"model": "incident"}).content.decode()
+    assert "Page 1" in first and "Older" in first and "Newer" not in first
+    second = assert_partial(
+        as_auditor.get(url, {"model": "incident", "page": 2}, **HTMX), "history-browser"
+    )
+    assert "Page 2" in second and "Newer" in second and "Older" not in second
+    assert second.count('class="nowrap"') == 5
+
+
+def test_the_export_streams_what_is_filtered(as_auditor, approved):
+    changes = as_auditor.get(reverse("history_export"), {"case": approved.case_id})
+    assert changes.streaming and changes["Content-Type"] == "text/csv; charset=utf-8"
+    assert "crashdesk-changes-" in changes["Content-Disposition"]
+    rows = csv_rows(changes)
+    assert {row["record_type"] for row in rows} == {"case", "settlement"}
+    settlement_rows = [row for row in rows if row["record_type"] == "settlement"]
+    assert len(settlement_rows) == Settlement.history.filter(id=approved.pk).count() == 3
+    assert "Matches the server log" in {row["reason"] for row in settlement_rows}
+
+    events = csv_rows(
+        as_auditor.get(reverse("history_export"), {"view": "events", "user": "manager"})
+    )
+    assert [row["event"] for row in events] == ["settlement_approved"]
+    assert events[0]["tournament"] == "T-HIST"
+    assert '"lines"' in events[0]["data"]
+    assert len(csv_rows(as_auditor.get(reverse("history_export"), {"view": "events"}))) == (
+        Event.objects.count()
+    )
+    assert as_auditor.get(reverse("history_export"), {"user": "ghost"}).status_code == 404
+
+
+def test_the_auditor_finds_history_in_the_navigation(as_auditor, as_operator):
+    assert f'href="{reverse("history")}"' in as_auditor.get(reverse("dashboard")).content.decode()
+    assert (
+        f'href="{reverse("history")}"' not in as_operator.get(reverse("dashboard")).content.decode()
+    )
