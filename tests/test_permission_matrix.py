@@ -1,0 +1,300 @@
+"""Who may open what: every URL of the app and the API, with every role, GET and POST.
+
+The test walks the URL resolver, so a URL added without an entry in ``MATRIX`` fails it (and
+so does an entry whose URL is gone). Pages are visited with a signed-in session; the API
+with a bearer token of the same user (anonymous: no credentials at all). Each request runs
+in a savepoint that is rolled back, so a permitted POST (sent with an empty form) changes
+nothing for the requests after it. The admin has its own rules (staff only) and a test of
+its own below.
+
+Statuses: 200 page, 302 to the login page (anonymous) or onward after a POST, 401 the API
+without a token, 403 refused, 405 wrong method, 422 form re-shown with errors, 400 API
+refusal of an empty body.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
+
+from settlements import roles, services
+from settlements.services import CompensationEntry
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+ANON = "anonymous"
+OP, MM, TM, AU = (
+    roles.OPERATOR,
+    roles.MARKETING_MANAGER,
+    roles.TOURNAMENT_MANAGER,
+    roles.AUDITOR,
+)
+NONE = "none"
+WHO = (ANON, OP, MM, TM, AU, NONE)
+ALL = (OP, MM, TM, AU)
+
+
+def by_role(allowed, yes: int, *, no: int = 403, anonymous: int = 302) -> dict[str, int]:
+    """``yes`` for the roles in ``allowed``, ``no`` for the other signed-in users."""
+    return {ANON: anonymous, **{who: yes if who in allowed else no for who in (*ALL, NONE)}}
+
+
+def everyone(status: int) -> dict[str, int]:
+    return dict.fromkeys(WHO, status)
+
+
+@dataclass(frozen=True)
+class Entry:
+    get: dict[str, int]
+    post: dict[str, int]
+    # World attribute for each URL argument, when not the argument's name without "_id".
+    args: dict[str, str] = field(default_factory=dict)
+    query: str = ""
+    api: bool = False
+
+
+def page(*allowed: str, post: dict[str, int] | None = None, **kwargs) -> Entry:
+    """A page the roles in ``allowed`` may read; by default it answers GET and HEAD only."""
+    return Entry(by_role(allowed, 200), post or everyone(405), **kwargs)
+
+
+def form(*allowed: str, get: int = 200, post: int = 422, **kwargs) -> Entry:
+    """A page with a form; an empty POST from a permitted user is re-shown with errors."""
+    return Entry(by_role(allowed, get), by_role(allowed, post), **kwargs)
+
+
+def action(*allowed: str, post: int, exceptions: dict[str, int] | None = None, **kwargs) -> Entry:
+    """POST only; ``exceptions`` for a role that the service refuses on this object."""
+    return Entry(everyone(405), {**by_role(allowed, post), **(exceptions or {})}, **kwargs)
+
+
+def api(*allowed: str, get: int | None = None, post: int | None = None, **kwargs) -> Entry:
+    def answers(status):
+        if status is None:
+            return everyone(405)
+        return by_role(allowed, status, anonymous=401)
+
+    return Entry(answers(get), answers(post), api=True, **kwargs)
+
+
+MATRIX: dict[str, Entry] = {
+    # Probes and sign-in.
+    "healthz": Entry(everyone(200), everyone(405)),
+    "login": Entry({**everyone(302), ANON: 200}, {**everyone(302), ANON: 200}),
+    "logout": Entry(everyone(405), {}),  # POST signs out; covered by the layout tests.
+    # The API (bearer tokens).
+    "api:snapshots": api(OP, post=400),
+    "api:cases": api(*ALL, get=200),
+    "api:case": api(*ALL, get=200),
+    # Dashboard and the report-a-crash wizard.
+    "dashboard": Entry(by_role(ALL, 200), by_role(ALL, 200)),
+    # An empty POST shows the empty form again, as a GET would.
+    "incident_new": form(OP, post=200),
+    "incident_tournaments": Entry(by_role(ALL, 200), by_role(ALL, 200)),
+    "incident_upload": form(OP),
+    # Cases, decisions, settlements.
+    "case_detail": Entry(by_role(ALL, 200), by_role(ALL, 200)),
+    "case_prepare": action(OP, post=302, args={"case_id": "ready_case"}),
+    "case_decision": form(MM, args={"case_id": "deciding_case"}),
+    "settlement_review": page(*ALL),
+    "settlement_player": page(*ALL, query="?player=p000001"),
+    # Already submitted: refused with the form re-shown. A Tournament Manager may submit
+    # adjustments only, so for a settlement proper the service refuses them (403).
+    "settlement_submit": action(OP, TM, post=422, exceptions={TM: 403}),
+    "settlement_approve": form(TM),
+    "settlement_reject": form(TM),
+    "settlement_ledger": page(OP, TM, AU, args={"settlement_id": "approved_settlement"}),
+    # Compensation, prize withdrawals, individual cases.
+    "compensation_list": page(OP, TM, AU),
+    "compensation_new": form(OP, TM),
+    "compensation_detail": page(OP, TM, AU),
+    "compensation_approve": form(TM),
+    "compensation_reject": form(TM),
+    "compensation_ledger": page(OP, TM, AU, args={"compensation_id": "approved_compensation"}),
+    "prize_withdrawal_new": form(TM),
+    "individual_case_list": page(OP, TM, AU),
+    "individual_case_new": form(TM),
+    "individual_case_resolve": form(TM, args={"case_id": "individual_case"}),
+    # The auditor's history browser.
+    "history": page(AU),
+    "history_export": page(AU),
+    "history_record": page(AU, args={"model": "history_model", "pk": "case_pk"}),
+    "incident_timeline": page(AU),
+}
+
+
+# --- The URLs and the objects their arguments name -------------------------------------------
+
+
+def walk(patterns, prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
+    """(name with namespaces, pattern) of every URL, the admin's excepted."""
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            if pattern.app_name == "admin":
+                continue
+            namespace = f"{prefix}{pattern.namespace}:" if pattern.namespace else prefix
+            yield from walk(pattern.url_patterns, namespace)
+        else:
+            yield f"{prefix}{pattern.name or pattern.pattern}", pattern
+
+
+@dataclass
+class World:
+    """One object of each kind a URL can name, in the state its pages expect."""
+
+    incident: object
+    case: object
+    ready_case: object
+    deciding_case: object
+    individual_case: object
+    settlement: object
+    approved_settlement: object
+    compensation: object
+    approved_compensation: object
+    history_model: str = "case"
+
+    @property
+    def case_pk(self) -> int:
+        return self.case.pk
+
+
+@pytest.fixture
+def world(users, snapshot_factory) -> World:
+    operator, manager, other_manager = users[OP], users[TM], users["second_manager"]
+    incident = services.incident_report(
+        actor=operator, title="Matrix", started_at=timezone.now() - timedelta(hours=1)
+    )
+
+    def load(**kwargs):
+        return services.case_load_snapshot(
+            actor=operator, snapshot=snapshot_factory(**kwargs), incident=incident
+        )
+
+    def submitted(case):
+        settlement = services.settlement_prepare(case=case, actor=operator)
+        return services.settlement_submit(settlement=settlement, actor=operator)
+
+    case = load(tournament_id="M-1", stage="late")
+    settlement = submitted(case)
+    paid_case = load(tournament_id="M-2", stage="late")
+    approved = services.settlement_approve(settlement=submitted(paid_case), actor=other_manager)
+
+    def proposal(number):
+        return services.compensation_propose(
+            case=paid_case,
+            actor=operator,
+            reason=f"lag {number}",
+            entries=[CompensationEntry("p000001", 100 + number)],
+        )
+
+    approved_compensation = services.compensation_approve(
+        compensation=proposal(1), actor=other_manager
+    )
+    return World(
+        incident=incident,
+        case=case,
+        ready_case=load(tournament_id="M-3", stage="late"),
+        deciding_case=load(tournament_id="M-4", type="freeroll", stage="middle"),
+        individual_case=services.individual_case_open(
+            actor=manager,
+            tournament=paid_case.tournament,
+            players=["p000002"],
+            description="kicked at the final table",
+        ),
+        settlement=settlement,
+        approved_settlement=approved,
+        compensation=proposal(2),
+        approved_compensation=approved_compensation,
+    )
+
+
+def url_of(name: str, pattern: URLPattern, entry: Entry, world: World) -> str:
+    kwargs = {}
+    for argument in pattern.pattern.converters:
+        attribute = entry.args.get(argument, argument.removesuffix("_id"))
+        value = getattr(world, attribute, None)
+        assert value is not None, f"{name}: no object for the URL argument {argument!r}"
+        kwargs[argument] = getattr(value, "pk", value)
+    return reverse(name, kwargs=kwargs) + entry.query
+
+
+@pytest.fixture
+def clients(users) -> dict[str, tuple[Client, dict]]:
+    """For each kind of visitor: a client with its session, and its API credentials."""
+    visitors = {ANON: (Client(), {})}
+    for who in (*ALL, NONE):
+        client = Client()
+        client.force_login(users[who])
+        _, raw = services.api_token_create(user=users[who], name="matrix")
+        visitors[who] = (client, {"HTTP_AUTHORIZATION": f"Bearer {raw}"})
+    return visitors
+
+
+def visit(client: Client, method: str, url: str, entry: Entry, token: dict) -> int:
+    with transaction.atomic():
+        if method == "get":
+            response = client.get(url, **(token if entry.api else {}))
+        elif entry.api:
+            response = client.post(
+                url, b"", content_type="application/json", CONTENT_LENGTH="0", **token
+            )
+        else:
+            response = client.post(url, {})
+        transaction.set_rollback(True)
+    return response.status_code
+
+
+# --- The test ------------------------------------------------------------------------------
+
+
+def test_every_url_answers_every_role_as_the_matrix_says(world, clients):
+    patterns = dict(walk(get_resolver().url_patterns))
+    assert not patterns.keys() - MATRIX.keys(), (
+        "URLs without an entry in MATRIX (add one): "
+        + ", ".join(sorted(patterns.keys() - MATRIX.keys()))
+    )
+    assert not MATRIX.keys() - patterns.keys(), "MATRIX entries without a URL: " + ", ".join(
+        sorted(MATRIX.keys() - patterns.keys())
+    )
+
+    wrong = []
+    for name, pattern in sorted(patterns.items()):
+        entry = MATRIX[name]
+        url = url_of(name, pattern, entry, world)
+        for method, expected in (("get", entry.get), ("post", entry.post)):
+            for who, status in expected.items():
+                client, token = clients[who]
+                got = visit(client, method, url, entry, token)
+                if got != status:
+                    wrong.append(f"{method.upper()} {url} as {who}: {got}, expected {status}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_anonymous_visitors_are_sent_to_sign_in_and_come_back(world, clients):
+    client, _ = clients[ANON]
+    url = reverse("case_detail", args=[world.case.pk])
+    response = client.get(url)
+    assert response["Location"] == f"{reverse('login')}?next={url}"
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_the_admin_is_for_staff_only(clients, who, django_user_model):
+    client, _ = clients[who]
+    response = client.get(reverse("admin:index"))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))
+    staff = make_user(django_user_model, "admin-staff", is_staff=True, is_superuser=True)
+    client.force_login(staff)
+    assert client.get(reverse("admin:index")).status_code == 200
+
+
+def test_the_walk_sees_nested_and_namespaced_urls():
+    names = dict(walk(get_resolver().url_patterns))
+    assert {"api:snapshots", "dashboard", "healthz"} <= names.keys()
+    assert not any(name.startswith("admin:") for name in names)
