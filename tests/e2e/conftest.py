@@ -99,7 +99,9 @@ def screenshot():
     def shoot(page: Page, name: str) -> Path:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
+        # Hiding the text caret (Playwright's default) injects a style element, which the
+        # strict CSP reports as a violation whenever a field has the focus.
+        page.screenshot(path=str(path), full_page=True, caret="initial")
         return path
 
     return shoot
