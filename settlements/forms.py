@@ -130,6 +130,16 @@ _DATETIME_INPUT = {
 }
 
 
+def _prose(rows: int) -> forms.Textarea:
+    """A box for sentences (a reason, an outcome), sized to them."""
+    return forms.Textarea(attrs={"rows": rows, "class": "textarea--prose"})
+
+
+def _ids(rows: int) -> forms.Textarea:
+    """A box for player ids or amounts, one per line."""
+    return forms.Textarea(attrs={"rows": rows, "class": "textarea--short", "spellcheck": "false"})
+
+
 def parse_amount(text: str, *, unit: str, currency: str) -> int:
     """What a person typed as an amount, in minor units: "12.50" USD -> 1250. Seats and FPP
     are whole counts. Digits only, never through a float."""
@@ -156,16 +166,16 @@ class DecisionForm(DomainErrorsMixin, forms.Form):
 
     option = forms.ChoiceField(widget=forms.RadioSelect, label="Option")
     reason = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3}),
+        widget=_prose(3),
         label="Why this option",
         help_text="Kept with the decision for the approvers and the auditors.",
     )
     reschedule_at = forms.DateTimeField(required=False, label="New date", **_DATETIME_INPUT)
     invited = forms.CharField(
         required=False,
-        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        widget=_ids(3),
         label="Invite only these players",
-        help_text="Player ids, one per line. Leave it empty to invite the list below.",
+        help_text="Player ids, one per line. Leave it empty to invite the list above.",
     )
 
     def __init__(self, *args, case, **kwargs):
@@ -198,7 +208,7 @@ class DecisionForm(DomainErrorsMixin, forms.Form):
 
 class ReasonForm(DomainErrorsMixin, forms.Form):
     reason = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3}),
+        widget=_prose(3),
         label="Reason",
         help_text="Recorded with your name and the time.",
     )
@@ -208,7 +218,7 @@ class CompensationForm(DomainErrorsMixin, forms.Form):
     """Named players and amounts the house pays for an injustice, one player per line."""
 
     entries = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        widget=_ids(6),
         label="Players and amounts",
         help_text=(
             "One player per line: the player id, the amount, and optionally the unit "
@@ -216,7 +226,7 @@ class CompensationForm(DomainErrorsMixin, forms.Form):
         ),
     )
     reason = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3}),
+        widget=_prose(3),
         label="What went wrong for these players",
     )
 
@@ -267,7 +277,7 @@ class PrizeWithdrawalForm(DomainErrorsMixin, forms.Form):
         choices=[("", "—"), *Unit.choices],
     )
     outcome = forms.ChoiceField(widget=forms.RadioSelect, choices=PrizeWithdrawal.Outcome.choices)
-    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), label="Why")
+    reason = forms.CharField(widget=_prose(3), label="Why")
 
     def __init__(self, *args, currency: str, **kwargs):
         super().__init__(*args, **kwargs)
@@ -298,13 +308,11 @@ class IndividualCaseForm(DomainErrorsMixin, forms.Form):
         help_text="The operator's id of a registered tournament.",
     )
     players = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        widget=_ids(3),
         label="Players concerned",
         help_text="Player ids, one per line.",
     )
-    description = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}), label="What happened to them"
-    )
+    description = forms.CharField(widget=_prose(4), label="What happened to them")
     incident = forms.ModelChoiceField(
         queryset=Incident.objects.none(),
         required=False,
@@ -332,7 +340,7 @@ class IndividualCaseForm(DomainErrorsMixin, forms.Form):
 
 class ResolveForm(DomainErrorsMixin, forms.Form):
     outcome = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}),
+        widget=_prose(4),
         label="Outcome",
         help_text="What was decided for the players, including any compensation proposed.",
     )

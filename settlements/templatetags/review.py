@@ -54,3 +54,11 @@ def exact_money(value, currency: str) -> str:
 def is_whole(value) -> bool:
     """Whether an exact amount ("n/d") is a whole number of minor units."""
     return value not in (None, "") and Fraction(value).denominator == 1
+
+
+@register.filter
+def thousands(number) -> str:
+    """A count with thousands separators: 1234567 -> "1,234,567" (chips, players)."""
+    if number is None or number == "":
+        return "—"
+    return f"{number:,}"

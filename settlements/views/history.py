@@ -13,6 +13,7 @@ import json
 from datetime import datetime, time, timedelta
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import FieldDoesNotExist
 from django.http import Http404, StreamingHttpResponse
 from django.urls import reverse
 from django.utils import timezone
@@ -110,16 +111,18 @@ def history_record(request, model: str, pk: int):
     if not page.items and page.number == 1:
         raise Http404("No version of this record was recorded.")
     currency = _currency(model, page.items[0]) if page.items else ""
+    changes = {version.history_id: selectors.history_changes(version) for version in page.items}
+    usernames = _usernames(model, changes.values())
     for version in page.items:
         version.type_label = HISTORY_TYPES.get(version.history_type, version.history_type)
         version.shown_changes = [
             {
                 "label": change.label,
                 "field": change.field,
-                "old": _display(model, change.field, change.old, currency),
-                "new": _display(model, change.field, change.new, currency),
+                "old": _display(model, change.field, change.old, currency, usernames),
+                "new": _display(model, change.field, change.new, currency, usernames),
             }
-            for change in selectors.history_changes(version)
+            for change in changes[version.history_id]
         ]
     context = {
         "model": model,
@@ -273,10 +276,37 @@ def _currency(model: str, version) -> str:
     return ""
 
 
-def _display(model: str, field: str, value, currency: str) -> str:
-    """A stored value as a person reads it: amounts in the currency, the rest as stored."""
+def _usernames(model: str, changes) -> dict[int, str]:
+    """Usernames of the people a page of versions refers to (prepared by, approved by…)."""
+    fields = selectors.HISTORY_MODELS[model][0]._meta
+    user_model = get_user_model()
+    ids = {
+        value
+        for version in changes
+        for change in version
+        for value in (change.old, change.new)
+        if value is not None and _related_model(fields, change.field) is user_model
+    }
+    return dict(user_model.objects.filter(pk__in=ids).values_list("pk", "username"))
+
+
+def _related_model(meta, field: str):
+    try:
+        return meta.get_field(field).related_model
+    except FieldDoesNotExist:  # a field removed since the version was written
+        return None
+
+
+def _display(model: str, field: str, value, currency: str, usernames: dict) -> str:
+    """A stored value as a person reads it: amounts in the currency, people by name,
+    records by number, the rest as stored."""
     if value is None or value == "":
         return "—"
+    related = _related_model(selectors.HISTORY_MODELS[model][0]._meta, field)
+    if related is get_user_model():
+        return usernames.get(value, f"user #{value}")
+    if related is not None:
+        return f"{related._meta.verbose_name.capitalize()} #{value}"
     if currency and field in MONEY_FIELDS.get(model, ()) and isinstance(value, int):
         return format_minor_units(value, currency)
     if currency and model == "tournament" and field == "payouts" and isinstance(value, list):

@@ -55,7 +55,7 @@ def test_a_freeroll_reschedule_shows_the_remaining_players_as_invitees(as_market
     case = load_case(type="freeroll", stage="middle", entrants=60, tournament_id="F-INV")
     html = assert_full_page(as_marketing.get(url(case)))
     assert "Invited by default: the 30 remaining players" in html
-    assert "Nothing is paid now." in html  # the reschedule option pays nothing
+    assert "<dt>Players paid</dt><dd>none now</dd>" in html  # a reschedule pays nothing
     assert "p000001" in html and "p000020" in html
     assert "p000021" not in html  # 20 a page
     assert "Page 1 of 2" in html

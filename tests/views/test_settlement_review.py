@@ -125,7 +125,7 @@ def test_each_player_amount_is_explained(as_auditor, prepared):
     payout = SettlementPayout.objects.get(settlement=settlement, player="p000001")
     url = review(settlement, "settlement_player") + "?player=p000001"
     html = assert_full_page(as_auditor.get(url))
-    assert f"<dt>Chips at the crash</dt><dd>{payout.chips}</dd>" in html
+    assert f"<dt>Chips at the crash</dt><dd>{payout.chips:,}</dd>" in html
     # The middle stage guarantees the buy-in first (10.00 USD), then splits the rest.
     assert "<dt>Guaranteed first</dt><dd>10.00 USD</dd>" in html
     assert "<dt>The formula’s share</dt>" in html
