@@ -446,9 +446,21 @@ def settlement_payout_curve(settlement: Settlement, *, points: int = 200) -> lis
 
 def settlement_chart_points(settlement: Settlement) -> list[ChartPoint]:
     """The payout chart's points by chip rank (see ``payout_worth``); empty when the
-    settlement pays nothing in money (an FPP refund, an adjustment)."""
+    settlement pays nothing in money (an FPP refund, an adjustment).
+
+    A settlement's payout rows are written once and never changed, so the points (a ranking
+    of up to 300,000 rows) are computed once and cached."""
     if settlement.is_adjustment:
         return []
+    key = f"crashdesk:chart:{settlement.pk}:{settlement.prepared_at.isoformat()}"
+    points = cache.get(key)
+    if points is None:
+        points = _chart_points(settlement)
+        cache.set(key, points, PREVIEW_CACHE_SECONDS)
+    return points
+
+
+def _chart_points(settlement: Settlement) -> list[ChartPoint]:
     seat_value = settlement.case.tournament.seat_value
     points = [
         ChartPoint(

@@ -5,6 +5,8 @@ import io
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -167,3 +169,17 @@ def test_the_auditor_finds_history_in_the_navigation(as_auditor, as_operator):
     assert (
         f'href="{reverse("history")}"' not in as_operator.get(reverse("dashboard")).content.decode()
     )
+
+
+def test_history_pages_run_as_many_queries_whatever_the_history(as_auditor, operator):
+    def count(url, **params) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert as_auditor.get(url, params).status_code == 200
+        return len(queries)
+
+    services.incident_report(actor=operator, title="First", started_at=timezone.now())
+    before = [count(reverse("history")), count(reverse("history"), view="events")]
+    for number in range(30):
+        services.incident_report(actor=operator, title=f"More {number}", started_at=timezone.now())
+    after = [count(reverse("history")), count(reverse("history"), view="events")]
+    assert before == after

@@ -6,6 +6,8 @@ import io
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from settlements import services
@@ -299,3 +301,16 @@ def test_an_adjustment_lists_its_corrections(as_manager, tournament_manager, ope
     html = assert_full_page(as_manager.get(review(adjustment)))
     assert f'Adjustment of <a href="{review(settlement)}">Settlement #{settlement.pk}</a>' in html
     assert "-1.50 USD" in html and "(taken back)" in html
+
+
+def test_the_review_page_runs_as_many_queries_whatever_its_size(as_operator, prepared):
+    small = prepared(type="regular", stage="middle", entrants=20, tournament_id="T-Q1")
+    large = prepared(type="regular", stage="middle", entrants=400, tournament_id="T-Q2")
+    counts = []
+    for settlement in (small, large):
+        for suffix in ("", "?page=2", "?q=p00001"):
+            with CaptureQueriesContext(connection) as queries:
+                assert as_operator.get(review(settlement) + suffix).status_code == 200
+            counts.append(len(queries))
+    assert counts[:3] == counts[3:]
+    assert max(counts) <= 8
