@@ -74,8 +74,8 @@ def test_a_regular_middle_stage_crash_is_prepared_approved_and_paid(
 
     # A Tournament Manager approves after reading what will be paid.
     manager = signed_in_page("tournament_manager", username="manager")
-    expect(manager.locator("#waiting")).to_contain_text(f"Settlement #{settlement.pk}")
-    manager.goto(f"/settlements/{settlement.pk}/")
+    manager.locator("#waiting").get_by_role("link", name=f"Settlement #{settlement.pk}").click()
+    expect(manager).to_have_url(re.compile(rf"/settlements/{settlement.pk}/$"))
     manager.get_by_role("link", name="Approve…").click()
     statement = manager.locator("#confirm-statement")
     expect(statement).to_have_text(
