@@ -6,6 +6,7 @@ from django.core.cache import cache
 
 from settlements import selectors, services
 from settlements.charts import ChartPoint, payout_points_chart_svg, payout_points_text
+from settlements.rules import InvalidInput, Problem
 from tests.services.helpers import approved, load
 
 pytestmark = pytest.mark.django_db
@@ -133,3 +134,17 @@ def test_a_sampled_chart_labels_the_full_rank_range():
         "300,000 players (drawn from 3 ranks): the most chips receive 50.00 USD, "
         "the fewest 1.00 USD."
     )
+
+
+def test_an_option_the_engine_refuses_is_previewed_as_its_problem(
+    operator, snapshot_factory, monkeypatch
+):
+    case = load(operator, snapshot_factory, type="satellite", stage="middle")
+
+    def refuse(snapshot, *, decision=None, policy=None):
+        raise InvalidInput([Problem("--decision", "no split can honour these bounds")])
+
+    monkeypatch.setattr(selectors, "settle", refuse)
+    previews = selectors.decision_previews(case)
+    assert [p.problem for p in previews] == ["no split can honour these bounds"] * 2
+    assert all(p.players_paid == 0 and p.biggest is None for p in previews)

@@ -259,3 +259,21 @@ def test_an_unknown_tournament_is_named_next_to_its_field(as_manager):
     assert response.status_code == 422
     html = assert_partial(response, "individual-case-form")
     assert "No registered tournament has the id “NOPE”." in html
+
+
+def test_the_proposal_page_pages_its_players_in_a_partial(as_auditor, operator, settled_case):
+    many = services.compensation_propose(
+        case=settled_case,
+        actor=operator,
+        reason="Everyone still in lost a hand to the lag",
+        entries=[CompensationEntry(f"p{n:06d}", 100) for n in range(1, 11)],
+    )
+    url = reverse("compensation_detail", args=[many.pk])
+    html = assert_full_page(as_auditor.get(url))
+    assert "Everyone still in lost a hand to the lag" in html
+    assert "10.00 USD" in html  # the total, paid by the house
+    assert "Approve…" not in html  # an auditor only reads
+    items = assert_partial(
+        as_auditor.get(url, **HTMX, HTTP_HX_TARGET="compensation-items"), "compensation-items"
+    )
+    assert items.count('<td class="mono">') == 10 and "Paid by the house" not in items
