@@ -7,7 +7,15 @@ benchmarked on their own, and the web app, the API and `manage.py settle` share 
 from .errors import InvalidInput, Problem
 from .formulas import Explanation
 from .policy import DEFAULT_POLICY, Policy, parse_policy
-from .remedies import Assessment, assess, settle
+from .remedies import (
+    Assessment,
+    SplitTerms,
+    assess,
+    decision_options,
+    remedy_for,
+    settle,
+    split_terms,
+)
 from .settlement import Line, PayoutRow, Settlement
 from .snapshot import (
     FreerollTournament,
@@ -37,8 +45,12 @@ __all__ = [
     "SatelliteTournament",
     "Settlement",
     "Snapshot",
+    "SplitTerms",
     "assess",
+    "decision_options",
     "parse_policy",
     "parse_snapshot",
+    "remedy_for",
     "settle",
+    "split_terms",
 ]

@@ -9,7 +9,7 @@ from operator import attrgetter
 
 from .errors import InvalidInput, Problem
 from .formulas import BoundsError, Split, split
-from .policy import DEFAULT_POLICY, Policy
+from .policy import DEFAULT_POLICY, LATE_FORMULAS, Policy
 from .satellite import pay_as_seats, rank_values
 from .settlement import Explanations, Line, PayoutRow, Settlement
 from .snapshot import Snapshot
@@ -20,34 +20,118 @@ LATE_FORMULA = "<policy late_formula>"
 
 
 @dataclass(frozen=True, slots=True)
+class SplitTerms:
+    """What bounds a cell's split, named rather than valued, so that one table both drives the
+    computation and tells a person what the split guarantees and limits."""
+
+    # What the split shares: "prize_pool" (P), "pool_less_refunds" (P − R·B: the refunded
+    # buy-ins stay out of it) or "late_pool" (P_late: the places already paid stay out of it).
+    pool: str
+    floor: str | None  # paid to everyone first (L): "buy_in" (B), "next_payout" (prize(R))
+    cap: str | None  # nobody gets more (H): "first_prize" (prize(1)) or "one_seat" (V)
+    fees_refunded: bool  # each player also gets the buy-in and the fee back beside the split
+
+
+@dataclass(frozen=True, slots=True)
 class Cell:
     """One cell of the §3 table: a fixed remedy, or the remedy each decision option leads to."""
 
     remedy: str | None = None
     options: tuple[tuple[str, str], ...] = ()  # (decision option, remedy), in display order
+    split: SplitTerms | None = None  # the terms of the split that any remedy here computes
 
+
+_EARLY_SPLIT = SplitTerms("pool_less_refunds", floor=None, cap=None, fees_refunded=True)
+_LATE_SPLIT = SplitTerms("late_pool", floor="next_payout", cap="first_prize", fees_refunded=False)
 
 TABLE: dict[tuple[str, str], Cell] = {
     ("regular", "pre"): Cell("refund"),
-    ("regular", "early"): Cell("refund_even_split"),
-    ("regular", "middle"): Cell("chip_equity"),
-    ("regular", "late"): Cell(LATE_FORMULA),
+    ("regular", "early"): Cell("refund_even_split", split=_EARLY_SPLIT),
+    ("regular", "middle"): Cell(
+        "chip_equity",
+        split=SplitTerms("prize_pool", floor="buy_in", cap="first_prize", fees_refunded=False),
+    ),
+    ("regular", "late"): Cell(LATE_FORMULA, split=_LATE_SPLIT),
     ("freeroll", "pre"): Cell("fpp_refund"),
     # Either answer refunds the FPP; the decision only records whether it is announced again.
     ("freeroll", "early"): Cell(
         options=(("reschedule", "fpp_refund"), ("no_reschedule", "fpp_refund"))
     ),
+    # A freeroll has no buy-in to guarantee before the middle stage's split.
     ("freeroll", "middle"): Cell(
-        options=(("reschedule", "reschedule"), ("chip_equity", "chip_equity"))
+        options=(("reschedule", "reschedule"), ("chip_equity", "chip_equity")),
+        split=SplitTerms("prize_pool", floor=None, cap="first_prize", fees_refunded=False),
     ),
-    ("freeroll", "late"): Cell(LATE_FORMULA),
+    # Every remaining player is in the money, so the next payout is guaranteed here too.
+    ("freeroll", "late"): Cell(LATE_FORMULA, split=_LATE_SPLIT),
     ("satellite", "pre"): Cell("refund"),
-    ("satellite", "early"): Cell("refund_even_split"),
+    ("satellite", "early"): Cell("refund_even_split", split=_EARLY_SPLIT),
     ("satellite", "middle"): Cell(
-        options=(("chip_proportional", "chip_proportional"), ("chip_equity", "chip_equity"))
+        options=(("chip_proportional", "chip_proportional"), ("chip_equity", "chip_equity")),
+        split=SplitTerms("prize_pool", floor=None, cap="one_seat", fees_refunded=False),
     ),
     ("satellite", "late"): Cell("satellite_rank"),
 }
+
+# The remedies computed by a split of the pool (the others are refunds, a ranking or nothing).
+SPLIT_REMEDIES = ("refund_even_split", "chip_equity", "chip_proportional", "chip_position")
+
+
+def _cell(tournament_type: str, stage: str) -> Cell:
+    try:
+        return TABLE[tournament_type, stage]
+    except KeyError:
+        raise ValueError(
+            f"no rule for a {tournament_type!r} tournament at a {stage!r} stage"
+        ) from None
+
+
+def decision_options(tournament_type: str, stage: str) -> list[str]:
+    """The options someone must choose between for this cell (§6); empty when none."""
+    return [option for option, _ in _cell(tournament_type, stage).options]
+
+
+def remedy_for(
+    tournament_type: str,
+    stage: str,
+    *,
+    decision: str | None = None,
+    policy: Policy = DEFAULT_POLICY,
+) -> str | None:
+    """The remedy of §3 for this type and stage; None while the decision it needs is not taken.
+
+    A decision the cell does not take, or does not offer, raises InvalidInput at "--decision".
+    """
+    cell = _cell(tournament_type, stage)
+    case = f"a {tournament_type} tournament at the {stage} stage"
+    if not cell.options:
+        if decision is not None:
+            raise InvalidInput.at("--decision", f"{case} takes no decision; leave it out")
+        return policy.late_formula if cell.remedy == LATE_FORMULA else cell.remedy
+    if decision is None:
+        return None
+    remedies = dict(cell.options)
+    if decision not in remedies:
+        choices = " or ".join(option for option, _ in cell.options)
+        raise InvalidInput.at(
+            "--decision", f"{decision!r} is not an option for {case}; choose {choices}"
+        )
+    return remedies[decision]
+
+
+def split_terms(tournament_type: str, stage: str, remedy: str | None) -> SplitTerms | None:
+    """The terms of the split `remedy` computes in this cell; None for a remedy that is not a
+    split (refunds, a reschedule, seats by chip rank). A remedy the cell never leads to is a
+    ValueError, so that a description cannot silently borrow another cell's terms."""
+    cell = _cell(tournament_type, stage)
+    reachable = {code for _, code in cell.options} | {cell.remedy}
+    if LATE_FORMULA in reachable:
+        reachable |= set(LATE_FORMULAS)
+    if remedy not in reachable:
+        raise ValueError(
+            f"a {tournament_type} tournament at the {stage} stage never pays {remedy!r}"
+        )
+    return cell.split if remedy in SPLIT_REMEDIES else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,29 +174,11 @@ def assess(snapshot: Snapshot, policy: Policy = DEFAULT_POLICY) -> Assessment:
         remaining=terms.remaining,
         paid_places=terms.paid_places,
         pool=terms.pool,
-        decision_options=[option for option, _ in TABLE[kind, stage].options],
+        decision_options=decision_options(kind, stage),
         pre_pct=policy.pre_pct,
         early_pct=policy.early_pct,
         terms=terms,
     )
-
-
-def _remedy(assessment: Assessment, decision: str | None, policy: Policy) -> str | None:
-    cell = TABLE[assessment.type, assessment.stage]
-    case = f"a {assessment.type} tournament at the {assessment.stage} stage"
-    if not cell.options:
-        if decision is not None:
-            raise InvalidInput.at("--decision", f"{case} takes no decision; leave it out")
-        return policy.late_formula if cell.remedy == LATE_FORMULA else cell.remedy
-    if decision is None:
-        return None
-    remedies = dict(cell.options)
-    if decision not in remedies:
-        choices = " or ".join(option for option, _ in cell.options)
-        raise InvalidInput.at(
-            "--decision", f"{decision!r} is not an option for {case}; choose {choices}"
-        )
-    return remedies[decision]
 
 
 # The columns of amounts in the order a player's lines are listed:
@@ -125,7 +191,6 @@ _COLUMNS = (
     ("prize_tdollars", "prize", "tdollars", "pool", "tdollars"),
     ("ticket", "ticket", "tickets", "pool", "tickets"),
 )
-_SPLITS = ("refund_even_split", "chip_equity", "chip_proportional", "chip_position")
 
 
 def settle(
@@ -134,7 +199,7 @@ def settle(
     if decision is not None and not isinstance(decision, str):
         raise InvalidInput.at("--decision", "must be the name of an option")
     assessment = assess(snapshot, policy)
-    remedy = _remedy(assessment, decision, policy)
+    remedy = remedy_for(assessment.type, assessment.stage, decision=decision, policy=policy)
     terms = assessment.terms
     # Everything below works on the players in id order, the order of the output. Refunds
     # concern every entrant; everything else only the players still holding chips.
@@ -165,11 +230,12 @@ def settle(
         )
         for members, result in shared:
             parts.append(([ids[i] for i in members], [chips[i] for i in members], result))
-    elif remedy in _SPLITS:
-        if remedy == "refund_even_split":
+    elif remedy in SPLIT_REMEDIES:
+        bounds = TABLE[assessment.type, assessment.stage].split
+        if bounds.fees_refunded:
             columns["refund_buy_in"] = [terms.buy_in] * n
             columns["refund_fee"] = [terms.fee] * n
-        result = _split(assessment, remedy, chips, ids)
+        result = _split(terms, bounds, remedy, chips, ids)
         parts.append((ids, chips, result))
         values = result.amounts
     # "reschedule" and a pending decision pay nothing.
@@ -199,22 +265,17 @@ def settle(
     )
 
 
-def _split(assessment: Assessment, remedy: str, chips: list[int], ids: list[str]) -> Split:
-    terms = assessment.terms
-    if remedy == "refund_even_split":
-        # The refunds are paid beside the split; the split shares what they leave of P.
-        formula, floor, cap = "even", 0, None
-        pool = terms.pool - terms.remaining * terms.buy_in
-        floor_path = cap_path = "$"
-    else:
-        formula = remedy
-        pool, floor, cap, floor_path, cap_path = _split_terms(assessment)
+def _split(
+    terms: Terms, bounds: SplitTerms, remedy: str, chips: list[int], ids: list[str]
+) -> Split:
+    pool, floor, cap, floor_path, cap_path = _bounds(terms, bounds)
     try:
         return split(
             pool,
             chips,
             ids,
-            formula=formula,
+            # The early split shares evenly what the refunded buy-ins leave of P.
+            formula="even" if remedy == "refund_even_split" else remedy,
             floor=floor,
             cap=cap,
             prizes=terms.prizes,
@@ -225,18 +286,26 @@ def _split(assessment: Assessment, remedy: str, chips: list[int], ids: list[str]
         raise InvalidInput([Problem(path, f"the split's bounds cannot hold: {error}")]) from None
 
 
-def _split_terms(assessment: Assessment) -> tuple[int, int, int, str, str]:
-    """(Q, L, H) of a formula split, with the snapshot field behind L and behind H."""
-    terms = assessment.terms
-    if assessment.type == "satellite":
-        return terms.pool, 0, terms.seat_value, "$", "tournament.seat_value"
-    if assessment.stage == "late":
+def _bounds(terms: Terms, bounds: SplitTerms) -> tuple[int, int, int | None, str, str]:
+    """(Q, L, H) of a split, with the snapshot field behind L and behind H ("$" for none)."""
+    if bounds.pool == "prize_pool":
+        pool = terms.pool
+    elif bounds.pool == "pool_less_refunds":
+        pool = terms.pool - terms.remaining * terms.buy_in
+    else:
         # P_late: the places R+1..M were already paid by the tournament itself.
         pool = terms.pool - sum(terms.prizes[terms.remaining :])
-        floor = terms.prize(terms.remaining)
-        return pool, floor, terms.first_prize, "tournament.payouts", "tournament.payouts"
-    floor = terms.buy_in if assessment.type == "regular" else 0
-    return terms.pool, floor, terms.first_prize, "tournament.buy_in", "tournament.payouts"
+    floor, floor_path = {
+        None: (0, "$"),
+        "buy_in": (terms.buy_in, "tournament.buy_in"),
+        "next_payout": (terms.prize(terms.remaining), "tournament.payouts"),
+    }[bounds.floor]
+    cap, cap_path = {
+        None: (None, "$"),
+        "first_prize": (terms.first_prize, "tournament.payouts"),
+        "one_seat": (terms.seat_value, "tournament.seat_value"),
+    }[bounds.cap]
+    return pool, floor, cap, floor_path, cap_path
 
 
 def _output(columns: dict[str, list[int]], ids: list[str], seat_value: int):
