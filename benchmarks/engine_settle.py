@@ -10,7 +10,6 @@ with its peak Python allocation (tracemalloc). The goal is under 2 s end to end.
 
 import argparse
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -20,62 +19,34 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _snapshots import write_snapshot  # noqa: E402
 
 from settlements.rules import parse_snapshot, settle  # noqa: E402
 
-BUY_IN, FEE = 1000, 100
 RUNS = 3
 
 
-def payout_table(pool: int, places: int) -> list[int]:
-    """A steep, non-increasing list of `places` positive prizes summing to `pool`."""
-    weights = [10**12 // (k + 50) for k in range(places)]
-    total = sum(weights)
-    prizes = [pool * w // total for w in weights]
-    for k in range(pool - sum(prizes)):  # the leftover cents go to the top places
-        prizes[k] += 1
-    return prizes
-
-
-def write_snapshot(path: Path, tournament: str, entrants: int, eliminated: int, seed: int) -> None:
-    """Writes the JSON text directly, so this process stays small while children are timed."""
-    rng = random.Random(seed)
-    stacks = [rng.randint(1, 400) * 500 for _ in range(entrants - eliminated)]
-    stacks += [0] * eliminated
-    numbers = list(range(entrants))
-    rng.shuffle(numbers)
-    players = ",".join(
-        f'{{"id":"player-{n:07d}","chips":{c}}}' for n, c in zip(numbers, stacks, strict=True)
-    )
-    path.write_text(
-        f'{{"format":"crash-snapshot/1","tournament":{tournament},'
-        f'"crashed_at":"2026-11-30T20:14:05Z","players":[{players}]}}'
-    )
-
-
 def scenarios(folder: Path, entrants: int) -> list[tuple[str, Path, list[str]]]:
-    pool = entrants * BUY_IN
-    places = entrants * 15 // 100
-    payouts = ",".join(map(str, payout_table(pool, places)))
-    regular = (
-        f'{{"id":"BENCH-R","type":"regular","currency":"USD","buy_in":{BUY_IN},"fee":{FEE},'
-        f'"payouts":[{payouts}]}}'
-    )
-    satellite = (
-        f'{{"id":"BENCH-S","type":"satellite","currency":"USD","buy_in":{BUY_IN},"fee":{FEE},'
-        f'"seat_value":{50 * BUY_IN + 3 * FEE}}}'
-    )
     plan = [
         # 40 % eliminated, 15 % paid: middle stage, 180,000 players share P.
-        ("regular middle", regular, entrants * 2 // 5, []),
+        ("regular middle", "regular", "middle", []),
         # Two thirds of the paid places still to play for: late stage.
-        ("regular late", regular, entrants - places * 2 // 3, []),
-        ("satellite middle", satellite, entrants * 2 // 5, ["--decision", "chip_equity"]),
+        ("regular late", "regular", "late", []),
+        ("satellite middle", "satellite", "middle", ["--decision", "chip_equity"]),
     ]
     cases = []
-    for seed, (name, tournament, eliminated, extra) in enumerate(plan):
+    for seed, (name, type_, stage, extra) in enumerate(plan):
         path = folder / (name.replace(" ", "-") + ".json")
-        write_snapshot(path, tournament, entrants, eliminated, seed)
+        write_snapshot(
+            path,
+            tournament_id=f"BENCH-{type_[0].upper()}",
+            type=type_,
+            stage=stage,
+            entrants=entrants,
+            seed=seed,
+        )
         cases.append((name, path, extra))
     return cases
 

@@ -1,0 +1,325 @@
+"""What the database benchmarks share: a scratch PostgreSQL database, gunicorn started with
+the production config, a small HTTP client that signs in like a browser, memory readings.
+
+Import this module before anything from Django: ``use_scratch_database`` points Django at the
+scratch database and sets it up. Nothing here touches a database other than the scratch one,
+and the servers it starts listen on 127.0.0.1 only.
+"""
+
+import http.client
+import logging
+import os
+import re
+import resource
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432/crashdesk"
+PASSWORD = "benchmark-passphrase-1"
+STARTUP_SECONDS = 60
+
+# The benchmark process and the servers it starts run with production settings: DEBUG off
+# (Django then keeps no query log), plain HTTP on the loopback (no TLS proxy here), and no
+# business-event log lines on the terminal.
+PRODUCTION_ENV = {
+    "DEBUG": "false",
+    "SECURE_SSL_REDIRECT": "false",
+    "ALLOWED_HOSTS": "127.0.0.1",
+    "LOG_LEVEL": "WARNING",
+}
+
+
+def database_url(name: str) -> str:
+    """The server of DATABASE_URL (default: the local PostgreSQL) with database `name`."""
+    parts = urlsplit(os.environ.get("DATABASE_URL", DEFAULT_SERVER))
+    if not parts.scheme.startswith("postgres"):
+        raise SystemExit("The benchmarks run on PostgreSQL; point DATABASE_URL at a server.")
+    return urlunsplit(parts._replace(path="/" + quote(name)))
+
+
+def use_scratch_database(name: str) -> str:
+    """Create database `name` afresh (dropping a leftover one), point this process's Django at
+    it, set Django up and migrate. Returns the URL for child processes."""
+    url = database_url(name)
+    os.environ.update(PRODUCTION_ENV)
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crashdesk.settings")
+    _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    _admin(f'CREATE DATABASE "{name}"')
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    # Business events would print one JSON line per step; the figures are what matters here.
+    logging.getLogger("crashdesk.events").setLevel(logging.WARNING)
+
+    call_command("migrate", verbosity=0)
+    return url
+
+
+def drop_scratch_database(name: str) -> None:
+    from django.db import connections
+
+    connections.close_all()
+    _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _admin(sql: str) -> None:
+    import psycopg
+
+    parts = urlsplit(database_url("postgres"))
+    with psycopg.connect(
+        host=parts.hostname or "127.0.0.1",
+        port=parts.port or 5432,
+        user=parts.username or None,
+        password=parts.password or None,
+        dbname="postgres",
+        autocommit=True,
+    ) as connection:
+        connection.execute(sql)
+
+
+_password_hash: list[str] = []
+
+
+def make_user(username: str, *role_names: str):
+    """A user holding `role_names`, with the benchmark password (hashed once, reused)."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.auth.models import Group
+
+    if not _password_hash:
+        _password_hash.append(make_password(PASSWORD))
+    user = get_user_model().objects.create(username=username, password=_password_hash[0])
+    user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in role_names))
+    return user
+
+
+# --- Time and memory -------------------------------------------------------------------------
+
+
+class Stopwatch:
+    """`with watch("label"):` times a step; the figures are kept in order and printed."""
+
+    def __init__(self):
+        self.figures: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, label: str, *, quiet: bool = False):
+        started = time.perf_counter()
+        yield
+        self.figures[label] = time.perf_counter() - started
+        if not quiet:
+            print(f"  {label:<44} {self.figures[label]:8.2f} s", flush=True)
+
+
+def own_peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def rss_mb(pid: int) -> float:
+    """Current resident memory of a process (0 if it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
+    return int(match.group(1)) / 1024 if match else 0.0
+
+
+class RssSampler:
+    """Samples the resident memory of some processes every few milliseconds in a thread;
+    `peaks` and `starts` are per process, in MB."""
+
+    def __init__(self, pids: list[int], interval: float = 0.01):
+        self.pids, self.interval = pids, interval
+        self.starts = {pid: rss_mb(pid) for pid in pids}
+        self.peaks = dict(self.starts)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for pid in self.pids:
+                self.peaks[pid] = max(self.peaks[pid], rss_mb(pid))
+            self._stop.wait(self.interval)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def largest_growth(self) -> tuple[float, float, float]:
+        """(growth, rss before, peak) of the process whose memory grew most."""
+        pid = max(self.pids, key=lambda p: self.peaks[p] - self.starts[p])
+        return self.peaks[pid] - self.starts[pid], self.starts[pid], self.peaks[pid]
+
+
+# --- gunicorn ----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Gunicorn:
+    """gunicorn with crashdesk/gunicorn.conf.py and production settings on a loopback port.
+
+    Static files are collected into a temporary folder first (production serves the hashed
+    names of collectstatic's manifest). `workers` None keeps the config's default.
+    """
+
+    def __init__(self, database: str, *, workers: int | None = None):
+        self.database, self.workers = database, workers
+        self.port = free_port()
+        self.base = f"127.0.0.1:{self.port}"
+        self._folder = tempfile.TemporaryDirectory(prefix="crashdesk-bench-")
+        self.process: subprocess.Popen | None = None
+
+    def env(self) -> dict[str, str]:
+        env = {
+            **os.environ,
+            **PRODUCTION_ENV,
+            "DATABASE_URL": self.database,
+            "STATIC_ROOT": str(Path(self._folder.name) / "static"),
+            "BIND_HOST": "127.0.0.1",
+            "PORT": str(self.port),
+        }
+        if self.workers is not None:
+            env["WEB_CONCURRENCY"] = str(self.workers)
+        return env
+
+    def __enter__(self):
+        env = self.env()
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput"],
+            cwd=ROOT, env=env, check=True, capture_output=True, timeout=180,
+        )  # fmt: skip
+        self._log = open(Path(self._folder.name) / "gunicorn.log", "wb")  # noqa: SIM115
+        gunicorn = Path(sys.executable).parent / "gunicorn"
+        self.process = subprocess.Popen(
+            [str(gunicorn), "--config", "crashdesk/gunicorn.conf.py"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=self._log,
+        )  # fmt: skip
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            if self.process.poll() is not None:
+                raise SystemExit("gunicorn exited:\n" + self.log())
+            try:
+                if Client(self.base).get("/healthz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit("gunicorn never answered:\n" + self.log())
+            time.sleep(0.2)
+        # Wait until every worker has booted, so the first measurements pay no start-up.
+        expected = self.workers or int(self._config_workers())
+        while len(self.worker_pids()) < expected and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1)
+        return self
+
+    def _config_workers(self) -> int:
+        return min(2 * len(os.sched_getaffinity(0)) + 1, 8)
+
+    def worker_pids(self) -> list[int]:
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        try:
+            return [int(pid) for pid in children.read_text().split()]
+        except OSError:
+            return []
+
+    def log(self) -> str:
+        self._log.flush()
+        return (Path(self._folder.name) / "gunicorn.log").read_text(errors="replace")[-4000:]
+
+    def __exit__(self, *exc):
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()
+        self._folder.cleanup()
+
+
+# --- HTTP --------------------------------------------------------------------------------------
+
+
+class Client:
+    """A minimal browser over http.client: keeps cookies (including the Secure ones that
+    production sets, which urllib would not send over plain HTTP) and answers CSRF."""
+
+    def __init__(self, base: str):
+        self.host, _, port = base.partition(":")
+        self.port = int(port)
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers=None):
+        """(status, headers, body) of one request on a fresh connection."""
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=120)
+        try:
+            response = self.send(connection, method, path, body, headers)
+            return response.status, response.headers, response.read()
+        finally:
+            connection.close()
+
+    def send(self, connection, method: str, path: str, body=None, headers=None):
+        """Send a request and return the response unread (for streaming)."""
+        headers = dict(headers or {})
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        connection.request(method, path, body=body, headers=headers)
+        response = connection.getresponse()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            name, _, rest = header.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0]
+        return response
+
+    def get(self, path: str):
+        return self.request("GET", path)
+
+    def post_form(self, path: str, fields: dict[str, str]):
+        if "csrftoken" not in self.cookies:
+            self.get("/accounts/login/")
+        data = urlencode({**fields, "csrfmiddlewaretoken": self.cookies["csrftoken"]}).encode()
+        return self.request(
+            "POST", path, data, {"Content-Type": "application/x-www-form-urlencoded"}
+        )
+
+    def login(self, username: str, password: str = PASSWORD) -> "Client":
+        status, headers, _ = self.post_form(
+            "/accounts/login/", {"username": username, "password": password}
+        )
+        if status != 302 or "sessionid" not in self.cookies:
+            raise SystemExit(f"signing in as {username} failed (HTTP {status})")
+        return self
+
+    def cookie_header(self) -> str:
+        return "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+
+
+def format_mb(value: float) -> str:
+    return f"{value:,.0f} MB" if value >= 10 else f"{value:.1f} MB"

@@ -1,0 +1,120 @@
+"""Large, realistic crash snapshots for the benchmarks, written as JSON text directly.
+
+Building the text without a dict of 300,000 players keeps the generating process small, so the
+memory a benchmark reports is the memory of the thing measured. Players hold random stacks
+(multiples of 500), ids are shuffled, 15 % of the field is paid (a steep payout table), and
+the share of eliminated players puts the tournament in the stage asked for.
+"""
+
+import random
+from pathlib import Path
+
+BUY_IN, FEE = 1000, 100
+FPP_BUY_IN = 250
+FREEROLL_POOL = 1_000_000
+PAID_SHARE = 15  # per cent of the entrants in the money
+TYPES = ("regular", "freeroll", "satellite")
+STAGES = ("pre", "early", "middle", "late")
+
+
+def payout_table(pool: int, places: int) -> list[int]:
+    """A steep, non-increasing list of `places` positive prizes summing to `pool`."""
+    weights = [10**12 // (k + 50) for k in range(places)]
+    total = sum(weights)
+    prizes = [pool * w // total for w in weights]
+    for k in range(pool - sum(prizes)):  # the leftover cents go to the top places
+        prizes[k] += 1
+    return prizes
+
+
+def tournament_json(tournament_id: str, type: str, entrants: int, *, started: bool = True) -> str:
+    """The tournament object of a snapshot of `entrants` players, as JSON text."""
+    head = f'"id":"{tournament_id}","name":"Benchmark {tournament_id}","currency":"USD"'
+    if not started:
+        head += ',"started":false'
+    places = max(3, entrants * PAID_SHARE // 100)
+    if type == "regular":
+        payouts = ",".join(map(str, payout_table(entrants * BUY_IN, places)))
+        return f'{{{head},"type":"regular","buy_in":{BUY_IN},"fee":{FEE},"payouts":[{payouts}]}}'
+    if type == "freeroll":
+        payouts = ",".join(map(str, payout_table(FREEROLL_POOL, min(places, FREEROLL_POOL))))
+        return (
+            f'{{{head},"type":"freeroll","prize_pool":{FREEROLL_POOL},'
+            f'"fpp_buy_in":{FPP_BUY_IN},"payouts":[{payouts}]}}'
+        )
+    if type == "satellite":
+        return (
+            f'{{{head},"type":"satellite","buy_in":{BUY_IN},"fee":{FEE},'
+            f'"seat_value":{satellite_seat_value(entrants)}}}'
+        )
+    raise ValueError(f"unknown tournament type {type!r}")
+
+
+def satellite_seat_value(entrants: int) -> int:
+    """About one seat per 50 entrants, worth a little more than 50 buy-ins."""
+    return 50 * BUY_IN + 3 * FEE if entrants >= 200 else entrants * BUY_IN // 4
+
+
+def paid_places(type: str, entrants: int) -> int:
+    if type == "satellite":
+        pool, seat = entrants * BUY_IN, satellite_seat_value(entrants)
+        return pool // seat + (1 if pool % seat else 0)
+    places = max(3, entrants * PAID_SHARE // 100)
+    return min(places, FREEROLL_POOL) if type == "freeroll" else places
+
+
+def eliminated_for(type: str, stage: str, entrants: int) -> int:
+    """How many players are out, for `stage` under the default policy (5 % and 25 %)."""
+    places = paid_places(type, entrants)
+    if stage == "pre":
+        return 0
+    if stage == "early":
+        return entrants // 10
+    if stage == "middle":
+        return min(entrants * 2 // 5, entrants - places - 1)
+    if stage == "late":
+        # Two thirds of the paid places still to play for (a satellite: the seats alone).
+        left = places - 1 if type == "satellite" else max(1, places * 2 // 3)
+        return entrants - left
+    raise ValueError(f"unknown stage {stage!r}")
+
+
+def players_json(entrants: int, eliminated: int, seed: int) -> str:
+    rng = random.Random(seed)
+    stacks = [rng.randint(1, 400) * 500 for _ in range(entrants - eliminated)]
+    stacks += [0] * eliminated
+    numbers = list(range(entrants))
+    rng.shuffle(numbers)
+    return ",".join(
+        f'{{"id":"player-{n:07d}","chips":{c}}}' for n, c in zip(numbers, stacks, strict=True)
+    )
+
+
+def snapshot_text(
+    *,
+    tournament_id: str,
+    type: str = "regular",
+    stage: str = "middle",
+    entrants: int = 300_000,
+    seed: int = 0,
+    tournament: str | None = None,
+    eliminated: int | None = None,
+) -> str:
+    """A crash-snapshot/1 document as text. `tournament` and `eliminated` override the
+    generated tournament object and the stage's number of eliminated players."""
+    if tournament is None:
+        tournament = tournament_json(tournament_id, type, entrants, started=stage != "pre")
+    if eliminated is None:
+        eliminated = eliminated_for(type, stage, entrants)
+    players = players_json(entrants, eliminated, seed)
+    return (
+        f'{{"format":"crash-snapshot/1","tournament":{tournament},'
+        f'"crashed_at":"2026-11-30T20:14:05Z","players":[{players}]}}'
+    )
+
+
+def write_snapshot(path: Path, **kwargs) -> int:
+    """Write `snapshot_text(**kwargs)` to `path`; returns its size in bytes."""
+    data = snapshot_text(**kwargs).encode()
+    path.write_bytes(data)
+    return len(data)

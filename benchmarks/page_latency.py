@@ -1,0 +1,430 @@
+"""Page latency under load: gunicorn with its production config, a desk with 1,000 incidents
+and one 300,000-entrant settlement, 50 concurrent clients per page.
+
+    .venv/bin/python benchmarks/page_latency.py [--seconds 10] [--connections 50] [--keep]
+
+Seeds a scratch PostgreSQL database (crashdesk_bench_pages, dropped at the end unless --keep;
+DATABASE_URL names the server), starts gunicorn on 127.0.0.1 with crashdesk/gunicorn.conf.py
+and production settings, signs in (a session cookie, like a browser) as a user holding every
+role, checks that each page answers 200 with its content, then for each page:
+
+- one client, one request after another (the page's own latency, nothing queued);
+- `wrk` with 50 connections for --seconds (installed with apt-get when missing and running as
+  root; otherwise a Python load generator with 50 threads does the same, bounded in time).
+
+Prints p50, p95 and p99 for each, and the throughput. Seeding is fast: two small incidents
+are built through the services (every table, history and event rows included), then copied
+with INSERT ... SELECT, shifting ids and dates; the big settlement is loaded and prepared
+through the services.
+"""
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (  # noqa: E402
+    Client,
+    Gunicorn,
+    drop_scratch_database,
+    make_user,
+    use_scratch_database,
+)
+from _snapshots import snapshot_text  # noqa: E402
+
+DATABASE = "crashdesk_bench_pages"
+INCIDENTS = 1000
+OPEN_INCIDENTS = 50
+STRIDE = 1_000_000  # id shift between copies; a template has far fewer rows than this
+GOAL_P95_MS = 50
+
+WRK_SCRIPT = """
+done = function(summary, latency, requests)
+  local errors = summary.errors
+  io.write(string.format("RESULT %d %d %d %d %d %d\\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(95), latency:percentile(99),
+    errors.status + errors.connect + errors.read + errors.write + errors.timeout))
+end
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=10, help="load time per page")
+    parser.add_argument("--connections", type=int, default=50)
+    parser.add_argument("--entrants", type=int, default=300_000)
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    args = parser.parse_args()
+
+    url = use_scratch_database(DATABASE)
+    try:
+        pages = seed(args.entrants)
+        measure(url, pages, args.seconds, args.connections)
+    finally:
+        if not args.keep:
+            drop_scratch_database(DATABASE)
+
+
+# --- Seeding ---------------------------------------------------------------------------------
+
+
+def seed(entrants: int) -> dict[str, str]:
+    from django.db import connection
+
+    from settlements import roles
+
+    started = time.perf_counter()
+    people = {
+        "operator": make_user("bench-operator", roles.OPERATOR),
+        "operator2": make_user("bench-operator2", roles.OPERATOR),
+        "marketing": make_user("bench-marketing", roles.MARKETING_MANAGER),
+        "manager": make_user("bench-manager", roles.TOURNAMENT_MANAGER),
+        "manager2": make_user("bench-manager2", roles.TOURNAMENT_MANAGER),
+    }
+    make_user("bench-desk", *roles.ALL_ROLES)
+
+    closed_copies = INCIDENTS - OPEN_INCIDENTS  # copies 1..949 and the template: 950
+    _closed_incident(people, "A")
+    _copy_rows(copies=range(1, closed_copies), after={}, hours=8)
+    before = _max_ids()
+    _open_incident(people, "B")
+    _copy_rows(copies=range(1, OPEN_INCIDENTS - 1), after=before, hours=1)
+    print(f"seeded {INCIDENTS - 1:,} incidents by copying in {time.perf_counter() - started:.1f} s")
+
+    started = time.perf_counter()
+    big_case, settlement = _big_settlement(people, entrants)
+    print(
+        f"big case #{big_case.pk}: {settlement.payout_count:,} payouts, "
+        f"{settlement.line_count:,} lines, loaded and prepared in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    _print_sizes()
+    middle = max(1, settlement.payout_count // 50 // 2)
+    return {
+        "dashboard": "/",
+        "case page": f"/cases/{big_case.pk}/",
+        "settlement review": f"/settlements/{settlement.pk}/?page={middle}",
+        "history browser": "/history/",
+    }
+
+
+def _closed_incident(people, tag: str) -> None:
+    """Four crash cases of one incident, settled, one after a rejection; then closed."""
+    from settlements import services
+
+    incident = services.incident_report(
+        actor=people["operator"], title=f"Outage {tag}", started_at=_now() - timedelta(days=2)
+    )
+    plans = [
+        ("regular", "middle", None),
+        ("satellite", "middle", "chip_equity"),
+        ("freeroll", "early", "no_reschedule"),
+        ("regular", "late", None),
+    ]
+    for number, (type_, stage, option) in enumerate(plans, start=1):
+        case = _load(people, incident, f"{tag}{number}", type_, stage)
+        if case.decision_options:
+            _decide(people, case, option)
+        settlement = services.settlement_prepare(case=case, actor=people["operator"])
+        settlement = services.settlement_submit(settlement=settlement, actor=people["operator"])
+        if number == 4:
+            services.settlement_reject(
+                settlement=settlement, actor=people["manager"], reason="recount the chips"
+            )
+            settlement = services.settlement_prepare(case=case, actor=people["operator2"])
+            settlement = services.settlement_submit(
+                settlement=settlement, actor=people["operator2"]
+            )
+        services.settlement_approve(
+            settlement=settlement, actor=people["manager"], reason="checked"
+        )
+    services.incident_close(incident=incident, actor=people["operator"], reason="all paid")
+
+
+def _open_incident(people, tag: str) -> None:
+    """Cases at every step: awaiting approval, awaiting a decision, ready, prepared."""
+    from settlements import services
+
+    incident = services.incident_report(
+        actor=people["operator"], title=f"Outage {tag}", started_at=_now() - timedelta(hours=3)
+    )
+    case = _load(people, incident, f"{tag}1", "regular", "middle")
+    settlement = services.settlement_prepare(case=case, actor=people["operator"])
+    services.settlement_submit(settlement=settlement, actor=people["operator"])
+    _load(people, incident, f"{tag}2", "satellite", "middle")
+    _load(people, incident, f"{tag}3", "regular", "early")
+    case = _load(people, incident, f"{tag}4", "freeroll", "middle")
+    _decide(people, case, "chip_equity")
+    services.settlement_prepare(case=case, actor=people["operator"])
+
+
+def _big_settlement(people, entrants: int):
+    from settlements import services
+
+    incident = services.incident_report(
+        actor=people["operator"], title="Main event outage", started_at=_now()
+    )
+    text = snapshot_text(tournament_id="BIG-1", type="regular", stage="middle", entrants=entrants)
+    case = services.case_load_snapshot(actor=people["operator"], snapshot=text, incident=incident)
+    settlement = services.settlement_prepare(case=case, actor=people["operator"])
+    settlement = services.settlement_submit(settlement=settlement, actor=people["operator"])
+    return case, settlement
+
+
+def _load(people, incident, tournament_id: str, type_: str, stage: str):
+    from settlements import services
+
+    text = snapshot_text(tournament_id=tournament_id, type=type_, stage=stage, entrants=40)
+    return services.case_load_snapshot(actor=people["operator"], snapshot=text, incident=incident)
+
+
+def _decide(people, case, option: str) -> None:
+    from settlements import services
+
+    services.decision_record(
+        case=case, actor=people["marketing"], option=option, reason="as the policy suggests"
+    )
+
+
+def _now():
+    from django.utils import timezone
+
+    return timezone.now()
+
+
+def _settlement_models():
+    from django.apps import apps
+
+    from settlements.models import ApiToken
+
+    # API tokens are not copied: their hashes are unique and no page here lists them.
+    return [
+        model
+        for model in apps.get_app_config("settlements").get_models()
+        if model is not ApiToken and getattr(model, "instance_type", None) is not ApiToken
+    ]
+
+
+def _max_ids() -> dict[str, int]:
+    from django.db import connection
+
+    found = {}
+    with connection.cursor() as cursor:
+        for model in _settlement_models():
+            pk = model._meta.pk.column
+            cursor.execute(f"SELECT coalesce(max({pk}), 0) FROM {model._meta.db_table}")
+            found[model._meta.db_table] = cursor.fetchone()[0]
+    return found
+
+
+def _copy_rows(*, copies: range, after: dict[str, int], hours: int) -> None:
+    """Copy every row of the settlements tables whose key is above `after[table]`, once for
+    each k in `copies`: keys and references to copied tables shift by k x STRIDE, dates move
+    k x `hours` back, tournament ids get a suffix so they stay unique."""
+    from django.core.management.color import no_style
+    from django.db import connection, models, transaction
+
+    from settlements.models import Event, Tournament
+
+    shifted = {model for model in _settlement_models() if not hasattr(model, "instance_type")}
+    quote = connection.ops.quote_name
+    with transaction.atomic(), connection.cursor() as cursor:
+        for model in _settlement_models():
+            original = getattr(model, "instance_type", model)
+            columns, values = [], []
+            for field in model._meta.concrete_fields:
+                column = quote(field.column)
+                columns.append(column)
+                is_key = field.primary_key or field.name == "id"
+                if is_key or (field.is_relation and field.related_model in shifted):
+                    values.append(f"{column} + k * {STRIDE}")
+                elif original is Tournament and field.name == "operator_id":
+                    values.append(f"{column} || '-' || k")
+                elif model is Event and field.name == "subject_id":
+                    values.append(f"{column} + k * {STRIDE}")  # NULL stays NULL
+                elif isinstance(field, models.DateTimeField):
+                    values.append(f"{column} - k * interval '{hours} hours'")
+                else:
+                    values.append(column)
+            table, pk = quote(model._meta.db_table), quote(model._meta.pk.column)
+            cursor.execute(
+                f"INSERT INTO {table} ({', '.join(columns)}) "
+                f"SELECT {', '.join(values)} FROM {table}, "
+                f"generate_series({copies.start}, {copies.stop - 1}) AS k "
+                f"WHERE {pk} > %s",
+                [after.get(model._meta.db_table, 0)],
+            )
+        for statement in connection.ops.sequence_reset_sql(no_style(), _settlement_models()):
+            cursor.execute(statement)
+
+
+def _print_sizes() -> None:
+    from settlements.models import Case, Event, Incident, Settlement, SettlementLine
+
+    history = sum(
+        model.objects.count() for model in _settlement_models() if hasattr(model, "instance_type")
+    )
+    print(
+        f"desk: {Incident.objects.count():,} incidents "
+        f"({Incident.objects.filter(closed_at__isnull=True).count()} open), "
+        f"{Case.objects.count():,} cases, {Settlement.objects.count():,} settlements, "
+        f"{SettlementLine.objects.count():,} ledger lines, {Event.objects.count():,} events, "
+        f"{history:,} history versions"
+    )
+
+
+# --- Measuring -------------------------------------------------------------------------------
+
+
+def measure(url: str, pages: dict[str, str], seconds: int, connections: int) -> None:
+    wrk = _wrk()
+    rows = []
+    with Gunicorn(url) as server:
+        workers = len(server.worker_pids())
+        print(f"\ngunicorn on {server.base}: {workers} workers, production config")
+        browser = Client(server.base).login("bench-desk")
+        for name, path in pages.items():
+            status, _, body = browser.get(path)
+            if status != 200 or b"<!doctype html>" not in body[:200].lower():
+                raise SystemExit(f"{name} ({path}) answered HTTP {status}, not the page")
+            print(f"  {name:<18} {path:<34} {len(body) / 1024:6.1f} KiB", flush=True)
+        for name, path in pages.items():
+            alone = _sequential(browser, path, seconds=min(5, seconds))
+            if wrk:
+                loaded = _wrk_run(wrk, server.base, path, browser, seconds, connections)
+            else:
+                loaded = _threads_run(server.base, path, browser, seconds, connections)
+            rows.append((name, alone, loaded))
+            print(f"  measured {name}", flush=True)
+    tool = "wrk" if wrk else "Python threads"
+    print(f"\nLatency in ms; loaded: {connections} connections for {seconds} s each ({tool})")
+    print(
+        f"{'page':<18} {'alone p50':>9} {'p95':>6} {'p99':>6}   "
+        f"{'loaded p50':>10} {'p95':>6} {'p99':>6} {'req/s':>7} {'errors':>6}"
+    )
+    for name, alone, loaded in rows:
+        print(
+            f"{name:<18} {alone['p50']:9.1f} {alone['p95']:6.1f} {alone['p99']:6.1f}   "
+            f"{loaded['p50']:10.1f} {loaded['p95']:6.1f} {loaded['p99']:6.1f} "
+            f"{loaded['rate']:7.0f} {loaded['errors']:6d}"
+        )
+    for name, alone, loaded in rows:
+        verdicts = [
+            f"alone p95 {alone['p95']:.0f} ms "
+            + ("within" if alone["p95"] < GOAL_P95_MS else "OVER"),
+            f"loaded p95 {loaded['p95']:.0f} ms "
+            + ("within" if loaded["p95"] < GOAL_P95_MS else "OVER"),
+        ]
+        print(f"{name}: " + "; ".join(verdicts) + f" the {GOAL_P95_MS} ms goal")
+
+
+def _percentiles(samples: list[float]) -> dict:
+    ordered = sorted(samples)
+
+    def at(p: float) -> float:
+        return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+    return {"p50": at(50), "p95": at(95), "p99": at(99)}
+
+
+def _sequential(browser: Client, path: str, *, seconds: float) -> dict:
+    """One request after another on fresh connections for `seconds` (at most 500)."""
+    samples = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and len(samples) < 500:
+        started = time.perf_counter()
+        status, _, _ = browser.get(path)
+        samples.append((time.perf_counter() - started) * 1000)
+        if status != 200:
+            raise SystemExit(f"{path}: HTTP {status} during the sequential run")
+    return _percentiles(samples)
+
+
+def _wrk() -> str | None:
+    """The wrk binary; installed from Debian's packages when missing and running as root."""
+    found = shutil.which("wrk")
+    if found:
+        return found
+    import os
+
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        print("wrk is missing; installing it with apt-get (Debian package wrk)")
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "wrk"],
+            check=False, capture_output=True, timeout=300,
+        )  # fmt: skip
+        found = shutil.which("wrk")
+    if not found:
+        print(
+            "wrk is not installed and could not be installed (apt-get install wrk, as root); "
+            "using the Python load generator instead"
+        )
+    return found
+
+
+def _wrk_run(wrk: str, base: str, path: str, browser: Client, seconds, connections) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
+        script.write(WRK_SCRIPT)
+        script.flush()
+        done = subprocess.run(
+            [
+                wrk, "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--timeout", "10s",
+                "-s", script.name, "-H", f"Cookie: {browser.cookie_header()}",
+                f"http://{base}{path}",
+            ],
+            capture_output=True, text=True, timeout=seconds + 60, check=True,
+        )  # fmt: skip
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("RESULT "))
+    requests, duration, p50, p95, p99, errors = map(int, line.split()[1:])
+    return {
+        "p50": p50 / 1000,
+        "p95": p95 / 1000,
+        "p99": p99 / 1000,
+        "rate": requests / (duration / 1e6),
+        "errors": errors,
+    }
+
+
+def _threads_run(base: str, path: str, browser: Client, seconds, connections) -> dict:
+    """`connections` threads, each one request after another, for `seconds`."""
+    samples: list[float] = []
+    errors = [0]
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def client() -> None:
+        own = Client(base)
+        own.cookies = dict(browser.cookies)
+        while time.monotonic() < deadline:
+            started = time.perf_counter()
+            try:
+                status, _, _ = own.get(path)
+            except OSError:
+                status = 0
+            elapsed = (time.perf_counter() - started) * 1000
+            with lock:
+                samples.append(elapsed)
+                errors[0] += status != 200
+
+    threads = [threading.Thread(target=client) for _ in range(connections)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    result = _percentiles(samples)
+    result.update(rate=len(samples) / (time.perf_counter() - started), errors=errors[0])
+    return result
+
+
+if __name__ == "__main__":
+    main()

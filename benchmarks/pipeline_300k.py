@@ -1,0 +1,299 @@
+"""One 300,000-entrant crash from the game server's upload to the cashier's ledger, timed.
+
+    .venv/bin/python benchmarks/pipeline_300k.py [--entrants 300000] [--scenario regular:early]
+
+For each scenario (default: a regular tournament crashing in the middle stage, and in the early
+stage, which pays three ledger lines to each of 270,000 players) on a scratch PostgreSQL
+database (crashdesk_bench_pipeline, dropped at the end; DATABASE_URL names the server):
+
+1. upload: POST /api/v1/snapshots with a bearer token to gunicorn started with
+   crashdesk/gunicorn.conf.py and production settings (parse, checks, 300,000 entrant rows);
+2. prepare: services.settlement_prepare, in this process so that its persistence step (from the
+   first payout row written to the commit) can be timed apart from parsing and settling;
+3. submit and approve (services);
+4. export: GET the ledger CSV from gunicorn as a Tournament Manager, read as a stream, while
+   the workers' resident memory is sampled; and the same CSV generated in this process under
+   tracemalloc;
+5. raw COPY: the same payout and line rows (and entrant rows) written with a plain COPY into a
+   scratch table without indexes or constraints, in the same run, for the ratio.
+
+Goals: upload to prepared settlement under 10 s and within 5x of the raw COPY; the export's
+memory flat whatever the number of lines.
+"""
+
+import argparse
+import json
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (  # noqa: E402
+    Client,
+    Gunicorn,
+    RssSampler,
+    Stopwatch,
+    drop_scratch_database,
+    make_user,
+    own_peak_rss_mb,
+    use_scratch_database,
+)
+from _snapshots import snapshot_text  # noqa: E402
+
+DATABASE = "crashdesk_bench_pipeline"
+DEFAULT_SCENARIOS = ("regular:middle", "regular:early")
+GOAL_SECONDS = 10
+GOAL_RATIO = 5
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entrants", type=int, default=300_000)
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        help="TYPE:STAGE, e.g. satellite:middle (repeatable; default: regular middle and early)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    args = parser.parse_args()
+    scenarios = [tuple(s.split(":")) for s in (args.scenario or DEFAULT_SCENARIOS)]
+
+    url = use_scratch_database(DATABASE)
+    try:
+        results = run(url, args.entrants, scenarios)
+    finally:
+        if not args.keep:
+            drop_scratch_database(DATABASE)
+    report(args.entrants, results)
+
+
+def run(url: str, entrants: int, scenarios) -> list[dict]:
+    from settlements import roles, services
+
+    operator = make_user("bench-operator", roles.OPERATOR)
+    manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)
+    marketing = make_user("bench-marketing", roles.MARKETING_MANAGER)
+    _, token = services.api_token_create(user=operator, name="benchmark game server")
+
+    results = []
+    with Gunicorn(url) as server:
+        print(f"gunicorn on {server.base}: {len(server.worker_pids())} workers, production config")
+        cashier = Client(server.base).login(manager.username)
+        for number, (type_, stage) in enumerate(scenarios, start=1):
+            print(f"\n{type_} {stage}, {entrants:,} entrants", flush=True)
+            body = snapshot_text(
+                tournament_id=f"BENCH-{number}", type=type_, stage=stage, entrants=entrants
+            ).encode()
+            print(f"  snapshot: {len(body) / 1e6:.1f} MB")
+            result = {"scenario": f"{type_} {stage}", "snapshot_mb": len(body) / 1e6}
+            result.update(scenario_run(server, cashier, body, token, operator, manager, marketing))
+            results.append(result)
+    return results
+
+
+def scenario_run(server, cashier, body, token, operator, manager, marketing) -> dict:
+    from settlements import ledger, services
+    from settlements.models import Case
+
+    watch = Stopwatch()
+    api = Client(server.base)
+    upload_memory = RssSampler(server.worker_pids())
+    with upload_memory, watch("upload (POST /api/v1/snapshots)"):
+        status, _, answer = api.request(
+            "POST",
+            "/api/v1/snapshots",
+            body,
+            {"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+    if status != 201:
+        raise SystemExit(f"upload refused: HTTP {status} {answer[:500]!r}")
+    case = Case.objects.get(pk=json.loads(answer)["case"])
+    print(f"    case #{case.pk}: stage {case.stage}, {case.entrants:,} entrant rows")
+    if case.decision_options:
+        option = case.decision_options[-1]
+        with watch(f"decision ({option})"):
+            services.decision_record(case=case, actor=marketing, option=option, reason="benchmark")
+
+    persistence = _PersistenceTimer(services)
+    with persistence, watch("prepare (settlement_prepare)"):
+        settlement = services.settlement_prepare(case=case, actor=operator)
+    persisted = persistence.until(time.perf_counter())
+    print(
+        f"    {'of which persistence (first row to commit)':<42} {persisted:8.2f} s: "
+        f"{settlement.payout_count:,} payouts, {settlement.line_count:,} lines"
+    )
+    with watch("submit"):
+        settlement = services.settlement_submit(settlement=settlement, actor=operator)
+    with watch("approve"):
+        settlement = services.settlement_approve(
+            settlement=settlement, actor=manager, reason="benchmark"
+        )
+
+    path = f"/settlements/{settlement.pk}/ledger.csv"
+    with RssSampler(server.worker_pids()) as export_memory, watch("export (GET ledger.csv)"):
+        size, rows = _download(cashier, path)
+    growth, before, peak = export_memory.largest_growth()
+    print(
+        f"    {size / 1e6:.1f} MB, {rows:,} rows; serving worker {before:.0f} MB -> "
+        f"peak {peak:.0f} MB (+{growth:.1f} MB)"
+    )
+    settlement.case = Case.objects.select_related("tournament").get(pk=case.pk)
+    tracemalloc.start()
+    local_size = sum(len(chunk) for chunk in ledger.settlement_ledger_csv(settlement))
+    _, traced = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert local_size == size, "the served ledger differs from the one generated here"
+    print(f"    in-process CSV generation: peak Python allocation {traced / 1e6:.1f} MB")
+
+    copies = _raw_copy(settlement.pk, case.pk)
+    upload = watch.figures["upload (POST /api/v1/snapshots)"]
+    prepare = watch.figures["prepare (settlement_prepare)"]
+    decision = sum(v for k, v in watch.figures.items() if k.startswith("decision"))
+    rows_prepare = settlement.payout_count + settlement.line_count
+    return {
+        "upload": upload,
+        "upload_worker_mb": upload_memory.largest_growth()[2],
+        "prepare": prepare,
+        "persistence": persisted,
+        "rows_prepare": rows_prepare,
+        "copy_prepare": copies["payouts"] + copies["lines"],
+        "rows_all": rows_prepare + case.entrants,
+        "copy_all": copies["payouts"] + copies["lines"] + copies["entrants"],
+        "to_prepared": upload + decision + prepare,
+        "submit": watch.figures["submit"],
+        "approve": watch.figures["approve"],
+        "export": watch.figures["export (GET ledger.csv)"],
+        "csv_mb": size / 1e6,
+        "lines": rows,
+        "export_growth_mb": growth,
+        "export_traced_mb": traced / 1e6,
+    }
+
+
+class _PersistenceTimer:
+    """Notes when settlement_prepare first writes rows (services._insert_rows), leaving the
+    service itself untouched; the persistence step runs from there to the commit."""
+
+    def __init__(self, services):
+        self.services, self.started = services, None
+
+    def __enter__(self):
+        original = self.original = self.services._insert_rows
+
+        def timed(*args, **kwargs):
+            if self.started is None:
+                self.started = time.perf_counter()
+            return original(*args, **kwargs)
+
+        self.services._insert_rows = timed
+        return self
+
+    def __exit__(self, *exc):
+        self.services._insert_rows = self.original
+
+    def until(self, end: float) -> float:
+        return end - self.started
+
+
+def _download(client: Client, path: str) -> tuple[int, int]:
+    import http.client
+
+    connection = http.client.HTTPConnection(client.host, client.port, timeout=300)
+    try:
+        response = client.send(connection, "GET", path)
+        if response.status != 200:
+            raise SystemExit(f"ledger download: HTTP {response.status}")
+        size = rows = 0
+        while chunk := response.read(65536):
+            size += len(chunk)
+            rows += chunk.count(b"\n")
+        return size, rows - 1  # the header
+    finally:
+        connection.close()
+
+
+def _raw_copy(settlement_id: int, case_id: int) -> dict[str, float]:
+    """Seconds to COPY the same rows into plain tables (same column types; no index, key or
+    constraint), each in its own committed transaction, like the service's writes."""
+    from django.db import connection, transaction
+
+    from settlements.models import CasePlayer, SettlementLine, SettlementPayout
+    from settlements.services import SETTLEMENT_PAYOUT_FIELDS
+
+    plan = {
+        "payouts": (SettlementPayout, SETTLEMENT_PAYOUT_FIELDS, "settlement_id", settlement_id),
+        "lines": (
+            SettlementLine,
+            ("settlement", "line_no", "player", "kind", "unit", "amount", "source", "reversal"),
+            "settlement_id",
+            settlement_id,
+        ),
+        "entrants": (CasePlayer, ("case", "position", "player", "chips"), "case_id", case_id),
+    }
+    seconds = {}
+    quote = connection.ops.quote_name
+    for name, (model, fields, key, value) in plan.items():
+        columns = ", ".join(quote(model._meta.get_field(f).column) for f in fields)
+        table, scratch = quote(model._meta.db_table), quote(f"bench_copy_{name}")
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {columns} FROM {table} WHERE {key} = %s", [value])
+            rows = cursor.fetchall()
+            cursor.execute(f"DROP TABLE IF EXISTS {scratch}")
+            cursor.execute(f"CREATE TABLE {scratch} AS SELECT {columns} FROM {table} WITH NO DATA")
+        started = time.perf_counter()
+        with (
+            transaction.atomic(),
+            connection.cursor() as cursor,
+            cursor.cursor.copy(f"COPY {scratch} ({columns}) FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row(row)
+        seconds[name] = time.perf_counter() - started
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TABLE {scratch}")
+        print(f"  raw COPY of {len(rows):>9,} {name:<8} rows {seconds[name]:26.2f} s")
+    return seconds
+
+
+def report(entrants: int, results: list[dict]) -> None:
+    print(f"\nSummary, {entrants:,} entrants, PostgreSQL, gunicorn with the production config")
+    head = (
+        f"{'scenario':<16} {'upload':>7} {'prepare':>8} {'persist':>8} {'raw COPY':>9} "
+        f"{'ratio':>6} {'to prepared':>12} {'vs COPY':>8} {'export':>7} {'export mem':>11}"
+    )
+    print(head)
+    for r in results:
+        print(
+            f"{r['scenario']:<16} {r['upload']:6.2f}s {r['prepare']:7.2f}s "
+            f"{r['persistence']:7.2f}s {r['copy_prepare']:8.2f}s "
+            f"{r['persistence'] / r['copy_prepare']:5.1f}x {r['to_prepared']:11.2f}s "
+            f"{r['to_prepared'] / r['copy_all']:7.1f}x {r['export']:6.2f}s "
+            f"{r['export_growth_mb']:+9.1f}MB"
+        )
+    print(
+        "persist: payout and line rows written by prepare, first row to commit; raw COPY: "
+        "the same rows into plain tables.\nto prepared: upload + prepare; vs COPY: against a "
+        "raw COPY of every row written on the way (entrants, payouts, lines)."
+    )
+    for r in results:
+        print(
+            f"{r['scenario']}: {r['rows_prepare']:,} rows by prepare, {r['rows_all']:,} in all; "
+            f"ledger {r['lines']:,} lines, {r['csv_mb']:.1f} MB, in-process peak "
+            f"{r['export_traced_mb']:.1f} MB; upload worker peak {r['upload_worker_mb']:.0f} MB"
+        )
+        verdict = [
+            f"upload to prepared {r['to_prepared']:.1f} s "
+            + ("within" if r["to_prepared"] < GOAL_SECONDS else "OVER")
+            + f" the {GOAL_SECONDS} s goal",
+            f"persistence {r['persistence'] / r['copy_prepare']:.1f}x raw COPY "
+            + ("within" if r["persistence"] < GOAL_RATIO * r["copy_prepare"] else "OVER")
+            + f" the {GOAL_RATIO}x goal",
+        ]
+        print("  " + "; ".join(verdict))
+    print(f"peak resident memory of this process: {own_peak_rss_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
