@@ -49,6 +49,7 @@ from settlements.models import (
 from settlements.rules import (
     DEFAULT_POLICY,
     ENGINE_VERSION,
+    ExplanationTerms,
     InvalidInput,
     Policy,
     Problem,
@@ -467,12 +468,12 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
         raise InvalidTransition(f"{case} already has a settlement in progress.") from None
 
     chips = {player.id: player.chips for player in parsed.players}
-    explanations = result.explanations
+    explained = {terms.player: terms for terms in result.explanations.terms()}
     settlement_id = settlement.pk
     _insert_rows(
         SettlementPayout,
         SETTLEMENT_PAYOUT_FIELDS,
-        (_payout_row(settlement_id, row, chips, explanations) for row in result.payouts),
+        (_payout_row(settlement_id, row, chips, explained) for row in result.payouts),
     )
     _insert_rows(
         SettlementLine,
@@ -946,22 +947,29 @@ SETTLEMENT_PAYOUT_FIELDS = (
 )
 
 
-def _payout_row(settlement_id: int, row, chips: dict[str, int], explanations) -> tuple:
-    explanation = explanations.get(row.player)
+def _payout_row(
+    settlement_id: int, row, chips: dict[str, int], explained: dict[str, ExplanationTerms]
+) -> tuple:
+    terms = explained.get(row.player)
     amounts = tuple(_stored_amount(v) for v in (row.cash, row.tdollars, row.tickets, row.fpp))
-    if explanation is None:
+    if terms is None:
         return (settlement_id, row.player, chips[row.player], *amounts, None, "", "", None, None)
     return (
         settlement_id,
         row.player,
         chips[row.player],
         *amounts,
-        explanation.guaranteed,
-        str(explanation.share),
-        str(explanation.exact),
-        explanation.capped,
-        explanation.rounding_cent,
+        terms.guaranteed,
+        _fraction_text(terms.share, terms.denominator),
+        _fraction_text(terms.exact, terms.denominator),
+        terms.capped,
+        terms.rounding_cent,
     )
+
+
+def _fraction_text(numerator: int, denominator: int) -> str:
+    """A reduced fraction as str(Fraction) writes it: "n/d", or "n" for a whole number."""
+    return f"{numerator}/{denominator}" if denominator != 1 else str(numerator)
 
 
 def _stored_amount(value: int) -> int:

@@ -16,7 +16,7 @@ from .remedies import (
     settle,
     split_terms,
 )
-from .settlement import Line, PayoutRow, Settlement
+from .settlement import ExplanationTerms, Line, PayoutRow, Settlement
 from .snapshot import (
     FreerollTournament,
     Player,
@@ -34,6 +34,7 @@ __all__ = [
     "ENGINE_VERSION",
     "Assessment",
     "Explanation",
+    "ExplanationTerms",
     "FreerollTournament",
     "InvalidInput",
     "Line",

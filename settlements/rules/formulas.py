@@ -13,7 +13,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import accumulate
-from math import lcm
+from math import gcd, lcm
 
 FORMULAS = ("even", "chip_equity", "chip_proportional", "chip_position")
 
@@ -69,6 +69,16 @@ class Split:
             rounded=self.amounts[i],
             rounding_cent=self.cents[i],
         )
+
+    def terms(self, i: int) -> tuple[int, int, int]:
+        """Player i's exact amount and share as reduced fractions over one denominator,
+        (exact numerator, share numerator, denominator), without building Fractions."""
+        numerator, denominator = self.numerators[i], self.denominator
+        divisor = gcd(numerator, denominator)
+        numerator, denominator = numerator // divisor, denominator // divisor
+        # Taking a multiple of the denominator off keeps the numerator coprime to it, so the
+        # share needs no second reduction.
+        return numerator, numerator - self.floor * denominator, denominator
 
 
 def tie_break_order(chips: list[int], ids: list[str], *, ids_sorted: bool = False) -> list[int]:

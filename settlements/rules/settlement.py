@@ -2,6 +2,7 @@
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import msgspec
 
@@ -32,6 +33,21 @@ class Line(msgspec.Struct, frozen=True, gc=False):
     source: str
 
 
+class ExplanationTerms(NamedTuple):
+    """An Explanation's figures with the share and the exact amount as reduced numerators
+    over one denominator: storing 300,000 explanations this way needs no Fraction."""
+
+    player: str
+    chips: int
+    guaranteed: int
+    share: int  # Explanation.share == Fraction(share, denominator)
+    exact: int  # Explanation.exact == Fraction(exact, denominator)
+    denominator: int
+    capped: bool
+    rounded: int
+    rounding_cent: int
+
+
 class Explanations(Mapping[str, Explanation]):
     """Player id -> Explanation for every player paid by a split, built on first access.
 
@@ -59,6 +75,17 @@ class Explanations(Mapping[str, Explanation]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._lookup()))
+
+    def terms(self) -> Iterator[ExplanationTerms]:
+        """Every explanation as ExplanationTerms, part by part (not in player order)."""
+        for ids, chips, result in self._parts:
+            capped, amounts, cents = result.capped, result.amounts, result.cents
+            for i, player in enumerate(ids):
+                exact, share, denominator = result.terms(i)
+                yield ExplanationTerms(
+                    player, chips[i], result.floor, share, exact, denominator, i in capped,
+                    amounts[i], cents[i],
+                )  # fmt: skip
 
     def __len__(self) -> int:
         return len(self._lookup())
@@ -100,7 +127,7 @@ class Settlement:
     pool_distributed: int
     payouts: list[PayoutRow]  # sorted by player id; players paid nothing are left out
     lines: list[Line]  # sorted by player, then kind in KINDS order
-    explanations: Mapping[str, Explanation] = field(default_factory=dict, compare=False)
+    explanations: Explanations = field(default_factory=lambda: Explanations([]), compare=False)
 
     def _document(self) -> _Document:
         return _Document(
