@@ -994,7 +994,13 @@ def _insert_rows(model, fields: Sequence[str], rows: Iterable[tuple]) -> None:
         quote = connection.ops.quote_name
         columns = ", ".join(quote(model._meta.get_field(name).column) for name in fields)
         sql = f"COPY {quote(model._meta.db_table)} ({columns}) FROM STDIN"
-        with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+        # The raw psycopg cursor skips Django's error translation; a refused row must still
+        # surface as IntegrityError.
+        with (
+            connection.wrap_database_errors,
+            connection.cursor() as cursor,
+            cursor.cursor.copy(sql) as copy,
+        ):
             for row in rows:
                 copy.write_row(row)
         return

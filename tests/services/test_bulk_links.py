@@ -1,0 +1,96 @@
+"""The links of the bulk rows (entrants, payouts, ledger lines) to their case or settlement:
+checked by PostgreSQL triggers once per statement (migration 0005), as strictly as a foreign
+key would, for COPY and ORM writes alike."""
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+
+from settlements import services
+from settlements.models import Case, CasePlayer, Settlement, SettlementLine, SettlementPayout
+from tests.services.helpers import load
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="the triggers exist on PostgreSQL only"
+    ),
+]
+
+
+def refused(write) -> str:
+    with pytest.raises(IntegrityError) as caught, transaction.atomic():
+        write()
+    return str(caught.value)
+
+
+def execute(sql: str, params=()) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def missing_id(model) -> int:
+    return (model.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1000
+
+
+@pytest.fixture
+def prepared(operator, snapshot_factory) -> Settlement:
+    case = load(operator, snapshot_factory, stage="middle", entrants=12)
+    return services.settlement_prepare(case=case, actor=operator)
+
+
+def test_a_copy_of_lines_for_a_missing_settlement_is_refused(prepared):
+    orphan = missing_id(Settlement)
+    fields = ("settlement", "line_no", "player", "kind", "unit", "amount", "source", "reversal")
+    rows = [(prepared.pk, 900 + n, "p000001", "prize", "cash", 1, "pool", False) for n in range(3)]
+    rows.append((orphan, 1, "p000001", "prize", "cash", 1, "pool", False))
+
+    message = refused(lambda: services._insert_rows(SettlementLine, fields, rows))
+
+    assert "settlements_settlement" in message and str(orphan) in message
+    assert not SettlementLine.objects.filter(line_no__gte=900).exists()
+
+
+def test_orm_writes_to_a_missing_parent_are_refused(prepared):
+    case_id, settlement_id = missing_id(Case), missing_id(Settlement)
+    refused(lambda: CasePlayer.objects.create(case_id=case_id, position=0, player="x", chips=1))
+    refused(
+        lambda: SettlementPayout.objects.create(
+            settlement_id=settlement_id, player="x", chips=1, cash=1
+        )
+    )
+    line = SettlementLine.objects.filter(settlement=prepared).first()
+    refused(lambda: SettlementLine.objects.filter(pk=line.pk).update(settlement_id=settlement_id))
+
+
+def test_rows_for_an_existing_parent_are_written(prepared):
+    before = prepared.payouts.count()
+    SettlementPayout.objects.create(settlement=prepared, player="newcomer", chips=0, cash=1)
+    assert prepared.payouts.count() == before + 1
+
+
+def test_a_parent_with_rows_cannot_be_deleted_or_renumbered(prepared):
+    # Raw SQL: the ORM's PROTECT would refuse first; this is the database's own guard.
+    for table, pk in (
+        ("settlements_settlement", prepared.pk),
+        ("settlements_case", prepared.case_id),
+    ):
+        assert "still referenced" in refused(
+            lambda table=table, pk=pk: execute(f"DELETE FROM {table} WHERE id = %s", [pk])
+        )
+        refused(lambda table=table, pk=pk: execute(f"UPDATE {table} SET id = id + 1000000 "
+                                                   "WHERE id = %s", [pk]))  # fmt: skip
+    assert Settlement.objects.filter(pk=prepared.pk).exists()
+
+
+def test_a_parent_without_rows_can_change(operator, marketing_manager, snapshot_factory):
+    case = load(operator, snapshot_factory, type="freeroll", stage="middle", entrants=12)
+    services.decision_record(
+        case=case, actor=marketing_manager, option="reschedule", reason="new date",
+        reschedule_at=case.created_at.replace(year=case.created_at.year + 1),
+    )  # fmt: skip
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    assert settlement.line_count == 0 and not settlement.payouts.exists()
+
+    assert execute("UPDATE settlements_settlement SET note = 'x' WHERE id = %s", [settlement.pk])
+    assert execute("DELETE FROM settlements_settlement WHERE id = %s", [settlement.pk]) == 1
