@@ -8,6 +8,7 @@ from settlements.views import (
     decisions,
     history,
     incidents,
+    policy,
     settlement_review,
 )
 
@@ -20,6 +21,7 @@ urlpatterns = [
     # Sign-out is a POST form in the top bar; Django's LogoutView refuses GET.
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", dashboard.dashboard, name="dashboard"),
+    path("policy/", policy.crash_policy, name="policy"),
     path("incidents/new/", incidents.incident_new, name="incident_new"),
     path(
         "incidents/<int:incident_id>/tournaments/",

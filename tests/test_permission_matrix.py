@@ -94,6 +94,7 @@ MATRIX: dict[str, Entry] = {
     "api:case": api(*ALL, get=200),
     # Dashboard and the report-a-crash wizard.
     "dashboard": Entry(by_role(ALL, 200), by_role(ALL, 200)),
+    "policy": page(*ALL),  # the crash policy, for every role
     # An empty POST shows the empty form again, as a GET would.
     "incident_new": form(OP, post=200),
     "incident_tournaments": Entry(by_role(ALL, 200), by_role(ALL, 200)),

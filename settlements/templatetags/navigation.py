@@ -23,6 +23,7 @@ NAVIGATION = (
         (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR),
     ),
     ("History", "history", (roles.AUDITOR,)),
+    ("Crash policy", "policy", roles.ALL_ROLES),
 )
 
 

@@ -1,0 +1,163 @@
+"""The crash policy page: the rules every case is settled by, and the site's readings of them.
+
+Everything that can come from the engine does: the stage thresholds and late formula in
+force, the cell table and its wording (settlements.wording, over the engine's table), and the
+worked example, settled by the engine while the page renders.
+"""
+
+import json
+
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from settlements import roles, wording
+from settlements.models import Stage, TournamentType
+from settlements.rules import (
+    DEFAULT_POLICY,
+    Policy,
+    decision_options,
+    parse_snapshot,
+    remedy_for,
+    settle,
+)
+from settlements.rules.policy import LATE_FORMULAS
+from settlements.rules.snapshot import MAX_AMOUNT, MAX_CHIPS
+from settlements.views.decorators import role_required
+
+# The worked example: a regular tournament of 10 entrants that crashed with 3 players left,
+# all of them in the money. Amounts in cents.
+EXAMPLE_CURRENCY = "USD"
+EXAMPLE_STACKS = {"a": 60000, "b": 30000, "c": 10000}
+EXAMPLE_KNOCKED_OUT = 7
+EXAMPLE_TOURNAMENT = {
+    "id": "EXAMPLE",
+    "name": "Worked example",
+    "type": "regular",
+    "currency": EXAMPLE_CURRENCY,
+    "buy_in": 1000,
+    "fee": 100,
+    "payouts": [5000, 3000, 2000],
+}
+
+
+@require_safe
+@role_required(*roles.ALL_ROLES)
+def crash_policy(request):
+    policy = DEFAULT_POLICY
+    context = {
+        "policy": policy,
+        "late_formula_label": wording.remedy_label(policy.late_formula),
+        "other_late_formulas": [
+            wording.remedy_label(formula)
+            for formula in LATE_FORMULAS
+            if formula != policy.late_formula
+        ],
+        "stages": [(stage.value, stage.label) for stage in Stage],
+        "rows": _cell_rows(policy),
+        "example": _example(policy),
+        "example_alternatives": [
+            _example(Policy(policy.pre_pct, policy.early_pct, formula))
+            for formula in LATE_FORMULAS
+            if formula != policy.late_formula
+        ],
+        "max_amount": f"{MAX_AMOUNT:,}",
+        "max_chips": f"{MAX_CHIPS:,}",
+    }
+    return render(request, "settlements/policy.html", context)
+
+
+def _cell_rows(policy: Policy) -> list[dict]:
+    """One row per tournament type, one cell per stage, each with what it pays in words."""
+    rows = []
+    for kind in TournamentType:
+        cells = []
+        for stage in Stage:
+            options = decision_options(kind.value, stage.value)
+            if options:
+                outcomes = [
+                    {
+                        "option": wording.option_label(option),
+                        "label": wording.remedy_label(
+                            remedy_for(kind.value, stage.value, decision=option)
+                        ),
+                        "text": wording.option_description(kind.value, stage.value, option),
+                    }
+                    for option in options
+                ]
+            else:
+                remedy = remedy_for(kind.value, stage.value, policy=policy)
+                outcomes = [
+                    {
+                        "option": None,
+                        "label": wording.remedy_label(remedy),
+                        "text": wording.describe(kind.value, stage.value, remedy),
+                    }
+                ]
+                outcomes += _other_late_formulas(kind.value, stage.value, remedy, policy)
+            cells.append(
+                {
+                    "anchor": wording.policy_anchor(kind.value, stage.value),
+                    "type": kind.label,
+                    "stage": stage.label,
+                    "decided_by_marketing": bool(options),
+                    "outcomes": outcomes,
+                }
+            )
+        rows.append({"type": kind.label, "cells": cells})
+    return rows
+
+
+def _other_late_formulas(kind: str, stage: str, remedy: str, policy: Policy) -> list[dict]:
+    """Where the site's late formula decides the split, what the other formula would pay."""
+    outcomes = []
+    for formula in LATE_FORMULAS:
+        other = remedy_for(kind, stage, policy=Policy(policy.pre_pct, policy.early_pct, formula))
+        if other != remedy:
+            outcomes.append(
+                {
+                    "option": None,
+                    "alternative": True,
+                    "label": wording.remedy_label(other),
+                    "text": wording.describe(kind, stage, other),
+                }
+            )
+    return outcomes
+
+
+def _example(policy: Policy) -> dict:
+    """The worked example settled by the engine, with each split player's figures."""
+    players = [{"id": player, "chips": chips} for player, chips in EXAMPLE_STACKS.items()]
+    players += [{"id": f"x{n}", "chips": 0} for n in range(1, EXAMPLE_KNOCKED_OUT + 1)]
+    snapshot = parse_snapshot(
+        json.dumps(
+            {"format": "crash-snapshot/1", "tournament": EXAMPLE_TOURNAMENT, "players": players}
+        )
+    )
+    result = settle(snapshot, policy=policy)
+    explanations = [result.explanations[player] for player in sorted(result.explanations)]
+    guaranteed = explanations[0].guaranteed
+    split_pool = sum(explanation.rounded for explanation in explanations)
+    refunds = {"refund_buy_in", "refund_fee"}
+    return {
+        "currency": EXAMPLE_CURRENCY,
+        "tournament": EXAMPLE_TOURNAMENT,
+        "entrants": result.entrants,
+        "eliminated": result.eliminated,
+        "remaining": result.remaining,
+        "stage": result.stage,
+        "remedy": result.remedy,
+        "remedy_label": wording.remedy_label(result.remedy),
+        "pool": result.pool,
+        "already_paid": result.pool - split_pool,
+        "split_pool": split_pool,
+        "guaranteed": guaranteed,
+        "guaranteed_total": guaranteed * len(explanations),
+        "shared": split_pool - guaranteed * len(explanations),
+        "capped": [explanation.player for explanation in explanations if explanation.capped],
+        "explanations": explanations,
+        "rounded_down": sum(e.rounded - e.rounding_cent for e in explanations),
+        "leftover_cents": sum(e.rounding_cent for e in explanations),
+        "cents_to": [e.player for e in explanations if e.rounding_cent],
+        "distributed": result.pool_distributed,
+        "fees_refunded": any(line.kind in refunds for line in result.lines),
+    }
