@@ -6,10 +6,9 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from settlements import charts, roles, selectors, services
+from settlements import charts, roles, selectors, services, wording
 from settlements.errors import DomainError
 from settlements.models import Case
-from settlements.rules.remedies import LATE_FORMULA, TABLE
 from settlements.views.compensation import case_followups
 from settlements.views.decorators import role_required
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -48,19 +47,6 @@ def case_prepare(request, case_id: int):
     return go_to(request, reverse("case_detail", args=[case.pk]))
 
 
-def expected_remedy(case: Case) -> str | None:
-    """The remedy the engine's rule table gives this case, given its decision if it needs
-    one; None while a decision is pending (or for an individual case)."""
-    if not case.is_crash or not case.stage:
-        return None
-    cell = TABLE[case.tournament.type, case.stage]
-    if cell.options:
-        return dict(cell.options).get(case.decision) if case.decision else None
-    if cell.remedy == LATE_FORMULA:
-        return case.policy.get("late_formula", "chip_equity")
-    return cell.remedy
-
-
 def _case(case_id: int) -> Case:
     try:
         return selectors.case_detail(case_id)
@@ -72,7 +58,7 @@ def _context(request, case: Case) -> dict:
     context = {
         "case": case,
         "tournament": case.tournament,
-        "remedy": expected_remedy(case),
+        "remedy": wording.case_remedy(case),
         "decision": next(iter(case.decisions.all()), None),
         "settlements": list(case.settlements.all()),
         "can_prepare": roles.has_role(request.user, roles.OPERATOR)

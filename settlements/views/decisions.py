@@ -9,11 +9,10 @@ from django.contrib import messages
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import charts, roles, selectors, services
+from settlements import charts, roles, selectors, services, wording
 from settlements.errors import DomainError
 from settlements.forms import DecisionForm
 from settlements.models import Case, Stage
-from settlements.templatetags.remedies import REMEDY_TEXT
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.paging import CountedPaginator
@@ -24,39 +23,6 @@ INVITEES_PER_PAGE = 20
 
 # Swap targets of the decision page: element id -> partialdef.
 DECISION_PARTIALS = {"decision-form": "decision_form", "invitees": "invitees"}
-
-_SEAT_RULE = (
-    " A share worth a whole seat is paid as a seat ticket, anything less in T$ "
-    "(nobody gets more than one seat)."
-)
-# What each option means for this kind of case (RULES.md §3 and §6), in the words the
-# Marketing Manager chooses by; the generic remedy text would mention guaranteed amounts that
-# these cells do not have.
-OPTION_TEXT = {
-    ("freeroll", "early", "reschedule"): (
-        "Every entrant gets the FPP buy-in back, and the freeroll is announced again for a "
-        "new date; every entrant is invited unless you list the players."
-    ),
-    ("freeroll", "early", "no_reschedule"): (
-        "Every entrant gets the FPP buy-in back, and the freeroll is not run again."
-    ),
-    ("freeroll", "middle", "reschedule"): (
-        "The freeroll runs again on a new date for the invited players; no prize is paid and "
-        "no FPP is refunded."
-    ),
-    ("freeroll", "middle", "chip_equity"): (
-        "The fixed prize pool is shared among the players still in, half in proportion to "
-        "chips and half equally; nobody gets more than the first prize."
-    ),
-    ("satellite", "middle", "chip_proportional"): (
-        "The prize pool is shared among the players still in, in proportion to their chips."
-        + _SEAT_RULE
-    ),
-    ("satellite", "middle", "chip_equity"): (
-        "Half of the prize pool is shared among the players still in by chips, half equally."
-        + _SEAT_RULE
-    ),
-}
 
 
 @role_required(roles.MARKETING_MANAGER)
@@ -132,9 +98,8 @@ def _context(request, case: Case, form: DecisionForm) -> dict:
             {
                 "option": preview.option,
                 "label": _label(form, preview.option),
-                "text": OPTION_TEXT.get(
-                    (case.tournament.type, case.stage, preview.option),
-                    REMEDY_TEXT.get(preview.remedy or "", ""),
+                "text": wording.option_description(
+                    case.tournament.type, case.stage, preview.option
                 ),
                 "radio": radios.get(preview.option),
                 "preview": preview,
