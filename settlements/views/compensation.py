@@ -157,26 +157,18 @@ def _answer(request, compensation_id: int, action: str):
         "refusal": refusal,
         "players": len({item.player for item in compensation.items.all()}),
     }
-    template = "settlements/compensation_confirm.html"
-    if request.method == "POST":
-        if form.is_valid():
-            try:
-                reason = form.cleaned_data["reason"]
-                service(compensation=compensation, actor=request.user, reason=reason)
-            except NotAllowed as error:
-                if request.htmx:
-                    # htmx does not swap a 403; the page itself shows the refusal.
-                    return go_to(request, request.path)
-                context["refusal"] = error.message
-                return render_page(request, template, context, partial="actions", status=403)
-            except DomainError as error:
-                form.add_domain_error(error)
-            else:
-                messages.success(request, f"{compensation} {done}.")
-                return go_to(request, reverse("compensation_detail", args=[compensation.pk]))
-        return render_invalid(request, template, context, partial="actions")
-    status = 403 if compensation.proposed_by_id == request.user.pk else 200
-    return render_page(request, template, context, partial="actions", status=status)
+    return confirming.answer_review(
+        request,
+        template="settlements/compensation_confirm.html",
+        context=context,
+        form=form,
+        perform=lambda reason: service(
+            compensation=compensation, actor=request.user, reason=reason
+        ),
+        done_message=f"{compensation} {done}.",
+        done_url=reverse("compensation_detail", args=[compensation.pk]),
+        own_work=compensation.proposed_by_id == request.user.pk,
+    )
 
 
 def _compensation_context(request, compensation: Compensation) -> dict:

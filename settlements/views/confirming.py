@@ -6,6 +6,13 @@ checks it again and calls the service. The "change" button (step=edit) brings th
 filled in. Nothing is stored between the two posts, so a reload or a second tab is harmless.
 """
 
+from collections.abc import Callable
+
+from django.contrib import messages
+
+from settlements.errors import DomainError, NotAllowed
+from settlements.views.rendering import go_to, render_invalid, render_page
+
 CONFIRM = "confirm"
 EDIT = "edit"
 
@@ -14,3 +21,40 @@ def step(request) -> str:
     """The step a post asks for: CONFIRM, EDIT, or "" for the first post of a form."""
     value = request.POST.get("step", "")
     return value if value in (CONFIRM, EDIT) else ""
+
+
+def answer_review(
+    request,
+    *,
+    template: str,
+    context: dict,
+    form,
+    perform: Callable[[str], object],
+    done_message: str,
+    done_url: str,
+    own_work: bool,
+):
+    """The confirmation page of an approve or reject, and the answer itself.
+
+    `perform(reason)` calls the service. A refusal of the reviewer's own work is shown on the
+    page with 403, so a forged post meets the same answer as the hidden button.
+    """
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                perform(form.cleaned_data["reason"])
+            except NotAllowed as error:
+                if request.htmx:
+                    # htmx does not swap a 403; the page itself shows the refusal.
+                    return go_to(request, request.path)
+                context["refusal"] = error.message
+                return render_page(request, template, context, partial="actions", status=403)
+            except DomainError as error:
+                form.add_domain_error(error)
+            else:
+                messages.success(request, done_message)
+                return go_to(request, done_url)
+        return render_invalid(request, template, context, partial="actions")
+    return render_page(
+        request, template, context, partial="actions", status=403 if own_work else 200
+    )

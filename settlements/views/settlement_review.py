@@ -21,6 +21,7 @@ from settlements import charts, ledger, roles, selectors, services
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.forms import ReasonForm
 from settlements.models import Settlement
+from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.paging import CountedPaginator
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -124,26 +125,16 @@ def _answer(request, settlement_id: int, action: str):
         "form": form,
         "refusal": refusal,
     }
-    template = "settlements/settlement_confirm.html"
-    if request.method == "POST":
-        if form.is_valid():
-            try:
-                reason = form.cleaned_data["reason"]
-                service(settlement=settlement, actor=request.user, reason=reason)
-            except NotAllowed as error:
-                if request.htmx:
-                    # htmx does not swap a 403; the page itself shows the refusal.
-                    return go_to(request, request.path)
-                context["refusal"] = error.message
-                return render_page(request, template, context, partial="actions", status=403)
-            except DomainError as error:
-                form.add_domain_error(error)
-            else:
-                messages.success(request, f"{settlement} {done}.")
-                return go_to(request, reverse("settlement_review", args=[settlement.pk]))
-        return render_invalid(request, template, context, partial="actions")
-    status = 403 if refusal and _is_own_work(settlement, request.user) else 200
-    return render_page(request, template, context, partial="actions", status=status)
+    return confirming.answer_review(
+        request,
+        template="settlements/settlement_confirm.html",
+        context=context,
+        form=form,
+        perform=lambda reason: service(settlement=settlement, actor=request.user, reason=reason),
+        done_message=f"{settlement} {done}.",
+        done_url=reverse("settlement_review", args=[settlement.pk]),
+        own_work=bool(refusal) and _is_own_work(settlement, request.user),
+    )
 
 
 def _settlement(settlement_id: int) -> Settlement:
