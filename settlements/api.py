@@ -25,7 +25,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from settlements import roles, selectors, services
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
-from settlements.models import Case, Incident, Settlement, Snapshot
+from settlements.models import Case, Incident, Snapshot
 from settlements.rules import InvalidInput
 from settlements.workflow import CaseStatus
 
@@ -245,26 +245,21 @@ def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
     data["policy"] = found.policy or None
     data["engine_version"] = found.engine_version or None
     settlement = selectors.case_current_settlement(found) if found.is_crash else None
+    adjustments, documents = [], []
     if settlement is not None:
-        settlement.case = found
+        adjustments = list(selectors.settlement_adjustments(settlement))
+        for record in (settlement, *adjustments):
+            record.case = found
+        # The stored engine output, in the format of `manage.py settle`: not computed again.
+        # Two queries for the settlement and all its adjustments together.
+        documents = selectors.settlements_as_dicts([settlement, *adjustments])
     data["settlement_id"] = settlement.pk if settlement else None
     data["settlement_status"] = settlement.status if settlement else None
-    # The stored engine output, in the format of `manage.py settle`: not computed again.
-    data["settlement"] = selectors.settlement_as_dict(settlement) if settlement else None
-    data["adjustments"] = (
-        [
-            {
-                "id": adjustment.pk,
-                "status": adjustment.status,
-                "document": selectors.settlement_as_dict(adjustment),
-            }
-            for adjustment in settlement.adjustments.select_related("case__tournament")
-            .filter(kind=Settlement.Kind.ADJUSTMENT)
-            .order_by("prepared_at", "id")
-        ]
-        if settlement
-        else []
-    )
+    data["settlement"] = documents[0] if settlement else None
+    data["adjustments"] = [
+        {"id": adjustment.pk, "status": adjustment.status, "document": document}
+        for adjustment, document in zip(adjustments, documents[1:], strict=True)
+    ]
     return _json(data)
 
 

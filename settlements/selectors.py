@@ -4,7 +4,7 @@ Nothing here writes. Querysets are returned unevaluated where a page paginates t
 """
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -480,41 +480,67 @@ def _chart_points(settlement: Settlement) -> list[ChartPoint]:
 def settlement_as_dict(settlement: Settlement) -> dict:
     """The settlement in the ``crash-settlement/1`` format of ``manage.py settle``, rebuilt
     from the stored rows (adjustments also list their reversals as negative amounts)."""
-    case = settlement.case
-    payouts = [
-        {"player": p, "cash": cash, "tdollars": tdollars, "tickets": tickets, "fpp": fpp}
-        for p, cash, tdollars, tickets, fpp in settlement_payouts(settlement).values_list(
-            "player", "cash", "tdollars", "tickets", "fpp"
+    return settlements_as_dicts([settlement])[0]
+
+
+def settlements_as_dicts(settlements: Sequence[Settlement]) -> list[dict]:
+    """``settlement_as_dict`` of several settlements (a settlement and its adjustments) with
+    two queries in all, however many they are."""
+    if not settlements:
+        return []
+    ids = [settlement.pk for settlement in settlements]
+    payouts: dict[int, list[dict]] = {pk: [] for pk in ids}
+    rows = (
+        SettlementPayout.objects.filter(settlement__in=ids)
+        .order_by("settlement", "player")
+        .values_list("settlement", "player", "cash", "tdollars", "tickets", "fpp")
+    )
+    for settlement_id, player, cash, tdollars, tickets, fpp in rows:
+        payouts[settlement_id].append(
+            {"player": player, "cash": cash, "tdollars": tdollars, "tickets": tickets, "fpp": fpp}
         )
-    ]
-    lines = [
+    lines: dict[int, list[dict]] = {pk: [] for pk in ids}
+    rows = (
+        SettlementLine.objects.filter(settlement__in=ids)
+        .order_by("settlement", "line_no")
+        .values_list("settlement", "player", "kind", "unit", "amount", "source", "reversal")
+    )
+    for settlement_id, player, kind, unit, amount, source, reversal in rows:
+        lines[settlement_id].append(
+            {
+                "player": player,
+                "kind": kind,
+                "unit": unit,
+                "amount": -amount if reversal else amount,
+                "source": source,
+            }
+        )
+    return [
         {
-            "player": player,
-            "kind": kind,
-            "unit": unit,
-            "amount": -amount if reversal else amount,
-            "source": source,
+            "format": "crash-settlement/1",
+            "tournament_id": settlement.case.tournament.operator_id,
+            "policy": settlement.policy,
+            "stage": settlement.stage,
+            "remedy": settlement.remedy or None,
+            "decision": settlement.decision or None,
+            "decision_options": [] if settlement.remedy else list(settlement.case.decision_options),
+            "entrants": settlement.entrants,
+            "eliminated": settlement.eliminated,
+            "remaining": settlement.remaining,
+            "pool": settlement.pool,
+            "pool_distributed": settlement.pool_distributed,
+            "payouts": payouts[settlement.pk],
+            "lines": lines[settlement.pk],
         }
-        for player, kind, unit, amount, source, reversal in settlement_lines(
-            settlement
-        ).values_list("player", "kind", "unit", "amount", "source", "reversal")
+        for settlement in settlements
     ]
-    return {
-        "format": "crash-settlement/1",
-        "tournament_id": case.tournament.operator_id,
-        "policy": settlement.policy,
-        "stage": settlement.stage,
-        "remedy": settlement.remedy or None,
-        "decision": settlement.decision or None,
-        "decision_options": [] if settlement.remedy else list(case.decision_options),
-        "entrants": settlement.entrants,
-        "eliminated": settlement.eliminated,
-        "remaining": settlement.remaining,
-        "pool": settlement.pool,
-        "pool_distributed": settlement.pool_distributed,
-        "payouts": payouts,
-        "lines": lines,
-    }
+
+
+def settlement_adjustments(settlement: Settlement) -> QuerySet[Settlement]:
+    """The adjustments that correct ``settlement``, oldest first."""
+    return Settlement.objects.filter(corrects=settlement, kind=Settlement.Kind.ADJUSTMENT).order_by(
+        "prepared_at", "id"
+    )
 
 
 # --- Compensation and prize withdrawals ------------------------------------------------------

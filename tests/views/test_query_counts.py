@@ -1,0 +1,163 @@
+"""Every main page runs a fixed number of queries, whatever the size of the desk.
+
+The same bound holds for a desk with one small incident and for one with more incidents than
+a dashboard page shows, cases at every step, a settlement of several pages, an adjustment and
+compensation, and the history all of that leaves behind. A page that loops over its rows with
+a query each breaks the bound on the larger desk. Caches are cleared first, so the counts are
+those of a first view.
+"""
+
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+from django.utils import timezone
+
+from settlements import roles, services
+from tests.api.conftest import bearer
+from tests.conftest import make_user, snapshot_bytes
+from tests.views.conftest import HTMX, signed_in
+
+pytestmark = pytest.mark.django_db
+
+# The most queries each page may run: session, user, roles, then the page's own reads.
+BOUNDS = {
+    "dashboard": 19,
+    "case page": 8,
+    "incident page": 6,
+    "decision page": 7,
+    "settlement review": 6,
+    "settlement review, a later page": 6,
+    "settlement review, searched": 7,
+    "settlement review, htmx page": 6,
+    "history browser": 5,
+    "history browser, events": 4,
+    "history of one record": 9,
+    "API case list": 4,
+    "API case detail": 10,
+}
+
+
+def build_desk(
+    users, django_user_model, *, prefix: str, incidents: int, cases: int, entrants: int
+) -> dict:
+    """A desk of `incidents` open incidents of `cases` cases each, at every workflow step;
+    the first case's settlement pays about entrants / 2 players. Returns the pages' URLs."""
+    operator, marketing = users[roles.OPERATOR], users[roles.MARKETING_MANAGER]
+    manager, second_manager = users[roles.TOURNAMENT_MANAGER], users["second_manager"]
+    steps = ("approved", "awaiting approval", "awaiting decision", "ready", "prepared")
+    featured = undecided = None
+    for number in range(incidents):
+        incident = services.incident_report(
+            actor=operator,
+            title=f"Outage {number}",
+            started_at=timezone.now() - timedelta(hours=number),
+        )
+        for index in range(cases):
+            step = steps[index % len(steps)]
+            kind = "satellite" if step in ("awaiting decision", "ready") else "regular"
+            size = entrants if featured is None else 12
+            case = services.case_load_snapshot(
+                actor=operator,
+                incident=incident,
+                snapshot=snapshot_bytes(
+                    type=kind,
+                    stage="middle",
+                    entrants=size,
+                    tournament_id=f"{prefix}-{number}-{index}",
+                ),
+            )
+            if step == "ready":
+                services.decision_record(
+                    case=case, actor=marketing, option="chip_equity", reason="as usual"
+                )
+            if step == "awaiting decision":
+                undecided = undecided or case
+            if step in ("awaiting decision", "ready"):
+                continue
+            settlement = services.settlement_prepare(case=case, actor=operator)
+            if step == "prepared":
+                continue
+            settlement = services.settlement_submit(settlement=settlement, actor=operator)
+            if step == "awaiting approval":
+                continue
+            settlement = services.settlement_approve(settlement=settlement, actor=manager)
+            if featured is None:
+                featured = settlement
+                if incidents > 1:
+                    _follow_ups(settlement, operator, second_manager)
+    desk = make_user(django_user_model, "desk", *roles.ALL_ROLES)
+    _, token = services.api_token_create(user=desk, name="query counts")
+    review = f"/settlements/{featured.pk}/"
+    pages = max(1, -(-featured.payout_count // 50))
+    return {
+        "client": signed_in(desk),
+        "token": token,
+        "urls": {
+            "dashboard": "/",
+            "case page": f"/cases/{featured.case_id}/",
+            "incident page": f"/incidents/{featured.case.incident_id}/tournaments/",
+            "decision page": f"/cases/{undecided.pk}/decision/",
+            "settlement review": review,
+            "settlement review, a later page": f"{review}?page={pages // 2 + 1}",
+            "settlement review, searched": f"{review}?q=p0000",
+            "settlement review, htmx page": f"{review}?page={pages}",
+            "history browser": "/history/",
+            "history browser, events": "/history/?view=events",
+            "history of one record": f"/history/settlement/{featured.pk}/",
+            "API case list": "/api/v1/cases",
+            "API case detail": f"/api/v1/cases/{featured.case_id}",
+        },
+    }
+
+
+def _follow_ups(settlement, operator, manager) -> None:
+    """An approved adjustment and an approved compensation on the featured case."""
+    adjustment = services.settlement_adjust(
+        settlement=settlement,
+        actor=operator,
+        reason="late chip count",
+        entries=[services.AdjustmentEntry("p000002", "prize", "cash", -100, "pool")],
+    )
+    adjustment = services.settlement_submit(settlement=adjustment, actor=operator)
+    services.settlement_approve(settlement=adjustment, actor=manager, reason="checked")
+    compensation = services.compensation_propose(
+        case=settlement.case,
+        actor=operator,
+        reason="disconnected at the crash",
+        entries=[services.CompensationEntry("p000003", 500)],
+    )
+    services.compensation_approve(compensation=compensation, actor=manager, reason="fair")
+
+
+def _get(desk: dict, page: str):
+    url = desk["urls"][page]
+    if page.startswith("API"):
+        return Client().get(url, **bearer(desk["token"]))
+    extra = HTMX if page.endswith("htmx page") else {}
+    return desk["client"].get(url, **extra)
+
+
+def _counts(desk: dict, size: str, django_assert_max_num_queries) -> dict[str, int]:
+    counts = {}
+    for page, bound in BOUNDS.items():
+        cache.clear()
+        with django_assert_max_num_queries(bound, info=f"{page}, {size}") as queries:
+            assert _get(desk, page).status_code == 200, f"{page}, {size}"
+        counts[page] = len(queries)
+    return counts
+
+
+def test_every_page_runs_the_same_few_queries_on_a_small_and_a_busy_desk(
+    users, django_user_model, django_assert_max_num_queries
+):
+    small = build_desk(users, django_user_model, prefix="S", incidents=1, cases=5, entrants=12)
+    small_counts = _counts(small, "one small incident", django_assert_max_num_queries)
+
+    # More incidents than a dashboard page shows, a settlement of 6 pages of payouts, an
+    # adjustment and a compensation, and all the history they leave: on top of the first.
+    busy = build_desk(users, django_user_model, prefix="B", incidents=12, cases=5, entrants=600)
+    busy_counts = _counts(busy, "a busy desk", django_assert_max_num_queries)
+
+    assert busy_counts == small_counts
