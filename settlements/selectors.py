@@ -33,6 +33,17 @@ from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, parse_snapsh
 from settlements.rules import Settlement as EngineSettlement
 from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus
 
+# A tournament's payout structure is stored with it: 45,000 places (hundreds of kB of JSON) for
+# a 300,000-entrant field. No list or page shows it, so every read that joins a tournament
+# leaves it out; reading and decoding it took a few ms of each page that showed a big case.
+BIG_TOURNAMENT_FIELDS = ("payouts",)
+
+
+def _lean(queryset: QuerySet, tournament_path: str) -> QuerySet:
+    """``queryset`` without the bulky tournament fields reached through ``tournament_path``."""
+    return queryset.defer(*(f"{tournament_path}__{name}" for name in BIG_TOURNAMENT_FIELDS))
+
+
 # --- Incidents and cases ---------------------------------------------------------------------
 
 
@@ -63,7 +74,7 @@ def case_list(
 ) -> QuerySet[Case]:
     """Cases with their tournament and incident joined; ``search`` matches the tournament's
     operator id or name."""
-    cases = Case.objects.select_related("tournament", "incident", "created_by")
+    cases = _lean(Case.objects.select_related("tournament", "incident", "created_by"), "tournament")
     if status:
         cases = cases.filter(status__in=[status] if isinstance(status, str) else list(status))
     if incident is not None:
@@ -92,7 +103,10 @@ def case_status_counts(*, incident: Incident | int | None = None) -> dict[str, i
 def case_detail(case_id: int) -> Case:
     """A case with what its page shows; decisions and settlements prefetched, newest first."""
     return (
-        Case.objects.select_related("tournament", "incident", "snapshot", "created_by")
+        _lean(
+            Case.objects.select_related("tournament", "incident", "snapshot", "created_by"),
+            "tournament",
+        )
         # The snapshot text may be tens of MB; a page needs only its hash and size.
         .defer("snapshot__text")
         .prefetch_related(
@@ -309,8 +323,11 @@ def waiting_for(user) -> WaitingFor:
     Tournament Managers (never their own work); preparation and submission for operators."""
     held = roles.user_roles(user)
     cases = case_list()
-    settlements = Settlement.objects.select_related(
-        "case__tournament", "case__incident", "prepared_by", "submitted_by"
+    settlements = _lean(
+        Settlement.objects.select_related(
+            "case__tournament", "case__incident", "prepared_by", "submitted_by"
+        ),
+        "case__tournament",
     ).order_by("prepared_at", "id")
     none_cases, none_settlements = cases.none(), settlements.none()
 
@@ -348,7 +365,7 @@ def waiting_for(user) -> WaitingFor:
 
 
 def settlement_detail(settlement_id: int) -> Settlement:
-    return Settlement.objects.select_related(
+    settlements = Settlement.objects.select_related(
         "case__tournament",
         "case__incident",
         "corrects",
@@ -356,12 +373,16 @@ def settlement_detail(settlement_id: int) -> Settlement:
         "submitted_by",
         "approved_by",
         "rejected_by",
-    ).get(pk=settlement_id)
+    )
+    return _lean(settlements, "case__tournament").get(pk=settlement_id)
 
 
 def settlement_list(*, case: Case | None = None, status: str | None = None) -> QuerySet:
-    settlements = Settlement.objects.select_related(
-        "case__tournament", "prepared_by", "approved_by", "rejected_by"
+    settlements = _lean(
+        Settlement.objects.select_related(
+            "case__tournament", "prepared_by", "approved_by", "rejected_by"
+        ),
+        "case__tournament",
     )
     if case is not None:
         settlements = settlements.filter(case=case)
@@ -549,8 +570,11 @@ def settlement_adjustments(settlement: Settlement) -> QuerySet[Settlement]:
 def compensation_list(
     *, status: str | None = None, case: Case | None = None
 ) -> QuerySet[Compensation]:
-    compensations = Compensation.objects.select_related(
-        "case__tournament", "case__incident", "proposed_by", "approved_by", "rejected_by"
+    compensations = _lean(
+        Compensation.objects.select_related(
+            "case__tournament", "case__incident", "proposed_by", "approved_by", "rejected_by"
+        ),
+        "case__tournament",
     ).annotate(item_count=Count("items"))
     if status:
         compensations = compensations.filter(status=status)
@@ -560,17 +584,17 @@ def compensation_list(
 
 
 def compensation_detail(compensation_id: int) -> Compensation:
-    return (
-        Compensation.objects.select_related(
-            "case__tournament", "case__incident", "proposed_by", "approved_by", "rejected_by"
-        )
-        .prefetch_related("items")
-        .get(pk=compensation_id)
+    compensations = Compensation.objects.select_related(
+        "case__tournament", "case__incident", "proposed_by", "approved_by", "rejected_by"
     )
+    compensations = _lean(compensations, "case__tournament").prefetch_related("items")
+    return compensations.get(pk=compensation_id)
 
 
 def prize_withdrawal_list(*, case: Case | None = None) -> QuerySet[PrizeWithdrawal]:
-    withdrawals = PrizeWithdrawal.objects.select_related("case__tournament", "decided_by")
+    withdrawals = _lean(
+        PrizeWithdrawal.objects.select_related("case__tournament", "decided_by"), "case__tournament"
+    )
     if case is not None:
         withdrawals = withdrawals.filter(case=case)
     return withdrawals.order_by("-decided_at", "-id")
@@ -594,7 +618,9 @@ def event_list(
     """Business events, newest first, filtered by any combination of the arguments;
     ``subject_type`` and ``subject_id`` name the record an event is about (e.g. "settlement",
     42)."""
-    events = Event.objects.select_related("actor", "incident", "case", "tournament")
+    events = _lean(
+        Event.objects.select_related("actor", "incident", "case", "tournament"), "tournament"
+    )
     filters = {
         "incident": incident,
         "case": case,
