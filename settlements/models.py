@@ -388,6 +388,9 @@ class SettlementPayout(models.Model):
     """
 
     settlement = models.ForeignKey(Settlement, related_name="payouts", **BULK_LINK)
+    # 0, 1, 2, … in the engine's order (player ids in code-point order): a review page is a
+    # range of positions, found through the index however deep into 300,000 payouts it is.
+    position = models.PositiveIntegerField()
     player = models.CharField(max_length=ID_MAX_LENGTH)
     chips = models.BigIntegerField()
     cash = models.BigIntegerField(default=0)
@@ -401,9 +404,12 @@ class SettlementPayout(models.Model):
     rounding_cent = models.SmallIntegerField(null=True, blank=True)
 
     class Meta:
-        ordering = ["settlement", "player"]
+        ordering = ["settlement", "position"]
         constraints = [
             models.UniqueConstraint(fields=["settlement", "player"], name="payout_player_unique"),
+            models.UniqueConstraint(
+                fields=["settlement", "position"], name="payout_position_unique"
+            ),
             *_non_negative(
                 "chips", "cash", "tdollars", "tickets", "fpp", "guaranteed", prefix="payout"
             ),

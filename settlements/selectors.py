@@ -392,12 +392,13 @@ def settlement_list(*, case: Case | None = None, status: str | None = None) -> Q
 
 
 def settlement_payouts(settlement: Settlement, *, search: str = "") -> QuerySet[SettlementPayout]:
-    """Per-player totals with the engine's explanation, by player id; ``search`` matches
-    part of the id. Paginate it: a settlement may pay 300,000 players."""
+    """Per-player totals with the engine's explanation, in the engine's order (player ids in
+    code-point order); ``search`` matches part of the id. Paginate it: a settlement may pay
+    300,000 players (by ``position`` ranges when unsearched, see views.paging)."""
     payouts = SettlementPayout.objects.filter(settlement=settlement)
     if search.strip():
         payouts = payouts.filter(player__icontains=search.strip())
-    return payouts.order_by("player")
+    return payouts.order_by("position")
 
 
 def settlement_payout(settlement: Settlement, player: str) -> SettlementPayout | None:
@@ -513,7 +514,7 @@ def settlements_as_dicts(settlements: Sequence[Settlement]) -> list[dict]:
     payouts: dict[int, list[dict]] = {pk: [] for pk in ids}
     rows = (
         SettlementPayout.objects.filter(settlement__in=ids)
-        .order_by("settlement", "player")
+        .order_by("settlement", "position")
         .values_list("settlement", "player", "cash", "tdollars", "tickets", "fpp")
     )
     for settlement_id, player, cash, tdollars, tickets, fpp in rows:

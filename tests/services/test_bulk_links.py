@@ -56,7 +56,7 @@ def test_orm_writes_to_a_missing_parent_are_refused(prepared):
     refused(lambda: CasePlayer.objects.create(case_id=case_id, position=0, player="x", chips=1))
     refused(
         lambda: SettlementPayout.objects.create(
-            settlement_id=settlement_id, player="x", chips=1, cash=1
+            settlement_id=settlement_id, position=0, player="x", chips=1, cash=1
         )
     )
     line = SettlementLine.objects.filter(settlement=prepared).first()
@@ -65,7 +65,9 @@ def test_orm_writes_to_a_missing_parent_are_refused(prepared):
 
 def test_rows_for_an_existing_parent_are_written(prepared):
     before = prepared.payouts.count()
-    SettlementPayout.objects.create(settlement=prepared, player="newcomer", chips=0, cash=1)
+    SettlementPayout.objects.create(
+        settlement=prepared, position=before, player="newcomer", chips=0, cash=1
+    )
     assert prepared.payouts.count() == before + 1
 
 
