@@ -212,6 +212,19 @@ LOGGING = {
     },
 }
 
+# --- Cache ----------------------------------------------------------------------------------
+# Decision previews and payout charts take up to seconds to compute for a 300,000-entrant case.
+# A table in the database (created by migration 0007) shares them between every gunicorn
+# worker and every replica, and keeps them across worker restarts; a per-process cache would
+# compute them again in each one.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "crashdesk_cache",
+        "OPTIONS": {"MAX_ENTRIES": 10000},
+    }
+}
+
 # --- History --------------------------------------------------------------------------------
 SIMPLE_HISTORY_REVERT_DISABLED = True
 SIMPLE_HISTORY_HISTORY_CHANGE_REASON_USE_TEXT_FIELD = True

@@ -313,4 +313,5 @@ def test_the_review_page_runs_as_many_queries_whatever_its_size(as_operator, pre
                 assert as_operator.get(review(settlement) + suffix).status_code == 200
             counts.append(len(queries))
     assert counts[:3] == counts[3:]
-    assert max(counts) <= 8
+    # The first view also computes the chart and stores it in the database cache.
+    assert max(counts) <= 12
