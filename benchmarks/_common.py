@@ -49,16 +49,17 @@ def database_url(name: str) -> str:
     return urlunsplit(parts._replace(path="/" + quote(name)))
 
 
-def use_scratch_database(name: str) -> str:
-    """Create database `name` afresh (dropping a leftover one), point this process's Django at
-    it, set Django up and migrate. Returns the URL for child processes."""
+def use_scratch_database(name: str, *, fresh: bool = True) -> str:
+    """Create database `name` afresh (dropping a leftover one; `fresh` False keeps it), point
+    this process's Django at it, set Django up and migrate. Returns the URL for children."""
     url = database_url(name)
     os.environ.update(PRODUCTION_ENV)
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crashdesk.settings")
-    _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    _admin(f'CREATE DATABASE "{name}"')
+    if fresh:
+        _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _admin(f'CREATE DATABASE "{name}"')
 
     import django
 

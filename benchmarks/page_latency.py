@@ -1,24 +1,30 @@
 """Page latency under load: gunicorn with its production config, a desk with 1,000 incidents
 and one 300,000-entrant settlement, 50 concurrent clients per page.
 
-    .venv/bin/python benchmarks/page_latency.py [--seconds 10] [--connections 50] [--keep]
+    .venv/bin/python benchmarks/page_latency.py [--seconds 10] [--connections 50] [--rate 1]
+        [--keep | --reuse]
 
 Seeds a scratch PostgreSQL database (crashdesk_bench_pages, dropped at the end unless --keep;
 DATABASE_URL names the server), starts gunicorn on 127.0.0.1 with crashdesk/gunicorn.conf.py
 and production settings, signs in (a session cookie, like a browser) as a user holding every
 role, checks that each page answers 200 with its content, then for each page:
 
-- one client, one request after another (the page's own latency, nothing queued);
-- `wrk` with 50 connections for --seconds (installed with apt-get when missing and running as
-  root; otherwise a Python load generator with 50 threads does the same, bounded in time).
+- alone: one client, one request after another (the page's own latency, nothing queued);
+- paced: 50 users, each sending a request about once a second at random (people working);
+- flat out: `wrk` with 50 connections sending as fast as they are answered, for --seconds
+  (wrk is installed with apt-get when missing and running as root; otherwise a Python load
+  generator with 50 threads does the same, bounded in time).
 
 Prints p50, p95 and p99 for each, and the throughput. Seeding is fast: two small incidents
 are built through the services (every table, history and event rows included), then copied
 with INSERT ... SELECT, shifting ids and dates; the big settlement is loaded and prepared
-through the services.
+through the services. --keep leaves the seeded database; --reuse measures it again without
+seeding.
 """
 
 import argparse
+import os
+import random
 import shutil
 import subprocess
 import sys
@@ -58,17 +64,23 @@ end
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=10, help="load time per page")
-    parser.add_argument("--connections", type=int, default=50)
+    parser.add_argument("--connections", type=int, default=50, help="clients (and users)")
+    parser.add_argument(
+        "--rate", type=float, default=1.0, help="requests per second of each paced user"
+    )
     parser.add_argument("--entrants", type=int, default=300_000)
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument(
+        "--reuse", action="store_true", help="measure the database a --keep run left"
+    )
     args = parser.parse_args()
 
-    url = use_scratch_database(DATABASE)
+    url = use_scratch_database(DATABASE, fresh=not args.reuse)
     try:
-        pages = seed(args.entrants)
-        measure(url, pages, args.seconds, args.connections)
+        pages = _pages() if args.reuse else seed(args.entrants)
+        measure(url, pages, args.seconds, args.connections, args.rate)
     finally:
-        if not args.keep:
+        if not (args.keep or args.reuse):
             drop_scratch_database(DATABASE)
 
 
@@ -107,11 +119,18 @@ def seed(entrants: int) -> dict[str, str]:
     )
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
+    return _pages()
+
+
+def _pages() -> dict[str, str]:
+    from settlements.models import Settlement
+
     _print_sizes()
+    settlement = Settlement.objects.get(case__tournament__operator_id="BIG-1")
     middle = max(1, settlement.payout_count // 50 // 2)
     return {
         "dashboard": "/",
-        "case page": f"/cases/{big_case.pk}/",
+        "case page": f"/cases/{settlement.case_id}/",
         "settlement review": f"/settlements/{settlement.pk}/?page={middle}",
         "history browser": "/history/",
     }
@@ -285,7 +304,7 @@ def _print_sizes() -> None:
 # --- Measuring -------------------------------------------------------------------------------
 
 
-def measure(url: str, pages: dict[str, str], seconds: int, connections: int) -> None:
+def measure(url: str, pages: dict[str, str], seconds: int, connections: int, rate: float) -> None:
     wrk = _wrk()
     rows = []
     with Gunicorn(url) as server:
@@ -299,30 +318,35 @@ def measure(url: str, pages: dict[str, str], seconds: int, connections: int) -> 
             print(f"  {name:<18} {path:<34} {len(body) / 1024:6.1f} KiB", flush=True)
         for name, path in pages.items():
             alone = _sequential(browser, path, seconds=min(5, seconds))
+            paced = _paced_run(server.base, path, browser, seconds, connections, rate)
             if wrk:
                 loaded = _wrk_run(wrk, server.base, path, browser, seconds, connections)
             else:
                 loaded = _threads_run(server.base, path, browser, seconds, connections)
-            rows.append((name, alone, loaded))
-            print(f"  measured {name}", flush=True)
+            rows.append((name, alone, paced, loaded))
+            print(f"  measured {name} (load average {os.getloadavg()[0]:.1f})", flush=True)
     tool = "wrk" if wrk else "Python threads"
-    print(f"\nLatency in ms; loaded: {connections} connections for {seconds} s each ({tool})")
     print(
-        f"{'page':<18} {'alone p50':>9} {'p95':>6} {'p99':>6}   "
-        f"{'loaded p50':>10} {'p95':>6} {'p99':>6} {'req/s':>7} {'errors':>6}"
+        f"\nLatency in ms. alone: one request after another. paced: {connections} users, each "
+        f"sending about {rate:g} request/s (random intervals). flat out: {connections} "
+        f"connections sending as fast as answered ({tool}); {seconds} s each."
     )
-    for name, alone, loaded in rows:
+    print(
+        f"{'page':<18} {'alone p50':>9} {'p95':>5} {'p99':>5}  {'paced p50':>9} {'p95':>5} "
+        f"{'p99':>5}  {'flat out p50':>12} {'p95':>5} {'p99':>5} {'req/s':>6} {'errors':>6}"
+    )
+    for name, alone, paced, loaded in rows:
         print(
-            f"{name:<18} {alone['p50']:9.1f} {alone['p95']:6.1f} {alone['p99']:6.1f}   "
-            f"{loaded['p50']:10.1f} {loaded['p95']:6.1f} {loaded['p99']:6.1f} "
-            f"{loaded['rate']:7.0f} {loaded['errors']:6d}"
+            f"{name:<18} {alone['p50']:9.0f} {alone['p95']:5.0f} {alone['p99']:5.0f}  "
+            f"{paced['p50']:9.0f} {paced['p95']:5.0f} {paced['p99']:5.0f}  "
+            f"{loaded['p50']:12.0f} {loaded['p95']:5.0f} {loaded['p99']:5.0f} "
+            f"{loaded['rate']:6.0f} {loaded['errors'] + paced['errors']:6d}"
         )
-    for name, alone, loaded in rows:
+    for name, alone, paced, loaded in rows:
         verdicts = [
-            f"alone p95 {alone['p95']:.0f} ms "
-            + ("within" if alone["p95"] < GOAL_P95_MS else "OVER"),
-            f"loaded p95 {loaded['p95']:.0f} ms "
-            + ("within" if loaded["p95"] < GOAL_P95_MS else "OVER"),
+            f"{label} p95 {figures['p95']:.0f} ms "
+            + ("within" if figures["p95"] < GOAL_P95_MS else "OVER")
+            for label, figures in (("alone", alone), ("paced", paced), ("flat out", loaded))
         ]
         print(f"{name}: " + "; ".join(verdicts) + f" the {GOAL_P95_MS} ms goal")
 
@@ -354,8 +378,6 @@ def _wrk() -> str | None:
     found = shutil.which("wrk")
     if found:
         return found
-    import os
-
     if os.geteuid() == 0 and shutil.which("apt-get"):
         print("wrk is missing; installing it with apt-get (Debian package wrk)")
         subprocess.run(
@@ -392,6 +414,43 @@ def _wrk_run(wrk: str, base: str, path: str, browser: Client, seconds, connectio
         "rate": requests / (duration / 1e6),
         "errors": errors,
     }
+
+
+def _paced_run(base: str, path: str, browser: Client, seconds, users: int, rate: float) -> dict:
+    """`users` threads, each sending a request at random intervals averaging 1 / `rate` s (a
+    person clicking through pages), for `seconds`: latency with the server not saturated."""
+    samples: list[float] = []
+    errors = [0]
+    lock = threading.Lock()
+    started = time.monotonic()
+    deadline = started + seconds
+
+    def user(seed: int) -> None:
+        own = Client(base)
+        own.cookies = dict(browser.cookies)
+        chance = random.Random(seed)
+        due = started + chance.uniform(0, 1 / rate)
+        while due < deadline:
+            time.sleep(max(0.0, due - time.monotonic()))
+            begun = time.perf_counter()
+            try:
+                status, _, _ = own.get(path)
+            except OSError:
+                status = 0
+            elapsed = (time.perf_counter() - begun) * 1000
+            with lock:
+                samples.append(elapsed)
+                errors[0] += status != 200
+            due += chance.expovariate(rate)
+
+    threads = [threading.Thread(target=user, args=(n,)) for n in range(users)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    result = _percentiles(samples)
+    result.update(rate=len(samples) / seconds, errors=errors[0])
+    return result
 
 
 def _threads_run(base: str, path: str, browser: Client, seconds, connections) -> dict:
