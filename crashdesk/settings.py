@@ -170,6 +170,21 @@ SNAPSHOT_MAX_BYTES = env_int("SNAPSHOT_MAX_BYTES", 32 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SNAPSHOT_MAX_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
+# --- Crash policy ---------------------------------------------------------------------------
+# The site's stage thresholds (percent of entrants knocked out) and late-stage split formula,
+# RULES.md §2 and §4. A variable left unset or empty keeps the published default (5, 25,
+# chip_equity). The values are checked at start-up by the settlements.E001 system check; each
+# case records the policy it was assessed with, so a change only affects cases loaded later.
+CRASH_POLICY = {
+    key: os.environ[name].strip()
+    for key, name in (
+        ("pre_pct", "CRASH_POLICY_PRE_PCT"),
+        ("early_pct", "CRASH_POLICY_EARLY_PCT"),
+        ("late_formula", "CRASH_POLICY_LATE_FORMULA"),
+    )
+    if os.environ.get(name, "").strip()
+}
+
 # --- Internationalisation -------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")

@@ -5,3 +5,6 @@ class SettlementsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "settlements"
     verbose_name = "Crash settlements"
+
+    def ready(self) -> None:
+        from settlements import checks  # noqa: F401  (registers the system checks)

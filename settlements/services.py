@@ -48,7 +48,6 @@ from settlements.models import (
     Unit,
 )
 from settlements.rules import (
-    DEFAULT_POLICY,
     ENGINE_VERSION,
     ExplanationTerms,
     InvalidInput,
@@ -58,6 +57,7 @@ from settlements.rules import (
     parse_snapshot,
     settle,
 )
+from settlements.site_policy import site_policy
 from settlements.workflow import (
     CASE_FINAL,
     CaseStatus,
@@ -243,11 +243,12 @@ def case_load_snapshot(
     """Open a crash case from a snapshot, registering or updating its tournament.
 
     Without ``incident`` a new incident is reported for this crash. ``tournament``, when
-    given, is the tournament the user picked: the snapshot must be about it. An invalid
-    snapshot raises ``InvalidInput`` and nothing at all is stored.
+    given, is the tournament the user picked: the snapshot must be about it. The case is
+    assessed with ``policy``, by default the site's (settings.CRASH_POLICY), and keeps it. An
+    invalid snapshot raises ``InvalidInput`` and nothing at all is stored.
     """
     roles.require_role(actor, roles.OPERATOR, action="load snapshots")
-    policy = policy or DEFAULT_POLICY
+    policy = policy or site_policy()
     parsed = parse_snapshot(snapshot)
     problems = _storage_problems(parsed)
     if problems:

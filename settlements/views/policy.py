@@ -1,8 +1,9 @@
 """The crash policy page: the rules every case is settled by, and the site's readings of them.
 
 Everything that can come from the engine does: the stage thresholds and late formula in
-force, the cell table and its wording (settlements.wording, over the engine's table), and the
-worked example, settled by the engine while the page renders.
+force (the site's, from settings.CRASH_POLICY), the cell table and its wording
+(settlements.wording, over the engine's table), and the worked example, settled by the engine
+while the page renders.
 """
 
 import json
@@ -22,6 +23,7 @@ from settlements.rules import (
 )
 from settlements.rules.policy import LATE_FORMULAS
 from settlements.rules.snapshot import MAX_AMOUNT, MAX_CHIPS
+from settlements.site_policy import site_policy
 from settlements.views.decorators import role_required
 
 # The worked example: a regular tournament of 10 entrants that crashed with 3 players left,
@@ -43,9 +45,11 @@ EXAMPLE_TOURNAMENT = {
 @require_safe
 @role_required(*roles.ALL_ROLES)
 def crash_policy(request):
-    policy = DEFAULT_POLICY
+    policy = site_policy()
     context = {
         "policy": policy,
+        "default_policy": DEFAULT_POLICY,
+        "default_late_formula_label": wording.remedy_label(DEFAULT_POLICY.late_formula),
         "late_formula_label": wording.remedy_label(policy.late_formula),
         "other_late_formulas": [
             wording.remedy_label(formula)

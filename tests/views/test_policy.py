@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from django.test import override_settings
 from django.urls import reverse
 
 from settlements import wording
@@ -84,25 +85,28 @@ def test_the_page_has_every_section_the_navigation_box_links_to(as_auditor):
 
 
 def test_the_thresholds_in_force_and_the_late_formula_are_shown(as_auditor):
-    words = text(page(as_auditor))
+    html = page(as_auditor)
+    words = text(html)
     assert "Pre-stage mark 5 %" in words and "Early-stage mark 25 %" in words
     assert "Late-stage split Chip equity split" in words
     assert "fewer than 5 % of the entrants had been knocked out" in words
     assert "exactly 5 % of the entrants already makes it the early stage" in words
     assert "exactly 25 % the middle stage" in words
     assert "every case and every settlement records the values it was computed with" in words
+    # At the published defaults there is nothing to compare them with.
+    assert "published" not in text(section(html, "in-force"))
 
 
-def test_the_page_follows_the_site_policy_rather_than_fixed_numbers(as_auditor, monkeypatch):
-    monkeypatch.setattr(
-        "settlements.views.policy.DEFAULT_POLICY",
-        Policy(pre_pct=7, early_pct=30, late_formula="chip_position"),
-    )
+@override_settings(
+    CRASH_POLICY={"pre_pct": "7", "early_pct": "30", "late_formula": "chip_position"}
+)
+def test_the_page_follows_the_site_policy_rather_than_fixed_numbers(as_auditor):
     html = page(as_auditor)
     words = text(html)
-    assert "Pre-stage mark 7 %" in words and "Early-stage mark 30 %" in words
+    assert "Pre-stage mark 7 % (published: 5 %)" in words
+    assert "Early-stage mark 30 % (published: 25 %)" in words
     assert "fewer than 7 % of the entrants" in words and "fewer than 30 % of the entrants" in words
-    assert "Late-stage split Chip position split" in words
+    assert "Late-stage split Chip position split (published: chip equity split)" in words
     # The example is settled by the site's formula first, and the other one after it.
     assert html.index('id="example-chip_position"') < html.index('id="example-chip_equity"')
     assert "If the site chose the chip equity split instead" in words

@@ -1,0 +1,72 @@
+"""The site's crash policy, from the CRASH_POLICY setting (RULES.md §2 and §4).
+
+``settings.CRASH_POLICY`` maps policy keys to what the environment gave (strings), or to typed
+values when set in code; a key left out keeps the engine's default. The values go through the
+engine's own ``parse_policy``, so the site cannot run with a policy the engine would refuse.
+Every problem names the environment variable to fix.
+"""
+
+import re
+from collections.abc import Mapping
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from settlements.rules import InvalidInput, Policy, parse_policy
+from settlements.rules.policy import ROOT
+
+VARIABLES = {
+    "pre_pct": "CRASH_POLICY_PRE_PCT",
+    "early_pct": "CRASH_POLICY_EARLY_PCT",
+    "late_formula": "CRASH_POLICY_LATE_FORMULA",
+}
+_PERCENTAGES = ("pre_pct", "early_pct")
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,9}")
+
+
+def site_policy() -> Policy:
+    """The policy new cases are assessed with; ImproperlyConfigured if the setting is bad."""
+    policy, problems = _read(settings.CRASH_POLICY)
+    if problems:
+        raise ImproperlyConfigured("Bad crash policy: " + "; ".join(problems))
+    return policy
+
+
+def policy_problems(config: Mapping) -> list[str]:
+    """What is wrong with ``config``, one message per problem, each naming its variable."""
+    return _read(config)[1]
+
+
+def _read(config: Mapping) -> tuple[Policy | None, list[str]]:
+    values, problems = {}, []
+    for key, raw in config.items():
+        if key in _PERCENTAGES and isinstance(raw, str):
+            # The environment only holds text; msgspec's strict typing would call "10" a
+            # string rather than a number, which is no help to whoever set it.
+            if not _WHOLE_NUMBER.fullmatch(raw.strip()):
+                problems.append(f"{_name(key)}={raw!r}: give a whole percentage from 0 to 100")
+                continue
+            raw = int(raw)
+        elif key == "late_formula" and isinstance(raw, str):
+            raw = raw.strip()
+        values[key] = raw
+    if problems:
+        # The thresholds are compared with each other, so with one unreadable only the other
+        # settings can still be checked.
+        values = {key: value for key, value in values.items() if key not in _PERCENTAGES}
+    try:
+        policy = parse_policy(values)
+    except InvalidInput as invalid:
+        return None, problems + [_described(problem, config) for problem in invalid.problems]
+    return (None if problems else policy), problems
+
+
+def _described(problem, config: Mapping) -> str:
+    key = problem.path.removeprefix(ROOT).removeprefix(".")
+    if key in config:
+        return f"{_name(key)}={config[key]!r}: {problem.message}"
+    return f"{_name(key)} (unset, so the published default): {problem.message}"
+
+
+def _name(key: str) -> str:
+    return VARIABLES.get(key) or (f"CRASH_POLICY[{key!r}]" if key else "CRASH_POLICY")
