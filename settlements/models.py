@@ -181,6 +181,13 @@ class Case(models.Model):
     )
     resolved_at = models.DateTimeField(null=True, blank=True)
 
+    # Crash cases withdrawn as loaded in error: who, when, why.
+    withdrawn_by = models.ForeignKey(
+        USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    withdrawal_reason = models.TextField(blank=True)
+
     created_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -191,10 +198,22 @@ class Case(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [
             # A tournament crashes once; a second snapshot of it is a mistake or a duplicate post.
+            # A case withdrawn as loaded in error stays on record beside the one that replaces it.
             models.UniqueConstraint(
                 fields=["tournament"],
-                condition=Q(kind="crash"),
-                name="one_crash_case_per_tournament",
+                condition=Q(kind="crash") & ~Q(status="withdrawn"),
+                name="one_live_crash_case_per_tournament",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(status="withdrawn", withdrawn_by__isnull=False, withdrawn_at__isnull=False)
+                    & ~Q(withdrawal_reason="")
+                )
+                | (
+                    ~Q(status="withdrawn")
+                    & Q(withdrawn_by__isnull=True, withdrawn_at__isnull=True, withdrawal_reason="")
+                ),
+                name="withdrawn_case_says_who_when_why",
             ),
             models.CheckConstraint(
                 condition=~Q(kind="crash")
@@ -558,6 +577,7 @@ class Event(models.Model):
         PRIZE_WITHDRAWAL_DECIDED = "prize_withdrawal_decided", "Prize withdrawal decided"
         INDIVIDUAL_CASE_OPENED = "individual_case_opened", "Individual case opened"
         INDIVIDUAL_CASE_RESOLVED = "individual_case_resolved", "Individual case resolved"
+        CASE_WITHDRAWN = "case_withdrawn", "Case withdrawn"
         API_TOKEN_CREATED = "api_token_created", "API token created"
         API_TOKEN_REVOKED = "api_token_revoked", "API token revoked"
 

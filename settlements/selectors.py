@@ -32,7 +32,7 @@ from settlements.models import (
 )
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, parse_snapshot, settle
 from settlements.rules import Settlement as EngineSettlement
-from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus
+from settlements.workflow import CASE_FINAL, CaseStatus, CompensationStatus, SettlementStatus
 
 # A tournament's payout structure is stored with it: 45,000 places (hundreds of kB of JSON) for
 # a 300,000-entrant field. No list or page shows it, so every read that joins a tournament
@@ -52,9 +52,7 @@ def incident_list(*, open_only: bool = False) -> QuerySet[Incident]:
     """Incidents, newest first, each annotated with ``case_count`` and ``cases_in_progress``."""
     incidents = Incident.objects.select_related("reported_by", "closed_by").annotate(
         case_count=Count("cases"),
-        cases_in_progress=Count(
-            "cases", filter=~Q(cases__status__in=[CaseStatus.APPROVED, CaseStatus.RESOLVED])
-        ),
+        cases_in_progress=Count("cases", filter=~Q(cases__status__in=CASE_FINAL)),
     )
     if open_only:
         incidents = incidents.filter(closed_at__isnull=True)
@@ -120,6 +118,15 @@ def case_detail(case_id: int) -> Case:
             ),
         )
         .get(pk=case_id)
+    )
+
+
+def crash_case_in_force(tournament: Tournament | int) -> Case | None:
+    """The tournament's crash case that is not withdrawn (at most one, by a constraint)."""
+    return (
+        Case.objects.filter(tournament=tournament, kind=Case.Kind.CRASH)
+        .exclude(status=CaseStatus.WITHDRAWN)
+        .first()
     )
 
 

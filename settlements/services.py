@@ -57,6 +57,7 @@ from settlements.rules import (
     parse_snapshot,
     settle,
 )
+from settlements.selectors import crash_case_in_force
 from settlements.site_policy import site_policy
 from settlements.workflow import (
     CASE_FINAL,
@@ -270,11 +271,12 @@ def case_load_snapshot(
             raise InvalidTransition(f"{incident} is closed; report a new incident instead.")
 
     tournament = _tournament_for_snapshot(info, actor=actor)
-    existing = Case.objects.filter(tournament=tournament, kind=Case.Kind.CRASH).first()
+    existing = crash_case_in_force(tournament)
     if existing is not None:
         raise Duplicate(
             f"Tournament {info.id} already has a crash case (#{existing.pk}, "
-            f"{existing.get_status_display().lower()}); its snapshot was loaded before.",
+            f"{existing.get_status_display().lower()}); its snapshot was loaded before. "
+            "If that case was loaded in error, withdraw it first.",
             existing=existing,
         )
     crashed_at = _parse_time(parsed.crashed_at)
@@ -317,7 +319,7 @@ def case_load_snapshot(
     except IntegrityError:
         # Another load of the same tournament committed between our check and our insert; it
         # is visible now (the savepoint is gone), so the answer can point at it.
-        existing = Case.objects.filter(tournament=tournament, kind=Case.Kind.CRASH).first()
+        existing = crash_case_in_force(tournament)
         raise Duplicate(
             f"Tournament {info.id} already has a crash case"
             + (f" (#{existing.pk})." if existing is not None else "."),
@@ -422,6 +424,67 @@ def decision_record(
         },
     )
     return decision
+
+
+@transaction.atomic
+def case_withdraw(*, case: Case, actor, reason: str) -> Case:
+    """Withdraw a crash case loaded in error (the wrong snapshot, the wrong tournament).
+
+    The snapshot and everything recorded on the case stay on record. A settlement of it not yet
+    approved (prepared, or waiting for approval) is withdrawn with it. The tournament may then
+    be loaded again. A case with an approved settlement stays: an adjustment corrects it.
+    """
+    roles.require_role(actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="withdraw cases")
+    case = _lock_case(case)
+    if not case.is_crash:
+        raise InvalidTransition(f"{case} is an individual case; it ends when it is resolved.")
+    if case.status == CaseStatus.APPROVED:
+        raise InvalidTransition(
+            f"{case} has an approved settlement, so it cannot be withdrawn; "
+            "correct that settlement with an adjustment instead."
+        )
+    next_status = case_next_status(case.status, "withdraw", label=str(case))
+    reason = _required_text(reason, "reason")
+    waiting = list(
+        case.compensations.filter(status=CompensationStatus.PROPOSED).values_list("pk", flat=True)
+    )
+    if waiting:
+        listed = ", ".join(f"#{pk}" for pk in waiting)
+        raise InvalidTransition(
+            f"Compensation {listed} of {case} still waits for a Tournament Manager's answer; "
+            "have it approved or rejected before withdrawing the case."
+        )
+
+    in_flight = list(
+        Settlement.objects.select_for_update(of=("self",))
+        .filter(case=case, kind=Settlement.Kind.SETTLEMENT)
+        .exclude(status__in=[SettlementStatus.REJECTED, SettlementStatus.WITHDRAWN])
+        .order_by("pk")
+    )
+    for settlement in in_flight:
+        settlement.status = settlement_next_status(
+            settlement.status, "withdraw", label=str(settlement)
+        )
+        _save(settlement, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}")
+    previous = case.status
+    case.status = next_status
+    case.withdrawn_by = actor
+    case.withdrawn_at = timezone.now()
+    case.withdrawal_reason = reason
+    _save(case, actor=actor, reason=reason)
+    _record(
+        Event.Type.CASE_WITHDRAWN,
+        actor=actor,
+        case=case,
+        subject=case,
+        reason=reason,
+        data={
+            "status": previous,
+            "settlements_withdrawn": [settlement.pk for settlement in in_flight],
+            "sha256": case.snapshot.sha256,
+        },
+    )
+    return case
 
 
 # --- Settlements -----------------------------------------------------------------------------
@@ -679,6 +742,7 @@ def compensation_propose(
         actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="propose compensation"
     )
     case = _lock_case(case)
+    _refuse_withdrawn(case, "propose compensation for")
     if case.is_crash and not case.settlements.exists():
         raise InvalidTransition(
             f"Compensation for {case} can be proposed once its settlement has been prepared."
@@ -772,6 +836,7 @@ def prize_withdrawal_decide(
     """A Tournament Manager's call on a prize given in error: withdraw it, or leave it."""
     roles.require_role(actor, roles.TOURNAMENT_MANAGER, action="decide on prizes given in error")
     case = _lock_case(case)
+    _refuse_withdrawn(case, "record a prize given in error on")
     _check_player_id(player, "The player")
     prize = _required_text(prize, "prize", max_length=200)
     if outcome not in PrizeWithdrawal.Outcome.values:
@@ -1095,6 +1160,13 @@ def _lock_settlement(settlement: Settlement) -> tuple[Case, Settlement]:
     )
     locked.case = case
     return case, locked
+
+
+def _refuse_withdrawn(case: Case, words: str) -> None:
+    if case.status == CaseStatus.WITHDRAWN:
+        raise InvalidTransition(
+            f"{case} was withdrawn as loaded in error; {words} the tournament's current case."
+        )
 
 
 def _refuse_own_work(settlement: Settlement, actor, verb: str) -> None:

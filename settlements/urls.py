@@ -32,6 +32,7 @@ urlpatterns = [
     path("cases/<int:case_id>/", cases.case_detail, name="case_detail"),
     path("cases/<int:case_id>/prepare/", cases.case_prepare, name="case_prepare"),
     path("cases/<int:case_id>/decision/", decisions.case_decision, name="case_decision"),
+    path("cases/<int:case_id>/withdraw/", cases.case_withdraw, name="case_withdraw"),
     # Settlement review, approval and the ledger.
     path(
         "settlements/<int:settlement_id>/",

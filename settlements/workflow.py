@@ -6,12 +6,14 @@ Crash case::
           ready --decide--> ready            (the Marketing Manager revises before preparation)
     awaiting_approval --approve--> approved (final)
     awaiting_approval --reject--> rejected --prepare--> prepared   (or --decide--> ready)
+    any of the above but approved --withdraw--> withdrawn (final: loaded in error)
 
 Individual case::
 
     open --resolve--> resolved (final)
 
-A settlement (or an adjustment) moves prepared -> awaiting_approval -> approved | rejected.
+A settlement (or an adjustment) moves prepared -> awaiting_approval -> approved | rejected;
+a settlement not yet approved is withdrawn (final) with its case.
 Every service asks this module whether its move is legal, so the rules live in one place.
 """
 
@@ -29,6 +31,7 @@ class CaseStatus(models.TextChoices):
     REJECTED = "rejected", "Rejected"
     OPEN = "open", "Open"
     RESOLVED = "resolved", "Resolved"
+    WITHDRAWN = "withdrawn", "Withdrawn"
 
 
 class SettlementStatus(models.TextChoices):
@@ -36,6 +39,7 @@ class SettlementStatus(models.TextChoices):
     AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
     APPROVED = "approved", "Approved"
     REJECTED = "rejected", "Rejected"
+    WITHDRAWN = "withdrawn", "Withdrawn"
 
 
 class CompensationStatus(models.TextChoices):
@@ -72,6 +76,20 @@ _CASE_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
         "reject the settlement of",
     ),
     "resolve": (frozenset({CaseStatus.OPEN}), CaseStatus.RESOLVED, "resolve"),
+    # A crash case loaded in error; once approved, a case is corrected by an adjustment.
+    "withdraw": (
+        frozenset(
+            {
+                CaseStatus.AWAITING_DECISION,
+                CaseStatus.READY,
+                CaseStatus.PREPARED,
+                CaseStatus.AWAITING_APPROVAL,
+                CaseStatus.REJECTED,
+            }
+        ),
+        CaseStatus.WITHDRAWN,
+        "withdraw",
+    ),
 }
 
 _SETTLEMENT_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
@@ -90,6 +108,11 @@ _SETTLEMENT_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
         SettlementStatus.REJECTED,
         "reject",
     ),
+    "withdraw": (
+        frozenset({SettlementStatus.PREPARED, SettlementStatus.AWAITING_APPROVAL}),
+        SettlementStatus.WITHDRAWN,
+        "withdraw",
+    ),
 }
 
 _COMPENSATION_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
@@ -105,7 +128,7 @@ _COMPENSATION_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
     ),
 }
 
-CASE_FINAL = frozenset({CaseStatus.APPROVED, CaseStatus.RESOLVED})
+CASE_FINAL = frozenset({CaseStatus.APPROVED, CaseStatus.RESOLVED, CaseStatus.WITHDRAWN})
 
 
 def case_next_status(current: str, action: str, *, label: str) -> str:

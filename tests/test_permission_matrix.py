@@ -103,6 +103,8 @@ MATRIX: dict[str, Entry] = {
     "case_detail": Entry(by_role(ALL, 200), by_role(ALL, 200)),
     "case_prepare": action(OP, post=302, args={"case_id": "ready_case"}),
     "case_decision": form(MM, args={"case_id": "deciding_case"}),
+    # Without a reason the withdrawal is re-shown with the error (422).
+    "case_withdraw": form(OP, TM, args={"case_id": "ready_case"}),
     "settlement_review": page(*ALL),
     "settlement_player": page(*ALL, query="?player=p000001"),
     # Already submitted: refused with the form re-shown. A Tournament Manager may submit

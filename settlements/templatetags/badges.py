@@ -7,7 +7,8 @@ from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatu
 
 register = template.Library()
 
-# Waiting on a person is amber, waiting on approval blue, done green, refused red.
+# Waiting on a person is amber, waiting on approval blue, done green, refused red; withdrawn
+# (loaded in error, no longer in force) stays grey.
 _TONES = {
     CaseStatus.AWAITING_DECISION: "warn",
     CaseStatus.READY: "neutral",
@@ -17,6 +18,7 @@ _TONES = {
     CaseStatus.REJECTED: "danger",
     CaseStatus.OPEN: "warn",
     CaseStatus.RESOLVED: "ok",
+    CaseStatus.WITHDRAWN: "neutral",
     CompensationStatus.PROPOSED: "info",
 }
 _LABELS = {

@@ -1,5 +1,10 @@
 """The case page, the hub of one crashed tournament: its stage, its remedy or the decision it
-waits for, and its settlements. Later steps (decisions, review, compensation) add sections."""
+waits for, and its settlements. Later steps (decisions, review, compensation) add sections.
+
+GET      /cases/<id>/             the case page
+POST     /cases/<id>/prepare/     an operator prepares the settlement
+GET/POST /cases/<id>/withdraw/    withdraw a crash case loaded in error, with a confirmation
+"""
 
 from django.contrib import messages
 from django.http import Http404
@@ -8,11 +13,13 @@ from django.views.decorators.http import require_POST
 
 from settlements import charts, roles, selectors, services, wording
 from settlements.errors import DomainError
+from settlements.forms import ReasonForm
 from settlements.models import Case
+from settlements.views import confirming
 from settlements.views.compensation import case_followups
 from settlements.views.decorators import role_required
 from settlements.views.rendering import go_to, render_invalid, render_page
-from settlements.workflow import CaseStatus, case_allows
+from settlements.workflow import CaseStatus, CompensationStatus, case_allows, settlement_allows
 
 # The case page's swap targets: element id -> partialdef in case_detail.html. Sections added
 # later (decisions, compensation) register theirs here.
@@ -21,6 +28,8 @@ CASE_PARTIALS = {
     "case-stage": "stage",
     "case-settlements": "settlements",
 }
+# Who may withdraw a crash case loaded in error (services.case_withdraw checks it again).
+WITHDRAWERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
 
 
 @role_required(*roles.ALL_ROLES)
@@ -47,6 +56,40 @@ def case_prepare(request, case_id: int):
     return go_to(request, reverse("case_detail", args=[case.pk]))
 
 
+@role_required(*WITHDRAWERS)
+def case_withdraw(request, case_id: int):
+    """The confirmation page of a withdrawal (what will happen, a reason), and the withdrawal."""
+    case = _case(case_id)
+    if not case.is_crash:
+        raise Http404("An individual case is resolved, not withdrawn.")
+    form = ReasonForm(request.POST or None)
+    context = {
+        "case": case,
+        "tournament": case.tournament,
+        "form": form,
+        "subject": f"Case #{case.pk}",
+        "refusal": _withdraw_refusal(case),
+        "settlements_withdrawn": [
+            settlement
+            for settlement in case.settlements.all()
+            if not settlement.is_adjustment and settlement_allows(settlement.status, "withdraw")
+        ],
+    }
+    return confirming.answer_review(
+        request,
+        template="settlements/case_withdraw.html",
+        context=context,
+        form=form,
+        perform=lambda reason: services.case_withdraw(case=case, actor=request.user, reason=reason),
+        done_message=(
+            f"Case #{case.pk} withdrawn. Tournament {case.tournament.operator_id} can be "
+            "loaded again with the right snapshot."
+        ),
+        done_url=reverse("case_detail", args=[case.pk]),
+        own_work=False,
+    )
+
+
 def _case(case_id: int) -> Case:
     try:
         return selectors.case_detail(case_id)
@@ -54,7 +97,27 @@ def _case(case_id: int) -> Case:
         raise Http404("No such case.") from None
 
 
+def _withdraw_refusal(case: Case) -> str:
+    """Why the case cannot be withdrawn now, as services.case_withdraw would say; else ""."""
+    if case.status == CaseStatus.APPROVED:
+        return (
+            f"Case #{case.pk} has an approved settlement, so it stays; correct that settlement "
+            "with an adjustment instead."
+        )
+    if case.status == CaseStatus.WITHDRAWN:
+        return f"Case #{case.pk} was already withdrawn."
+    waiting = selectors.compensation_list(case=case, status=CompensationStatus.PROPOSED)
+    if waiting:
+        listed = ", ".join(f"#{compensation.pk}" for compensation in waiting)
+        return (
+            f"Compensation {listed} of this case still waits for a Tournament Manager's "
+            "answer; have it approved or rejected before withdrawing the case."
+        )
+    return ""
+
+
 def _context(request, case: Case) -> dict:
+    withdrawn = case.status == CaseStatus.WITHDRAWN
     context = {
         "case": case,
         "tournament": case.tournament,
@@ -68,6 +131,11 @@ def _context(request, case: Case) -> dict:
         "can_decide": roles.has_role(request.user, roles.MARKETING_MANAGER)
         and bool(case.decision_options)
         and case_allows(case.status, "decide"),
+        "can_withdraw": roles.has_role(request.user, *WITHDRAWERS)
+        and case.is_crash
+        and case_allows(case.status, "withdraw"),
+        "withdrawn": withdrawn,
+        "in_force": selectors.crash_case_in_force(case.tournament_id) if withdrawn else None,
         "next_step_error": "",
         **case_followups(request.user, case),
     }

@@ -335,11 +335,13 @@ def case_followups(user, case: Case) -> dict:
     open_to_proposals = (
         bool(case.settlements.all()) if case.is_crash else case.status == CaseStatus.OPEN
     )
+    # A case withdrawn as loaded in error takes nothing more; its tournament's new case does.
+    withdrawn = case.status == CaseStatus.WITHDRAWN
     return {
         "compensations": list(selectors.compensation_list(case=case)),
         "withdrawals": list(selectors.prize_withdrawal_list(case=case)),
-        "can_propose": open_to_proposals and roles.has_role(user, *PROPOSERS),
-        "can_decide_prize": roles.has_role(user, roles.TOURNAMENT_MANAGER),
+        "can_propose": open_to_proposals and not withdrawn and roles.has_role(user, *PROPOSERS),
+        "can_decide_prize": not withdrawn and roles.has_role(user, roles.TOURNAMENT_MANAGER),
         "can_resolve": not case.is_crash
         and case.status == CaseStatus.OPEN
         and roles.has_role(user, roles.TOURNAMENT_MANAGER),

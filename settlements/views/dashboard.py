@@ -11,7 +11,8 @@ INCIDENTS_PER_PAGE = 10
 WAITING_SHOWN = 5
 
 # Cases that need someone come first (a rejected settlement is redone before new work), then
-# those moving through approval, then the finished ones.
+# those moving through approval, then the finished ones, and last those withdrawn as loaded in
+# error.
 _STATUS_ORDER = {
     status: index
     for index, status in enumerate(
@@ -24,6 +25,7 @@ _STATUS_ORDER = {
             CaseStatus.OPEN,
             CaseStatus.APPROVED,
             CaseStatus.RESOLVED,
+            CaseStatus.WITHDRAWN,
         )
     )
 }

@@ -20,6 +20,7 @@ from settlements.rules import InvalidInput
 from settlements.views.dashboard import in_workflow_order
 from settlements.views.decorators import role_required
 from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.workflow import CaseStatus
 
 TOURNAMENTS_PER_PAGE = 10
 
@@ -123,8 +124,11 @@ def _picked_tournament(data) -> Tournament | None:
 
 
 def _tournaments_without_crash_case(search: str):
-    # Only a tournament without a crash case can still be hit: a tournament crashes once.
-    crashed = Case.objects.filter(tournament=OuterRef("pk"), kind=Case.Kind.CRASH)
+    # Only a tournament without a crash case can still be hit: a tournament crashes once. A
+    # case withdrawn as loaded in error does not count; its tournament is loaded again.
+    crashed = Case.objects.filter(tournament=OuterRef("pk"), kind=Case.Kind.CRASH).exclude(
+        status=CaseStatus.WITHDRAWN
+    )
     tournaments = Tournament.objects.filter(~Exists(crashed))
     if search:
         tournaments = tournaments.filter(
