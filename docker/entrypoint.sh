@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 
 python docker/wait_for_db.py
 
+# gunicorn runs no system checks; without this a bad setting (a crash policy threshold, say)
+# would only surface when the first snapshot is loaded.
+python manage.py check --fail-level ERROR
+
 # Off by default: with several replicas, exactly one release step should migrate, not every
 # container racing at start-up.
 if [ "${RUN_MIGRATIONS:-0}" = "1" ]; then

@@ -149,3 +149,19 @@ def test_entrypoint_serves_health_and_login_with_gunicorn(production_env, tmp_pa
     # Server logs are JSON too, so a log shipper needs one parser.
     server_log = [json.loads(line) for line in stderr_path.read_text().splitlines()]
     assert any(e["logger"] == "gunicorn.error" and "Listening" in e["message"] for e in server_log)
+
+
+@pytest.mark.django_db
+def test_entrypoint_refuses_to_start_with_a_bad_setting(production_env, tmp_path):
+    env = {**production_env, "CRASH_POLICY_EARLY_PCT": "101", "DB_WAIT_SECONDS": "10"}
+    started = subprocess.run(
+        ["sh", str(ROOT / "docker" / "entrypoint.sh"), "echo", "server started"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert started.returncode != 0
+    assert "server started" not in started.stdout
+    assert "CRASH_POLICY_EARLY_PCT" in started.stderr
