@@ -320,7 +320,3 @@ class Client:
 
     def cookie_header(self) -> str:
         return "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-
-
-def format_mb(value: float) -> str:
-    return f"{value:,.0f} MB" if value >= 10 else f"{value:.1f} MB"

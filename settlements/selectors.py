@@ -401,20 +401,6 @@ def settlement_detail(settlement_id: int) -> Settlement:
     return _lean(settlements, "case__tournament").get(pk=settlement_id)
 
 
-def settlement_list(*, case: Case | None = None, status: str | None = None) -> QuerySet:
-    settlements = _lean(
-        Settlement.objects.select_related(
-            "case__tournament", "prepared_by", "approved_by", "rejected_by"
-        ),
-        "case__tournament",
-    )
-    if case is not None:
-        settlements = settlements.filter(case=case)
-    if status:
-        settlements = settlements.filter(status=status)
-    return settlements.order_by("-prepared_at", "-id")
-
-
 def settlement_payouts(settlement: Settlement, *, search: str = "") -> QuerySet[SettlementPayout]:
     """Per-player totals with the engine's explanation, in the engine's order (player ids in
     code-point order); ``search`` matches part of the id. Paginate it: a settlement may pay

@@ -15,8 +15,6 @@ from fractions import Fraction
 from itertools import accumulate
 from math import gcd, lcm
 
-FORMULAS = ("even", "chip_equity", "chip_proportional", "chip_position")
-
 # x_i = L + Q'·(a·w_i/W + b/n)/(a + b): the chip half weighs a, the even half weighs b.
 _MIX = {"even": (0, 1), "chip_equity": (1, 1), "chip_proportional": (1, 0), "chip_position": (1, 1)}
 

@@ -11,9 +11,6 @@ from .policy import Policy
 
 FORMAT = "crash-settlement/1"
 
-# Line kinds in the order SNAPSHOT.md sorts them within one player, with their unit and source.
-KINDS = ("refund_buy_in", "refund_fee", "refund_fpp", "prize", "ticket")
-
 
 # Rows and lines are msgspec structs rather than dataclasses: a 300,000-player settlement builds
 # close to a million of them, which is ten times faster this way, and they encode directly.
@@ -126,7 +123,7 @@ class Settlement:
     pool: int
     pool_distributed: int
     payouts: list[PayoutRow]  # sorted by player id; players paid nothing are left out
-    lines: list[Line]  # sorted by player, then kind in KINDS order
+    lines: list[Line]  # sorted by player, then kind in SNAPSHOT.md's order
     explanations: Explanations = field(default_factory=lambda: Explanations([]), compare=False)
 
     def _document(self) -> _Document:
