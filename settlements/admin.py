@@ -9,6 +9,7 @@ records who changed what). Version histories come from simple-history's admin.
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
+from settlements import changes
 from settlements.models import (
     ApiToken,
     Case,
@@ -48,8 +49,17 @@ class BulkRowsAdmin(ReadOnlyMixin, admin.ModelAdmin):
     search_fields = ["player"]
 
 
+class DescriptionAdmin(SimpleHistoryAdmin):
+    """For the records whose descriptive fields the admin may correct."""
+
+    def save_model(self, request, obj, form, change):
+        # Their history versions key the dashboard's cache, as events do (settlements.changes).
+        changes.hold_commit_order()
+        super().save_model(request, obj, form, change)
+
+
 @admin.register(Tournament)
-class TournamentAdmin(SimpleHistoryAdmin):
+class TournamentAdmin(DescriptionAdmin):
     list_display = ["operator_id", "name", "type", "currency", "scheduled_start", "created_at"]
     list_filter = ["type", "currency"]
     search_fields = ["operator_id", "name"]
@@ -67,7 +77,7 @@ class TournamentAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(Incident)
-class IncidentAdmin(SimpleHistoryAdmin):
+class IncidentAdmin(DescriptionAdmin):
     list_display = ["id", "title", "started_at", "reported_by", "closed_at"]
     list_filter = [("closed_at", admin.EmptyFieldListFilter)]
     list_select_related = ["reported_by"]

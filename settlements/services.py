@@ -23,7 +23,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from settlements import roles
+from settlements import changes, roles
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import (
     ID_MAX_LENGTH,
@@ -1110,6 +1110,8 @@ def _record(
     if case is not None:
         incident = incident or case.incident
         tournament = tournament or case.tournament
+    # Event ids key the dashboard's cache, so they must follow commit order (settlements.changes).
+    changes.hold_commit_order()
     event = Event.objects.create(
         type=event_type,
         actor=actor,

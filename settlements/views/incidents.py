@@ -17,7 +17,6 @@ from settlements.errors import DomainError, Duplicate
 from settlements.forms import IncidentForm, SnapshotForm
 from settlements.models import Case, Incident, Tournament
 from settlements.rules import InvalidInput
-from settlements.views.dashboard import in_workflow_order
 from settlements.views.decorators import role_required
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus
@@ -52,7 +51,7 @@ def incident_tournaments(request, incident_id: int):
     candidates = Paginator(_tournaments_without_crash_case(search), TOURNAMENTS_PER_PAGE)
     context = {
         "incident": incident,
-        "cases": in_workflow_order(selectors.case_list(incident=incident)),
+        "cases": selectors.in_workflow_order(selectors.case_list(incident=incident)),
         "search": search,
         "tournaments": candidates.get_page(request.GET.get("page")),
         "steps": _steps(1),

@@ -23,9 +23,12 @@ pytestmark = pytest.mark.django_db
 
 # The most queries each page may run: session, user, roles, then the page's own reads. The
 # decision and review pages also compute and store their previews and chart in the database
-# cache (a first view; later views read them with one query).
+# cache (a first view; later views read them with one query). So does the dashboard: a first
+# view after any business change reads its 15 queries of data and stores its three entries (5
+# queries each); a later view reads the change mark, the entries and the reporters' names.
 BOUNDS = {
-    "dashboard": 19,
+    "dashboard": 38,
+    "dashboard, a later view": 7,
     "case page": 8,
     "incident page": 6,
     "decision page": 18,
@@ -98,6 +101,7 @@ def build_desk(
         "token": token,
         "urls": {
             "dashboard": "/",
+            "dashboard, a later view": "/",
             "case page": f"/cases/{featured.case_id}/",
             "incident page": f"/incidents/{featured.case.incident_id}/tournaments/",
             "decision page": f"/cases/{undecided.pk}/decision/",
@@ -145,6 +149,8 @@ def _counts(desk: dict, size: str, django_assert_max_num_queries) -> dict[str, i
     counts = {}
     for page, bound in BOUNDS.items():
         cache.clear()
+        if page.endswith("a later view"):
+            _get(desk, page)
         with django_assert_max_num_queries(bound, info=f"{page}, {size}") as queries:
             assert _get(desk, page).status_code == 200, f"{page}, {size}"
         counts[page] = len(queries)

@@ -1,0 +1,172 @@
+"""The dashboard's cache: cheaper later views, never an answer older than the data.
+
+Its entries are keyed by the desk's change mark (settlements.changes), so each test changes
+the data between two views of the same user and expects the second view to show the change.
+"""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection, connections, transaction
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from settlements import roles, services
+from settlements.models import Event
+from tests.conftest import make_user
+from tests.views.conftest import signed_in
+
+pytestmark = pytest.mark.django_db
+
+TO_APPROVE = 'Settlements to approve <span class="muted">({})</span>'
+
+
+def _dashboard(client, **params) -> str:
+    return client.get(reverse("dashboard"), params).content.decode()
+
+
+def test_an_approval_shows_on_the_very_next_view(
+    as_manager, operator, tournament_manager, load_case
+):
+    case = load_case(type="regular", stage="middle", tournament_id="T-APP")
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    services.settlement_submit(settlement=settlement, actor=operator)
+    before = _dashboard(as_manager)
+    cached = _dashboard(as_manager)
+    start = before.index('id="counts-title"')
+    assert cached[start : cached.index("</main>")] == before[start : before.index("</main>")]
+    assert TO_APPROVE.format(1) in before
+    assert '<span class="stat__value" data-count="approved">0</span>' in before
+
+    services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    after = _dashboard(as_manager)
+    assert TO_APPROVE.format(0) in after
+    assert '<span class="stat__value" data-count="awaiting_approval">0</span>' in after
+    assert '<span class="stat__value" data-count="approved">1</span>' in after
+    assert 'data-status="approved">Approved</span>' in after
+
+
+def test_a_withdrawal_and_a_closed_incident_show_at_once(as_operator, operator, load_case):
+    case = load_case(type="regular", stage="middle", tournament_id="T-WD")
+    assert f'href="{reverse("case_detail", args=[case.pk])}"' in _dashboard(as_operator)
+    services.case_withdraw(case=case, actor=operator, reason="Loaded the wrong tournament")
+    html = _dashboard(as_operator)
+    assert 'data-status="withdrawn">' in html
+    assert 'Settlements to prepare <span class="muted">(0)</span>' in html
+
+    services.incident_close(incident=case.incident, actor=operator)
+    html = _dashboard(as_operator)
+    assert "Cluster B outage" not in html
+    assert '<span class="stat__value" data-count="open_incidents">0</span>' in html
+
+
+def test_users_with_other_roles_never_get_each_others_queues(
+    as_operator, as_marketing, as_manager, load_case
+):
+    load_case(type="satellite", stage="middle", tournament_id="S-DECIDE")
+    marketing = _dashboard(as_marketing)  # cached first, for the marketing role alone
+    operator = _dashboard(as_operator)
+    manager = _dashboard(as_manager)
+    assert 'Decisions to make <span class="muted">(1)</span>' in marketing
+    assert "Settlements to prepare" not in marketing
+    assert "Decisions to make" not in operator and "Settlements to prepare" in operator
+    assert "Decisions to make" not in manager and "Settlements to approve" in manager
+
+
+def test_a_manager_never_gets_another_managers_queue(django_user_model, incident, snapshot_factory):
+    # Same roles, different people: each may approve only what the other prepared.
+    first, second = (
+        make_user(django_user_model, name, roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+        for name in ("first_both", "second_both")
+    )
+    case = services.case_load_snapshot(
+        actor=first, snapshot=snapshot_factory(type="regular", stage="middle"), incident=incident
+    )
+    settlement = services.settlement_prepare(case=case, actor=first)
+    services.settlement_submit(settlement=settlement, actor=first)
+    assert TO_APPROVE.format(1) in _dashboard(signed_in(second))
+    assert TO_APPROVE.format(0) in _dashboard(signed_in(first))
+
+
+def test_a_later_view_reads_the_cache_instead_of_the_data(
+    as_manager, operator, load_case, django_assert_max_num_queries
+):
+    case = load_case(type="regular", stage="middle", tournament_id="T-Q")
+    services.settlement_submit(
+        settlement=services.settlement_prepare(case=case, actor=operator), actor=operator
+    )
+    with CaptureQueriesContext(connection) as first:
+        _dashboard(as_manager)
+    # Session, user, roles, the change mark, the cached parts, the reporters' names.
+    with django_assert_max_num_queries(7) as later:
+        _dashboard(as_manager)
+    assert len(later) < len(first)
+
+
+def test_corrections_made_outside_the_services_show_at_once(as_operator, operator, incident):
+    _dashboard(as_operator)
+    # The admin may correct an incident's description; the history version moves the mark.
+    incident.title = "Cluster B power outage"
+    incident.save()
+    operator.username = "renamed_operator"
+    operator.save()
+    html = _dashboard(as_operator)
+    assert "Cluster B power outage" in html
+    assert "reported by renamed_operator" in html
+
+
+def test_each_incident_page_is_its_own_entry(as_operator, operator):
+    for number in range(12):
+        services.incident_report(
+            actor=operator,
+            title=f"Outage {number:02d}",
+            started_at=timezone.now() - timedelta(minutes=number),
+        )
+    first = _dashboard(as_operator)
+    second = _dashboard(as_operator, page=2)
+    beyond = _dashboard(as_operator, page=9)
+    assert "Outage 00" in first and "Outage 10" not in first
+    assert "Outage 10" in second and "Outage 00" not in second
+    assert "Page 2 of 2" in beyond and "Outage 11" in beyond
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite has one writer at a time")
+def test_events_commit_in_the_order_of_their_ids(operator):
+    """A later event cannot commit while an earlier one is pending: otherwise a view could
+    see the later id as the mark and cache data without the earlier change under it."""
+    pending, release = threading.Event(), threading.Event()
+    done: dict[str, object] = {}
+
+    def earlier():
+        try:
+            with transaction.atomic():
+                services.incident_report(actor=operator, title="First", started_at=timezone.now())
+                pending.set()
+                release.wait(timeout=30)
+        finally:
+            connections.close_all()
+
+    def later():
+        try:
+            done["incident"] = services.incident_report(
+                actor=operator, title="Second", started_at=timezone.now()
+            )
+        finally:
+            connections.close_all()
+
+    first = threading.Thread(target=earlier)
+    first.start()
+    assert pending.wait(timeout=30)
+    second = threading.Thread(target=later)
+    second.start()
+    second.join(timeout=1)
+    blocked = second.is_alive()
+    release.set()
+    first.join(timeout=30)
+    second.join(timeout=30)
+    assert blocked, "the later event committed while the earlier one was pending"
+    events = list(Event.objects.order_by("id").values_list("incident__title", flat=True))
+    assert events == ["First", "Second"]
