@@ -9,7 +9,7 @@ records who changed what). Version histories come from simple-history's admin.
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from settlements import changes
+from settlements import change_mark
 from settlements.models import (
     ApiToken,
     Case,
@@ -53,8 +53,8 @@ class DescriptionAdmin(SimpleHistoryAdmin):
     """For the records whose descriptive fields the admin may correct."""
 
     def save_model(self, request, obj, form, change):
-        # Their history versions key the dashboard's cache, as events do (settlements.changes).
-        changes.hold_commit_order()
+        # Their history versions key the dashboard's cache, as events do (settlements.change_mark).
+        change_mark.hold_commit_order()
         super().save_model(request, obj, form, change)
 
 

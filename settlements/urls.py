@@ -8,7 +8,9 @@ from settlements.views import (
     decisions,
     history,
     incidents,
+    individual_cases,
     policy,
+    prize_withdrawals,
     settlement_review,
 )
 
@@ -93,14 +95,14 @@ urlpatterns = [
     ),
     path(
         "cases/<int:case_id>/prize-withdrawal/",
-        compensation.prize_withdrawal_new,
+        prize_withdrawals.prize_withdrawal_new,
         name="prize_withdrawal_new",
     ),
-    path("individual-cases/", compensation.individual_case_list, name="individual_case_list"),
-    path("individual-cases/new/", compensation.individual_case_new, name="individual_case_new"),
+    path("individual-cases/", individual_cases.individual_case_list, name="individual_case_list"),
+    path("individual-cases/new/", individual_cases.individual_case_new, name="individual_case_new"),
     path(
         "cases/<int:case_id>/resolve/",
-        compensation.individual_case_resolve,
+        individual_cases.individual_case_resolve,
         name="individual_case_resolve",
     ),
     # The auditor's history browser (read-only).

@@ -16,7 +16,7 @@ from .remedies import (
     settle,
     split_terms,
 )
-from .settlement import ExplanationTerms, Line, PayoutRow, Settlement
+from .settlement import ExplanationTerms, Line, PayoutRow, Settlement, SettlementDocument
 from .snapshot import (
     FreerollTournament,
     Player,
@@ -45,6 +45,7 @@ __all__ = [
     "RegularTournament",
     "SatelliteTournament",
     "Settlement",
+    "SettlementDocument",
     "Snapshot",
     "SplitTerms",
     "assess",

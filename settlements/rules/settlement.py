@@ -91,8 +91,12 @@ class Explanations(Mapping[str, Explanation]):
         return f"<Explanations for {len(self)} players>"
 
 
-class _Document(msgspec.Struct):
-    format: str
+class SettlementDocument(msgspec.Struct, kw_only=True):
+    """SNAPSHOT.md's crash-settlement/1 document: built here both for what the engine returns
+    and for a settlement stored by the desk (whose adjustments list a take-back as a negative
+    amount and have no ``pool_distributed`` of their own)."""
+
+    format: str = FORMAT
     tournament_id: str
     policy: dict
     stage: str
@@ -103,9 +107,13 @@ class _Document(msgspec.Struct):
     eliminated: int
     remaining: int
     pool: int
-    pool_distributed: int
+    pool_distributed: int | None
     payouts: list[PayoutRow]
     lines: list[Line]
+
+    def to_dict(self) -> dict:
+        """The document in plain Python types."""
+        return msgspec.to_builtins(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +134,8 @@ class Settlement:
     lines: list[Line]  # sorted by player, then kind in SNAPSHOT.md's order
     explanations: Explanations = field(default_factory=lambda: Explanations([]), compare=False)
 
-    def _document(self) -> _Document:
-        return _Document(
-            format=FORMAT,
+    def _document(self) -> SettlementDocument:
+        return SettlementDocument(
             tournament_id=self.tournament_id,
             policy=self.policy.to_dict(),
             stage=self.stage,
@@ -146,7 +153,7 @@ class Settlement:
 
     def to_dict(self) -> dict:
         """The settlement as SNAPSHOT.md's crash-settlement/1 document, in plain Python types."""
-        return msgspec.to_builtins(self._document())
+        return self._document().to_dict()
 
     def to_json(self) -> bytes:
         """The same document encoded as JSON (fast path for large settlements)."""

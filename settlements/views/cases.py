@@ -16,8 +16,9 @@ from settlements.errors import DomainError
 from settlements.forms import ReasonForm
 from settlements.models import Case
 from settlements.views import confirming
-from settlements.views.compensation import case_followups
+from settlements.views.compensation import PROPOSERS
 from settlements.views.decorators import role_required
+from settlements.views.lookups import case_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus, CompensationStatus, case_allows, settlement_allows
 
@@ -34,7 +35,7 @@ WITHDRAWERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
 
 @role_required(*roles.ALL_ROLES)
 def case_detail(request, case_id: int):
-    case = _case(case_id)
+    case = case_or_404(case_id)
     return render_page(
         request, "settlements/case_detail.html", _context(request, case), partial=CASE_PARTIALS
     )
@@ -43,7 +44,7 @@ def case_detail(request, case_id: int):
 @require_POST
 @role_required(roles.OPERATOR)
 def case_prepare(request, case_id: int):
-    case = _case(case_id)
+    case = case_or_404(case_id)
     try:
         settlement = services.settlement_prepare(
             case=case, actor=request.user, note=request.POST.get("note", "")
@@ -59,7 +60,7 @@ def case_prepare(request, case_id: int):
 @role_required(*WITHDRAWERS)
 def case_withdraw(request, case_id: int):
     """The confirmation page of a withdrawal (what will happen, a reason), and the withdrawal."""
-    case = _case(case_id)
+    case = case_or_404(case_id)
     if not case.is_crash:
         raise Http404("An individual case is resolved, not withdrawn.")
     form = ReasonForm(request.POST or None)
@@ -88,13 +89,6 @@ def case_withdraw(request, case_id: int):
         done_url=reverse("case_detail", args=[case.pk]),
         own_work=False,
     )
-
-
-def _case(case_id: int) -> Case:
-    try:
-        return selectors.case_detail(case_id)
-    except Case.DoesNotExist:
-        raise Http404("No such case.") from None
 
 
 def _withdraw_refusal(case: Case) -> str:
@@ -137,7 +131,7 @@ def _context(request, case: Case) -> dict:
         "withdrawn": withdrawn,
         "in_force": selectors.crash_case_in_force(case.tournament_id) if withdrawn else None,
         "next_step_error": "",
-        **case_followups(request.user, case),
+        **_followups(request.user, case),
     }
     if case.is_crash and case.entrants:
         policy = case.policy
@@ -156,3 +150,24 @@ def _context(request, case: Case) -> dict:
         )
         context["eliminated_pct"] = charts.percent_text(case.eliminated, case.entrants)
     return context
+
+
+def _followups(user, case: Case) -> dict:
+    """What the case page shows below its settlements: compensation proposals, prizes given
+    in error, and for an individual case its players and outcome, with the actions the
+    user's roles allow (the views check them again)."""
+    # Compensation answers a computed settlement (RULES.md §6), so a crash case needs one first.
+    open_to_proposals = (
+        bool(case.settlements.all()) if case.is_crash else case.status == CaseStatus.OPEN
+    )
+    # A case withdrawn as loaded in error takes nothing more; its tournament's new case does.
+    withdrawn = case.status == CaseStatus.WITHDRAWN
+    return {
+        "compensations": list(selectors.compensation_list(case=case)),
+        "withdrawals": list(selectors.prize_withdrawal_list(case=case)),
+        "can_propose": open_to_proposals and not withdrawn and roles.has_role(user, *PROPOSERS),
+        "can_decide_prize": not withdrawn and roles.has_role(user, roles.TOURNAMENT_MANAGER),
+        "can_resolve": not case.is_crash
+        and case.status == CaseStatus.OPEN
+        and roles.has_role(user, roles.TOURNAMENT_MANAGER),
+    }

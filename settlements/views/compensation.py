@@ -1,14 +1,10 @@
-"""Compensation, prizes given in error and individual cases: the Tournament Manager's queue.
+"""Compensation: the Tournament Manager's queue of proposals, and their answers.
 
 GET      /compensation/                         the queue, by status (?status=&page=)
 GET/POST /cases/<id>/compensation/new/          propose (operators, Tournament Managers)
 GET      /compensation/<id>/                    one proposal with its players and amounts
 GET/POST /compensation/<id>/approve/ | reject/  confirm, then answer (not one's own)
 GET      /compensation/<id>/ledger.csv          an approved compensation's lines, streamed
-GET/POST /cases/<id>/prize-withdrawal/          withdraw or leave a prize given in error
-GET      /individual-cases/                     individual cases, open first
-GET/POST /individual-cases/new/                 open one (Tournament Managers)
-GET/POST /cases/<id>/resolve/                   resolve one, with a confirmation
 """
 
 from django.contrib import messages
@@ -19,24 +15,26 @@ from django.views.decorators.http import require_safe
 
 from settlements import ledger, roles, selectors, services
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
-from settlements.forms import (
-    CompensationForm,
-    IndividualCaseForm,
-    PrizeWithdrawalForm,
-    ReasonForm,
-    ResolveForm,
-)
-from settlements.models import Case, Compensation
+from settlements.forms import CompensationForm, ReasonForm
+from settlements.models import Compensation
 from settlements.views import confirming
 from settlements.views.decorators import role_required
+from settlements.views.lookups import case_or_404
 from settlements.views.paging import CountedPaginator
 from settlements.views.rendering import go_to, render_invalid, render_page
-from settlements.workflow import CaseStatus, CompensationStatus, compensation_allows
+from settlements.workflow import CompensationStatus, compensation_allows
 
 PER_PAGE = 25
+
+
 ITEMS_PER_PAGE = 50
+
+
 READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
+
+
 PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+
 
 STATUS_TABS = (
     (CompensationStatus.PROPOSED, "Awaiting approval"),
@@ -45,13 +43,11 @@ STATUS_TABS = (
     ("all", "All"),
 )
 
+
 COMPENSATION_ACTIONS = {
     "approve": (services.compensation_approve, "Approve", "approved"),
     "reject": (services.compensation_reject, "Reject", "rejected"),
 }
-
-
-# --- Compensation ------------------------------------------------------------------------------
 
 
 @require_safe
@@ -79,7 +75,7 @@ def compensation_list(request):
 
 @role_required(*PROPOSERS)
 def compensation_new(request, case_id: int):
-    case = _case(case_id)
+    case = case_or_404(case_id)
     form = CompensationForm(request.POST or None, currency=case.tournament.currency)
     context = {"case": case, "tournament": case.tournament, "form": form}
     template = "settlements/compensation_new.html"
@@ -204,145 +200,3 @@ def _compensation(compensation_id: int) -> Compensation:
         return selectors.compensation_detail(compensation_id)
     except Compensation.DoesNotExist:
         raise Http404("No such compensation.") from None
-
-
-# --- Prizes given in error ---------------------------------------------------------------------
-
-
-@role_required(roles.TOURNAMENT_MANAGER)
-def prize_withdrawal_new(request, case_id: int):
-    case = _case(case_id)
-    form = PrizeWithdrawalForm(request.POST or None, currency=case.tournament.currency)
-    context = {"case": case, "tournament": case.tournament, "form": form, "confirming": False}
-    template = "settlements/prize_withdrawal_new.html"
-    if request.method != "POST":
-        return render_page(request, template, context, partial="withdrawal_form")
-    if not form.is_valid():
-        return render_invalid(request, template, context, partial="withdrawal_form")
-    step = confirming.step(request)
-    if step == confirming.CONFIRM:
-        data = form.cleaned_data
-        try:
-            withdrawal = services.prize_withdrawal_decide(
-                case=case,
-                actor=request.user,
-                player=data["player"],
-                prize=data["prize"],
-                outcome=data["outcome"],
-                reason=data["reason"],
-                amount=data["amount_minor"],
-                unit=data["unit"],
-            )
-        except DomainError as error:
-            form.add_domain_error(error)
-            return render_invalid(request, template, context, partial="withdrawal_form")
-        messages.success(
-            request,
-            f"Recorded for {withdrawal.player}: {withdrawal.get_outcome_display().lower()}.",
-        )
-        return go_to(request, reverse("case_detail", args=[case.pk]))
-    context["confirming"] = step != confirming.EDIT
-    return render_page(request, template, context, partial="withdrawal_form")
-
-
-# --- Individual cases --------------------------------------------------------------------------
-
-
-@require_safe
-@role_required(*READERS)
-def individual_case_list(request):
-    status = request.GET.get("status") or CaseStatus.OPEN
-    if status not in (CaseStatus.OPEN, CaseStatus.RESOLVED):
-        status = CaseStatus.OPEN
-    cases = selectors.case_list(kind=Case.Kind.INDIVIDUAL, status=status)
-    context = {
-        "status": status,
-        "tabs": ((CaseStatus.OPEN, "Open"), (CaseStatus.RESOLVED, "Resolved")),
-        "page": CountedPaginator(cases, PER_PAGE, count=cases.count()).get_page(
-            request.GET.get("page")
-        ),
-        "can_open": roles.has_role(request.user, roles.TOURNAMENT_MANAGER),
-    }
-    return render_page(
-        request, "settlements/individual_case_list.html", context, partial="individual_cases"
-    )
-
-
-@role_required(roles.TOURNAMENT_MANAGER)
-def individual_case_new(request):
-    form = IndividualCaseForm(request.POST or None)
-    context = {"form": form}
-    template = "settlements/individual_case_new.html"
-    if request.method == "POST":
-        if form.is_valid():
-            data = form.cleaned_data
-            try:
-                case = services.individual_case_open(
-                    tournament=data["tournament"],
-                    actor=request.user,
-                    players=data["players"],
-                    description=data["description"],
-                    incident=data["incident"],
-                )
-            except DomainError as error:
-                form.add_domain_error(error)
-            else:
-                messages.success(request, f"Individual case #{case.pk} opened.")
-                return go_to(request, reverse("case_detail", args=[case.pk]))
-        return render_invalid(request, template, context, partial="case_form")
-    return render_page(request, template, context, partial="case_form")
-
-
-@role_required(roles.TOURNAMENT_MANAGER)
-def individual_case_resolve(request, case_id: int):
-    case = _case(case_id)
-    if case.is_crash:
-        raise Http404("A crash case ends with its settlement.")
-    form = ResolveForm(request.POST or None)
-    context = {"case": case, "tournament": case.tournament, "form": form, "confirming": False}
-    template = "settlements/individual_case_resolve.html"
-    if request.method != "POST":
-        return render_page(request, template, context, partial="resolve_form")
-    if not form.is_valid():
-        return render_invalid(request, template, context, partial="resolve_form")
-    step = confirming.step(request)
-    if step == confirming.CONFIRM:
-        try:
-            services.individual_case_resolve(
-                case=case, actor=request.user, outcome=form.cleaned_data["outcome"]
-            )
-        except DomainError as error:
-            form.add_domain_error(error)
-            return render_invalid(request, template, context, partial="resolve_form")
-        messages.success(request, f"Case #{case.pk} resolved.")
-        return go_to(request, reverse("case_detail", args=[case.pk]))
-    context["confirming"] = step != confirming.EDIT
-    return render_page(request, template, context, partial="resolve_form")
-
-
-def _case(case_id: int) -> Case:
-    try:
-        return selectors.case_detail(case_id)
-    except Case.DoesNotExist:
-        raise Http404("No such case.") from None
-
-
-def case_followups(user, case: Case) -> dict:
-    """What the case page shows below its settlements: compensation proposals, prizes given
-    in error, and for an individual case its players and outcome, with the actions the
-    user's roles allow (the views check them again)."""
-    # Compensation answers a computed settlement (RULES.md §6), so a crash case needs one first.
-    open_to_proposals = (
-        bool(case.settlements.all()) if case.is_crash else case.status == CaseStatus.OPEN
-    )
-    # A case withdrawn as loaded in error takes nothing more; its tournament's new case does.
-    withdrawn = case.status == CaseStatus.WITHDRAWN
-    return {
-        "compensations": list(selectors.compensation_list(case=case)),
-        "withdrawals": list(selectors.prize_withdrawal_list(case=case)),
-        "can_propose": open_to_proposals and not withdrawn and roles.has_role(user, *PROPOSERS),
-        "can_decide_prize": not withdrawn and roles.has_role(user, roles.TOURNAMENT_MANAGER),
-        "can_resolve": not case.is_crash
-        and case.status == CaseStatus.OPEN
-        and roles.has_role(user, roles.TOURNAMENT_MANAGER),
-    }

@@ -15,6 +15,7 @@ from settlements.forms import DecisionForm
 from settlements.models import Case, Stage
 from settlements.views import confirming
 from settlements.views.decorators import role_required
+from settlements.views.lookups import case_or_404
 from settlements.views.paging import CountedPaginator
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import case_allows
@@ -64,10 +65,7 @@ def case_decision(request, case_id: int):
 
 
 def _case(case_id: int) -> Case:
-    try:
-        case = selectors.case_detail(case_id)
-    except Case.DoesNotExist:
-        raise Http404("No such case.") from None
+    case = case_or_404(case_id)
     if not case.is_crash:
         raise Http404("An individual case takes no Marketing decision.")
     return case

@@ -7,6 +7,7 @@ from django.db import IntegrityError, connection, transaction
 
 from settlements import services
 from settlements.models import Case, CasePlayer, Settlement, SettlementLine, SettlementPayout
+from settlements.services import common
 from tests.services.helpers import load
 
 pytestmark = [
@@ -45,7 +46,7 @@ def test_a_copy_of_lines_for_a_missing_settlement_is_refused(prepared):
     rows = [(prepared.pk, 900 + n, "p000001", "prize", "cash", 1, "pool", False) for n in range(3)]
     rows.append((orphan, 1, "p000001", "prize", "cash", 1, "pool", False))
 
-    message = refused(lambda: services._insert_rows(SettlementLine, fields, rows))
+    message = refused(lambda: common._insert_rows(SettlementLine, fields, rows))
 
     assert "settlements_settlement" in message and str(orphan) in message
     assert not SettlementLine.objects.filter(line_no__gte=900).exists()

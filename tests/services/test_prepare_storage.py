@@ -17,7 +17,7 @@ def test_an_amount_beyond_what_the_database_holds_is_refused_before_anything_is_
 ):
     # The engine keeps amounts far below a bigint; a lower limit shows the check at work.
     case = load(operator, snapshot_factory, stage="pre", entrants=8, buy_in=1000, fee=100)
-    monkeypatch.setattr(services, "MAX_AMOUNT", 1099)
+    monkeypatch.setattr("settlements.services.settlements.MAX_AMOUNT", 1099)
     with pytest.raises(DomainError, match=r"\(1100\) is too large to store"):
         services.settlement_prepare(case=case, actor=operator)
     assert not Settlement.objects.exists()

@@ -67,7 +67,7 @@ def test_previews_are_computed_once_then_cached(operator, snapshot_factory, monk
     def refuse(*args, **kwargs):
         raise AssertionError("the snapshot was parsed again")
 
-    monkeypatch.setattr(selectors, "parse_snapshot", refuse)
+    monkeypatch.setattr("settlements.selectors.previews.parse_snapshot", refuse)
     assert selectors.decision_previews(case) == first
     # A different policy is a different preview.
     case.policy = {**case.policy, "early_pct": 30}
@@ -99,7 +99,7 @@ def test_chart_points_are_ranked_once_then_cached(operator, snapshot_factory, mo
     def refuse(*args, **kwargs):
         raise AssertionError("ranked again")
 
-    monkeypatch.setattr(selectors, "settlement_payout_curve", refuse)
+    monkeypatch.setattr("settlements.selectors.previews.settlement_payout_curve", refuse)
     assert selectors.settlement_chart_points(settlement) == first
 
 
@@ -144,7 +144,7 @@ def test_an_option_the_engine_refuses_is_previewed_as_its_problem(
     def refuse(snapshot, *, decision=None, policy=None):
         raise InvalidInput([Problem("--decision", "no split can honour these bounds")])
 
-    monkeypatch.setattr(selectors, "settle", refuse)
+    monkeypatch.setattr("settlements.selectors.previews.settle", refuse)
     previews = selectors.decision_previews(case)
     assert [p.problem for p in previews] == ["no split can honour these bounds"] * 2
     assert all(p.players_paid == 0 and p.biggest is None for p in previews)

@@ -26,7 +26,7 @@ def test_previews_are_stored_in_the_database_and_read_back(operator, snapshot_fa
     def recompute(*args, **kwargs):
         raise AssertionError("the preview was computed again")
 
-    monkeypatch.setattr(selectors, "_preview", recompute)
+    monkeypatch.setattr("settlements.selectors.previews._preview", recompute)
     assert selectors.decision_previews(case) == first
 
 
@@ -39,5 +39,5 @@ def test_a_chart_is_computed_once(operator, snapshot_factory, monkeypatch):
     points = selectors.settlement_chart_points(settlement)
     assert points and cached_rows() == 1
 
-    monkeypatch.setattr(selectors, "_chart_points", lambda settlement: [])
+    monkeypatch.setattr("settlements.selectors.previews._chart_points", lambda settlement: [])
     assert selectors.settlement_chart_points(settlement) == points

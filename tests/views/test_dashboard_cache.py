@@ -1,6 +1,6 @@
 """The dashboard's cache: cheaper later views, never an answer older than the data.
 
-Its entries are keyed by the desk's change mark (settlements.changes), so each test changes
+Its entries are keyed by the desk's change mark (settlements.change_mark), so each test changes
 the data between two views of the same user and expects the second view to show the change.
 """
 

@@ -1,0 +1,174 @@
+"""The audit trail: business events and the versions of every audited record."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import CharField, QuerySet, Value
+
+from settlements.models import (
+    ApiToken,
+    Case,
+    Compensation,
+    Decision,
+    Event,
+    Incident,
+    PrizeWithdrawal,
+    Settlement,
+    Tournament,
+)
+from settlements.selectors.common import _lean, _pk
+
+
+def event_list(
+    *,
+    incident: Incident | int | None = None,
+    case: Case | int | None = None,
+    tournament: Tournament | int | None = None,
+    actor=None,
+    type: str | None = None,
+    subject_type: str | None = None,
+    subject_id: int | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[Event]:
+    """Business events, newest first, filtered by any combination of the arguments;
+    ``subject_type`` and ``subject_id`` name the record an event is about (e.g. "settlement",
+    42)."""
+    events = _lean(
+        Event.objects.select_related("actor", "incident", "case", "tournament"), "tournament"
+    )
+    filters = {
+        "incident": incident,
+        "case": case,
+        "tournament": tournament,
+        "actor": actor,
+        "type": type,
+        "subject_type": subject_type,
+        "subject_id": subject_id,
+        "at__gte": since,
+        "at__lt": until,
+    }
+    events = events.filter(**{key: value for key, value in filters.items() if value is not None})
+    return events.order_by("-at", "-id")
+
+
+def incident_timeline(incident: Incident) -> QuerySet[Event]:
+    """Everything that happened in an incident, oldest first."""
+    return event_list(incident=incident).order_by("at", "id")
+
+
+# The versioned models an auditor can browse, with the paths from each historical row to the
+# incident, case and tournament it belongs to (None: it belongs to none).
+HISTORY_MODELS: dict[str, tuple[type, str | None, str | None, str | None]] = {
+    "incident": (Incident, "id", None, None),
+    "tournament": (Tournament, None, None, "id"),
+    "case": (Case, "incident", "id", "tournament"),
+    "decision": (Decision, "case__incident", "case", "case__tournament"),
+    "settlement": (Settlement, "case__incident", "case", "case__tournament"),
+    "compensation": (Compensation, "case__incident", "case", "case__tournament"),
+    "prizewithdrawal": (PrizeWithdrawal, "case__incident", "case", "case__tournament"),
+    "apitoken": (ApiToken, None, None, None),
+}
+
+
+def history_entries(
+    *,
+    model: str | None = None,
+    user=None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    incident: Incident | int | None = None,
+    case: Case | int | None = None,
+    tournament: Tournament | int | None = None,
+) -> QuerySet:
+    """Every recorded version across the audited models, newest first, as dicts with
+    ``model``, ``history_id``, ``id`` (of the versioned row), ``history_date``,
+    ``history_type``, ``history_user_id`` and ``history_change_reason``: one UNION query."""
+    names = [model] if model else list(HISTORY_MODELS)
+    parts = []
+    for name in names:
+        queryset = _history_part(name, user, since, until, incident, case, tournament)
+        if queryset is not None:
+            parts.append(queryset)
+    if not parts:
+        return HISTORY_MODELS["incident"][0].history.none().values("history_id")
+    first, *rest = parts
+    union = first.union(*rest, all=True) if rest else first
+    return union.order_by("-history_date", "-history_id")
+
+
+def history_record(model: str, history_id: int):
+    """One historical version (with its user), for the diff view."""
+    return (
+        HISTORY_MODELS[model][0].history.select_related("history_user").get(history_id=history_id)
+    )
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    field: str
+    label: str
+    old: object
+    new: object
+
+
+def history_changes(record) -> list[FieldChange]:
+    """What this version changed compared with the one before it (every set field when it
+    is the first version). Uses simple-history's ``diff_against``."""
+    previous = record.prev_record
+    model = record.instance_type
+    if previous is None:
+        return [
+            FieldChange(
+                field.attname,
+                str(field.verbose_name),
+                None,
+                getattr(record, field.attname),
+            )
+            for field in model._meta.concrete_fields
+            if getattr(record, field.attname) not in (None, "", [], {})
+        ]
+    delta = record.diff_against(previous, foreign_keys_are_objs=False)
+    return [
+        FieldChange(
+            change.field,
+            str(model._meta.get_field(change.field).verbose_name),
+            change.old,
+            change.new,
+        )
+        for change in delta.changes
+    ]
+
+
+def _history_part(name, user, since, until, incident, case, tournament):
+    model, incident_path, case_path, tournament_path = HISTORY_MODELS[name]
+    records = model.history.all()
+    for value, path in ((incident, incident_path), (case, case_path)):
+        if value is not None:
+            if path is None:
+                return None
+            records = records.filter(**{path: _pk(value)})
+    if tournament is not None:
+        if tournament_path is None:
+            return None
+        records = records.filter(**{tournament_path: _pk(tournament)})
+    if user is not None:
+        records = records.filter(history_user=user)
+    if since is not None:
+        records = records.filter(history_date__gte=since)
+    if until is not None:
+        records = records.filter(history_date__lt=until)
+    # Each part unordered (SQLite allows no ORDER BY inside a UNION); the union is ordered.
+    return (
+        records.order_by()
+        .annotate(model=Value(name, output_field=CharField()))
+        .values(
+            "model",
+            "history_id",
+            "id",
+            "history_date",
+            "history_type",
+            "history_user_id",
+            "history_change_reason",
+        )
+    )

@@ -1,0 +1,126 @@
+"""Incidents, cases, their entrants and decisions."""
+
+from collections.abc import Iterable
+
+from django.db.models import Count, Q, QuerySet
+
+from settlements.models import Case, CasePlayer, Decision, Incident, Settlement, Tournament
+from settlements.selectors.common import _lean, _prefetch
+from settlements.workflow import CASE_FINAL, CaseStatus
+
+
+def incident_list(*, open_only: bool = False) -> QuerySet[Incident]:
+    """Incidents, newest first, each annotated with ``case_count`` and ``cases_in_progress``."""
+    incidents = Incident.objects.select_related("reported_by", "closed_by").annotate(
+        case_count=Count("cases"),
+        cases_in_progress=Count("cases", filter=~Q(cases__status__in=CASE_FINAL)),
+    )
+    if open_only:
+        incidents = incidents.filter(closed_at__isnull=True)
+    return incidents.order_by("-started_at", "-id")
+
+
+def incident_detail(incident_id: int) -> Incident:
+    return Incident.objects.select_related("reported_by", "closed_by").get(pk=incident_id)
+
+
+def case_list(
+    *,
+    status: str | Iterable[str] | None = None,
+    incident: Incident | int | None = None,
+    kind: str | None = None,
+    tournament: Tournament | int | None = None,
+    search: str = "",
+) -> QuerySet[Case]:
+    """Cases with their tournament and incident joined; ``search`` matches the tournament's
+    operator id or name."""
+    cases = _lean(Case.objects.select_related("tournament", "incident", "created_by"), "tournament")
+    if status:
+        cases = cases.filter(status__in=[status] if isinstance(status, str) else list(status))
+    if incident is not None:
+        cases = cases.filter(incident=incident)
+    if kind:
+        cases = cases.filter(kind=kind)
+    if tournament is not None:
+        cases = cases.filter(tournament=tournament)
+    if search.strip():
+        term = search.strip()
+        cases = cases.filter(
+            Q(tournament__operator_id__icontains=term) | Q(tournament__name__icontains=term)
+        )
+    return cases.order_by("-created_at", "-id")
+
+
+def case_status_counts(*, incident: Incident | int | None = None) -> dict[str, int]:
+    """Number of cases in each status (every status present, zero when none)."""
+    cases = Case.objects.all() if incident is None else Case.objects.filter(incident=incident)
+    counts = dict.fromkeys(CaseStatus.values, 0)
+    for row in cases.values("status").annotate(n=Count("id")).order_by():
+        counts[row["status"]] = row["n"]
+    return counts
+
+
+def case_detail(case_id: int) -> Case:
+    """A case with what its page shows; decisions and settlements prefetched, newest first."""
+    return (
+        _lean(
+            Case.objects.select_related("tournament", "incident", "snapshot", "created_by"),
+            "tournament",
+        )
+        # The snapshot text may be tens of MB; a page needs only its hash and size.
+        .defer("snapshot__text")
+        .prefetch_related(
+            _prefetch("decisions", Decision.objects.select_related("decided_by")),
+            _prefetch(
+                "settlements",
+                Settlement.objects.select_related(
+                    "prepared_by", "submitted_by", "approved_by", "rejected_by", "corrects"
+                ),
+            ),
+        )
+        .get(pk=case_id)
+    )
+
+
+def crash_case_in_force(tournament: Tournament | int) -> Case | None:
+    """The tournament's crash case that is not withdrawn (at most one, by a constraint)."""
+    return (
+        Case.objects.filter(tournament=tournament, kind=Case.Kind.CRASH)
+        .exclude(status=CaseStatus.WITHDRAWN)
+        .first()
+    )
+
+
+def case_current_settlement(case: Case) -> Settlement | None:
+    """The case's latest settlement proper (not an adjustment), whatever its status."""
+    return (
+        Settlement.objects.filter(case=case, kind=Settlement.Kind.SETTLEMENT)
+        .select_related("prepared_by", "submitted_by", "approved_by", "rejected_by")
+        .order_by("-prepared_at", "-id")
+        .first()
+    )
+
+
+def case_latest_decision(case: Case) -> Decision | None:
+    return case.decisions.select_related("decided_by").order_by("-decided_at", "-id").first()
+
+
+def case_entrants(case: Case, *, search: str = "", remaining_only: bool = False):
+    entries = CasePlayer.objects.filter(case=case)
+    if remaining_only:
+        entries = entries.filter(chips__gt=0)
+    if search.strip():
+        entries = entries.filter(player__icontains=search.strip())
+    return entries.order_by("position")
+
+
+def decision_invitees(decision: Decision) -> list[str]:
+    """The players a reschedule invites (the default lists are derived from the snapshot)."""
+    if decision.invite_scope == Decision.InviteScope.CUSTOM:
+        return list(decision.invited_players)
+    if not decision.invite_scope:
+        return []
+    entries = case_entrants(
+        decision.case, remaining_only=decision.invite_scope == Decision.InviteScope.REMAINING
+    )
+    return list(entries.values_list("player", flat=True))

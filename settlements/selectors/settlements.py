@@ -1,0 +1,142 @@
+"""Stored settlements: their payouts, lines, totals and adjustments, and their
+crash-settlement/1 documents.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from settlements.models import Settlement, SettlementLine, SettlementPayout
+from settlements.rules import Line, PayoutRow, SettlementDocument
+from settlements.selectors.common import _lean, _rank
+
+
+def settlement_detail(settlement_id: int) -> Settlement:
+    settlements = Settlement.objects.select_related(
+        "case__tournament",
+        "case__incident",
+        "corrects",
+        "prepared_by",
+        "submitted_by",
+        "approved_by",
+        "rejected_by",
+    )
+    return _lean(settlements, "case__tournament").get(pk=settlement_id)
+
+
+def settlement_payouts(settlement: Settlement, *, search: str = "") -> QuerySet[SettlementPayout]:
+    """Per-player totals with the engine's explanation, in the engine's order (player ids in
+    code-point order); ``search`` matches part of the id. Paginate it: a settlement may pay
+    300,000 players (by ``position`` ranges when unsearched, see views.paging)."""
+    payouts = SettlementPayout.objects.filter(settlement=settlement)
+    if search.strip():
+        payouts = payouts.filter(player__icontains=search.strip())
+    return payouts.order_by("position")
+
+
+def settlement_payout(settlement: Settlement, player: str) -> SettlementPayout | None:
+    """One player's payout row with the engine's explanation, or None if not paid."""
+    return SettlementPayout.objects.filter(settlement=settlement, player=player).first()
+
+
+def settlement_lines(settlement: Settlement, *, player: str | None = None):
+    lines = SettlementLine.objects.filter(settlement=settlement)
+    if player is not None:
+        lines = lines.filter(player=player)
+    return lines.order_by("line_no")
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Sums of a settlement's lines: ``by_unit`` {unit: amount}, ``by_source``
+    {source: {unit: amount}} and ``rows`` [(unit, source, amount)] in a stable order."""
+
+    by_unit: dict[str, int]
+    by_source: dict[str, dict[str, int]]
+    rows: list[tuple[str, str, int]]
+
+
+_UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
+
+
+_SOURCE_ORDER = ("pool", "house")
+
+
+def settlement_totals(settlement: Settlement) -> Totals:
+    """Totals by unit and by source, from the sums stored when the settlement was written."""
+    return _totals_from(settlement.totals)
+
+
+def _totals_from(totals: dict[str, dict[str, int]]) -> Totals:
+    rows = sorted(
+        (
+            (unit, source, amount)
+            for unit, by_source in totals.items()
+            for source, amount in by_source.items()
+        ),
+        key=lambda row: (_rank(_UNIT_ORDER, row[0]), _rank(_SOURCE_ORDER, row[1])),
+    )
+    by_unit: dict[str, int] = {}
+    by_source: dict[str, dict[str, int]] = {}
+    for unit, source, amount in rows:
+        by_unit[unit] = by_unit.get(unit, 0) + amount
+        by_source.setdefault(source, {})[unit] = amount
+    return Totals(by_unit=by_unit, by_source=by_source, rows=rows)
+
+
+def settlement_as_dict(settlement: Settlement) -> dict:
+    """The settlement in the ``crash-settlement/1`` format of ``manage.py settle``, rebuilt
+    from the stored rows (adjustments also list their reversals as negative amounts)."""
+    return settlements_as_dicts([settlement])[0]
+
+
+def settlements_as_dicts(settlements: Sequence[Settlement]) -> list[dict]:
+    """``settlement_as_dict`` of several settlements (a settlement and its adjustments) with
+    two queries in all, however many they are."""
+    if not settlements:
+        return []
+    ids = [settlement.pk for settlement in settlements]
+    payouts: dict[int, list[PayoutRow]] = {pk: [] for pk in ids}
+    rows = (
+        SettlementPayout.objects.filter(settlement__in=ids)
+        .order_by("settlement", "position")
+        .values_list("settlement", "player", "cash", "tdollars", "tickets", "fpp")
+    )
+    for settlement_id, *payout in rows:
+        payouts[settlement_id].append(PayoutRow(*payout))
+    lines: dict[int, list[Line]] = {pk: [] for pk in ids}
+    rows = (
+        SettlementLine.objects.filter(settlement__in=ids)
+        .order_by("settlement", "line_no")
+        .values_list("settlement", "player", "kind", "unit", "amount", "source", "reversal")
+    )
+    for settlement_id, player, kind, unit, amount, source, reversal in rows:
+        lines[settlement_id].append(
+            Line(player, kind, unit, -amount if reversal else amount, source)
+        )
+    return [
+        SettlementDocument(
+            tournament_id=settlement.case.tournament.operator_id,
+            policy=settlement.policy,
+            stage=settlement.stage,
+            remedy=settlement.remedy or None,
+            decision=settlement.decision or None,
+            decision_options=[] if settlement.remedy else list(settlement.case.decision_options),
+            entrants=settlement.entrants,
+            eliminated=settlement.eliminated,
+            remaining=settlement.remaining,
+            pool=settlement.pool,
+            pool_distributed=settlement.pool_distributed,
+            payouts=payouts[settlement.pk],
+            lines=lines[settlement.pk],
+        ).to_dict()
+        for settlement in settlements
+    ]
+
+
+def settlement_adjustments(settlement: Settlement) -> QuerySet[Settlement]:
+    """The adjustments that correct ``settlement``, oldest first."""
+    return Settlement.objects.filter(corrects=settlement, kind=Settlement.Kind.ADJUSTMENT).order_by(
+        "prepared_at", "id"
+    )

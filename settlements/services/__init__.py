@@ -1,0 +1,77 @@
+"""Every write of the workflow: one function per business event, one module per part of the
+business (incidents, snapshots, decisions, settlements, compensation, individual cases, tokens).
+
+Each service is atomic, takes keyword-only arguments, checks the actor's role, locks the rows
+it moves (always the case before its settlement, so two services never wait on each other in
+opposite order), checks the state machine (``settlements.workflow``), records the history user
+and reason on every versioned row it saves, and writes one ``Event`` row in the same
+transaction; the structured log line follows once the transaction commits.
+
+Services return fresh objects: an instance passed in may be stale after the call.
+Refusals raise ``DomainError`` subclasses (see ``settlements.errors``); an invalid snapshot
+raises the engine's ``InvalidInput`` with every problem and its path.
+
+The public names are re-exported here, so callers write ``services.settlement_prepare``
+whichever module holds it.
+"""
+
+from settlements.services.common import MAX_AMOUNT
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+    compensation_reject,
+)
+from settlements.services.decisions import decision_record
+from settlements.services.incidents import incident_close, incident_report, tournament_create
+from settlements.services.individual_cases import (
+    individual_case_open,
+    individual_case_resolve,
+    prize_withdrawal_decide,
+)
+from settlements.services.settlements import (
+    LINE_SHAPES,
+    SETTLEMENT_PAYOUT_FIELDS,
+    AdjustmentEntry,
+    settlement_adjust,
+    settlement_approve,
+    settlement_prepare,
+    settlement_reject,
+    settlement_submit,
+)
+from settlements.services.snapshots import case_load_snapshot, case_withdraw
+from settlements.services.tokens import (
+    TOKEN_USE_RESOLUTION,
+    api_token_authenticate,
+    api_token_create,
+    api_token_revoke,
+)
+
+__all__ = [
+    "MAX_AMOUNT",
+    "incident_report",
+    "incident_close",
+    "tournament_create",
+    "case_load_snapshot",
+    "case_withdraw",
+    "decision_record",
+    "LINE_SHAPES",
+    "AdjustmentEntry",
+    "settlement_prepare",
+    "settlement_submit",
+    "settlement_approve",
+    "settlement_reject",
+    "settlement_adjust",
+    "SETTLEMENT_PAYOUT_FIELDS",
+    "CompensationEntry",
+    "compensation_propose",
+    "compensation_approve",
+    "compensation_reject",
+    "individual_case_open",
+    "individual_case_resolve",
+    "prize_withdrawal_decide",
+    "TOKEN_USE_RESOLUTION",
+    "api_token_create",
+    "api_token_revoke",
+    "api_token_authenticate",
+]

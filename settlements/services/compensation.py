@@ -1,0 +1,155 @@
+"""Compensation the house pays named players: proposed, then approved or rejected by another
+Tournament Manager.
+"""
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from settlements import roles
+from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements.models import Case, Compensation, CompensationItem, Event, Unit
+from settlements.services.common import (
+    BULK_BATCH,
+    _check_amount,
+    _check_player_id,
+    _entrants_among,
+    _lock_case,
+    _record,
+    _refuse_withdrawn,
+    _required_text,
+    _save,
+)
+from settlements.workflow import CaseStatus, CompensationStatus, compensation_next_status
+
+
+@dataclass(frozen=True)
+class CompensationEntry:
+    player: str
+    amount: int
+    unit: str = Unit.CASH
+
+
+@transaction.atomic
+def compensation_propose(
+    *, case: Case, actor, reason: str, entries: Sequence[CompensationEntry]
+) -> Compensation:
+    """Propose that the house pays named players for an injustice; a Tournament Manager
+    other than the proposer decides."""
+    roles.require_role(
+        actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="propose compensation"
+    )
+    case = _lock_case(case)
+    _refuse_withdrawn(case, "propose compensation for")
+    if case.is_crash and not case.settlements.exists():
+        raise InvalidTransition(
+            f"Compensation for {case} can be proposed once its settlement has been prepared."
+        )
+    if not case.is_crash and case.status != CaseStatus.OPEN:
+        raise InvalidTransition(f"{case} is resolved; open a new case for further compensation.")
+    reason = _required_text(reason, "reason")
+    if not entries:
+        raise DomainError("Name at least one player and amount.", field="entries")
+    allowed_units = {Unit.CASH, Unit.TDOLLARS, Unit.FPP}
+    seen: set[tuple[str, str]] = set()
+    for number, entry in enumerate(entries, start=1):
+        where = f"Line {number}"
+        _check_player_id(entry.player, where)
+        if entry.unit not in allowed_units:
+            raise DomainError(f"{where}: pay compensation in cash, T$ or FPP.", field="entries")
+        _check_amount(entry.amount, "entries", positive=True, what=f"{where}: the amount")
+        if (entry.player, entry.unit) in seen:
+            raise DomainError(
+                f"{where}: {entry.player} is listed twice in {entry.unit}.", field="entries"
+            )
+        seen.add((entry.player, entry.unit))
+    players = {entry.player for entry in entries}
+    if case.is_crash:
+        outsiders = players - _entrants_among(case, players)
+    else:
+        outsiders = players - set(case.players)
+    if outsiders:
+        raise DomainError(
+            f"Not a player of {case}: {', '.join(sorted(outsiders)[:5])}.", field="entries"
+        )
+
+    totals: dict[str, int] = defaultdict(int)
+    for entry in entries:
+        totals[entry.unit] += entry.amount
+    compensation = Compensation(
+        case=case,
+        status=CompensationStatus.PROPOSED,
+        currency=case.tournament.currency,
+        reason=reason,
+        proposed_by=actor,
+        totals=dict(totals),
+    )
+    _save(compensation, actor=actor, reason=reason)
+    CompensationItem.objects.bulk_create(
+        [
+            CompensationItem(
+                compensation=compensation,
+                line_no=line_no,
+                player=entry.player,
+                unit=entry.unit,
+                amount=entry.amount,
+            )
+            for line_no, entry in enumerate(entries, start=1)
+        ],
+        batch_size=BULK_BATCH,
+    )
+    _record(
+        Event.Type.COMPENSATION_PROPOSED,
+        actor=actor,
+        case=case,
+        subject=compensation,
+        reason=reason,
+        data={"players": len(players), "totals": compensation.totals},
+    )
+    return compensation
+
+
+@transaction.atomic
+def compensation_approve(*, compensation: Compensation, actor, reason: str = "") -> Compensation:
+    return _compensation_review(compensation, actor, "approve", reason)
+
+
+@transaction.atomic
+def compensation_reject(*, compensation: Compensation, actor, reason: str) -> Compensation:
+    return _compensation_review(compensation, actor, "reject", _required_text(reason, "reason"))
+
+
+def _compensation_review(compensation: Compensation, actor, action: str, reason: str):
+    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action=f"{action} compensation")
+    compensation = (
+        Compensation.objects.select_for_update(of=("self",))
+        .select_related("case__tournament", "case__incident")
+        .get(pk=compensation.pk)
+    )
+    new_status = compensation_next_status(compensation.status, action, label=str(compensation))
+    if actor.pk == compensation.proposed_by_id:
+        raise NotAllowed(
+            f"You proposed {compensation}; another Tournament Manager must {action} it."
+        )
+    compensation.status = new_status
+    if action == "approve":
+        compensation.approved_by = actor
+    else:
+        compensation.rejected_by = actor
+    compensation.reviewed_at = timezone.now()
+    compensation.review_reason = reason.strip()
+    _save(compensation, actor=actor, reason=reason.strip() or action.capitalize() + "d")
+    _record(
+        Event.Type.COMPENSATION_APPROVED
+        if action == "approve"
+        else Event.Type.COMPENSATION_REJECTED,
+        actor=actor,
+        case=compensation.case,
+        subject=compensation,
+        reason=compensation.review_reason,
+        data={"totals": compensation.totals},
+    )
+    return compensation

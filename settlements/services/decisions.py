@@ -1,0 +1,109 @@
+"""The Marketing Manager's decision on a case the rules leave open."""
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from settlements import roles
+from settlements.errors import DomainError, InvalidTransition
+from settlements.models import Case, Decision, Event, Stage
+from settlements.services.common import (
+    _aware,
+    _entrants_among,
+    _lock_case,
+    _record,
+    _required_text,
+    _save,
+)
+from settlements.workflow import case_next_status
+
+
+@transaction.atomic
+def decision_record(
+    *,
+    case: Case,
+    actor,
+    option: str,
+    reason: str,
+    reschedule_at: datetime | None = None,
+    invited_players: Sequence[str] | None = None,
+) -> Decision:
+    """The Marketing Manager's choice among the options the rules offer for this case.
+
+    A reschedule needs the new date; its invitations default to every entrant (early stage)
+    or the remaining players (middle stage); a list given instead must name entrants.
+    """
+    roles.require_role(actor, roles.MARKETING_MANAGER, action="record decisions")
+    case = _lock_case(case)
+    if not case.is_crash or not case.decision_options:
+        raise InvalidTransition(f"{case} needs no decision: the rules settle it without one.")
+    next_status = case_next_status(case.status, "decide", label=str(case))
+    if option not in case.decision_options:
+        offered = " or ".join(case.decision_options)
+        raise DomainError(f"Choose {offered}.", field="option")
+    reason = _required_text(reason, "reason")
+
+    scope = ""
+    custom: list[str] = []
+    if option == "reschedule":
+        if reschedule_at is None:
+            raise DomainError("A reschedule needs the new date.", field="reschedule_at")
+        reschedule_at = _aware(reschedule_at, "reschedule_at")
+        if reschedule_at <= timezone.now():
+            raise DomainError("The new date must be in the future.", field="reschedule_at")
+        if invited_players is None:
+            scope = (
+                Decision.InviteScope.ENTRANTS
+                if case.stage == Stage.EARLY
+                else Decision.InviteScope.REMAINING
+            )
+        else:
+            scope = Decision.InviteScope.CUSTOM
+            custom = _checked_invitees(case, invited_players)
+    elif reschedule_at is not None or invited_players is not None:
+        raise DomainError("Only a reschedule takes a new date and invitations.", field="option")
+
+    decision = Decision(
+        case=case,
+        role=roles.MARKETING_MANAGER,
+        option=option,
+        reason=reason,
+        decided_by=actor,
+        reschedule_at=reschedule_at,
+        invite_scope=scope,
+        invited_players=custom,
+    )
+    _save(decision, actor=actor, reason=reason)
+    case.decision = option
+    case.status = next_status
+    _save(case, actor=actor, reason=f"Decision: {option}")
+    _record(
+        Event.Type.DECISION_RECORDED,
+        actor=actor,
+        case=case,
+        subject=decision,
+        reason=reason,
+        data={
+            "option": option,
+            "reschedule_at": reschedule_at.isoformat() if reschedule_at else None,
+            "invite_scope": scope,
+            "invited": len(custom) if custom else None,
+        },
+    )
+    return decision
+
+
+def _checked_invitees(case: Case, invited: Sequence[str]) -> list[str]:
+    invited = list(invited)
+    if not invited:
+        raise DomainError("Invite at least one player.", field="invited_players")
+    if len(set(invited)) != len(invited):
+        raise DomainError("A player is invited twice.", field="invited_players")
+    unknown = set(invited) - _entrants_among(case, invited)
+    if unknown:
+        names = ", ".join(sorted(map(str, unknown))[:5])
+        raise DomainError(f"Only entrants can be invited; not entrants: {names}.",
+                          field="invited_players")  # fmt: skip
+    return invited

@@ -1,0 +1,133 @@
+"""Incidents, and tournaments registered by hand."""
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from settlements import roles
+from settlements.errors import DomainError, Duplicate, InvalidTransition
+from settlements.models import ID_MAX_LENGTH, Event, Incident, Tournament, TournamentType
+from settlements.services.common import _aware, _check_amount, _record, _required_text, _save
+from settlements.workflow import CASE_FINAL
+
+_CURRENCY = re.compile(r"[A-Z]{3}")
+
+
+@transaction.atomic
+def incident_report(*, actor, title: str, started_at: datetime, description: str = "") -> Incident:
+    roles.require_role(actor, roles.OPERATOR, action="report incidents")
+    title = _required_text(title, "title", max_length=200)
+    incident = Incident(
+        title=title,
+        started_at=_aware(started_at, "started_at"),
+        description=description.strip(),
+        reported_by=actor,
+    )
+    _save(incident, actor=actor, reason="Incident reported")
+    _record(
+        Event.Type.INCIDENT_REPORTED,
+        actor=actor,
+        incident=incident,
+        subject=incident,
+        data={"title": incident.title, "started_at": incident.started_at.isoformat()},
+    )
+    return incident
+
+
+@transaction.atomic
+def incident_close(*, incident: Incident, actor, reason: str = "") -> Incident:
+    roles.require_role(actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="close incidents")
+    incident = Incident.objects.select_for_update().get(pk=incident.pk)
+    if not incident.is_open:
+        raise InvalidTransition(f"{incident} is already closed.")
+    unfinished = list(
+        incident.cases.exclude(status__in=CASE_FINAL).values_list("pk", flat=True)[:10]
+    )
+    if unfinished:
+        listed = ", ".join(f"#{pk}" for pk in unfinished)
+        raise InvalidTransition(
+            f"{incident} still has cases in progress ({listed}); finish them before closing it."
+        )
+    incident.closed_at = timezone.now()
+    incident.closed_by = actor
+    _save(incident, actor=actor, reason=reason.strip() or "Incident closed")
+    _record(
+        Event.Type.INCIDENT_CLOSED, actor=actor, incident=incident, subject=incident, reason=reason
+    )
+    return incident
+
+
+@transaction.atomic
+def tournament_create(
+    *,
+    actor,
+    operator_id: str,
+    type: str,
+    currency: str,
+    name: str = "",
+    buy_in: int | None = None,
+    fee: int | None = None,
+    guarantee: int | None = None,
+    fpp_buy_in: int | None = None,
+    prize_pool: int | None = None,
+    payouts: Sequence[int] = (),
+    seat_value: int | None = None,
+    scheduled_start: datetime | None = None,
+) -> Tournament:
+    """Register a tournament by hand (a snapshot load registers its tournament by itself)."""
+    roles.require_role(
+        actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="register tournaments"
+    )
+    operator_id = _required_text(operator_id, "operator_id", max_length=ID_MAX_LENGTH)
+    if type not in TournamentType.values:
+        raise DomainError("Choose regular, freeroll or satellite.", field="type")
+    if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
+        raise DomainError("Give the currency as three capital letters, e.g. USD.", field="currency")
+    amounts = {
+        "buy_in": buy_in,
+        "fee": fee,
+        "guarantee": guarantee,
+        "fpp_buy_in": fpp_buy_in,
+        "prize_pool": prize_pool,
+        "seat_value": seat_value,
+    }
+    for field, value in amounts.items():
+        if value is not None:
+            _check_amount(value, field)
+    payouts = list(payouts)
+    for place, value in enumerate(payouts, start=1):
+        _check_amount(value, "payouts", positive=True, what=f"The prize of place {place}")
+    existing = Tournament.objects.filter(operator_id=operator_id).first()
+    if existing is not None:
+        raise Duplicate(
+            f"Tournament {operator_id} is already registered.",
+            existing=existing,
+            field="operator_id",
+        )
+    tournament = Tournament(
+        operator_id=operator_id,
+        name=name.strip()[:ID_MAX_LENGTH],
+        type=type,
+        currency=currency,
+        payouts=payouts,
+        scheduled_start=_aware(scheduled_start, "scheduled_start") if scheduled_start else None,
+        **amounts,
+    )
+    try:
+        with transaction.atomic():
+            _save(tournament, actor=actor, reason="Tournament registered")
+    except IntegrityError:
+        raise Duplicate(
+            f"Tournament {operator_id} is already registered.", field="operator_id"
+        ) from None
+    _record(
+        Event.Type.TOURNAMENT_CREATED,
+        actor=actor,
+        tournament=tournament,
+        subject=tournament,
+        data={"operator_id": operator_id, "type": type},
+    )
+    return tournament

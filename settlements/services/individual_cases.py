@@ -1,0 +1,134 @@
+"""Individual cases (players hit while the tournament went on) and prizes given in error."""
+
+from collections.abc import Sequence
+
+from django.db import transaction
+from django.utils import timezone
+
+from settlements import roles
+from settlements.errors import DomainError, InvalidTransition
+from settlements.models import Case, Event, Incident, PrizeWithdrawal, Tournament, Unit
+from settlements.services.common import (
+    _check_amount,
+    _check_player_id,
+    _lock_case,
+    _record,
+    _refuse_withdrawn,
+    _required_text,
+    _save,
+)
+from settlements.workflow import CaseStatus, case_next_status
+
+
+@transaction.atomic
+def individual_case_open(
+    *,
+    tournament: Tournament,
+    actor,
+    players: Sequence[str],
+    description: str,
+    incident: Incident | None = None,
+) -> Case:
+    """Open a case for one or a few players hit while the tournament went on for the rest."""
+    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action="open individual cases")
+    description = _required_text(description, "description")
+    players = list(players)
+    if not players:
+        raise DomainError("Name the player or players concerned.", field="players")
+    for player in players:
+        _check_player_id(player, "A player")
+    if len(set(players)) != len(players):
+        raise DomainError("A player is named twice.", field="players")
+    if incident is not None:
+        incident = Incident.objects.select_for_update().get(pk=incident.pk)
+        if not incident.is_open:
+            raise InvalidTransition(f"{incident} is closed.")
+    case = Case(
+        kind=Case.Kind.INDIVIDUAL,
+        incident=incident,
+        tournament=tournament,
+        status=CaseStatus.OPEN,
+        players=players,
+        description=description,
+        created_by=actor,
+    )
+    _save(case, actor=actor, reason="Individual case opened")
+    _record(
+        Event.Type.INDIVIDUAL_CASE_OPENED,
+        actor=actor,
+        case=case,
+        subject=case,
+        reason=description,
+        data={"players": players},
+    )
+    return case
+
+
+@transaction.atomic
+def individual_case_resolve(*, case: Case, actor, outcome: str) -> Case:
+    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action="resolve individual cases")
+    case = _lock_case(case)
+    if case.is_crash:
+        raise InvalidTransition(f"{case} is a crash case; it ends with its settlement.")
+    case.status = case_next_status(case.status, "resolve", label=str(case))
+    case.outcome = _required_text(outcome, "outcome")
+    case.resolved_by = actor
+    case.resolved_at = timezone.now()
+    _save(case, actor=actor, reason=case.outcome)
+    _record(
+        Event.Type.INDIVIDUAL_CASE_RESOLVED,
+        actor=actor,
+        case=case,
+        subject=case,
+        reason=case.outcome,
+    )
+    return case
+
+
+@transaction.atomic
+def prize_withdrawal_decide(
+    *,
+    case: Case,
+    actor,
+    player: str,
+    prize: str,
+    outcome: str,
+    reason: str,
+    amount: int | None = None,
+    unit: str = "",
+) -> PrizeWithdrawal:
+    """A Tournament Manager's call on a prize given in error: withdraw it, or leave it."""
+    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action="decide on prizes given in error")
+    case = _lock_case(case)
+    _refuse_withdrawn(case, "record a prize given in error on")
+    _check_player_id(player, "The player")
+    prize = _required_text(prize, "prize", max_length=200)
+    if outcome not in PrizeWithdrawal.Outcome.values:
+        raise DomainError("Choose to withdraw the prize or to leave it.", field="outcome")
+    reason = _required_text(reason, "reason")
+    if amount is not None:
+        _check_amount(amount, "amount")
+        if unit not in Unit.values:
+            raise DomainError("Give the unit of the amount.", field="unit")
+    elif unit:
+        raise DomainError("Give the amount in that unit, or no unit.", field="amount")
+    withdrawal = PrizeWithdrawal(
+        case=case,
+        player=player,
+        prize=prize,
+        unit=unit,
+        amount=amount,
+        outcome=outcome,
+        reason=reason,
+        decided_by=actor,
+    )
+    _save(withdrawal, actor=actor, reason=reason)
+    _record(
+        Event.Type.PRIZE_WITHDRAWAL_DECIDED,
+        actor=actor,
+        case=case,
+        subject=withdrawal,
+        reason=reason,
+        data={"player": player, "prize": prize, "outcome": outcome, "amount": amount, "unit": unit},
+    )
+    return withdrawal

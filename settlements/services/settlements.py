@@ -1,0 +1,420 @@
+"""Settlements: prepared by the engine, submitted, approved or rejected by another Tournament
+Manager, and corrected by linked adjustments once approved.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from settlements import roles
+from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements.models import (
+    Case,
+    Event,
+    LineKind,
+    Settlement,
+    SettlementLine,
+    SettlementPayout,
+    Source,
+    Unit,
+)
+from settlements.rules import (
+    ENGINE_VERSION,
+    ExplanationTerms,
+    InvalidInput,
+    Policy,
+    parse_snapshot,
+    settle,
+)
+from settlements.services.common import (
+    BULK_BATCH,
+    MAX_AMOUNT,
+    _entrants_among,
+    _insert_rows,
+    _lock_case,
+    _lock_settlement,
+    _record,
+    _required_text,
+    _save,
+)
+from settlements.workflow import SettlementStatus, case_next_status, settlement_next_status
+
+# Which unit and source each kind of line may have (SNAPSHOT.md, "lines").
+LINE_SHAPES: dict[str, tuple[frozenset[str], str]] = {
+    LineKind.REFUND_BUY_IN: (frozenset({Unit.CASH}), Source.POOL),
+    LineKind.REFUND_FEE: (frozenset({Unit.CASH}), Source.HOUSE),
+    LineKind.REFUND_FPP: (frozenset({Unit.FPP}), Source.HOUSE),
+    LineKind.PRIZE: (frozenset({Unit.CASH, Unit.TDOLLARS}), Source.POOL),
+    LineKind.TICKET: (frozenset({Unit.TICKETS}), Source.POOL),
+}
+
+
+@dataclass(frozen=True)
+class AdjustmentEntry:
+    """One correction of an approved settlement: a positive amount pays more, a negative one
+    takes back part of what was paid under the same player, kind, unit and source."""
+
+    player: str
+    kind: str
+    unit: str
+    amount: int
+    source: str
+
+
+@transaction.atomic
+def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
+    """Run the engine on the case's snapshot, decision and policy; store its result."""
+    roles.require_role(actor, roles.OPERATOR, action="prepare settlements")
+    case = _lock_case(case)
+    if not case.is_crash:
+        raise InvalidTransition(f"{case} is an individual case; it has no crash settlement.")
+    next_status = case_next_status(case.status, "prepare", label=str(case))
+    parsed = parse_snapshot(case.snapshot.text)
+    try:
+        result = settle(parsed, decision=case.decision or None, policy=Policy(**case.policy))
+    except InvalidInput as exc:
+        problems = "; ".join(str(problem) for problem in exc.problems)
+        raise DomainError(f"The rules cannot settle {case}: {problems}") from exc
+
+    _check_storable(result)
+    settlement = Settlement(
+        case=case,
+        kind=Settlement.Kind.SETTLEMENT,
+        status=SettlementStatus.PREPARED,
+        currency=result.currency,
+        stage=result.stage,
+        remedy=result.remedy or "",
+        decision=result.decision or "",
+        policy=result.policy.to_dict(),
+        engine_version=ENGINE_VERSION,
+        entrants=result.entrants,
+        eliminated=result.eliminated,
+        remaining=result.remaining,
+        pool=result.pool,
+        pool_distributed=result.pool_distributed,
+        totals=_line_totals(map(attrgetter("unit", "source", "amount"), result.lines)),
+        line_count=len(result.lines),
+        payout_count=len(result.payouts),
+        note=note.strip(),
+        prepared_by=actor,
+    )
+    try:
+        with transaction.atomic():
+            _save(settlement, actor=actor, reason=note.strip() or "Settlement prepared")
+    except IntegrityError:
+        raise InvalidTransition(f"{case} already has a settlement in progress.") from None
+
+    chips = {player.id: player.chips for player in parsed.players}
+    explained = {terms.player: terms for terms in result.explanations.terms()}
+    settlement_id = settlement.pk
+    _insert_rows(
+        SettlementPayout,
+        SETTLEMENT_PAYOUT_FIELDS,
+        _payout_rows(settlement_id, result.payouts, chips, explained),
+    )
+    _insert_rows(
+        SettlementLine,
+        ("settlement", "line_no", "player", "kind", "unit", "amount", "source", "reversal"),
+        (
+            (
+                settlement_id,
+                line_no,
+                line.player,
+                line.kind,
+                line.unit,
+                line.amount,
+                line.source,
+                False,
+            )
+            for line_no, line in enumerate(result.lines, start=1)
+        ),  # fmt: skip
+    )
+    case.status = next_status
+    _save(case, actor=actor, reason=f"{settlement} prepared")
+    _record(
+        Event.Type.SETTLEMENT_PREPARED,
+        actor=actor,
+        case=case,
+        subject=settlement,
+        reason=settlement.note,
+        data={
+            "remedy": settlement.remedy,
+            "decision": settlement.decision,
+            "lines": settlement.line_count,
+            "payouts": settlement.payout_count,
+            "pool_distributed": settlement.pool_distributed,
+            "totals": settlement.totals,
+            "engine_version": ENGINE_VERSION,
+        },
+    )
+    return settlement
+
+
+@transaction.atomic
+def settlement_submit(*, settlement: Settlement, actor) -> Settlement:
+    """Send a prepared settlement (or adjustment) to the Tournament Managers for approval."""
+    roles.require_role(actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="submit settlements")
+    case, settlement = _lock_settlement(settlement)
+    if not settlement.is_adjustment:
+        roles.require_role(actor, roles.OPERATOR, action="submit settlements")
+    settlement.status = settlement_next_status(settlement.status, "submit", label=str(settlement))
+    if not settlement.is_adjustment:
+        case.status = case_next_status(case.status, "submit", label=str(case))
+    settlement.submitted_by = actor
+    settlement.submitted_at = timezone.now()
+    _save(settlement, actor=actor, reason="Submitted for approval")
+    if not settlement.is_adjustment:
+        _save(case, actor=actor, reason=f"{settlement} submitted")
+    _record(Event.Type.SETTLEMENT_SUBMITTED, actor=actor, case=case, subject=settlement)
+    return settlement
+
+
+@transaction.atomic
+def settlement_approve(*, settlement: Settlement, actor, reason: str = "") -> Settlement:
+    """Make a submitted settlement (or adjustment) final. Never the preparer's own."""
+    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action="approve settlements")
+    case, settlement = _lock_settlement(settlement)
+    new_status = settlement_next_status(settlement.status, "approve", label=str(settlement))
+    _refuse_own_work(settlement, actor, "approve")
+    if settlement.is_adjustment:
+        _check_adjustment_nets(settlement.corrects, list(settlement.lines.all()))
+    else:
+        case.status = case_next_status(case.status, "approve", label=str(case))
+    settlement.status = new_status
+    settlement.approved_by = actor
+    settlement.reviewed_at = timezone.now()
+    settlement.review_reason = reason.strip()
+    _save(settlement, actor=actor, reason=reason.strip() or "Approved")
+    if not settlement.is_adjustment:
+        _save(case, actor=actor, reason=f"{settlement} approved")
+    _record(
+        Event.Type.SETTLEMENT_APPROVED,
+        actor=actor,
+        case=case,
+        subject=settlement,
+        reason=settlement.review_reason,
+        data={"totals": settlement.totals, "lines": settlement.line_count},
+    )
+    return settlement
+
+
+@transaction.atomic
+def settlement_reject(*, settlement: Settlement, actor, reason: str) -> Settlement:
+    """Send a submitted settlement back; the case can then be decided or prepared again."""
+    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action="reject settlements")
+    case, settlement = _lock_settlement(settlement)
+    new_status = settlement_next_status(settlement.status, "reject", label=str(settlement))
+    _refuse_own_work(settlement, actor, "reject")
+    reason = _required_text(reason, "reason")
+    if not settlement.is_adjustment:
+        case.status = case_next_status(case.status, "reject", label=str(case))
+    settlement.status = new_status
+    settlement.rejected_by = actor
+    settlement.reviewed_at = timezone.now()
+    settlement.review_reason = reason
+    _save(settlement, actor=actor, reason=reason)
+    if not settlement.is_adjustment:
+        _save(case, actor=actor, reason=f"{settlement} rejected: {reason}")
+    _record(
+        Event.Type.SETTLEMENT_REJECTED, actor=actor, case=case, subject=settlement, reason=reason
+    )
+    return settlement
+
+
+@transaction.atomic
+def settlement_adjust(
+    *, settlement: Settlement, actor, reason: str, entries: Sequence[AdjustmentEntry]
+) -> Settlement:
+    """Correct an approved settlement by a new linked adjustment (prepared, to be approved).
+
+    The approved settlement is never edited. A negative entry takes back part of what the
+    settlement (with its approved adjustments) paid under the same player, kind, unit and
+    source; it can never take back more than was paid.
+    """
+    roles.require_role(
+        actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="prepare adjustments"
+    )
+    case, original = _lock_settlement(settlement)
+    if original.is_adjustment:
+        original = original.corrects
+    if original.status != SettlementStatus.APPROVED:
+        raise InvalidTransition(
+            f"Only an approved settlement can be adjusted; {original} is "
+            f"{original.get_status_display().lower()}."
+        )
+    reason = _required_text(reason, "reason")
+    if not entries:
+        raise DomainError("List at least one correction.", field="entries")
+    players = {entry.player for entry in entries}
+    known = _entrants_among(case, players)
+    for number, entry in enumerate(entries, start=1):
+        _check_adjustment_entry(entry, number, known)
+    lines = [
+        SettlementLine(
+            line_no=line_no,
+            player=entry.player,
+            kind=entry.kind,
+            unit=entry.unit,
+            amount=abs(entry.amount),
+            source=entry.source,
+            reversal=entry.amount < 0,
+        )
+        for line_no, entry in enumerate(entries, start=1)
+    ]
+    _check_adjustment_nets(original, lines)
+
+    adjustment = Settlement(
+        case=case,
+        kind=Settlement.Kind.ADJUSTMENT,
+        corrects=original,
+        status=SettlementStatus.PREPARED,
+        currency=original.currency,
+        stage=original.stage,
+        remedy=original.remedy,
+        decision=original.decision,
+        policy=original.policy,
+        engine_version=original.engine_version,
+        entrants=original.entrants,
+        eliminated=original.eliminated,
+        remaining=original.remaining,
+        pool=original.pool,
+        pool_distributed=None,
+        totals=_line_totals((ln.unit, ln.source, ln.signed_amount) for ln in lines),
+        line_count=len(lines),
+        payout_count=len(players),
+        note=reason,
+        prepared_by=actor,
+    )
+    _save(adjustment, actor=actor, reason=reason)
+    for line in lines:
+        line.settlement = adjustment
+    SettlementLine.objects.bulk_create(lines, batch_size=BULK_BATCH)
+    _record(
+        Event.Type.ADJUSTMENT_PREPARED,
+        actor=actor,
+        case=case,
+        subject=adjustment,
+        reason=reason,
+        data={"corrects": original.pk, "lines": len(lines), "totals": adjustment.totals},
+    )
+    return adjustment
+
+
+SETTLEMENT_PAYOUT_FIELDS = (
+    "settlement",
+    "position",
+    "player",
+    "chips",
+    "cash",
+    "tdollars",
+    "tickets",
+    "fpp",
+    "guaranteed",
+    "share",
+    "exact",
+    "capped",
+    "rounding_cent",
+)
+
+
+def _payout_rows(
+    settlement_id: int, payouts, chips: dict[str, int], explained: dict[str, ExplanationTerms]
+) -> Iterator[tuple]:
+    """The rows of SETTLEMENT_PAYOUT_FIELDS, built as plainly as possible: 300,000 of them
+    are written while the caller waits."""
+    for position, row in enumerate(payouts):
+        player = row.player
+        terms = explained.get(player)
+        if terms is None:
+            yield (
+                settlement_id, position, player, chips[player], row.cash, row.tdollars,
+                row.tickets, row.fpp, None, "", "", None, None,
+            )  # fmt: skip
+        else:
+            denominator = terms.denominator
+            yield (
+                settlement_id, position, player, chips[player], row.cash, row.tdollars,
+                row.tickets, row.fpp, terms.guaranteed, _fraction_text(terms.share, denominator),
+                _fraction_text(terms.exact, denominator), terms.capped, terms.rounding_cent,
+            )  # fmt: skip
+
+
+def _fraction_text(numerator: int, denominator: int) -> str:
+    """A reduced fraction as str(Fraction) writes it: "n/d", or "n" for a whole number."""
+    return f"{numerator}/{denominator}" if denominator != 1 else str(numerator)
+
+
+def _check_storable(result) -> None:
+    """Refuse, before anything is written, a settlement with an amount beyond a bigint; one
+    maximum per column rather than a check per value."""
+    fields = ("cash", "tdollars", "tickets", "fpp")
+    columns = [map(attrgetter(name), result.payouts) for name in fields]
+    columns.append(map(attrgetter("amount"), result.lines))
+    largest = max(max(column, default=0) for column in columns)
+    if largest > MAX_AMOUNT:
+        raise DomainError(f"An amount of this settlement ({largest}) is too large to store.")
+
+
+def _line_totals(lines: Iterable[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
+    """{unit: {source: amount}} over (unit, source, amount) triples."""
+    sums: dict[tuple[str, str], int] = defaultdict(int)
+    for unit, source, amount in lines:
+        sums[unit, source] += amount
+    totals: dict[str, dict[str, int]] = {}
+    for (unit, source), amount in sums.items():
+        totals.setdefault(unit, {})[source] = amount
+    return totals
+
+
+def _refuse_own_work(settlement: Settlement, actor, verb: str) -> None:
+    if actor.pk == settlement.prepared_by_id:
+        raise NotAllowed(f"You prepared {settlement}; another Tournament Manager must {verb} it.")
+    if actor.pk == settlement.submitted_by_id:
+        raise NotAllowed(f"You submitted {settlement}; another Tournament Manager must {verb} it.")
+
+
+def _check_adjustment_entry(entry: AdjustmentEntry, number: int, known: set[str]) -> None:
+    where = f"Correction {number}"
+    if entry.player not in known:
+        raise DomainError(f"{where}: {entry.player!r} is not an entrant.", field="entries")
+    shape = LINE_SHAPES.get(entry.kind)
+    if shape is None:
+        raise DomainError(f"{where}: unknown kind {entry.kind!r}.", field="entries")
+    units, source = shape
+    if entry.unit not in units or entry.source != source:
+        raise DomainError(
+            f"{where}: a {entry.kind} line is paid in {' or '.join(sorted(units))} "
+            f"from the {source}.",
+            field="entries",
+        )
+    if isinstance(entry.amount, bool) or not isinstance(entry.amount, int) or entry.amount == 0:
+        raise DomainError(f"{where}: give a whole non-zero amount.", field="entries")
+    if abs(entry.amount) > MAX_AMOUNT:
+        raise DomainError(f"{where}: the amount is too large.", field="entries")
+
+
+def _check_adjustment_nets(original: Settlement, lines: Sequence[SettlementLine]) -> None:
+    """Refuse corrections that would take back more than was paid under any line key."""
+    keys = {(ln.player, ln.kind, ln.unit, ln.source) for ln in lines}
+    players = {key[0] for key in keys}
+    paid: dict[tuple, int] = defaultdict(int)
+    earlier = SettlementLine.objects.filter(
+        Q(settlement=original)
+        | Q(settlement__corrects=original, settlement__status=SettlementStatus.APPROVED),
+        player__in=players,
+    ).values_list("player", "kind", "unit", "source", "reversal", "amount")
+    for player, kind, unit, source, reversal, amount in earlier:
+        paid[(player, kind, unit, source)] += -amount if reversal else amount
+    for line in lines:
+        paid[(line.player, line.kind, line.unit, line.source)] += line.signed_amount
+    for (player, kind, unit, _source), net in sorted(paid.items()):
+        if net < 0:
+            raise DomainError(
+                f"This would take back more {unit} from {player} ({kind}) than was paid.",
+                field="entries",
+            )

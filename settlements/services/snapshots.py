@@ -1,0 +1,311 @@
+"""A crash case's start and its undoing: loading a snapshot (which registers or updates its
+tournament), and withdrawing a case loaded in error.
+"""
+
+from datetime import UTC, datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from settlements import roles
+from settlements.errors import DomainError, Duplicate, InvalidTransition
+from settlements.models import (
+    ID_MAX_LENGTH,
+    Case,
+    CasePlayer,
+    Event,
+    Incident,
+    Settlement,
+    Snapshot,
+    Tournament,
+)
+from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, Problem, assess, parse_snapshot
+from settlements.selectors import crash_case_in_force
+from settlements.services.common import (
+    MAX_AMOUNT,
+    _insert_rows,
+    _lock_case,
+    _record,
+    _required_text,
+    _save,
+)
+from settlements.services.incidents import incident_report
+from settlements.site_policy import site_policy
+from settlements.workflow import (
+    CaseStatus,
+    CompensationStatus,
+    SettlementStatus,
+    case_next_status,
+    settlement_next_status,
+)
+
+
+@transaction.atomic
+def case_load_snapshot(
+    *,
+    actor,
+    snapshot: bytes | str,
+    incident: Incident | None = None,
+    tournament: Tournament | None = None,
+    policy: Policy | None = None,
+) -> Case:
+    """Open a crash case from a snapshot, registering or updating its tournament.
+
+    Without ``incident`` a new incident is reported for this crash. ``tournament``, when
+    given, is the tournament the user picked: the snapshot must be about it. The case is
+    assessed with ``policy``, by default the site's (settings.CRASH_POLICY), and keeps it. An
+    invalid snapshot raises ``InvalidInput`` and nothing at all is stored.
+    """
+    roles.require_role(actor, roles.OPERATOR, action="load snapshots")
+    policy = policy or site_policy()
+    parsed = parse_snapshot(snapshot)
+    problems = _storage_problems(parsed)
+    if problems:
+        raise InvalidInput(problems)
+    text = snapshot if isinstance(snapshot, str) else snapshot.decode("utf-8")
+    assessment = assess(parsed, policy)
+    if assessment.pool > MAX_AMOUNT:
+        raise InvalidInput([Problem("tournament", "the prize pool is too large to store")])
+    info = parsed.tournament
+
+    if tournament is not None and tournament.operator_id != info.id:
+        raise DomainError(
+            f"This snapshot is about tournament {info.id}, not {tournament.operator_id}.",
+            field="snapshot",
+        )
+    if incident is not None:
+        incident = Incident.objects.select_for_update().get(pk=incident.pk)
+        if not incident.is_open:
+            raise InvalidTransition(f"{incident} is closed; report a new incident instead.")
+
+    tournament = _tournament_for_snapshot(info, actor=actor)
+    existing = crash_case_in_force(tournament)
+    if existing is not None:
+        raise Duplicate(
+            f"Tournament {info.id} already has a crash case (#{existing.pk}, "
+            f"{existing.get_status_display().lower()}); its snapshot was loaded before. "
+            "If that case was loaded in error, withdraw it first.",
+            existing=existing,
+        )
+    crashed_at = _parse_time(parsed.crashed_at)
+    if incident is None:
+        incident = incident_report(
+            actor=actor,
+            title=f"Crash of {info.name or info.id}"[:200],
+            started_at=crashed_at or timezone.now(),
+        )
+
+    stored = Snapshot(
+        text=text,
+        sha256=Snapshot.digest(text),
+        size_bytes=len(text.encode()),
+        received_by=actor,
+    )
+    stored.save()
+    case = Case(
+        kind=Case.Kind.CRASH,
+        incident=incident,
+        tournament=tournament,
+        status=(CaseStatus.AWAITING_DECISION if assessment.decision_options else CaseStatus.READY),
+        snapshot=stored,
+        crashed_at=crashed_at,
+        started=getattr(info, "started", True),
+        stage=assessment.stage,
+        entrants=assessment.entrants,
+        eliminated=assessment.eliminated,
+        remaining=assessment.remaining,
+        paid_places=assessment.paid_places,
+        pool=assessment.pool,
+        policy=policy.to_dict(),
+        decision_options=list(assessment.decision_options),
+        engine_version=ENGINE_VERSION,
+        created_by=actor,
+    )
+    try:
+        with transaction.atomic():
+            _save(case, actor=actor, reason=f"Snapshot loaded ({stored.sha256[:12]})")
+    except IntegrityError:
+        # Another load of the same tournament committed between our check and our insert; it
+        # is visible now (the savepoint is gone), so the answer can point at it.
+        existing = crash_case_in_force(tournament)
+        raise Duplicate(
+            f"Tournament {info.id} already has a crash case"
+            + (f" (#{existing.pk})." if existing is not None else "."),
+            existing=existing,
+        ) from None
+    _insert_rows(
+        CasePlayer,
+        ("case", "position", "player", "chips"),
+        ((case.pk, position, p.id, p.chips) for position, p in enumerate(parsed.players)),
+    )
+    _record(
+        Event.Type.SNAPSHOT_LOADED,
+        actor=actor,
+        case=case,
+        subject=case,
+        data={
+            "sha256": stored.sha256,
+            "size_bytes": stored.size_bytes,
+            "stage": case.stage,
+            "entrants": case.entrants,
+            "eliminated": case.eliminated,
+            "remaining": case.remaining,
+            "paid_places": case.paid_places,
+            "pool": case.pool,
+            "decision_options": case.decision_options,
+            "policy": case.policy,
+        },
+    )
+    return case
+
+
+@transaction.atomic
+def case_withdraw(*, case: Case, actor, reason: str) -> Case:
+    """Withdraw a crash case loaded in error (the wrong snapshot, the wrong tournament).
+
+    The snapshot and everything recorded on the case stay on record. A settlement of it not yet
+    approved (prepared, or waiting for approval) is withdrawn with it. The tournament may then
+    be loaded again. A case with an approved settlement stays: an adjustment corrects it.
+    """
+    roles.require_role(actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="withdraw cases")
+    case = _lock_case(case)
+    if not case.is_crash:
+        raise InvalidTransition(f"{case} is an individual case; it ends when it is resolved.")
+    if case.status == CaseStatus.APPROVED:
+        raise InvalidTransition(
+            f"{case} has an approved settlement, so it cannot be withdrawn; "
+            "correct that settlement with an adjustment instead."
+        )
+    next_status = case_next_status(case.status, "withdraw", label=str(case))
+    reason = _required_text(reason, "reason")
+    waiting = list(
+        case.compensations.filter(status=CompensationStatus.PROPOSED).values_list("pk", flat=True)
+    )
+    if waiting:
+        listed = ", ".join(f"#{pk}" for pk in waiting)
+        raise InvalidTransition(
+            f"Compensation {listed} of {case} still waits for a Tournament Manager's answer; "
+            "have it approved or rejected before withdrawing the case."
+        )
+
+    in_flight = list(
+        Settlement.objects.select_for_update(of=("self",))
+        .filter(case=case, kind=Settlement.Kind.SETTLEMENT)
+        .exclude(status__in=[SettlementStatus.REJECTED, SettlementStatus.WITHDRAWN])
+        .order_by("pk")
+    )
+    for settlement in in_flight:
+        settlement.status = settlement_next_status(
+            settlement.status, "withdraw", label=str(settlement)
+        )
+        _save(settlement, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}")
+    previous = case.status
+    case.status = next_status
+    case.withdrawn_by = actor
+    case.withdrawn_at = timezone.now()
+    case.withdrawal_reason = reason
+    _save(case, actor=actor, reason=reason)
+    _record(
+        Event.Type.CASE_WITHDRAWN,
+        actor=actor,
+        case=case,
+        subject=case,
+        reason=reason,
+        data={
+            "status": previous,
+            "settlements_withdrawn": [settlement.pk for settlement in in_flight],
+            "sha256": case.snapshot.sha256,
+        },
+    )
+    return case
+
+
+def _tournament_for_snapshot(info, *, actor) -> Tournament:
+    """The snapshot's tournament, locked; registered if new, brought up to date if known."""
+    fields = {
+        "name": info.name or "",
+        "type": info.type,
+        "currency": info.currency,
+        "buy_in": getattr(info, "buy_in", None),
+        "fee": getattr(info, "fee", None),
+        "guarantee": getattr(info, "guarantee", None),
+        "fpp_buy_in": getattr(info, "fpp_buy_in", None),
+        "prize_pool": getattr(info, "prize_pool", None),
+        "payouts": list(getattr(info, "payouts", None) or []),
+        "seat_value": getattr(info, "seat_value", None),
+    }
+    tournament = Tournament.objects.select_for_update().filter(operator_id=info.id).first()
+    if tournament is None:
+        try:
+            with transaction.atomic():
+                tournament = Tournament(operator_id=info.id, **fields)
+                _save(tournament, actor=actor, reason="Registered from a snapshot")
+        except IntegrityError:
+            # Registered concurrently by another load; that transaction has committed.
+            tournament = Tournament.objects.select_for_update().get(operator_id=info.id)
+        else:
+            _record(
+                Event.Type.TOURNAMENT_CREATED,
+                actor=actor,
+                tournament=tournament,
+                subject=tournament,
+                data={"operator_id": info.id, "type": info.type, "from_snapshot": True},
+            )
+            return tournament
+    changed = {
+        name: value
+        for name, value in fields.items()
+        if getattr(tournament, name) != value and not (name == "name" and not value)
+    }
+    if changed:
+        for name, value in changed.items():
+            setattr(tournament, name, value)
+        _save(tournament, actor=actor, reason="Updated from a snapshot")
+        _record(
+            Event.Type.TOURNAMENT_UPDATED,
+            actor=actor,
+            tournament=tournament,
+            subject=tournament,
+            data={"changed": sorted(changed)},
+        )
+    return tournament
+
+
+def _storage_problems(parsed) -> list[Problem]:
+    """What the engine accepts but the database cannot hold (ids too long, NUL characters,
+    numbers beyond 64 bits), reported with paths like the engine's own problems."""
+    problems: list[Problem] = []
+
+    def check_text(path: str, value: str) -> None:
+        if len(value) > ID_MAX_LENGTH:
+            problems.append(Problem(path, f"must be at most {ID_MAX_LENGTH} characters"))
+        elif "\x00" in value:
+            problems.append(Problem(path, "must not contain the NUL character"))
+
+    info = parsed.tournament
+    check_text("tournament.id", info.id)
+    check_text("tournament.name", info.name or "")
+    for field in ("buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value"):
+        value = getattr(info, field, None)
+        if value is not None and value > MAX_AMOUNT:
+            problems.append(Problem(f"tournament.{field}", "is too large"))
+    for index, value in enumerate(getattr(info, "payouts", None) or []):
+        if value > MAX_AMOUNT:
+            problems.append(Problem(f"tournament.payouts[{index}]", "is too large"))
+    for index, player in enumerate(parsed.players):
+        check_text(f"players[{index}].id", player.id)
+        if player.chips > MAX_AMOUNT:
+            problems.append(Problem(f"players[{index}].chips", "is too large"))
+        if len(problems) >= 100:
+            break
+    return problems
+
+
+def _parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -1,0 +1,95 @@
+"""Individual cases: players hit while the tournament went on for the rest.
+
+GET      /individual-cases/                     individual cases, open first
+GET/POST /individual-cases/new/                 open one (Tournament Managers)
+GET/POST /cases/<id>/resolve/                   resolve one, with a confirmation
+"""
+
+from django.contrib import messages
+from django.http import Http404
+from django.urls import reverse
+from django.views.decorators.http import require_safe
+
+from settlements import roles, selectors, services
+from settlements.errors import DomainError
+from settlements.forms import IndividualCaseForm, ResolveForm
+from settlements.models import Case
+from settlements.views import confirming
+from settlements.views.compensation import PER_PAGE, READERS
+from settlements.views.decorators import role_required
+from settlements.views.lookups import case_or_404
+from settlements.views.paging import CountedPaginator
+from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.workflow import CaseStatus
+
+
+@require_safe
+@role_required(*READERS)
+def individual_case_list(request):
+    status = request.GET.get("status") or CaseStatus.OPEN
+    if status not in (CaseStatus.OPEN, CaseStatus.RESOLVED):
+        status = CaseStatus.OPEN
+    cases = selectors.case_list(kind=Case.Kind.INDIVIDUAL, status=status)
+    context = {
+        "status": status,
+        "tabs": ((CaseStatus.OPEN, "Open"), (CaseStatus.RESOLVED, "Resolved")),
+        "page": CountedPaginator(cases, PER_PAGE, count=cases.count()).get_page(
+            request.GET.get("page")
+        ),
+        "can_open": roles.has_role(request.user, roles.TOURNAMENT_MANAGER),
+    }
+    return render_page(
+        request, "settlements/individual_case_list.html", context, partial="individual_cases"
+    )
+
+
+@role_required(roles.TOURNAMENT_MANAGER)
+def individual_case_new(request):
+    form = IndividualCaseForm(request.POST or None)
+    context = {"form": form}
+    template = "settlements/individual_case_new.html"
+    if request.method == "POST":
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                case = services.individual_case_open(
+                    tournament=data["tournament"],
+                    actor=request.user,
+                    players=data["players"],
+                    description=data["description"],
+                    incident=data["incident"],
+                )
+            except DomainError as error:
+                form.add_domain_error(error)
+            else:
+                messages.success(request, f"Individual case #{case.pk} opened.")
+                return go_to(request, reverse("case_detail", args=[case.pk]))
+        return render_invalid(request, template, context, partial="case_form")
+    return render_page(request, template, context, partial="case_form")
+
+
+@role_required(roles.TOURNAMENT_MANAGER)
+def individual_case_resolve(request, case_id: int):
+    case = case_or_404(case_id)
+    if case.is_crash:
+        raise Http404("A crash case ends with its settlement.")
+    form = ResolveForm(request.POST or None)
+    context = {"case": case, "tournament": case.tournament, "form": form, "confirming": False}
+    template = "settlements/individual_case_resolve.html"
+    if request.method != "POST":
+        return render_page(request, template, context, partial="resolve_form")
+    if not form.is_valid():
+        return render_invalid(request, template, context, partial="resolve_form")
+    step = confirming.step(request)
+    if step == confirming.CONFIRM:
+        try:
+            services.individual_case_resolve(
+                case=case, actor=request.user, outcome=form.cleaned_data["outcome"]
+            )
+        except DomainError as error:
+            form.add_domain_error(error)
+            return render_invalid(request, template, context, partial="resolve_form")
+        messages.success(request, f"Case #{case.pk} resolved.")
+        return go_to(request, reverse("case_detail", args=[case.pk]))
+    context["confirming"] = step != confirming.EDIT
+    return render_page(request, template, context, partial="resolve_form")
