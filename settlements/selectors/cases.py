@@ -101,10 +101,6 @@ def case_current_settlement(case: Case) -> Settlement | None:
     )
 
 
-def case_latest_decision(case: Case) -> Decision | None:
-    return case.decisions.select_related("decided_by").order_by("-decided_at", "-id").first()
-
-
 def case_entrants(case: Case, *, search: str = "", remaining_only: bool = False):
     entries = CasePlayer.objects.filter(case=case)
     if remaining_only:

@@ -13,15 +13,7 @@ from django.db.models.functions import RowNumber
 from settlements.charts import ChartPoint, sample_by_rank
 from settlements.models import Case, Settlement, SettlementPayout
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, parse_snapshot, settle
-from settlements.rules import Settlement as EngineSettlement
 from settlements.selectors.settlements import Totals, _totals_from
-
-
-def case_preview(case: Case, *, decision: str | None = None) -> EngineSettlement:
-    """What the engine would pay for ``decision``, computed now and stored nowhere (the
-    Marketing Manager's side-by-side previews). Raises the engine's InvalidInput."""
-    snapshot = parse_snapshot(case.snapshot.text)
-    return settle(snapshot, decision=decision, policy=Policy(**case.policy))
 
 
 @dataclass(frozen=True)

@@ -85,15 +85,10 @@ def _totals_from(totals: dict[str, dict[str, int]]) -> Totals:
     return Totals(by_unit=by_unit, by_source=by_source, rows=rows)
 
 
-def settlement_as_dict(settlement: Settlement) -> dict:
-    """The settlement in the ``crash-settlement/1`` format of ``manage.py settle``, rebuilt
-    from the stored rows (adjustments also list their reversals as negative amounts)."""
-    return settlements_as_dicts([settlement])[0]
-
-
 def settlements_as_dicts(settlements: Sequence[Settlement]) -> list[dict]:
-    """``settlement_as_dict`` of several settlements (a settlement and its adjustments) with
-    two queries in all, however many they are."""
+    """Settlements (a settlement and its adjustments) in the ``crash-settlement/1`` format of
+    ``manage.py settle``, rebuilt from the stored rows (adjustments list their take-backs as
+    negative amounts), with two queries in all, however many they are."""
     if not settlements:
         return []
     ids = [settlement.pk for settlement in settlements]

@@ -156,7 +156,7 @@ def test_the_decision_may_be_revised_until_a_settlement_is_prepared(
     )
     case.refresh_from_db()
     assert case.decision == "chip_proportional"
-    assert selectors.case_latest_decision(case).reason == "b"
+    assert case.decisions.order_by("-decided_at", "-id").first().reason == "b"
     assert Decision.objects.filter(case=case).count() == 2
 
     services.settlement_prepare(case=case, actor=operator)

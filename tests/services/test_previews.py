@@ -6,7 +6,7 @@ from django.core.cache import cache
 
 from settlements import selectors, services
 from settlements.charts import ChartPoint, payout_points_chart_svg, payout_points_text
-from settlements.rules import InvalidInput, Problem
+from settlements.rules import InvalidInput, Policy, Problem, parse_snapshot, settle
 from tests.services.helpers import approved, load
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +25,11 @@ def test_each_option_is_previewed_from_the_engine(operator, snapshot_factory):
     previews = selectors.decision_previews(case)
     assert [p.option for p in previews] == ["chip_proportional", "chip_equity"]
     for preview in previews:
-        engine = selectors.case_preview(case, decision=preview.option)
+        engine = settle(
+            parse_snapshot(case.snapshot.text),
+            decision=preview.option,
+            policy=Policy(**case.policy),
+        )
         assert preview.remedy == engine.remedy
         assert preview.players_paid == len(engine.payouts)
         assert preview.pool_distributed == engine.pool_distributed

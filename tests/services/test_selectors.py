@@ -220,15 +220,6 @@ def test_history_changes_show_what_moved(operator, tournament_manager, snapshot_
     assert {"status", "remedy", "pool"} <= created
 
 
-def test_preview_runs_the_engine_without_storing(operator, snapshot_factory):
-    case = load(operator, snapshot_factory, type="satellite", stage="middle")
-    proportional = selectors.case_preview(case, decision="chip_proportional")
-    equity = selectors.case_preview(case, decision="chip_equity")
-    assert proportional.remedy == "chip_proportional" and equity.remedy == "chip_equity"
-    assert proportional.payouts != equity.payouts
-    assert not case.settlements.exists()
-
-
 def test_case_detail_prefetches_its_parts(operator, snapshot_factory, django_assert_num_queries):
     settlement = submitted(operator, snapshot_factory)
     with django_assert_num_queries(3):

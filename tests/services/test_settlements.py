@@ -44,7 +44,7 @@ def test_prepare_stores_exactly_what_the_engine_computes(
     settlement = services.settlement_prepare(case=case, actor=operator)
 
     engine = settle(parse_snapshot(data), decision=decision)
-    assert selectors.settlement_as_dict(settlement) == engine.to_dict()
+    assert selectors.settlements_as_dicts([settlement]) == [engine.to_dict()]
     assert settlement.status == SettlementStatus.PREPARED
     assert settlement.prepared_by == operator
     assert settlement.line_count == len(engine.lines)

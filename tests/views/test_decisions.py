@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from settlements import selectors, services
 from settlements.models import Decision
+from settlements.rules import Policy, parse_snapshot, settle
 from settlements.templatetags.review import payout_text
 from settlements.workflow import CaseStatus
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
@@ -29,7 +30,9 @@ def test_the_options_are_previewed_side_by_side_with_the_engines_figures(as_mark
     assert "Split in proportion to chips" in html and "Split by chip equity" in html
     assert html.index('id="option-chip_proportional"') < html.index('id="option-chip_equity"')
     for option in ("chip_proportional", "chip_equity"):
-        engine = selectors.case_preview(case, decision=option)
+        engine = settle(
+            parse_snapshot(case.snapshot.text), decision=option, policy=Policy(**case.policy)
+        )
         assert f"<div><dt>Players paid</dt><dd>{len(engine.payouts)}</dd></div>" in html
         assert f'aria-labelledby="preview-{option}-title preview-{option}-desc"' in html
         top = next(row for row in engine.payouts if row.player == "p000001")
