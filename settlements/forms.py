@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from settlements.errors import DomainError
 from settlements.models import Incident, PrizeWithdrawal, Tournament, Unit
-from settlements.services import CompensationEntry
+from settlements.services import CompensationEntry, check_prize_amount, check_reschedule_date
 from settlements.templatetags.money import currency_exponent
 from settlements.templatetags.remedies import option_label
 
@@ -193,11 +193,11 @@ class DecisionForm(DomainErrorsMixin, forms.Form):
             cleaned["reschedule_at"] = None
             cleaned["invited"] = ""
             return cleaned
-        when = cleaned.get("reschedule_at")
-        if when is None and "reschedule_at" not in self.errors:
-            self.add_error("reschedule_at", "A reschedule needs the new date.")
-        elif when is not None and when <= timezone.now():
-            self.add_error("reschedule_at", "The new date must be in the future.")
+        if "reschedule_at" not in self.errors:
+            try:
+                check_reschedule_date(cleaned.get("reschedule_at"))
+            except DomainError as error:
+                self.add_domain_error(error)
         return cleaned
 
     @property
@@ -256,8 +256,6 @@ class CompensationForm(DomainErrorsMixin, forms.Form):
             entries.append(CompensationEntry(player=parts[0], amount=amount, unit=unit))
         if problems:
             raise forms.ValidationError(problems)
-        if not entries:
-            raise forms.ValidationError("Name at least one player and amount.")
         return entries
 
 
@@ -287,11 +285,12 @@ class PrizeWithdrawalForm(DomainErrorsMixin, forms.Form):
         cleaned = super().clean()
         raw, unit = (cleaned.get("amount") or "").strip(), cleaned.get("unit") or ""
         cleaned["amount_minor"] = None
-        if raw and not unit:
-            self.add_error("unit", "Give the unit of the amount.")
-        elif unit and not raw:
-            self.add_error("amount", "Give the amount in that unit, or no unit.")
-        elif raw:
+        try:
+            check_prize_amount(amount_given=bool(raw), unit=unit)
+        except DomainError as error:
+            self.add_domain_error(error)
+            return cleaned
+        if raw:
             try:
                 cleaned["amount_minor"] = parse_amount(raw, unit=unit, currency=self.currency)
             except forms.ValidationError as error:
@@ -332,10 +331,7 @@ class IndividualCaseForm(DomainErrorsMixin, forms.Form):
         return tournament
 
     def clean_players(self) -> list[str]:
-        players = player_list(self.cleaned_data["players"])
-        if not players:
-            raise forms.ValidationError("Name the player or players concerned.")
-        return players
+        return player_list(self.cleaned_data["players"])
 
 
 class ResolveForm(DomainErrorsMixin, forms.Form):

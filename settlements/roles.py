@@ -48,10 +48,18 @@ def has_role(user, *roles: str) -> bool:
     return not user_roles(user).isdisjoint(roles)
 
 
+def role_refusal(user, *roles: str, action: str = "do this") -> str | None:
+    """Why the user may not ``action`` (they hold none of ``roles``), or None."""
+    if has_role(user, *roles):
+        return None
+    return f"Only {_people(roles)} may {action}."
+
+
 def require_role(user, *roles: str, action: str = "do this") -> None:
     """Raise NotAllowed unless the user holds one of ``roles``."""
-    if not has_role(user, *roles):
-        raise NotAllowed(f"Only {_people(roles)} may {action}.")
+    refusal = role_refusal(user, *roles, action=action)
+    if refusal is not None:
+        raise NotAllowed(refusal)
 
 
 def role_labels(user) -> list[str]:

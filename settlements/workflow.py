@@ -144,6 +144,19 @@ def compensation_next_status(current: str, action: str, *, label: str) -> str:
     return _move(_COMPENSATION_MOVES, CompensationStatus, current, action, label)
 
 
+def case_refusal(current: str, action: str, *, label: str) -> str | None:
+    """Why a case in ``current`` cannot take ``action`` (``label`` names it), or None."""
+    return _refusal(_CASE_MOVES, CaseStatus, current, action, label)
+
+
+def settlement_refusal(current: str, action: str, *, label: str) -> str | None:
+    return _refusal(_SETTLEMENT_MOVES, SettlementStatus, current, action, label)
+
+
+def compensation_refusal(current: str, action: str, *, label: str) -> str | None:
+    return _refusal(_COMPENSATION_MOVES, CompensationStatus, current, action, label)
+
+
 def case_allows(current: str, action: str) -> bool:
     """Whether a case in ``current`` may take ``action`` (for showing or hiding buttons)."""
     return current in _CASE_MOVES[action][0]
@@ -157,9 +170,15 @@ def compensation_allows(current: str, action: str) -> bool:
     return current in _COMPENSATION_MOVES[action][0]
 
 
+def _refusal(moves, choices, current: str, action: str, label: str) -> str | None:
+    sources, _, words = moves[action]
+    if current in sources:
+        return None
+    return f"Cannot {words} {label}: it is {choices(current).label.lower()}."
+
+
 def _move(moves, choices, current: str, action: str, label: str) -> str:
-    sources, target, words = moves[action]
-    if current not in sources:
-        state = choices(current).label.lower()
-        raise InvalidTransition(f"Cannot {words} {label}: it is {state}.")
-    return target
+    refusal = _refusal(moves, choices, current, action, label)
+    if refusal is not None:
+        raise InvalidTransition(refusal)
+    return moves[action][1]

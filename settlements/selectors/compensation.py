@@ -4,6 +4,7 @@ from django.db.models import Count, QuerySet
 
 from settlements.models import Case, Compensation, PrizeWithdrawal
 from settlements.selectors.common import _lean
+from settlements.workflow import CompensationStatus
 
 
 def compensation_list(
@@ -20,6 +21,12 @@ def compensation_list(
     if case is not None:
         compensations = compensations.filter(case=case)
     return compensations.order_by("proposed_at", "id")
+
+
+def compensation_waiting_ids(case: Case) -> list[int]:
+    """Ids of the case's compensation proposals still waiting for an answer."""
+    waiting = case.compensations.filter(status=CompensationStatus.PROPOSED).order_by("pk")
+    return list(waiting.values_list("pk", flat=True))
 
 
 def compensation_detail(compensation_id: int) -> Compensation:

@@ -1,9 +1,10 @@
 """Every write of the workflow: one function per business event, one module per part of the
 business (incidents, snapshots, decisions, settlements, compensation, individual cases, tokens).
 
-Each service is atomic, takes keyword-only arguments, checks the actor's role, locks the rows
-it moves (always the case before its settlement, so two services never wait on each other in
-opposite order), checks the state machine (``settlements.workflow``), records the history user
+Each service is atomic, takes keyword-only arguments, locks the rows it moves (always the case
+before its settlement, so two services never wait on each other in opposite order), asks
+``settlements.permissions`` whether the actor may act on them now (roles, the four-eyes rule,
+the state machine of ``settlements.workflow``) and raises its refusal, records the history user
 and reason on every versioned row it saves, and writes one ``Event`` row in the same
 transaction; the structured log line follows once the transaction commits.
 
@@ -22,9 +23,10 @@ from settlements.services.compensation import (
     compensation_propose,
     compensation_reject,
 )
-from settlements.services.decisions import decision_record
+from settlements.services.decisions import check_reschedule_date, decision_record
 from settlements.services.incidents import incident_close, incident_report, tournament_create
 from settlements.services.individual_cases import (
+    check_prize_amount,
     individual_case_open,
     individual_case_resolve,
     prize_withdrawal_decide,
@@ -54,6 +56,7 @@ __all__ = [
     "tournament_create",
     "case_load_snapshot",
     "case_withdraw",
+    "check_reschedule_date",
     "decision_record",
     "LINE_SHAPES",
     "AdjustmentEntry",
@@ -70,6 +73,7 @@ __all__ = [
     "individual_case_open",
     "individual_case_resolve",
     "prize_withdrawal_decide",
+    "check_prize_amount",
     "TOKEN_USE_RESOLUTION",
     "api_token_create",
     "api_token_revoke",

@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from settlements import change_mark
-from settlements.errors import DomainError, InvalidTransition
+from settlements.errors import DomainError
 from settlements.models import (
     ID_MAX_LENGTH,
     Case,
@@ -20,7 +20,6 @@ from settlements.models import (
     Settlement,
     Tournament,
 )
-from settlements.workflow import CaseStatus
 
 log = logging.getLogger("crashdesk.events")
 
@@ -130,13 +129,6 @@ def _lock_settlement(settlement: Settlement) -> tuple[Case, Settlement]:
     )
     locked.case = case
     return case, locked
-
-
-def _refuse_withdrawn(case: Case, words: str) -> None:
-    if case.status == CaseStatus.WITHDRAWN:
-        raise InvalidTransition(
-            f"{case} was withdrawn as loaded in error; {words} the tournament's current case."
-        )
 
 
 def _entrants_among(case: Case, players: Iterable[str]) -> set[str]:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import roles
-from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements import permissions
+from settlements.errors import DomainError
 from settlements.models import Case, Compensation, CompensationItem, Event, Unit
 from settlements.services.common import (
     BULK_BATCH,
@@ -19,11 +19,10 @@ from settlements.services.common import (
     _entrants_among,
     _lock_case,
     _record,
-    _refuse_withdrawn,
     _required_text,
     _save,
 )
-from settlements.workflow import CaseStatus, CompensationStatus, compensation_next_status
+from settlements.workflow import CompensationStatus, compensation_next_status
 
 
 @dataclass(frozen=True)
@@ -39,17 +38,11 @@ def compensation_propose(
 ) -> Compensation:
     """Propose that the house pays named players for an injustice; a Tournament Manager
     other than the proposer decides."""
-    roles.require_role(
-        actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="propose compensation"
-    )
     case = _lock_case(case)
-    _refuse_withdrawn(case, "propose compensation for")
-    if case.is_crash and not case.settlements.exists():
-        raise InvalidTransition(
-            f"Compensation for {case} can be proposed once its settlement has been prepared."
-        )
-    if not case.is_crash and case.status != CaseStatus.OPEN:
-        raise InvalidTransition(f"{case} is resolved; open a new case for further compensation.")
+    has_settlement = case.is_crash and case.settlements.exists()
+    permissions.enforce(
+        permissions.compensation_propose(case=case, user=actor, has_settlement=has_settlement)
+    )
     reason = _required_text(reason, "reason")
     if not entries:
         raise DomainError("Name at least one player and amount.", field="entries")
@@ -123,17 +116,16 @@ def compensation_reject(*, compensation: Compensation, actor, reason: str) -> Co
 
 
 def _compensation_review(compensation: Compensation, actor, action: str, reason: str):
-    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action=f"{action} compensation")
     compensation = (
         Compensation.objects.select_for_update(of=("self",))
         .select_related("case__tournament", "case__incident")
         .get(pk=compensation.pk)
     )
+    refusal = (
+        permissions.compensation_approve if action == "approve" else permissions.compensation_reject
+    )(compensation=compensation, user=actor)
+    permissions.enforce(refusal)
     new_status = compensation_next_status(compensation.status, action, label=str(compensation))
-    if actor.pk == compensation.proposed_by_id:
-        raise NotAllowed(
-            f"You proposed {compensation}; another Tournament Manager must {action} it."
-        )
     compensation.status = new_status
     if action == "approve":
         compensation.approved_by = actor

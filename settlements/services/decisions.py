@@ -6,8 +6,8 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import roles
-from settlements.errors import DomainError, InvalidTransition
+from settlements import permissions, roles
+from settlements.errors import DomainError
 from settlements.models import Case, Decision, Event, Stage
 from settlements.services.common import (
     _aware,
@@ -35,10 +35,8 @@ def decision_record(
     A reschedule needs the new date; its invitations default to every entrant (early stage)
     or the remaining players (middle stage); a list given instead must name entrants.
     """
-    roles.require_role(actor, roles.MARKETING_MANAGER, action="record decisions")
     case = _lock_case(case)
-    if not case.is_crash or not case.decision_options:
-        raise InvalidTransition(f"{case} needs no decision: the rules settle it without one.")
+    permissions.enforce(permissions.decision_record(case=case, user=actor))
     next_status = case_next_status(case.status, "decide", label=str(case))
     if option not in case.decision_options:
         offered = " or ".join(case.decision_options)
@@ -48,11 +46,9 @@ def decision_record(
     scope = ""
     custom: list[str] = []
     if option == "reschedule":
-        if reschedule_at is None:
-            raise DomainError("A reschedule needs the new date.", field="reschedule_at")
-        reschedule_at = _aware(reschedule_at, "reschedule_at")
-        if reschedule_at <= timezone.now():
-            raise DomainError("The new date must be in the future.", field="reschedule_at")
+        if reschedule_at is not None:
+            reschedule_at = _aware(reschedule_at, "reschedule_at")
+        check_reschedule_date(reschedule_at)
         if invited_players is None:
             scope = (
                 Decision.InviteScope.ENTRANTS
@@ -93,6 +89,15 @@ def decision_record(
         },
     )
     return decision
+
+
+def check_reschedule_date(reschedule_at: datetime | None) -> None:
+    """A reschedule's new date is given and in the future. The decision form asks too, so that
+    its confirmation step never shows a date the service would refuse."""
+    if reschedule_at is None:
+        raise DomainError("A reschedule needs the new date.", field="reschedule_at")
+    if reschedule_at <= timezone.now():
+        raise DomainError("The new date must be in the future.", field="reschedule_at")
 
 
 def _checked_invitees(case: Case, invited: Sequence[str]) -> list[str]:

@@ -7,8 +7,8 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from settlements import roles
-from settlements.errors import DomainError, Duplicate, InvalidTransition
+from settlements import permissions
+from settlements.errors import DomainError, Duplicate
 from settlements.models import ID_MAX_LENGTH, Event, Incident, Tournament, TournamentType
 from settlements.services.common import _aware, _check_amount, _record, _required_text, _save
 from settlements.workflow import CASE_FINAL
@@ -18,7 +18,7 @@ _CURRENCY = re.compile(r"[A-Z]{3}")
 
 @transaction.atomic
 def incident_report(*, actor, title: str, started_at: datetime, description: str = "") -> Incident:
-    roles.require_role(actor, roles.OPERATOR, action="report incidents")
+    permissions.enforce(permissions.incident_report(user=actor))
     title = _required_text(title, "title", max_length=200)
     incident = Incident(
         title=title,
@@ -39,18 +39,13 @@ def incident_report(*, actor, title: str, started_at: datetime, description: str
 
 @transaction.atomic
 def incident_close(*, incident: Incident, actor, reason: str = "") -> Incident:
-    roles.require_role(actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="close incidents")
     incident = Incident.objects.select_for_update().get(pk=incident.pk)
-    if not incident.is_open:
-        raise InvalidTransition(f"{incident} is already closed.")
     unfinished = list(
         incident.cases.exclude(status__in=CASE_FINAL).values_list("pk", flat=True)[:10]
     )
-    if unfinished:
-        listed = ", ".join(f"#{pk}" for pk in unfinished)
-        raise InvalidTransition(
-            f"{incident} still has cases in progress ({listed}); finish them before closing it."
-        )
+    permissions.enforce(
+        permissions.incident_close(incident=incident, user=actor, unfinished=unfinished)
+    )
     incident.closed_at = timezone.now()
     incident.closed_by = actor
     _save(incident, actor=actor, reason=reason.strip() or "Incident closed")
@@ -78,9 +73,7 @@ def tournament_create(
     scheduled_start: datetime | None = None,
 ) -> Tournament:
     """Register a tournament by hand (a snapshot load registers its tournament by itself)."""
-    roles.require_role(
-        actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="register tournaments"
-    )
+    permissions.enforce(permissions.tournament_create(user=actor))
     operator_id = _required_text(operator_id, "operator_id", max_length=ID_MAX_LENGTH)
     if type not in TournamentType.values:
         raise DomainError("Choose regular, freeroll or satellite.", field="type")

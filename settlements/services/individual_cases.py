@@ -5,15 +5,14 @@ from collections.abc import Sequence
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import roles
-from settlements.errors import DomainError, InvalidTransition
+from settlements import permissions
+from settlements.errors import DomainError
 from settlements.models import Case, Event, Incident, PrizeWithdrawal, Tournament, Unit
 from settlements.services.common import (
     _check_amount,
     _check_player_id,
     _lock_case,
     _record,
-    _refuse_withdrawn,
     _required_text,
     _save,
 )
@@ -30,7 +29,9 @@ def individual_case_open(
     incident: Incident | None = None,
 ) -> Case:
     """Open a case for one or a few players hit while the tournament went on for the rest."""
-    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action="open individual cases")
+    if incident is not None:
+        incident = Incident.objects.select_for_update().get(pk=incident.pk)
+    permissions.enforce(permissions.individual_case_open(user=actor, incident=incident))
     description = _required_text(description, "description")
     players = list(players)
     if not players:
@@ -39,10 +40,6 @@ def individual_case_open(
         _check_player_id(player, "A player")
     if len(set(players)) != len(players):
         raise DomainError("A player is named twice.", field="players")
-    if incident is not None:
-        incident = Incident.objects.select_for_update().get(pk=incident.pk)
-        if not incident.is_open:
-            raise InvalidTransition(f"{incident} is closed.")
     case = Case(
         kind=Case.Kind.INDIVIDUAL,
         incident=incident,
@@ -66,10 +63,8 @@ def individual_case_open(
 
 @transaction.atomic
 def individual_case_resolve(*, case: Case, actor, outcome: str) -> Case:
-    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action="resolve individual cases")
     case = _lock_case(case)
-    if case.is_crash:
-        raise InvalidTransition(f"{case} is a crash case; it ends with its settlement.")
+    permissions.enforce(permissions.individual_case_resolve(case=case, user=actor))
     case.status = case_next_status(case.status, "resolve", label=str(case))
     case.outcome = _required_text(outcome, "outcome")
     case.resolved_by = actor
@@ -98,20 +93,16 @@ def prize_withdrawal_decide(
     unit: str = "",
 ) -> PrizeWithdrawal:
     """A Tournament Manager's call on a prize given in error: withdraw it, or leave it."""
-    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action="decide on prizes given in error")
     case = _lock_case(case)
-    _refuse_withdrawn(case, "record a prize given in error on")
+    permissions.enforce(permissions.prize_withdrawal_decide(case=case, user=actor))
     _check_player_id(player, "The player")
     prize = _required_text(prize, "prize", max_length=200)
     if outcome not in PrizeWithdrawal.Outcome.values:
         raise DomainError("Choose to withdraw the prize or to leave it.", field="outcome")
     reason = _required_text(reason, "reason")
+    check_prize_amount(amount_given=amount is not None, unit=unit)
     if amount is not None:
         _check_amount(amount, "amount")
-        if unit not in Unit.values:
-            raise DomainError("Give the unit of the amount.", field="unit")
-    elif unit:
-        raise DomainError("Give the amount in that unit, or no unit.", field="amount")
     withdrawal = PrizeWithdrawal(
         case=case,
         player=player,
@@ -132,3 +123,13 @@ def prize_withdrawal_decide(
         data={"player": player, "prize": prize, "outcome": outcome, "amount": amount, "unit": unit},
     )
     return withdrawal
+
+
+def check_prize_amount(*, amount_given: bool, unit: str) -> None:
+    """An amount comes with its unit, and a unit with an amount. The prize form asks too: it
+    needs the unit to read the amount, and its confirmation step never shows a pair the
+    service would refuse."""
+    if amount_given and unit not in Unit.values:
+        raise DomainError("Give the unit of the amount.", field="unit")
+    if not amount_given and unit:
+        raise DomainError("Give the amount in that unit, or no unit.", field="amount")

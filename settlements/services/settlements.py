@@ -11,8 +11,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from settlements import roles
-from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements import permissions
+from settlements.errors import DomainError, InvalidTransition
 from settlements.models import (
     Case,
     Event,
@@ -69,10 +69,8 @@ class AdjustmentEntry:
 @transaction.atomic
 def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
     """Run the engine on the case's snapshot, decision and policy; store its result."""
-    roles.require_role(actor, roles.OPERATOR, action="prepare settlements")
     case = _lock_case(case)
-    if not case.is_crash:
-        raise InvalidTransition(f"{case} is an individual case; it has no crash settlement.")
+    permissions.enforce(permissions.settlement_prepare(case=case, user=actor))
     next_status = case_next_status(case.status, "prepare", label=str(case))
     parsed = parse_snapshot(case.snapshot.text)
     try:
@@ -158,10 +156,8 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
 @transaction.atomic
 def settlement_submit(*, settlement: Settlement, actor) -> Settlement:
     """Send a prepared settlement (or adjustment) to the Tournament Managers for approval."""
-    roles.require_role(actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="submit settlements")
     case, settlement = _lock_settlement(settlement)
-    if not settlement.is_adjustment:
-        roles.require_role(actor, roles.OPERATOR, action="submit settlements")
+    permissions.enforce(permissions.settlement_submit(settlement=settlement, user=actor))
     settlement.status = settlement_next_status(settlement.status, "submit", label=str(settlement))
     if not settlement.is_adjustment:
         case.status = case_next_status(case.status, "submit", label=str(case))
@@ -177,10 +173,9 @@ def settlement_submit(*, settlement: Settlement, actor) -> Settlement:
 @transaction.atomic
 def settlement_approve(*, settlement: Settlement, actor, reason: str = "") -> Settlement:
     """Make a submitted settlement (or adjustment) final. Never the preparer's own."""
-    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action="approve settlements")
     case, settlement = _lock_settlement(settlement)
+    permissions.enforce(permissions.settlement_approve(settlement=settlement, user=actor))
     new_status = settlement_next_status(settlement.status, "approve", label=str(settlement))
-    _refuse_own_work(settlement, actor, "approve")
     if settlement.is_adjustment:
         _check_adjustment_nets(settlement.corrects, list(settlement.lines.all()))
     else:
@@ -206,10 +201,9 @@ def settlement_approve(*, settlement: Settlement, actor, reason: str = "") -> Se
 @transaction.atomic
 def settlement_reject(*, settlement: Settlement, actor, reason: str) -> Settlement:
     """Send a submitted settlement back; the case can then be decided or prepared again."""
-    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action="reject settlements")
     case, settlement = _lock_settlement(settlement)
+    permissions.enforce(permissions.settlement_reject(settlement=settlement, user=actor))
     new_status = settlement_next_status(settlement.status, "reject", label=str(settlement))
-    _refuse_own_work(settlement, actor, "reject")
     reason = _required_text(reason, "reason")
     if not settlement.is_adjustment:
         case.status = case_next_status(case.status, "reject", label=str(case))
@@ -236,17 +230,10 @@ def settlement_adjust(
     settlement (with its approved adjustments) paid under the same player, kind, unit and
     source; it can never take back more than was paid.
     """
-    roles.require_role(
-        actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="prepare adjustments"
-    )
     case, original = _lock_settlement(settlement)
+    permissions.enforce(permissions.settlement_adjust(settlement=original, user=actor))
     if original.is_adjustment:
         original = original.corrects
-    if original.status != SettlementStatus.APPROVED:
-        raise InvalidTransition(
-            f"Only an approved settlement can be adjusted; {original} is "
-            f"{original.get_status_display().lower()}."
-        )
     reason = _required_text(reason, "reason")
     if not entries:
         raise DomainError("List at least one correction.", field="entries")
@@ -369,13 +356,6 @@ def _line_totals(lines: Iterable[tuple[str, str, int]]) -> dict[str, dict[str, i
     for (unit, source), amount in sums.items():
         totals.setdefault(unit, {})[source] = amount
     return totals
-
-
-def _refuse_own_work(settlement: Settlement, actor, verb: str) -> None:
-    if actor.pk == settlement.prepared_by_id:
-        raise NotAllowed(f"You prepared {settlement}; another Tournament Manager must {verb} it.")
-    if actor.pk == settlement.submitted_by_id:
-        raise NotAllowed(f"You submitted {settlement}; another Tournament Manager must {verb} it.")
 
 
 def _check_adjustment_entry(entry: AdjustmentEntry, number: int, known: set[str]) -> None:

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from settlements import roles
-from settlements.errors import DomainError, Duplicate, InvalidTransition
+from settlements import permissions
+from settlements.errors import DomainError, Duplicate
 from settlements.models import (
     ID_MAX_LENGTH,
     Case,
@@ -20,7 +20,7 @@ from settlements.models import (
     Tournament,
 )
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, Problem, assess, parse_snapshot
-from settlements.selectors import crash_case_in_force
+from settlements.selectors import compensation_waiting_ids, crash_case_in_force
 from settlements.services.common import (
     MAX_AMOUNT,
     _insert_rows,
@@ -33,7 +33,6 @@ from settlements.services.incidents import incident_report
 from settlements.site_policy import site_policy
 from settlements.workflow import (
     CaseStatus,
-    CompensationStatus,
     SettlementStatus,
     case_next_status,
     settlement_next_status,
@@ -56,7 +55,8 @@ def case_load_snapshot(
     assessed with ``policy``, by default the site's (settings.CRASH_POLICY), and keeps it. An
     invalid snapshot raises ``InvalidInput`` and nothing at all is stored.
     """
-    roles.require_role(actor, roles.OPERATOR, action="load snapshots")
+    # Asked before the snapshot is parsed, and again below once the incident is locked.
+    permissions.enforce(permissions.case_load_snapshot(user=actor, incident=incident))
     policy = policy or site_policy()
     parsed = parse_snapshot(snapshot)
     problems = _storage_problems(parsed)
@@ -75,8 +75,7 @@ def case_load_snapshot(
         )
     if incident is not None:
         incident = Incident.objects.select_for_update().get(pk=incident.pk)
-        if not incident.is_open:
-            raise InvalidTransition(f"{incident} is closed; report a new incident instead.")
+        permissions.enforce(permissions.case_load_snapshot(user=actor, incident=incident))
 
     tournament = _tournament_for_snapshot(info, actor=actor)
     existing = crash_case_in_force(tournament)
@@ -167,26 +166,13 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
     approved (prepared, or waiting for approval) is withdrawn with it. The tournament may then
     be loaded again. A case with an approved settlement stays: an adjustment corrects it.
     """
-    roles.require_role(actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="withdraw cases")
     case = _lock_case(case)
-    if not case.is_crash:
-        raise InvalidTransition(f"{case} is an individual case; it ends when it is resolved.")
-    if case.status == CaseStatus.APPROVED:
-        raise InvalidTransition(
-            f"{case} has an approved settlement, so it cannot be withdrawn; "
-            "correct that settlement with an adjustment instead."
-        )
+    waiting = compensation_waiting_ids(case)
+    permissions.enforce(
+        permissions.case_withdraw(case=case, user=actor, waiting_compensations=waiting)
+    )
     next_status = case_next_status(case.status, "withdraw", label=str(case))
     reason = _required_text(reason, "reason")
-    waiting = list(
-        case.compensations.filter(status=CompensationStatus.PROPOSED).values_list("pk", flat=True)
-    )
-    if waiting:
-        listed = ", ".join(f"#{pk}" for pk in waiting)
-        raise InvalidTransition(
-            f"Compensation {listed} of {case} still waits for a Tournament Manager's answer; "
-            "have it approved or rejected before withdrawing the case."
-        )
 
     in_flight = list(
         Settlement.objects.select_for_update(of=("self",))

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from settlements.errors import InvalidTransition, NotAllowed
+from settlements import permissions
 from settlements.models import ApiToken, Event
 from settlements.services.common import _record, _required_text, _save
 
@@ -20,7 +20,7 @@ def api_token_create(*, user, name: str, actor=None) -> tuple[ApiToken, str]:
 
     ``actor`` is None when an administrator runs the management command on the server.
     """
-    _check_token_actor(actor, user)
+    permissions.enforce(permissions.api_token_manage(owner=user, user=actor))
     name = _required_text(name, "name", max_length=100)
     raw, prefix = ApiToken.new_raw()
     token = ApiToken(user=user, name=name, prefix=prefix, token_hash=ApiToken.hash(raw))
@@ -37,9 +37,7 @@ def api_token_create(*, user, name: str, actor=None) -> tuple[ApiToken, str]:
 @transaction.atomic
 def api_token_revoke(*, token: ApiToken, actor=None) -> ApiToken:
     token = ApiToken.objects.select_for_update(of=("self",)).select_related("user").get(pk=token.pk)
-    _check_token_actor(actor, token.user)
-    if token.revoked_at is not None:
-        raise InvalidTransition(f"{token} was already revoked.")
+    permissions.enforce(permissions.api_token_revoke(token=token, user=actor))
     token.revoked_at = timezone.now()
     _save(token, actor=actor, reason="Token revoked")
     _record(
@@ -71,10 +69,3 @@ def api_token_authenticate(*, raw: str) -> ApiToken | None:
             pk=token.pk,
         ).update(last_used_at=now)
     return token
-
-
-def _check_token_actor(actor, user) -> None:
-    if actor is not None and actor.pk != user.pk:
-        raise NotAllowed(
-            "Tokens are issued to their own user, or by an administrator on the server."
-        )

@@ -11,16 +11,15 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from settlements import charts, roles, selectors, services, wording
+from settlements import charts, permissions, roles, selectors, services, wording
 from settlements.errors import DomainError
 from settlements.forms import ReasonForm
 from settlements.models import Case
 from settlements.views import confirming
-from settlements.views.compensation import PROPOSERS
 from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
-from settlements.workflow import CaseStatus, CompensationStatus, case_allows, settlement_allows
+from settlements.workflow import CaseStatus, CompensationStatus, settlement_allows
 
 # The case page's swap targets: element id -> partialdef in case_detail.html. Sections added
 # later (decisions, compensation) register theirs here.
@@ -29,8 +28,6 @@ CASE_PARTIALS = {
     "case-stage": "stage",
     "case-settlements": "settlements",
 }
-# Who may withdraw a crash case loaded in error (services.case_withdraw checks it again).
-WITHDRAWERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
 
 
 @role_required(*roles.ALL_ROLES)
@@ -57,7 +54,7 @@ def case_prepare(request, case_id: int):
     return go_to(request, reverse("case_detail", args=[case.pk]))
 
 
-@role_required(*WITHDRAWERS)
+@role_required(*permissions.CASE_WITHDRAWERS)
 def case_withdraw(request, case_id: int):
     """The confirmation page of a withdrawal (what will happen, a reason), and the withdrawal."""
     case = case_or_404(case_id)
@@ -69,7 +66,11 @@ def case_withdraw(request, case_id: int):
         "tournament": case.tournament,
         "form": form,
         "subject": f"Case #{case.pk}",
-        "refusal": _withdraw_refusal(case),
+        "refusal": permissions.case_withdraw(
+            case=case,
+            user=request.user,
+            waiting_compensations=selectors.compensation_waiting_ids(case),
+        ),
         "settlements_withdrawn": [
             settlement
             for settlement in case.settlements.all()
@@ -91,47 +92,40 @@ def case_withdraw(request, case_id: int):
     )
 
 
-def _withdraw_refusal(case: Case) -> str:
-    """Why the case cannot be withdrawn now, as services.case_withdraw would say; else ""."""
-    if case.status == CaseStatus.APPROVED:
-        return (
-            f"Case #{case.pk} has an approved settlement, so it stays; correct that settlement "
-            "with an adjustment instead."
-        )
-    if case.status == CaseStatus.WITHDRAWN:
-        return f"Case #{case.pk} was already withdrawn."
-    waiting = selectors.compensation_list(case=case, status=CompensationStatus.PROPOSED)
-    if waiting:
-        listed = ", ".join(f"#{compensation.pk}" for compensation in waiting)
-        return (
-            f"Compensation {listed} of this case still waits for a Tournament Manager's "
-            "answer; have it approved or rejected before withdrawing the case."
-        )
-    return ""
-
-
 def _context(request, case: Case) -> dict:
+    """The case page, with the actions settlements.permissions allows the user now (the
+    services ask again when they act)."""
+    user = request.user
     withdrawn = case.status == CaseStatus.WITHDRAWN
+    compensations = list(selectors.compensation_list(case=case))
+    waiting = [item.pk for item in compensations if item.status == CompensationStatus.PROPOSED]
+    settlements = list(case.settlements.all())
     context = {
         "case": case,
         "tournament": case.tournament,
         "remedy": wording.case_remedy(case),
         "decision": next(iter(case.decisions.all()), None),
-        "settlements": list(case.settlements.all()),
-        "can_prepare": roles.has_role(request.user, roles.OPERATOR)
-        and case.is_crash
-        and case_allows(case.status, "prepare"),
+        "settlements": settlements,
+        "can_prepare": permissions.settlement_prepare(case=case, user=user) is None,
         "awaiting_decision": case.status == CaseStatus.AWAITING_DECISION,
-        "can_decide": roles.has_role(request.user, roles.MARKETING_MANAGER)
-        and bool(case.decision_options)
-        and case_allows(case.status, "decide"),
-        "can_withdraw": roles.has_role(request.user, *WITHDRAWERS)
-        and case.is_crash
-        and case_allows(case.status, "withdraw"),
+        "can_decide": permissions.decision_record(case=case, user=user) is None,
+        "can_withdraw": permissions.case_withdraw(
+            case=case, user=user, waiting_compensations=waiting
+        )
+        is None,
         "withdrawn": withdrawn,
         "in_force": selectors.crash_case_in_force(case.tournament_id) if withdrawn else None,
         "next_step_error": "",
-        **_followups(request.user, case),
+        # Below the settlements: compensation proposals, prizes given in error, and for an
+        # individual case its players and outcome.
+        "compensations": compensations,
+        "withdrawals": list(selectors.prize_withdrawal_list(case=case)),
+        "can_propose": permissions.compensation_propose(
+            case=case, user=user, has_settlement=bool(settlements)
+        )
+        is None,
+        "can_decide_prize": permissions.prize_withdrawal_decide(case=case, user=user) is None,
+        "can_resolve": permissions.individual_case_resolve(case=case, user=user) is None,
     }
     if case.is_crash and case.entrants:
         policy = case.policy
@@ -150,24 +144,3 @@ def _context(request, case: Case) -> dict:
         )
         context["eliminated_pct"] = charts.percent_text(case.eliminated, case.entrants)
     return context
-
-
-def _followups(user, case: Case) -> dict:
-    """What the case page shows below its settlements: compensation proposals, prizes given
-    in error, and for an individual case its players and outcome, with the actions the
-    user's roles allow (the views check them again)."""
-    # Compensation answers a computed settlement (RULES.md §6), so a crash case needs one first.
-    open_to_proposals = (
-        bool(case.settlements.all()) if case.is_crash else case.status == CaseStatus.OPEN
-    )
-    # A case withdrawn as loaded in error takes nothing more; its tournament's new case does.
-    withdrawn = case.status == CaseStatus.WITHDRAWN
-    return {
-        "compensations": list(selectors.compensation_list(case=case)),
-        "withdrawals": list(selectors.prize_withdrawal_list(case=case)),
-        "can_propose": open_to_proposals and not withdrawn and roles.has_role(user, *PROPOSERS),
-        "can_decide_prize": not withdrawn and roles.has_role(user, roles.TOURNAMENT_MANAGER),
-        "can_resolve": not case.is_crash
-        and case.status == CaseStatus.OPEN
-        and roles.has_role(user, roles.TOURNAMENT_MANAGER),
-    }

@@ -13,7 +13,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from settlements import ledger, roles, selectors, services
+from settlements import ledger, permissions, roles, selectors, services
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.forms import CompensationForm, ReasonForm
 from settlements.models import Compensation
@@ -22,7 +22,7 @@ from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
 from settlements.views.paging import CountedPaginator
 from settlements.views.rendering import go_to, render_invalid, render_page
-from settlements.workflow import CompensationStatus, compensation_allows
+from settlements.workflow import CompensationStatus
 
 PER_PAGE = 25
 
@@ -33,9 +33,6 @@ ITEMS_PER_PAGE = 50
 READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
 
 
-PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
-
-
 STATUS_TABS = (
     (CompensationStatus.PROPOSED, "Awaiting approval"),
     (CompensationStatus.APPROVED, "Approved"),
@@ -44,9 +41,15 @@ STATUS_TABS = (
 )
 
 
+# What the Tournament Manager's two answers do: service, permission, words for the page.
 COMPENSATION_ACTIONS = {
-    "approve": (services.compensation_approve, "Approve", "approved"),
-    "reject": (services.compensation_reject, "Reject", "rejected"),
+    "approve": (
+        services.compensation_approve,
+        permissions.compensation_approve,
+        "Approve",
+        "approved",
+    ),
+    "reject": (services.compensation_reject, permissions.compensation_reject, "Reject", "rejected"),
 }
 
 
@@ -66,14 +69,13 @@ def compensation_list(request):
         "page": CountedPaginator(queue, PER_PAGE, count=queue.count()).get_page(
             request.GET.get("page")
         ),
-        "can_answer": roles.has_role(request.user, roles.TOURNAMENT_MANAGER),
     }
     return render_page(
         request, "settlements/compensation_list.html", context, partial="compensation_list"
     )
 
 
-@role_required(*PROPOSERS)
+@role_required(*permissions.COMPENSATION_PROPOSERS)
 def compensation_new(request, case_id: int):
     case = case_or_404(case_id)
     form = CompensationForm(request.POST or None, currency=case.tournament.currency)
@@ -140,9 +142,9 @@ def compensation_ledger(request, compensation_id: int):
 
 def _answer(request, compensation_id: int, action: str):
     compensation = _compensation(compensation_id)
-    service, verb, done = COMPENSATION_ACTIONS[action]
+    service, permission, verb, done = COMPENSATION_ACTIONS[action]
     form = ReasonForm(request.POST or None)
-    refusal = _refusal(compensation, request.user, action)
+    refusal = permission(compensation=compensation, user=request.user)
     context = {
         "compensation": compensation,
         "case": compensation.case,
@@ -163,16 +165,14 @@ def _answer(request, compensation_id: int, action: str):
         ),
         done_message=f"{compensation} {done}.",
         done_url=reverse("compensation_detail", args=[compensation.pk]),
-        own_work=compensation.proposed_by_id == request.user.pk,
+        own_work=refusal is not None and refusal.kind == permissions.OWN_WORK,
     )
 
 
 def _compensation_context(request, compensation: Compensation) -> dict:
     user = request.user
     items = compensation.items.all()
-    own = compensation.proposed_by_id == user.pk
-    waiting = compensation.status == CompensationStatus.PROPOSED
-    manager = roles.has_role(user, roles.TOURNAMENT_MANAGER)
+    refusal = permissions.compensation_approve(compensation=compensation, user=user)
     return {
         "compensation": compensation,
         "case": compensation.case,
@@ -180,19 +180,10 @@ def _compensation_context(request, compensation: Compensation) -> dict:
         "page": CountedPaginator(items, ITEMS_PER_PAGE, count=len(items)).get_page(
             request.GET.get("page")
         ),
-        "can_answer": waiting and manager and not own,
-        "own_work": waiting and manager and own,
+        "can_answer": refusal is None,
+        "own_work": refusal is not None and refusal.kind == permissions.OWN_WORK,
         "can_download": compensation.status == CompensationStatus.APPROVED,
     }
-
-
-def _refusal(compensation: Compensation, user, action: str) -> str:
-    if compensation.proposed_by_id == user.pk:
-        return f"You proposed {compensation}; another Tournament Manager must {action} it."
-    if not compensation_allows(compensation.status, action):
-        state = compensation.get_status_display().lower()
-        return f"{compensation} is {state}; it cannot be {COMPENSATION_ACTIONS[action][2]} now."
-    return ""
 
 
 def _compensation(compensation_id: int) -> Compensation:

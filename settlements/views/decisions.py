@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import charts, roles, selectors, services, wording
+from settlements import charts, permissions, roles, selectors, services, wording
 from settlements.errors import DomainError
 from settlements.forms import DecisionForm
 from settlements.models import Case, Stage
@@ -18,7 +18,6 @@ from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
 from settlements.views.paging import CountedPaginator
 from settlements.views.rendering import go_to, render_invalid, render_page
-from settlements.workflow import case_allows
 
 INVITEES_PER_PAGE = 20
 
@@ -114,14 +113,7 @@ def _context(request, case: Case, form: DecisionForm) -> dict:
         count=invite_count or 0,
     ).get_page(request.GET.get("invite_page"))
 
-    can_decide = bool(case.decision_options) and case_allows(case.status, "decide")
-    if not case.decision_options:
-        closed_reason = "The rules settle this case without a decision."
-    else:
-        closed_reason = (
-            f"The decision can no longer be changed: the case is "
-            f"{case.get_status_display().lower()}."
-        )
+    refusal = permissions.decision_record(case=case, user=request.user)
     return {
         "case": case,
         "tournament": case.tournament,
@@ -133,8 +125,8 @@ def _context(request, case: Case, form: DecisionForm) -> dict:
         "invite_count": invite_count,
         "invitees": invitees,
         "decision": next(iter(case.decisions.all()), None),
-        "can_decide": can_decide,
-        "closed_reason": "" if can_decide else closed_reason,
+        "can_decide": refusal is None,
+        "closed_reason": refusal or "",
         "confirming": False,
     }
 

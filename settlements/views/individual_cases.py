@@ -10,7 +10,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from settlements import roles, selectors, services
+from settlements import permissions, roles, selectors, services
 from settlements.errors import DomainError
 from settlements.forms import IndividualCaseForm, ResolveForm
 from settlements.models import Case
@@ -36,7 +36,7 @@ def individual_case_list(request):
         "page": CountedPaginator(cases, PER_PAGE, count=cases.count()).get_page(
             request.GET.get("page")
         ),
-        "can_open": roles.has_role(request.user, roles.TOURNAMENT_MANAGER),
+        "can_open": permissions.individual_case_open(user=request.user) is None,
     }
     return render_page(
         request, "settlements/individual_case_list.html", context, partial="individual_cases"

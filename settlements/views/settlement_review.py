@@ -17,7 +17,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import charts, ledger, roles, selectors, services
+from settlements import charts, ledger, permissions, roles, selectors, services
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.forms import ReasonForm
 from settlements.models import Settlement
@@ -25,17 +25,17 @@ from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.paging import CountedPaginator, RangePaginator
 from settlements.views.rendering import go_to, render_invalid, render_page
-from settlements.workflow import SettlementStatus, settlement_allows
+from settlements.workflow import SettlementStatus
 
 PAYOUTS_PER_PAGE = 50
 UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
 
 REVIEW_PARTIALS = {"payouts": "payouts", "settlement-actions": "actions"}
 
-# What the Tournament Manager's two answers do: service, words for the page.
+# What the Tournament Manager's two answers do: service, permission, words for the page.
 REVIEW_ACTIONS = {
-    "approve": (services.settlement_approve, "Approve", "approved"),
-    "reject": (services.settlement_reject, "Reject", "rejected"),
+    "approve": (services.settlement_approve, permissions.settlement_approve, "Approve", "approved"),
+    "reject": (services.settlement_reject, permissions.settlement_reject, "Reject", "rejected"),
 }
 
 
@@ -115,9 +115,9 @@ def settlement_ledger(request, settlement_id: int):
 def _answer(request, settlement_id: int, action: str):
     """The confirmation page of approve or reject, and the answer itself."""
     settlement = _settlement(settlement_id)
-    service, verb, done = REVIEW_ACTIONS[action]
+    service, permission, verb, done = REVIEW_ACTIONS[action]
     form = ReasonForm(request.POST or None)
-    refusal = _refusal(settlement, request.user, action)
+    refusal = permission(settlement=settlement, user=request.user)
     context = {
         **_summary(settlement),
         "action": action,
@@ -133,7 +133,7 @@ def _answer(request, settlement_id: int, action: str):
         perform=lambda reason: service(settlement=settlement, actor=request.user, reason=reason),
         done_message=f"{settlement} {done}.",
         done_url=reverse("settlement_review", args=[settlement.pk]),
-        own_work=bool(refusal) and _is_own_work(settlement, request.user),
+        own_work=refusal is not None and refusal.kind == permissions.OWN_WORK,
     )
 
 
@@ -191,38 +191,16 @@ def _review_context(request, settlement: Settlement) -> dict:
                 points, count=settlement.payout_count, currency=settlement.currency
             ),
         }
-    own = _is_own_work(settlement, user)
-    awaiting = settlement.status == SettlementStatus.AWAITING_APPROVAL
-    manager = roles.has_role(user, roles.TOURNAMENT_MANAGER)
-    # Adjustments may also be sent by Tournament Managers (see services.settlement_submit).
-    submitters = (roles.OPERATOR,)
-    if settlement.is_adjustment:
-        submitters = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+    answer_refusal = permissions.settlement_approve(settlement=settlement, user=user)
     return {
         **_summary(settlement),
         "search": search,
         "page": paginator.get_page(request.GET.get("page")),
         "chart": chart,
-        "can_submit": settlement_allows(settlement.status, "submit")
-        and roles.has_role(user, *submitters),
-        "can_answer": awaiting and manager and not own,
-        "own_work": awaiting and manager and own,
+        "can_submit": permissions.settlement_submit(settlement=settlement, user=user) is None,
+        "can_answer": answer_refusal is None,
+        "own_work": answer_refusal is not None and answer_refusal.kind == permissions.OWN_WORK,
         "can_download": settlement.status == SettlementStatus.APPROVED
         and roles.has_role(user, roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR),
         "actions_error": "",
     }
-
-
-def _is_own_work(settlement: Settlement, user) -> bool:
-    return user.pk in (settlement.prepared_by_id, settlement.submitted_by_id)
-
-
-def _refusal(settlement: Settlement, user, action: str) -> str:
-    """Why this user cannot answer now, as the services would say it; empty when they can."""
-    if _is_own_work(settlement, user):
-        did = "prepared" if user.pk == settlement.prepared_by_id else "submitted"
-        return f"You {did} {settlement}; another Tournament Manager must {action} it."
-    if not settlement_allows(settlement.status, action):
-        state = settlement.get_status_display().lower()
-        return f"{settlement} is {state}; it cannot be {REVIEW_ACTIONS[action][2]} now."
-    return ""

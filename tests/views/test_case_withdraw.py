@@ -169,7 +169,8 @@ def test_a_withdrawn_case_cannot_be_withdrawn_again(as_manager, operator, load_c
     case = load_case(tournament_id="T-TWICE")
     services.case_withdraw(case=case, actor=operator, reason=REASON)
     html = as_manager.get(withdraw_url(case)).content.decode()
-    assert f"Case #{case.pk} was already withdrawn." in html and 'name="reason"' not in html
+    assert f"Cannot withdraw Case #{case.pk} (T-TWICE): it is withdrawn." in html
+    assert 'name="reason"' not in html
 
 
 def test_the_settlement_page_says_it_was_withdrawn_with_its_case(

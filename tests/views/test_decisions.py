@@ -206,7 +206,7 @@ def test_a_case_past_its_decision_cannot_be_decided_again(
     )
     services.settlement_prepare(case=case, actor=operator)
     html = as_marketing.get(url(case)).content.decode()
-    assert "The decision can no longer be changed: the case is prepared." in html
+    assert f"Cannot record a decision on Case #{case.pk} (S-LATE): it is prepared." in html
     assert "Review the decision" not in html
     response = as_marketing.post(
         url(case), {"option": "chip_proportional", "reason": "r", "step": "confirm"}, **HTMX
@@ -229,7 +229,7 @@ def test_only_marketing_managers_decide(client, as_operator, as_manager, as_audi
 def test_a_case_without_a_decision_says_so(as_marketing, load_case):
     case = load_case(type="regular", stage="middle", tournament_id="T-NONE")
     html = as_marketing.get(url(case)).content.decode()
-    assert "The rules settle this case without a decision." in html
+    assert f"Case #{case.pk} (T-NONE) needs no decision: the rules settle it without one." in html
     assert "Review the decision" not in html
 
 

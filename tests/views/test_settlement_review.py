@@ -250,7 +250,7 @@ def test_rejection_needs_a_reason_and_reopens_the_case(as_manager, submitted):
     assert "“Wrong snapshot”" in html
     # Answering twice is refused in place.
     late = as_manager.get(review(settlement, "settlement_approve")).content.decode()
-    assert f"Settlement #{settlement.pk} is rejected; it cannot be approved now." in late
+    assert f"Cannot approve Settlement #{settlement.pk}: it is rejected." in late
 
 
 def test_only_managers_answer(as_operator, as_marketing, as_auditor, as_nobody, client, submitted):

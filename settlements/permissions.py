@@ -1,0 +1,286 @@
+"""May this user do this, now? One pure function per action, and the only place that answers.
+
+Each function returns None when the user may act, or a ``Refusal``: the sentence the pages show
+(a refusal is a ``str``), and which rule refused. Services ``enforce`` it on the rows they have
+locked, so a refusal and the error it raises (``NotAllowed`` for who the user is,
+``InvalidTransition`` for the state of the record) come from here; views compute their buttons
+and their messages from the same call.
+
+Nothing here reads the database: whatever a rule needs beyond the records passed in (the
+compensation still waiting on a case, whether a crash case has a settlement) is an argument.
+"""
+
+from collections.abc import Sequence
+
+from settlements import roles
+from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements.models import ApiToken, Case, Compensation, Incident, Settlement
+from settlements.workflow import (
+    CaseStatus,
+    SettlementStatus,
+    case_refusal,
+    compensation_refusal,
+    settlement_refusal,
+)
+
+# Which rule refused: the user's roles, the four-eyes rule, or the state of the record.
+ROLE = "role"
+OWN_WORK = "own_work"
+STATE = "state"
+
+# Who may do what, where a view also names them (its role_required decorator).
+COMPENSATION_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+CASE_WITHDRAWERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+
+
+class Refusal(str):
+    """Why the user may not act now, worded for them; ``kind`` is ROLE, OWN_WORK or STATE."""
+
+    kind: str
+
+    def __new__(cls, text: str, kind: str) -> "Refusal":
+        refusal = super().__new__(cls, text)
+        refusal.kind = kind
+        return refusal
+
+    @property
+    def error(self) -> DomainError:
+        """The error a service raises for it."""
+        return (InvalidTransition if self.kind == STATE else NotAllowed)(str(self))
+
+
+def enforce(refusal: Refusal | None) -> None:
+    """Raise ``refusal`` as its error; do nothing when there is none."""
+    if refusal is not None:
+        raise refusal.error
+
+
+# --- Incidents, tournaments, snapshots ----------------------------------------------------------
+
+
+def incident_report(*, user) -> Refusal | None:
+    return _role(user, roles.OPERATOR, action="report incidents")
+
+
+def incident_close(*, incident: Incident, user, unfinished: Sequence[int]) -> Refusal | None:
+    """``unfinished``: ids of the incident's cases still in progress."""
+    refusal = _role(user, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="close incidents")
+    if refusal is None and not incident.is_open:
+        refusal = _state(f"{incident} is already closed.")
+    if refusal is None and unfinished:
+        listed = ", ".join(f"#{pk}" for pk in unfinished)
+        refusal = _state(
+            f"{incident} still has cases in progress ({listed}); finish them before closing it."
+        )
+    return refusal
+
+
+def tournament_create(*, user) -> Refusal | None:
+    return _role(user, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="register tournaments")
+
+
+def case_load_snapshot(*, user, incident: Incident | None = None) -> Refusal | None:
+    refusal = _role(user, roles.OPERATOR, action="load snapshots")
+    if refusal is None and incident is not None and not incident.is_open:
+        refusal = _state(f"{incident} is closed; report a new incident instead.")
+    return refusal
+
+
+def case_withdraw(*, case: Case, user, waiting_compensations: Sequence[int]) -> Refusal | None:
+    """``waiting_compensations``: ids of the case's compensation proposals not yet answered."""
+    refusal = _role(user, *CASE_WITHDRAWERS, action="withdraw cases")
+    if refusal is None and not case.is_crash:
+        refusal = _state(f"{case} is an individual case; it ends when it is resolved.")
+    if refusal is None and case.status == CaseStatus.APPROVED:
+        refusal = _state(
+            f"{case} has an approved settlement, so it stays; correct that settlement with an "
+            "adjustment instead."
+        )
+    refusal = refusal or _case_state(case, "withdraw")
+    if refusal is None and waiting_compensations:
+        listed = ", ".join(f"#{pk}" for pk in waiting_compensations)
+        refusal = _state(
+            f"Compensation {listed} of {case} still waits for a Tournament Manager's answer; "
+            "have it approved or rejected before withdrawing the case."
+        )
+    return refusal
+
+
+# --- Decisions and settlements ------------------------------------------------------------------
+
+
+def decision_record(*, case: Case, user) -> Refusal | None:
+    refusal = _role(user, roles.MARKETING_MANAGER, action="record decisions")
+    if refusal is None and (not case.is_crash or not case.decision_options):
+        refusal = _state(f"{case} needs no decision: the rules settle it without one.")
+    return refusal or _case_state(case, "decide")
+
+
+def settlement_prepare(*, case: Case, user) -> Refusal | None:
+    refusal = _role(user, roles.OPERATOR, action="prepare settlements")
+    if refusal is None and not case.is_crash:
+        refusal = _state(f"{case} is an individual case; it has no crash settlement.")
+    return refusal or _case_state(case, "prepare")
+
+
+def settlement_submit(*, settlement: Settlement, user) -> Refusal | None:
+    """An adjustment may also be sent by a Tournament Manager; a settlement only by an
+    operator."""
+    action = "submit settlements"
+    refusal = _role(user, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action=action)
+    if refusal is None and not settlement.is_adjustment:
+        refusal = _role(user, roles.OPERATOR, action=action)
+    return refusal or _settlement_state(settlement, "submit")
+
+
+def settlement_approve(*, settlement: Settlement, user) -> Refusal | None:
+    return _settlement_answer(settlement, user, "approve")
+
+
+def settlement_reject(*, settlement: Settlement, user) -> Refusal | None:
+    return _settlement_answer(settlement, user, "reject")
+
+
+def settlement_adjust(*, settlement: Settlement, user) -> Refusal | None:
+    """``settlement`` is the approved settlement, or one of its adjustments."""
+    refusal = _role(user, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="prepare adjustments")
+    original = settlement.corrects if settlement.is_adjustment else settlement
+    if refusal is None and original.status != SettlementStatus.APPROVED:
+        refusal = _state(
+            f"Only an approved settlement can be adjusted; {original} is "
+            f"{original.get_status_display().lower()}."
+        )
+    return refusal
+
+
+# --- Compensation, prizes given in error, individual cases -------------------------------------
+
+
+def compensation_propose(*, case: Case, user, has_settlement: bool) -> Refusal | None:
+    """``has_settlement``: whether the (crash) case has had a settlement prepared."""
+    refusal = _role(user, *COMPENSATION_PROPOSERS, action="propose compensation")
+    refusal = refusal or _withdrawn(case, "propose compensation for")
+    # Compensation answers a computed settlement (RULES.md §6), so a crash case needs one first.
+    if refusal is None and case.is_crash and not has_settlement:
+        refusal = _state(
+            f"Compensation for {case} can be proposed once its settlement has been prepared."
+        )
+    if refusal is None and not case.is_crash and case.status != CaseStatus.OPEN:
+        refusal = _state(f"{case} is resolved; open a new case for further compensation.")
+    return refusal
+
+
+def compensation_approve(*, compensation: Compensation, user) -> Refusal | None:
+    return _compensation_answer(compensation, user, "approve")
+
+
+def compensation_reject(*, compensation: Compensation, user) -> Refusal | None:
+    return _compensation_answer(compensation, user, "reject")
+
+
+def prize_withdrawal_decide(*, case: Case, user) -> Refusal | None:
+    refusal = _role(user, roles.TOURNAMENT_MANAGER, action="decide on prizes given in error")
+    return refusal or _withdrawn(case, "record a prize given in error on")
+
+
+def individual_case_open(*, user, incident: Incident | None = None) -> Refusal | None:
+    refusal = _role(user, roles.TOURNAMENT_MANAGER, action="open individual cases")
+    if refusal is None and incident is not None and not incident.is_open:
+        refusal = _state(f"{incident} is closed.")
+    return refusal
+
+
+def individual_case_resolve(*, case: Case, user) -> Refusal | None:
+    refusal = _role(user, roles.TOURNAMENT_MANAGER, action="resolve individual cases")
+    if refusal is None and case.is_crash:
+        refusal = _state(f"{case} is a crash case; it ends with its settlement.")
+    return refusal or _case_state(case, "resolve")
+
+
+# --- API tokens ---------------------------------------------------------------------------------
+
+
+def api_token_manage(*, owner, user) -> Refusal | None:
+    """Issuing or revoking a token of ``owner``; ``user`` is None for an administrator on the
+    server (the management command)."""
+    if user is not None and user.pk != owner.pk:
+        return Refusal(
+            "Tokens are issued to their own user, or by an administrator on the server.", ROLE
+        )
+    return None
+
+
+def api_token_revoke(*, token: ApiToken, user) -> Refusal | None:
+    refusal = api_token_manage(owner=token.user, user=user)
+    if refusal is None and token.revoked_at is not None:
+        refusal = _state(f"{token} was already revoked.")
+    return refusal
+
+
+# --- Shared rules -------------------------------------------------------------------------------
+
+
+def _settlement_answer(settlement: Settlement, user, action: str) -> Refusal | None:
+    refusal = _role(user, roles.TOURNAMENT_MANAGER, action=f"{action} settlements")
+    refusal = refusal or _settlement_state(settlement, action, with_case=False)
+    if refusal is None:
+        for did, author in (
+            ("prepared", settlement.prepared_by_id),
+            ("submitted", settlement.submitted_by_id),
+        ):
+            if user.pk == author:
+                return Refusal(
+                    f"You {did} {settlement}; another Tournament Manager must {action} it.",
+                    OWN_WORK,
+                )
+    return refusal or _settlement_state(settlement, action, with_settlement=False)
+
+
+def _compensation_answer(compensation: Compensation, user, action: str) -> Refusal | None:
+    refusal = _role(user, roles.TOURNAMENT_MANAGER, action=f"{action} compensation")
+    if refusal is None:
+        text = compensation_refusal(compensation.status, action, label=str(compensation))
+        refusal = _state(text) if text else None
+    if refusal is None and user.pk == compensation.proposed_by_id:
+        refusal = Refusal(
+            f"You proposed {compensation}; another Tournament Manager must {action} it.",
+            OWN_WORK,
+        )
+    return refusal
+
+
+def _settlement_state(
+    settlement: Settlement, action: str, *, with_settlement: bool = True, with_case: bool = True
+) -> Refusal | None:
+    """The state machine's refusal of ``action`` on the settlement, then on its case (an
+    adjustment leaves its case's status alone)."""
+    if with_settlement:
+        text = settlement_refusal(settlement.status, action, label=str(settlement))
+        if text:
+            return _state(text)
+    if with_case and not settlement.is_adjustment:
+        return _case_state(settlement.case, action)
+    return None
+
+
+def _case_state(case: Case, action: str) -> Refusal | None:
+    text = case_refusal(case.status, action, label=str(case))
+    return _state(text) if text else None
+
+
+def _withdrawn(case: Case, words: str) -> Refusal | None:
+    # A case withdrawn as loaded in error takes nothing more; its tournament's new case does.
+    if case.status == CaseStatus.WITHDRAWN:
+        return _state(
+            f"{case} was withdrawn as loaded in error; {words} the tournament's current case."
+        )
+    return None
+
+
+def _role(user, *allowed: str, action: str) -> Refusal | None:
+    text = roles.role_refusal(user, *allowed, action=action)
+    return Refusal(text, ROLE) if text else None
+
+
+def _state(text: str) -> Refusal:
+    return Refusal(text, STATE)
