@@ -5,12 +5,15 @@ only place the result. Floats appear here only as pixel geometry; amounts stay i
 are labelled with the same money formatting as everywhere else.
 """
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from settlements.rules import Policy
+from settlements.rules.stage import STAGES, classify
 from settlements.templatetags.money import format_minor_units
 
 STAGE_LABELS = {"pre": "Pre", "early": "Early", "middle": "Middle", "late": "Late"}
@@ -28,20 +31,6 @@ def percent_text(part: int, whole: int) -> str:
     return f"{whole_pct}.{tenth} %" if tenth else f"{whole_pct} %"
 
 
-def stage_at(
-    *, eliminated: int, entrants: int, paid_places: int, pre_pct: int, early_pct: int
-) -> str:
-    """The stage a tournament with these counts would be in (RULES.md §2, started)."""
-    remaining = entrants - eliminated
-    if 100 * eliminated < pre_pct * entrants:
-        return "pre"
-    if remaining <= paid_places:
-        return "late"
-    if 100 * eliminated < early_pct * entrants:
-        return "early"
-    return "middle"
-
-
 @dataclass(frozen=True)
 class StageSegment:
     stage: str
@@ -49,32 +38,37 @@ class StageSegment:
     end: int  # first eliminated count past the segment
 
 
-def stage_segments(
-    *, entrants: int, paid_places: int, pre_pct: int, early_pct: int
-) -> list[StageSegment]:
-    """Split 0..entrants eliminated into runs of one stage each, as the rules classify them."""
-    # The classification can only change where one of its three comparisons flips, so
-    # classifying those counts alone is exact, even for 300,000 entrants.
-    starts = {
-        0,
-        -(-pre_pct * entrants // 100),
-        -(-early_pct * entrants // 100),
-        max(entrants - paid_places, 0),
-    }
-    points = sorted(s for s in starts if 0 <= s <= entrants)
-    segments: list[StageSegment] = []
-    for index, start in enumerate(points):
-        end = points[index + 1] if index + 1 < len(points) else entrants + 1
-        stage = stage_at(
-            eliminated=start,
-            entrants=entrants,
-            paid_places=paid_places,
-            pre_pct=pre_pct,
-            early_pct=early_pct,
+def _classify(
+    *, entrants: int, eliminated: int, paid_places: int, policy: Policy, started: bool = True
+) -> str:
+    return classify(
+        started=started,
+        entrants=entrants,
+        eliminated=eliminated,
+        remaining=entrants - eliminated,
+        paid_places=paid_places,
+        policy=policy,
+    )
+
+
+def stage_segments(*, entrants: int, paid_places: int, policy: Policy) -> list[StageSegment]:
+    """Split 0..entrants eliminated into runs of one stage each, as the engine classifies them."""
+
+    def rank(eliminated: int) -> int:
+        stage = _classify(
+            entrants=entrants, eliminated=eliminated, paid_places=paid_places, policy=policy
         )
-        if segments and segments[-1].stage == stage:
-            segments[-1] = StageSegment(stage, segments[-1].start, end)
-        else:
+        return STAGES.index(stage)
+
+    # Knocking players out never takes a tournament back to an earlier stage, so the first
+    # count of each stage is found by bisecting the engine's own answers: a few dozen calls,
+    # even for 300,000 entrants, and no second copy of the thresholds here.
+    counts = range(entrants + 1)
+    segments: list[StageSegment] = []
+    for index, stage in enumerate(STAGES):
+        start = bisect_left(counts, index, key=rank)
+        end = bisect_left(counts, index + 1, key=rank)
+        if start < end:
             segments.append(StageSegment(stage, start, end))
     return segments
 
@@ -84,9 +78,7 @@ def stage_bar_svg(
     entrants: int,
     eliminated: int,
     paid_places: int,
-    pre_pct: int,
-    early_pct: int,
-    stage: str,
+    policy: Policy,
     started: bool = True,
     title_id: str = "stage-bar",
 ) -> SafeString:
@@ -101,9 +93,7 @@ def stage_bar_svg(
         return left + inner * (count_num / count_den if count_den else 0)
 
     parts: list[str] = []
-    for segment in stage_segments(
-        entrants=entrants, paid_places=paid_places, pre_pct=pre_pct, early_pct=early_pct
-    ):
+    for segment in stage_segments(entrants=entrants, paid_places=paid_places, policy=policy):
         x0 = x_at(segment.start, entrants)
         x1 = x_at(min(segment.end, entrants), entrants)
         parts.append(
@@ -134,7 +124,7 @@ def stage_bar_svg(
             bar_height,
         )
     )
-    for pct in sorted({pre_pct, early_pct}):
+    for pct in sorted({policy.pre_pct, policy.early_pct}):
         x = x_at(pct, 100)
         parts.append(
             format_html(
@@ -181,9 +171,7 @@ def stage_bar_svg(
         entrants=entrants,
         eliminated=eliminated,
         paid_places=paid_places,
-        pre_pct=pre_pct,
-        early_pct=early_pct,
-        stage=stage,
+        policy=policy,
         started=started,
     )
     return format_html(
@@ -204,12 +192,17 @@ def stage_bar_text(
     entrants: int,
     eliminated: int,
     paid_places: int,
-    pre_pct: int,
-    early_pct: int,
-    stage: str,
+    policy: Policy,
     started: bool = True,
 ) -> str:
     """The stage bar in words, for its description and for readers who cannot see it."""
+    stage = _classify(
+        entrants=entrants,
+        eliminated=eliminated,
+        paid_places=paid_places,
+        policy=policy,
+        started=started,
+    )
     label = STAGE_LABELS.get(stage, stage)
     if not started:
         return (
@@ -218,8 +211,8 @@ def stage_bar_text(
         )
     return (
         f"{eliminated} of {entrants} entrants eliminated ({percent_text(eliminated, entrants)}); "
-        f"the policy's marks are {pre_pct} % and {early_pct} %, and the money starts when "
-        f"{max(entrants - paid_places, 0)} are out ({paid_places} paid places). "
+        f"the policy's marks are {policy.pre_pct} % and {policy.early_pct} %, and the money "
+        f"starts when {max(entrants - paid_places, 0)} are out ({paid_places} paid places). "
         f"Stage: {label}."
     )
 
@@ -246,29 +239,6 @@ def sample_by_rank(amounts: Sequence[int], limit: int = MAX_CHART_POINTS) -> lis
         return [ChartPoint(rank + 1, amount) for rank, amount in enumerate(amounts)]
     indexes = sorted({(step * (count - 1)) // (limit - 1) for step in range(limit)})
     return [ChartPoint(index + 1, amounts[index]) for index in indexes]
-
-
-def payout_chart_svg(
-    amounts: Sequence[int],
-    *,
-    currency: str,
-    title: str = "Payout by chip rank",
-    title_id: str = "payout-chart",
-) -> SafeString:
-    """A line of each player's payout against their chip rank (1 = most chips).
-
-    `amounts` are minor units already ordered by chip rank; the caller decides what a payout
-    is (for a satellite, the value of seat plus T$). Over MAX_CHART_POINTS players it is
-    sampled evenly by rank, which keeps the shape because payouts fall with rank.
-    """
-    return payout_points_chart_svg(
-        sample_by_rank(amounts),
-        count=len(amounts),
-        currency=currency,
-        description=payout_chart_text(amounts, currency=currency),
-        title=title,
-        title_id=title_id,
-    )
 
 
 def payout_points_chart_svg(
@@ -365,31 +335,14 @@ def payout_points_text(points: Sequence[ChartPoint], *, count: int, currency: st
     )
 
 
-def payout_chart_text(amounts: Sequence[int], *, currency: str) -> str:
-    """The payout chart in words."""
-    if not amounts:
-        return "Nobody is paid."
-    shown = "" if len(amounts) <= MAX_CHART_POINTS else f" (drawn from {MAX_CHART_POINTS} ranks)"
-    return (
-        f"{len(amounts):,} players{shown}: the most chips receive "
-        f"{format_minor_units(amounts[0], currency)}, the fewest "
-        f"{format_minor_units(amounts[-1], currency)}; highest "
-        f"{format_minor_units(max(amounts), currency)}, lowest "
-        f"{format_minor_units(min(amounts), currency)}."
-    )
-
-
 __all__ = [
     "MAX_CHART_POINTS",
     "ChartPoint",
     "StageSegment",
-    "payout_chart_svg",
-    "payout_chart_text",
     "payout_points_chart_svg",
     "payout_points_text",
     "percent_text",
     "sample_by_rank",
-    "stage_at",
     "stage_bar_svg",
     "stage_bar_text",
     "stage_segments",

@@ -15,6 +15,7 @@ from settlements import charts, roles, selectors, services, wording
 from settlements.errors import DomainError
 from settlements.forms import ReasonForm
 from settlements.models import Case
+from settlements.rules import Policy
 from settlements.views import confirming
 from settlements.views.compensation import PROPOSERS
 from settlements.views.decorators import role_required
@@ -134,20 +135,15 @@ def _context(request, case: Case) -> dict:
         **_followups(request.user, case),
     }
     if case.is_crash and case.entrants:
-        policy = case.policy
         numbers = {
             "entrants": case.entrants,
             "eliminated": case.eliminated,
             "paid_places": case.paid_places,
-            "pre_pct": policy["pre_pct"],
-            "early_pct": policy["early_pct"],
+            "policy": Policy(**case.policy),
+            "started": case.started is not False,
         }
-        context["stage_bar"] = charts.stage_bar_svg(
-            **numbers, stage=case.stage, started=case.started is not False
-        )
-        context["stage_text"] = charts.stage_bar_text(
-            **numbers, stage=case.stage, started=case.started is not False
-        )
+        context["stage_bar"] = charts.stage_bar_svg(**numbers)
+        context["stage_text"] = charts.stage_bar_text(**numbers)
         context["eliminated_pct"] = charts.percent_text(case.eliminated, case.entrants)
     return context
 
