@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from settlements.money import format_minor_units
 from settlements.rules import Policy
 from settlements.rules.stage import STAGES, classify
-from settlements.templatetags.money import format_minor_units
 
 STAGE_LABELS = {"pre": "Pre", "early": "Early", "middle": "Middle", "late": "Late"}
 
