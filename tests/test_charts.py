@@ -4,17 +4,17 @@ import re
 from xml.etree import ElementTree
 
 import pytest
+from django.template.loader import render_to_string
 from hypothesis import given
 from hypothesis import strategies as st
 
 from settlements.charts import (
     MAX_CHART_POINTS,
     ChartPoint,
-    payout_points_chart_svg,
-    payout_points_text,
+    payout_chart,
     percent_text,
     sample_by_rank,
-    stage_bar_svg,
+    stage_bar,
     stage_segments,
 )
 from settlements.rules import DEFAULT_POLICY, Policy
@@ -46,14 +46,17 @@ def band_holding(segments, eliminated: int):
     return next(s for s in segments if s.start <= eliminated < s.end)
 
 
-def stage_bar(**counts) -> str:
-    return stage_bar_svg(**counts)
+def draw_stage_bar(**counts) -> str:
+    return render_to_string("settlements/charts/stage_bar.html", {"bar": stage_bar(**counts)})
 
 
-def payout_chart(amounts, *, currency="USD", **labels) -> str:
-    return payout_points_chart_svg(
-        sample_by_rank(amounts), count=len(amounts), currency=currency, **labels
-    )
+def draw_payout_chart(points, *, count, currency="USD", **labels) -> str:
+    chart = payout_chart(points, count=count, currency=currency, **labels)
+    return render_to_string("settlements/charts/payout.html", {"chart": chart})
+
+
+def draw_payouts(amounts, **labels) -> str:
+    return draw_payout_chart(sample_by_rank(amounts), count=len(amounts), **labels)
 
 
 @pytest.mark.parametrize(
@@ -99,9 +102,8 @@ def test_the_band_under_any_count_is_the_engines_stage(thresholds, entrants, dat
 @pytest.mark.parametrize("policy", [DEFAULT_POLICY, Policy(10, 10)])
 def test_the_drawn_band_under_the_case_marker_is_the_engines_stage(entrants, paid, policy):
     for eliminated in range(entrants + 1):
-        root = parse(
-            stage_bar(entrants=entrants, eliminated=eliminated, paid_places=paid, policy=policy)
-        )
+        counts = {"entrants": entrants, "eliminated": eliminated, "paid_places": paid}
+        root = parse(draw_stage_bar(**counts, policy=policy))
         marker = float(root.find(f"{SVG}line[@class='marker-line']").get("x1"))
         bands = [r for r in root.findall(f"{SVG}rect") if r.get("class").startswith("stage-")]
         under = [band for band in bands if float(band.get("x")) <= marker][-1]
@@ -127,7 +129,7 @@ def test_huge_tournaments_are_segmented_without_walking_every_count():
 
 
 def test_stage_bar_has_title_description_marks_and_the_case():
-    svg = stage_bar(entrants=20, eliminated=5, paid_places=3, policy=Policy(5, 25))
+    svg = draw_stage_bar(entrants=20, eliminated=5, paid_places=3, policy=Policy(5, 25))
     root = parse(svg)
     assert root.get("role") == "img"
     assert root.find(f"{SVG}title").text == "Stage bar: 25 % eliminated"
@@ -149,7 +151,9 @@ def test_stage_bar_has_title_description_marks_and_the_case():
 
 
 def test_stage_bar_says_when_the_tournament_had_not_started():
-    svg = stage_bar(entrants=10, eliminated=0, paid_places=3, policy=Policy(5, 25), started=False)
+    svg = draw_stage_bar(
+        entrants=10, eliminated=0, paid_places=3, policy=Policy(5, 25), started=False
+    )
     assert "had not started" in parse(svg).find(f"{SVG}desc").text
 
 
@@ -165,7 +169,7 @@ def test_sample_keeps_small_series_and_thins_large_ones_evenly():
 
 
 def test_payout_chart_axes_labels_and_money_ticks():
-    svg = payout_chart([386700, 326700, 286600])
+    svg = draw_payouts([386700, 326700, 286600])
     root = parse(svg)
     texts = [t.text for t in root.iter(f"{SVG}text")]
     assert "Chip rank (1 = most chips)" in texts
@@ -178,33 +182,33 @@ def test_payout_chart_axes_labels_and_money_ticks():
 
 
 def test_payout_chart_of_a_huge_settlement_draws_at_most_the_limit():
-    svg = payout_chart([1000 + i for i in range(300_000, 0, -1)])
+    svg = draw_payouts([1000 + i for i in range(300_000, 0, -1)])
     points = parse(svg).find(f"{SVG}polyline").get("points").split()
     assert len(points) == MAX_CHART_POINTS
     assert "(drawn from 200 ranks)" in svg
 
 
 def test_chart_text_is_escaped():
-    svg = payout_chart([100], title='<script>"x"</script>')
+    svg = draw_payouts([100], title='<script>"x"</script>')
     assert "<script>" not in svg
     assert parse(svg).find(f"{SVG}title").text == '<script>"x"</script>'
 
 
 def test_empty_payout_chart():
-    assert payout_points_text([], count=0, currency="USD") == "Nobody is paid."
-    assert parse(payout_chart([])).find(f"{SVG}polyline") is None
+    assert payout_chart([], count=0, currency="USD").text == "Nobody is paid."
+    assert parse(draw_payouts([])).find(f"{SVG}polyline") is None
 
 
 def test_no_float_noise_in_labels():
-    svg = payout_chart([10**20 + 1, 1])
+    svg = draw_payouts([10**20 + 1, 1])
     assert re.search(r"1,000,000,000,000,000,000\.01 USD", svg)
 
 
 def test_a_sampled_chart_labels_the_full_rank_range():
     points = [ChartPoint(1, 5000), ChartPoint(150_000, 1200), ChartPoint(300_000, 100)]
-    svg = payout_points_chart_svg(points, count=300_000, currency="USD")
+    svg = draw_payout_chart(points, count=300_000)
     assert ">300,000</text>" in svg and "5,000.00 USD" not in svg  # ticks: 0, 25.00, 50.00
-    assert payout_points_text(points, count=300_000, currency="USD") == (
+    assert payout_chart(points, count=300_000, currency="USD").text == (
         "300,000 players (drawn from 3 ranks): the most chips receive 50.00 USD, "
         "the fewest 1.00 USD."
     )

@@ -135,16 +135,13 @@ def _context(request, case: Case) -> dict:
         **_followups(request.user, case),
     }
     if case.is_crash and case.entrants:
-        numbers = {
-            "entrants": case.entrants,
-            "eliminated": case.eliminated,
-            "paid_places": case.paid_places,
-            "policy": Policy(**case.policy),
-            "started": case.started is not False,
-        }
-        context["stage_bar"] = charts.stage_bar_svg(**numbers)
-        context["stage_text"] = charts.stage_bar_text(**numbers)
-        context["eliminated_pct"] = charts.percent_text(case.eliminated, case.entrants)
+        context["stage_bar"] = charts.stage_bar(
+            entrants=case.entrants,
+            eliminated=case.eliminated,
+            paid_places=case.paid_places,
+            policy=Policy(**case.policy),
+            started=case.started is not False,
+        )
     return context
 
 
