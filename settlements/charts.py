@@ -1,17 +1,18 @@
 """Server-rendered SVG charts: the stage bar and payout by chip rank.
 
-Pure functions from numbers to a safe SVG string (every piece of text escaped), so templates
-only place the result. Floats appear here only as pixel geometry; amounts stay integers and
-are labelled with the same money formatting as everywhere else.
+Pure functions from numbers to the geometry of a chart (coordinates, labels and a text
+alternative); the markup is in templates/settlements/charts/. Floats appear here only as
+pixel positions; amounts stay integers and are labelled with the money formatting used
+everywhere else.
 """
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.utils.html import format_html
-from django.utils.safestring import SafeString, mark_safe
-
-from settlements.templatetags.money import format_minor_units
+from settlements.money import format_minor_units
+from settlements.rules import Policy
+from settlements.rules.stage import STAGES, classify
 
 STAGE_LABELS = {"pre": "Pre", "early": "Early", "middle": "Middle", "late": "Late"}
 
@@ -28,20 +29,6 @@ def percent_text(part: int, whole: int) -> str:
     return f"{whole_pct}.{tenth} %" if tenth else f"{whole_pct} %"
 
 
-def stage_at(
-    *, eliminated: int, entrants: int, paid_places: int, pre_pct: int, early_pct: int
-) -> str:
-    """The stage a tournament with these counts would be in (RULES.md §2, started)."""
-    remaining = entrants - eliminated
-    if 100 * eliminated < pre_pct * entrants:
-        return "pre"
-    if remaining <= paid_places:
-        return "late"
-    if 100 * eliminated < early_pct * entrants:
-        return "early"
-    return "middle"
-
-
 @dataclass(frozen=True)
 class StageSegment:
     stage: str
@@ -49,167 +36,207 @@ class StageSegment:
     end: int  # first eliminated count past the segment
 
 
-def stage_segments(
-    *, entrants: int, paid_places: int, pre_pct: int, early_pct: int
-) -> list[StageSegment]:
-    """Split 0..entrants eliminated into runs of one stage each, as the rules classify them."""
-    # The classification can only change where one of its three comparisons flips, so
-    # classifying those counts alone is exact, even for 300,000 entrants.
-    starts = {
-        0,
-        -(-pre_pct * entrants // 100),
-        -(-early_pct * entrants // 100),
-        max(entrants - paid_places, 0),
-    }
-    points = sorted(s for s in starts if 0 <= s <= entrants)
-    segments: list[StageSegment] = []
-    for index, start in enumerate(points):
-        end = points[index + 1] if index + 1 < len(points) else entrants + 1
-        stage = stage_at(
-            eliminated=start,
-            entrants=entrants,
-            paid_places=paid_places,
-            pre_pct=pre_pct,
-            early_pct=early_pct,
+def _classify(
+    *, entrants: int, eliminated: int, paid_places: int, policy: Policy, started: bool = True
+) -> str:
+    return classify(
+        started=started,
+        entrants=entrants,
+        eliminated=eliminated,
+        remaining=entrants - eliminated,
+        paid_places=paid_places,
+        policy=policy,
+    )
+
+
+def stage_segments(*, entrants: int, paid_places: int, policy: Policy) -> list[StageSegment]:
+    """Split 0..entrants eliminated into runs of one stage each, as the engine classifies them."""
+
+    def rank(eliminated: int) -> int:
+        stage = _classify(
+            entrants=entrants, eliminated=eliminated, paid_places=paid_places, policy=policy
         )
-        if segments and segments[-1].stage == stage:
-            segments[-1] = StageSegment(stage, segments[-1].start, end)
-        else:
+        return STAGES.index(stage)
+
+    # Knocking players out never takes a tournament back to an earlier stage, so the first
+    # count of each stage is found by bisecting the engine's own answers: a few dozen calls,
+    # even for 300,000 entrants, and no second copy of the thresholds here.
+    counts = range(entrants + 1)
+    segments: list[StageSegment] = []
+    for index, stage in enumerate(STAGES):
+        start = bisect_left(counts, index, key=rank)
+        end = bisect_left(counts, index + 1, key=rank)
+        if start < end:
             segments.append(StageSegment(stage, start, end))
     return segments
 
 
-def stage_bar_svg(
+@dataclass(frozen=True)
+class Box:
+    x: float
+    y: float
+    width: float
+    height: float
+
+    @property
+    def right(self) -> float:
+        return self.x + self.width
+
+    @property
+    def bottom(self) -> float:
+        return self.y + self.height
+
+    @property
+    def center_x(self) -> float:
+        return self.x + self.width / 2
+
+    @property
+    def middle_y(self) -> float:
+        return self.y + self.height / 2
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A vertical line across the bar, with its label."""
+
+    x: float
+    y1: float
+    y2: float
+    label_y: float
+    anchor: str  # the label's text-anchor
+    label: str
+
+
+@dataclass(frozen=True)
+class StageBand:
+    stage: str
+    label: str
+    box: Box
+    label_x: float | None  # None when the band is too narrow for its name
+
+
+@dataclass(frozen=True)
+class StageBar:
+    """What templates/settlements/charts/stage_bar.html draws, and its text alternative."""
+
+    title_id: str
+    title: str
+    text: str
+    eliminated_pct: str
+    width: int
+    height: int
+    frame: Box
+    bands: list[StageBand]
+    band_label_y: float
+    thresholds: list[Mark]
+    money: Mark  # where the paid places begin
+    case: Mark
+    marker_y: float  # the tip of the case's arrow
+
+
+def _px(value: float) -> float:
+    # A tenth of a pixel is finer than any screen draws and keeps the markup short.
+    return round(float(value), 1)
+
+
+def stage_bar(
     *,
     entrants: int,
     eliminated: int,
     paid_places: int,
-    pre_pct: int,
-    early_pct: int,
-    stage: str,
+    policy: Policy,
     started: bool = True,
     title_id: str = "stage-bar",
-) -> SafeString:
+) -> StageBar:
     """A horizontal bar of % eliminated: stage bands, the policy's two thresholds, the
     in-the-money point and this case's position, with a title and a description."""
     width, left, right = 720, 12, 12
     bar_top, bar_height = 34, 26
     inner = width - left - right
-    height = 110
 
     def x_at(count_num: int, count_den: int) -> float:
         return left + inner * (count_num / count_den if count_den else 0)
 
-    parts: list[str] = []
-    for segment in stage_segments(
-        entrants=entrants, paid_places=paid_places, pre_pct=pre_pct, early_pct=early_pct
-    ):
+    bands = []
+    for segment in stage_segments(entrants=entrants, paid_places=paid_places, policy=policy):
         x0 = x_at(segment.start, entrants)
         x1 = x_at(min(segment.end, entrants), entrants)
-        parts.append(
-            format_html(
-                '<rect class="stage-{}" x="{}" y="{}" width="{}" height="{}"></rect>',
-                segment.stage,
-                f"{x0:.1f}",
-                bar_top,
-                f"{max(x1 - x0, 0):.1f}",
-                bar_height,
+        bands.append(
+            StageBand(
+                stage=segment.stage,
+                label=STAGE_LABELS.get(segment.stage, segment.stage),
+                box=Box(_px(x0), bar_top, _px(max(x1 - x0, 0)), bar_height),
+                label_x=_px((x0 + x1) / 2) if x1 - x0 > 44 else None,
             )
         )
-        if x1 - x0 > 44:
-            parts.append(
-                format_html(
-                    '<text x="{}" y="{}" text-anchor="middle" class="chart__muted">{}</text>',
-                    f"{(x0 + x1) / 2:.1f}",
-                    bar_top + bar_height / 2 + 4,
-                    STAGE_LABELS.get(segment.stage, segment.stage),
-                )
-            )
-    parts.append(
-        format_html(
-            '<rect class="bar-frame" x="{}" y="{}" width="{}" height="{}"></rect>',
-            left,
-            bar_top,
-            inner,
-            bar_height,
+    thresholds = [
+        Mark(
+            x=_px(x_at(pct, 100)),
+            y1=bar_top - 6,
+            y2=bar_top + bar_height + 6,
+            label_y=bar_top - 10,
+            anchor="middle",
+            label=f"{pct} %",
         )
-    )
-    for pct in sorted({pre_pct, early_pct}):
-        x = x_at(pct, 100)
-        parts.append(
-            format_html(
-                '<line class="threshold" x1="{0}" x2="{0}" y1="{1}" y2="{2}"></line>'
-                '<text x="{0}" y="{3}" text-anchor="middle">{4} %</text>',
-                f"{x:.1f}",
-                bar_top - 6,
-                bar_top + bar_height + 6,
-                bar_top - 10,
-                pct,
-            )
-        )
-    itm_count = max(entrants - paid_places, 0)
-    x_itm = x_at(itm_count, entrants)
-    parts.append(
-        format_html(
-            '<line class="itm" x1="{0}" x2="{0}" y1="{1}" y2="{2}"></line>'
-            '<text x="{0}" y="{3}" text-anchor="{4}">In the money ({5})</text>',
-            f"{x_itm:.1f}",
-            bar_top,
-            bar_top + bar_height + 10,
-            bar_top + bar_height + 24,
-            _anchor(x_itm, width),
-            percent_text(itm_count, entrants),
-        )
-    )
+        for pct in sorted({policy.pre_pct, policy.early_pct})
+    ]
+    money_count = max(entrants - paid_places, 0)
+    x_money = x_at(money_count, entrants)
     x_case = x_at(eliminated, entrants)
-    parts.append(
-        format_html(
-            '<line class="marker-line" x1="{0}" x2="{0}" y1="{1}" y2="{2}"></line>'
-            '<path class="marker" d="M {0} {3} l -6 10 h 12 z"></path>'
-            '<text x="{0}" y="{4}" text-anchor="{5}" font-weight="700">This case: {6}</text>',
-            f"{x_case:.1f}",
-            bar_top - 2,
-            bar_top + bar_height + 2,
-            bar_top + bar_height,
-            bar_top + bar_height + 40,
-            _anchor(x_case, width),
-            percent_text(eliminated, entrants),
-        )
-    )
-    title = f"Stage bar: {percent_text(eliminated, entrants)} eliminated"
-    description = stage_bar_text(
-        entrants=entrants,
-        eliminated=eliminated,
-        paid_places=paid_places,
-        pre_pct=pre_pct,
-        early_pct=early_pct,
-        stage=stage,
-        started=started,
-    )
-    return format_html(
-        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {0} {1}" width="{0}" height="{1}" '
-        'role="img" aria-labelledby="{2}-title {2}-desc">'
-        '<title id="{2}-title">{3}</title><desc id="{2}-desc">{4}</desc>{5}</svg>',
-        width,
-        height,
-        title_id,
-        title,
-        description,
-        mark_safe("".join(parts)),  # each part was built with format_html above
+    eliminated_pct = percent_text(eliminated, entrants)
+    return StageBar(
+        title_id=title_id,
+        title=f"Stage bar: {eliminated_pct} eliminated",
+        text=_stage_text(
+            entrants=entrants,
+            eliminated=eliminated,
+            paid_places=paid_places,
+            policy=policy,
+            started=started,
+        ),
+        eliminated_pct=eliminated_pct,
+        width=width,
+        height=110,
+        frame=Box(left, bar_top, inner, bar_height),
+        bands=bands,
+        band_label_y=bar_top + bar_height / 2 + 4,
+        thresholds=thresholds,
+        money=Mark(
+            x=_px(x_money),
+            y1=bar_top,
+            y2=bar_top + bar_height + 10,
+            label_y=bar_top + bar_height + 24,
+            anchor=_anchor(x_money, width),
+            label=f"In the money ({percent_text(money_count, entrants)})",
+        ),
+        case=Mark(
+            x=_px(x_case),
+            y1=bar_top - 2,
+            y2=bar_top + bar_height + 2,
+            label_y=bar_top + bar_height + 40,
+            anchor=_anchor(x_case, width),
+            label=f"This case: {eliminated_pct}",
+        ),
+        marker_y=bar_top + bar_height,
     )
 
 
-def stage_bar_text(
+def _stage_text(
     *,
     entrants: int,
     eliminated: int,
     paid_places: int,
-    pre_pct: int,
-    early_pct: int,
-    stage: str,
-    started: bool = True,
+    policy: Policy,
+    started: bool,
 ) -> str:
     """The stage bar in words, for its description and for readers who cannot see it."""
+    stage = _classify(
+        entrants=entrants,
+        eliminated=eliminated,
+        paid_places=paid_places,
+        policy=policy,
+        started=started,
+    )
     label = STAGE_LABELS.get(stage, stage)
     if not started:
         return (
@@ -218,8 +245,8 @@ def stage_bar_text(
         )
     return (
         f"{eliminated} of {entrants} entrants eliminated ({percent_text(eliminated, entrants)}); "
-        f"the policy's marks are {pre_pct} % and {early_pct} %, and the money starts when "
-        f"{max(entrants - paid_places, 0)} are out ({paid_places} paid places). "
+        f"the policy's marks are {policy.pre_pct} % and {policy.early_pct} %, and the money "
+        f"starts when {max(entrants - paid_places, 0)} are out ({paid_places} paid places). "
         f"Stage: {label}."
     )
 
@@ -248,112 +275,84 @@ def sample_by_rank(amounts: Sequence[int], limit: int = MAX_CHART_POINTS) -> lis
     return [ChartPoint(index + 1, amounts[index]) for index in indexes]
 
 
-def payout_chart_svg(
-    amounts: Sequence[int],
-    *,
-    currency: str,
-    title: str = "Payout by chip rank",
-    title_id: str = "payout-chart",
-) -> SafeString:
-    """A line of each player's payout against their chip rank (1 = most chips).
-
-    `amounts` are minor units already ordered by chip rank; the caller decides what a payout
-    is (for a satellite, the value of seat plus T$). Over MAX_CHART_POINTS players it is
-    sampled evenly by rank, which keeps the shape because payouts fall with rank.
-    """
-    return payout_points_chart_svg(
-        sample_by_rank(amounts),
-        count=len(amounts),
-        currency=currency,
-        description=payout_chart_text(amounts, currency=currency),
-        title=title,
-        title_id=title_id,
-    )
+@dataclass(frozen=True)
+class Tick:
+    amount: int  # minor units
+    y: float
+    label_y: float
 
 
-def payout_points_chart_svg(
+@dataclass(frozen=True)
+class PayoutChart:
+    """What templates/settlements/charts/payout.html draws, and its text alternative."""
+
+    title_id: str
+    title: str
+    text: str
+    currency: str
+    count: int  # players paid, the last rank
+    width: int
+    height: int
+    plot: Box
+    ticks: list[Tick]
+    tick_label_x: float
+    rank_label_y: float
+    caption_y: float
+    axis_title_x: float
+    series: str  # polyline points, "x,y x,y ..."; empty when nobody is paid
+    area: str  # the same points closed along the x axis
+
+
+def payout_chart(
     points: Sequence[ChartPoint],
     *,
     count: int,
     currency: str,
-    description: str | None = None,
     title: str = "Payout by chip rank",
     title_id: str = "payout-chart",
-) -> SafeString:
-    """The payout chart from points already sampled by rank (e.g. thinned in the database),
-    for `count` players in all; the first and the last rank should be among the points."""
+) -> PayoutChart:
+    """Each player's payout against their chip rank (1 = most chips), from points already
+    sampled by rank (see ``sample_by_rank``), for `count` players in all; the first and the
+    last rank should be among the points."""
     width, height = 720, 260
     left, right, top, bottom = 96, 16, 24, 48
-    plot_w, plot_h = width - left - right, height - top - bottom
+    plot = Box(left, top, width - left - right, height - top - bottom)
     highest = max((p.amount for p in points), default=0)
 
     def x_at(rank: int) -> float:
-        return left + (plot_w * (rank - 1) / (count - 1) if count > 1 else plot_w / 2)
+        return left + (plot.width * (rank - 1) / (count - 1) if count > 1 else plot.width / 2)
 
     def y_at(amount: int) -> float:
-        return top + plot_h - (plot_h * amount / highest if highest else 0)
+        return plot.bottom - (plot.height * amount / highest if highest else 0)
 
-    parts: list[str] = []
+    ticks = []
     for numerator in (0, 1, 2):
-        tick = highest * numerator // 2
-        y = y_at(tick)
-        parts.append(
-            format_html(
-                '<line class="grid-line" x1="{0}" x2="{1}" y1="{2}" y2="{2}"></line>'
-                '<text x="{3}" y="{4}" text-anchor="end">{5}</text>',
-                left,
-                left + plot_w,
-                f"{y:.1f}",
-                left - 6,
-                f"{y + 4:.1f}",
-                format_minor_units(tick, currency),
-            )
-        )
+        amount = highest * numerator // 2
+        ticks.append(Tick(amount, _px(y_at(amount)), _px(y_at(amount) + 4)))
+    series = area = ""
     if points:
-        coords = " ".join(f"{x_at(p.rank):.1f},{y_at(p.amount):.1f}" for p in points)
-        baseline = f"{x_at(points[-1].rank):.1f},{top + plot_h} {x_at(1):.1f},{top + plot_h}"
-        parts.append(
-            format_html('<polygon class="series-area" points="{} {}"></polygon>', coords, baseline)
-        )
-        parts.append(format_html('<polyline class="series" points="{}"></polyline>', coords))
-    parts.append(
-        format_html(
-            '<line class="axis" x1="{0}" x2="{1}" y1="{2}" y2="{2}"></line>'
-            '<line class="axis" x1="{0}" x2="{0}" y1="{3}" y2="{2}"></line>'
-            '<text x="{0}" y="{4}" text-anchor="start">1</text>'
-            '<text x="{1}" y="{4}" text-anchor="end">{5}</text>'
-            '<text x="{6}" y="{7}" text-anchor="middle" class="chart__muted">'
-            "Chip rank (1 = most chips)</text>"
-            '<text x="14" y="{8}" text-anchor="middle" class="chart__muted" '
-            'transform="rotate(-90 14 {8})">Payout ({9})</text>',
-            left,
-            left + plot_w,
-            top + plot_h,
-            top,
-            top + plot_h + 16,
-            f"{count:,}",
-            left + plot_w / 2,
-            height - 8,
-            top + plot_h / 2,
-            currency,
-        )
-    )
-    if description is None:
-        description = payout_points_text(points, count=count, currency=currency)
-    return format_html(
-        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {0} {1}" width="{0}" height="{1}" '
-        'role="img" aria-labelledby="{2}-title {2}-desc">'
-        '<title id="{2}-title">{3}</title><desc id="{2}-desc">{4}</desc>{5}</svg>',
-        width,
-        height,
-        title_id,
-        title,
-        description,
-        mark_safe("".join(parts)),  # each part was built with format_html above
+        series = " ".join(f"{_px(x_at(p.rank))},{_px(y_at(p.amount))}" for p in points)
+        area = f"{series} {_px(x_at(points[-1].rank))},{plot.bottom} {_px(x_at(1))},{plot.bottom}"
+    return PayoutChart(
+        title_id=title_id,
+        title=title,
+        text=_payout_text(points, count=count, currency=currency),
+        currency=currency,
+        count=count,
+        width=width,
+        height=height,
+        plot=plot,
+        ticks=ticks,
+        tick_label_x=left - 6,
+        rank_label_y=plot.bottom + 16,
+        caption_y=height - 8,
+        axis_title_x=14,
+        series=series,
+        area=area,
     )
 
 
-def payout_points_text(points: Sequence[ChartPoint], *, count: int, currency: str) -> str:
+def _payout_text(points: Sequence[ChartPoint], *, count: int, currency: str) -> str:
     """The sampled chart in words: only what the points show for certain (both ends)."""
     if not points:
         return "Nobody is paid."
@@ -365,32 +364,15 @@ def payout_points_text(points: Sequence[ChartPoint], *, count: int, currency: st
     )
 
 
-def payout_chart_text(amounts: Sequence[int], *, currency: str) -> str:
-    """The payout chart in words."""
-    if not amounts:
-        return "Nobody is paid."
-    shown = "" if len(amounts) <= MAX_CHART_POINTS else f" (drawn from {MAX_CHART_POINTS} ranks)"
-    return (
-        f"{len(amounts):,} players{shown}: the most chips receive "
-        f"{format_minor_units(amounts[0], currency)}, the fewest "
-        f"{format_minor_units(amounts[-1], currency)}; highest "
-        f"{format_minor_units(max(amounts), currency)}, lowest "
-        f"{format_minor_units(min(amounts), currency)}."
-    )
-
-
 __all__ = [
     "MAX_CHART_POINTS",
     "ChartPoint",
+    "PayoutChart",
+    "StageBar",
     "StageSegment",
-    "payout_chart_svg",
-    "payout_chart_text",
-    "payout_points_chart_svg",
-    "payout_points_text",
+    "payout_chart",
     "percent_text",
     "sample_by_rank",
-    "stage_at",
-    "stage_bar_svg",
-    "stage_bar_text",
+    "stage_bar",
     "stage_segments",
 ]

@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from settlements.errors import DomainError
 from settlements.models import Incident, PrizeWithdrawal, Tournament, Unit
+from settlements.money import AmountError, parse_amount
 from settlements.services import CompensationEntry, check_prize_amount, check_reschedule_date
-from settlements.templatetags.money import currency_exponent
 from settlements.templatetags.remedies import option_label
 
 
@@ -110,7 +110,6 @@ class SnapshotForm(DomainErrorsMixin, forms.Form):
 # Forms with a confirmation step are posted twice: first to check them and show what will
 # happen, then, carried in hidden fields, with step=confirm to do it (see views/confirming.py).
 
-_MONEY = re.compile(r"(\d{1,18})(?:[.,](\d+))?")
 _SEPARATORS = re.compile(r"[\s,;]+")
 # Within one compensation line a comma may be a decimal comma ("12,50"), so only a comma
 # followed by a space separates the player from the amount.
@@ -138,22 +137,6 @@ def _prose(rows: int) -> forms.Textarea:
 def _ids(rows: int) -> forms.Textarea:
     """A box for player ids or amounts, one per line."""
     return forms.Textarea(attrs={"rows": rows, "class": "textarea--short", "spellcheck": "false"})
-
-
-def parse_amount(text: str, *, unit: str, currency: str) -> int:
-    """What a person typed as an amount, in minor units: "12.50" USD -> 1250. Seats and FPP
-    are whole counts. Digits only, never through a float."""
-    text = text.strip()
-    exponent = currency_exponent(currency) if unit in (Unit.CASH, Unit.TDOLLARS) else 0
-    match = _MONEY.fullmatch(text)
-    if match is None:
-        raise forms.ValidationError(f"“{text}” is not an amount; write it like 12.50.")
-    whole, fraction = match.group(1), match.group(2) or ""
-    if len(fraction) > exponent:
-        if exponent == 0:
-            raise forms.ValidationError(f"“{text}” must be a whole number.")
-        raise forms.ValidationError(f"“{text}” has more than {exponent} decimals.")
-    return int(whole) * 10**exponent + int(fraction.ljust(exponent, "0") or 0)
 
 
 def player_list(text: str) -> list[str]:
@@ -250,8 +233,8 @@ class CompensationForm(DomainErrorsMixin, forms.Form):
                     continue
             try:
                 amount = parse_amount(parts[1], unit=unit, currency=self.currency)
-            except forms.ValidationError as error:
-                problems.append(f"Line {number}: {error.messages[0]}")
+            except AmountError as error:
+                problems.append(f"Line {number}: {error}")
                 continue
             entries.append(CompensationEntry(player=parts[0], amount=amount, unit=unit))
         if problems:
@@ -293,8 +276,8 @@ class PrizeWithdrawalForm(DomainErrorsMixin, forms.Form):
         if raw:
             try:
                 cleaned["amount_minor"] = parse_amount(raw, unit=unit, currency=self.currency)
-            except forms.ValidationError as error:
-                self.add_error("amount", error)
+            except AmountError as error:
+                self.add_error("amount", str(error))
         return cleaned
 
 

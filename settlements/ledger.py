@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterator
 
 from settlements.errors import InvalidTransition
-from settlements.models import Compensation, CompensationItem, LineKind, Settlement, Source, Unit
-from settlements.templatetags.money import currency_exponent
+from settlements.models import Compensation, CompensationItem, LineKind, Settlement, Source
+from settlements.money import MONEY_UNITS, decimal_amount
 from settlements.workflow import CompensationStatus, SettlementStatus
 
 HEADER = (
@@ -34,17 +34,6 @@ HEADER = (
     "source",
 )
 CHUNK_SIZE = 5000
-MONEY_UNITS = frozenset({Unit.CASH, Unit.TDOLLARS})
-
-
-def decimal_amount(amount: int, unit: str, currency: str) -> str:
-    """12345 cents -> "123.45"; integers only, never a float. Tickets and FPP are counts."""
-    exponent = currency_exponent(currency) if unit in MONEY_UNITS else 0
-    if exponent == 0:
-        return str(amount)
-    sign = "-" if amount < 0 else ""
-    major, minor = divmod(abs(amount), 10**exponent)
-    return f"{sign}{major}.{minor:0{exponent}d}"
 
 
 def settlement_ledger_rows(settlement: Settlement) -> Iterator[tuple]:

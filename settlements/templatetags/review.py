@@ -6,48 +6,29 @@ from fractions import Fraction
 
 from django import template
 
-from settlements.templatetags.money import currency_exponent, format_minor_units, fpp, tickets
+from settlements.money import format_exact, format_in_unit
 
 register = template.Library()
-
-# Digits shown after the currency's own decimals for an amount that is not a whole minor unit.
-EXTRA_DIGITS = 4
 
 
 @register.simple_tag
 def payout_text(row, currency: str) -> str:
     """A payout row (anything with cash, tdollars, tickets and fpp) in words:
-    "1 seat + 12.00 T$", "110.00 USD", "250 FPP"; "nothing" when all are zero."""
-    parts = []
-    if row.cash:
-        parts.append(format_minor_units(row.cash, currency))
-    if row.tickets:
-        parts.append(tickets(row.tickets))
-    if row.tdollars:
-        parts.append(f"{format_minor_units(row.tdollars, currency)} in T$")
-    if row.fpp:
-        parts.append(fpp(row.fpp))
+    "1 seat + 12.00 USD in T$", "110.00 USD", "250 FPP"; "nothing" when all are zero."""
+    parts = [
+        format_in_unit(amount, unit, currency)
+        for unit in ("cash", "tickets", "tdollars", "fpp")
+        if (amount := getattr(row, unit))
+    ]
     return " + ".join(parts) or "nothing"
 
 
 @register.filter
 def exact_money(value, currency: str) -> str:
-    """An exact amount in minor units ("5600/3", a Fraction or an int) shown in the currency:
-    "18.666666… USD" (cut, never rounded, with an ellipsis when it goes on)."""
+    """{{ payout.exact|exact_money:currency }} -> "18.666666… USD"."""
     if value is None or value == "":
         return "—"
-    amount = Fraction(value)
-    exponent = currency_exponent(currency)
-    sign = "-" if amount < 0 else ""
-    amount = abs(amount)
-    scaled = amount.numerator * 10**EXTRA_DIGITS
-    cut, remainder = divmod(scaled, amount.denominator)
-    major, minor = divmod(cut, 10 ** (exponent + EXTRA_DIGITS))
-    digits = f"{minor:0{exponent + EXTRA_DIGITS}d}"
-    # Trailing zeros beyond the currency's own decimals say nothing; keep the usual decimals.
-    digits = digits[:exponent] + digits[exponent:].rstrip("0")
-    figure = f"{major:,}" + (f".{digits}" if digits else "")
-    return f"{sign}{figure}{'…' if remainder else ''} {currency.upper()}"
+    return format_exact(value, currency)
 
 
 @register.filter

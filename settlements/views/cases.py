@@ -15,6 +15,7 @@ from settlements import charts, permissions, roles, selectors, services, wording
 from settlements.errors import DomainError
 from settlements.forms import ReasonForm
 from settlements.models import Case
+from settlements.rules import Policy
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
@@ -128,19 +129,11 @@ def _context(request, case: Case) -> dict:
         "can_resolve": permissions.individual_case_resolve(case=case, user=user) is None,
     }
     if case.is_crash and case.entrants:
-        policy = case.policy
-        numbers = {
-            "entrants": case.entrants,
-            "eliminated": case.eliminated,
-            "paid_places": case.paid_places,
-            "pre_pct": policy["pre_pct"],
-            "early_pct": policy["early_pct"],
-        }
-        context["stage_bar"] = charts.stage_bar_svg(
-            **numbers, stage=case.stage, started=case.started is not False
+        context["stage_bar"] = charts.stage_bar(
+            entrants=case.entrants,
+            eliminated=case.eliminated,
+            paid_places=case.paid_places,
+            policy=Policy(**case.policy),
+            started=case.started is not False,
         )
-        context["stage_text"] = charts.stage_bar_text(
-            **numbers, stage=case.stage, started=case.started is not False
-        )
-        context["eliminated_pct"] = charts.percent_text(case.eliminated, case.entrants)
     return context

@@ -79,18 +79,13 @@ def _context(request, case: Case, form: DecisionForm) -> dict:
         chart = None
         if preview.chart:
             title = f"{_label(form, preview.option)}: payout by chip rank"
-            chart = {
-                "svg": charts.payout_points_chart_svg(
-                    preview.chart,
-                    count=preview.players_paid,
-                    currency=currency,
-                    title=title,
-                    title_id=f"preview-{preview.option}",
-                ),
-                "text": charts.payout_points_text(
-                    preview.chart, count=preview.players_paid, currency=currency
-                ),
-            }
+            chart = charts.payout_chart(
+                preview.chart,
+                count=preview.players_paid,
+                currency=currency,
+                title=title,
+                title_id=f"preview-{preview.option}",
+            )
         options.append(
             {
                 "option": preview.option,

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_safe
 from settlements import roles, selectors
 from settlements.forms import HistoryFilterForm
 from settlements.models import Case, Incident, Tournament
-from settlements.templatetags.money import amount_in_unit, format_minor_units, fpp
+from settlements.money import format_fpp, format_in_unit, format_minor_units
 from settlements.views.decorators import role_required
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
@@ -312,7 +312,7 @@ def _display(model: str, field: str, value, currency: str, usernames: dict) -> s
     if currency and model == "tournament" and field == "payouts" and isinstance(value, list):
         return ", ".join(format_minor_units(v, currency) for v in value if isinstance(v, int))
     if model == "tournament" and field == "fpp_buy_in" and isinstance(value, int):
-        return fpp(value)
+        return format_fpp(value)
     if currency and field == "totals" and isinstance(value, dict):
         return _totals_text(value, currency)
     if isinstance(value, dict | list):
@@ -328,7 +328,7 @@ def _totals_text(totals: dict, currency: str) -> str:
     for unit, value in totals.items():
         if isinstance(value, dict):
             for source, amount in value.items():
-                parts.append(f"{amount_in_unit(amount, unit, currency)} from the {source}")
+                parts.append(f"{format_in_unit(amount, unit, currency)} from the {source}")
         elif isinstance(value, int):
-            parts.append(amount_in_unit(value, unit, currency))
+            parts.append(format_in_unit(value, unit, currency))
     return "; ".join(parts) or "—"

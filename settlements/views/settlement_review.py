@@ -183,14 +183,9 @@ def _review_context(request, settlement: Settlement) -> dict:
     points = selectors.settlement_chart_points(settlement)
     chart = None
     if points:
-        chart = {
-            "svg": charts.payout_points_chart_svg(
-                points, count=settlement.payout_count, currency=settlement.currency
-            ),
-            "text": charts.payout_points_text(
-                points, count=settlement.payout_count, currency=settlement.currency
-            ),
-        }
+        chart = charts.payout_chart(
+            points, count=settlement.payout_count, currency=settlement.currency
+        )
     answer_refusal = permissions.settlement_approve(settlement=settlement, user=user)
     return {
         **_summary(settlement),

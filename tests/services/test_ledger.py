@@ -8,7 +8,7 @@ import pytest
 
 from settlements import ledger, services
 from settlements.errors import InvalidTransition
-from settlements.ledger import decimal_amount
+from settlements.money import decimal_amount
 from settlements.services import AdjustmentEntry, CompensationEntry
 from tests.services.helpers import approved, submitted
 
@@ -17,23 +17,6 @@ pytestmark = pytest.mark.django_db
 
 def read(chunks) -> list[dict]:
     return list(csv.DictReader(io.StringIO("".join(chunks))))
-
-
-@pytest.mark.parametrize(
-    ("amount", "unit", "currency", "text"),
-    [
-        (12345, "cash", "USD", "123.45"),
-        (5, "cash", "USD", "0.05"),
-        (-250, "tdollars", "EUR", "-2.50"),
-        (12345, "cash", "JPY", "12345"),
-        (12345, "cash", "BHD", "12.345"),
-        (250, "fpp", "USD", "250"),
-        (1, "tickets", "USD", "1"),
-        (10**18 + 1, "cash", "USD", "10000000000000000.01"),
-    ],
-)
-def test_decimal_amounts_use_the_currencys_minor_unit(amount, unit, currency, text):
-    assert decimal_amount(amount, unit, currency) == text
 
 
 def test_an_approved_settlement_exports_every_line(operator, tournament_manager, snapshot_factory):

@@ -5,7 +5,6 @@ import pytest
 from django.core.cache import cache
 
 from settlements import selectors, services
-from settlements.charts import ChartPoint, payout_points_chart_svg, payout_points_text
 from settlements.rules import InvalidInput, Policy, Problem, parse_snapshot, settle
 from tests.services.helpers import approved, load
 
@@ -128,16 +127,6 @@ def test_events_about_one_record(operator, tournament_manager, snapshot_factory)
         "settlement_submitted",
         "settlement_prepared",
     ]
-
-
-def test_a_sampled_chart_labels_the_full_rank_range():
-    points = [ChartPoint(1, 5000), ChartPoint(150_000, 1200), ChartPoint(300_000, 100)]
-    svg = payout_points_chart_svg(points, count=300_000, currency="USD")
-    assert ">300,000</text>" in svg and "5,000.00 USD" not in svg  # ticks: 0, 25.00, 50.00
-    assert payout_points_text(points, count=300_000, currency="USD") == (
-        "300,000 players (drawn from 3 ranks): the most chips receive 50.00 USD, "
-        "the fewest 1.00 USD."
-    )
 
 
 def test_an_option_the_engine_refuses_is_previewed_as_its_problem(

@@ -4,11 +4,9 @@ import csv
 import io
 
 import pytest
-from django import forms
 from django.urls import reverse
 
 from settlements import services
-from settlements.forms import parse_amount
 from settlements.models import Case, Compensation, PrizeWithdrawal
 from settlements.services import CompensationEntry
 from settlements.workflow import CaseStatus, CompensationStatus
@@ -32,35 +30,6 @@ def proposal(operator, settled_case):
         reason="Disconnected by our server before the crash",
         entries=[CompensationEntry("p000003", 2500), CompensationEntry("p000004", 1250)],
     )
-
-
-@pytest.mark.parametrize(
-    ("text", "unit", "currency", "expected"),
-    [
-        ("12.50", "cash", "USD", 1250),
-        ("12,5", "cash", "USD", 1250),
-        ("7", "tdollars", "USD", 700),
-        ("1500", "cash", "JPY", 1500),
-        ("250", "fpp", "USD", 250),
-        ("0.001", "cash", "KWD", 1),
-    ],
-)
-def test_amounts_are_read_in_minor_units_without_floats(text, unit, currency, expected):
-    assert parse_amount(text, unit=unit, currency=currency) == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "unit", "message"),
-    [
-        ("12.505", "cash", "more than 2 decimals"),
-        ("1.5", "fpp", "whole number"),
-        ("-3", "cash", "not an amount"),
-        ("1e3", "cash", "not an amount"),
-    ],
-)
-def test_bad_amounts_are_refused(text, unit, message):
-    with pytest.raises(forms.ValidationError, match=message):
-        parse_amount(text, unit=unit, currency="USD")
 
 
 def test_the_proposal_form_is_a_page_and_a_partial(as_operator, settled_case):
@@ -221,6 +190,8 @@ def test_a_prize_decision_checks_its_amount_and_role(as_manager, as_operator, se
     assert (
         response.status_code == 422 and "Give the unit of the amount." in response.content.decode()
     )
+    seats = as_manager.post(url, {**bad, "amount": "1.5", "unit": "tickets"}, **HTMX)
+    assert seats.status_code == 422 and "“1.5” must be a whole number." in seats.content.decode()
     assert as_operator.get(url).status_code == 403
     assert not PrizeWithdrawal.objects.exists()
 

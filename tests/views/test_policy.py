@@ -10,9 +10,9 @@ from django.test import override_settings
 from django.urls import reverse
 
 from settlements import wording
+from settlements.money import format_minor_units
 from settlements.rules import Policy, parse_snapshot, settle
 from settlements.rules.snapshot import MAX_AMOUNT, MAX_CHIPS
-from settlements.templatetags.money import format_minor_units
 from tests.views.conftest import assert_full_page, signed_in
 
 pytestmark = pytest.mark.django_db

@@ -2,6 +2,7 @@ import pytest
 from django.template import Context, Template
 
 from settlements.templatetags.badges import stage_badge, status_badge
+from settlements.templatetags.money import money
 from settlements.templatetags.remedies import option_label, options_sentence, remedy_label
 from settlements.wording import REMEDY_LABELS
 from tests.conftest import make_user
@@ -55,3 +56,15 @@ def test_has_role_filter(django_user_model):
         '{% load navigation %}{{ u|has_role:"operator" }} {{ u|has_role:"auditor" }}'
     )
     assert template.render(Context({"u": user})) == "True False"
+
+
+def test_missing_amounts_show_a_dash():
+    assert money(None, "USD") == "—"
+
+
+def test_money_filters_in_a_template():
+    rendered = Template(
+        "{% load money %}{{ a|money:c }} | {{ t|tickets }} | {{ p|fpp }} | "
+        "{% amount_in_unit a 'tdollars' c %}"
+    ).render(Context({"a": 98400_00, "c": "USD", "t": 2, "p": 250}))
+    assert rendered == "98,400.00 USD | 2 seats | 250 FPP | 98,400.00 USD in T$"

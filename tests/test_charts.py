@@ -1,0 +1,214 @@
+"""The charts: the stage bar drawn from the engine's classification, and payouts by chip rank."""
+
+import re
+from xml.etree import ElementTree
+
+import pytest
+from django.template.loader import render_to_string
+from hypothesis import given
+from hypothesis import strategies as st
+
+from settlements.charts import (
+    MAX_CHART_POINTS,
+    ChartPoint,
+    payout_chart,
+    percent_text,
+    sample_by_rank,
+    stage_bar,
+    stage_segments,
+)
+from settlements.rules import DEFAULT_POLICY, Policy
+from settlements.rules.stage import classify
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+# Thresholds at both ends and in between, equal and apart.
+POLICIES = [DEFAULT_POLICY, Policy(0, 0), Policy(0, 100), Policy(10, 10), Policy(50, 60)]
+
+
+def parse(svg: str) -> ElementTree.Element:
+    # Well-formed XML, so browsers and screen readers see what we meant.
+    return ElementTree.fromstring(svg)
+
+
+def engine_stage(entrants: int, eliminated: int, paid_places: int, policy: Policy) -> str:
+    return classify(
+        started=True,
+        entrants=entrants,
+        eliminated=eliminated,
+        remaining=entrants - eliminated,
+        paid_places=paid_places,
+        policy=policy,
+    )
+
+
+def band_holding(segments, eliminated: int):
+    return next(s for s in segments if s.start <= eliminated < s.end)
+
+
+def draw_stage_bar(**counts) -> str:
+    return render_to_string("settlements/charts/stage_bar.html", {"bar": stage_bar(**counts)})
+
+
+def draw_payout_chart(points, *, count, currency="USD", **labels) -> str:
+    chart = payout_chart(points, count=count, currency=currency, **labels)
+    return render_to_string("settlements/charts/payout.html", {"chart": chart})
+
+
+def draw_payouts(amounts, **labels) -> str:
+    return draw_payout_chart(sample_by_rank(amounts), count=len(amounts), **labels)
+
+
+@pytest.mark.parametrize(
+    ("part", "whole", "text"),
+    [(5, 20, "25 %"), (1, 3, "33.3 %"), (2, 3, "66.7 %"), (1, 200, "0.5 %"), (0, 7, "0 %")],
+)
+def test_percent_text_rounds_half_up_to_a_tenth(part, whole, text):
+    assert percent_text(part, whole) == text
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_the_bands_cover_every_count_once_with_the_engines_stage(policy):
+    for entrants in range(1, 41):
+        for paid in range(entrants + 2):
+            segments = stage_segments(entrants=entrants, paid_places=paid, policy=policy)
+            assert segments[0].start == 0
+            assert segments[-1].end == entrants + 1
+            for before, after in zip(segments, segments[1:], strict=False):
+                assert before.end == after.start
+                assert before.stage != after.stage
+            for eliminated in range(entrants + 1):
+                assert band_holding(segments, eliminated).stage == engine_stage(
+                    entrants, eliminated, paid, policy
+                )
+
+
+@given(
+    thresholds=st.lists(st.integers(0, 100), min_size=2, max_size=2).map(sorted),
+    entrants=st.integers(1, 300_000),
+    data=st.data(),
+)
+def test_the_band_under_any_count_is_the_engines_stage(thresholds, entrants, data):
+    policy = Policy(*thresholds)
+    paid = data.draw(st.integers(0, entrants + 1))
+    eliminated = data.draw(st.integers(0, entrants))
+    segments = stage_segments(entrants=entrants, paid_places=paid, policy=policy)
+    assert band_holding(segments, eliminated).stage == engine_stage(
+        entrants, eliminated, paid, policy
+    )
+
+
+@pytest.mark.parametrize(("entrants", "paid"), [(1, 0), (3, 1), (20, 3), (20, 18), (100, 10)])
+@pytest.mark.parametrize("policy", [DEFAULT_POLICY, Policy(10, 10)])
+def test_the_drawn_band_under_the_case_marker_is_the_engines_stage(entrants, paid, policy):
+    for eliminated in range(entrants + 1):
+        counts = {"entrants": entrants, "eliminated": eliminated, "paid_places": paid}
+        root = parse(draw_stage_bar(**counts, policy=policy))
+        marker = float(root.find(f"{SVG}line[@class='marker-line']").get("x1"))
+        bands = [r for r in root.findall(f"{SVG}rect") if r.get("class").startswith("stage-")]
+        under = [band for band in bands if float(band.get("x")) <= marker][-1]
+        expected = engine_stage(entrants, eliminated, paid, policy)
+        assert under.get("class") == f"stage-{expected}"
+        assert f"Stage: {expected.title()}." in root.find(f"{SVG}desc").text
+
+
+def test_late_can_begin_before_the_early_threshold():
+    # 20 entrants, 18 paid: in the money after 2 eliminations, before 25 % is reached.
+    stages = [s.stage for s in stage_segments(entrants=20, paid_places=18, policy=Policy(5, 25))]
+    assert stages == ["pre", "early", "late"]
+
+
+def test_huge_tournaments_are_segmented_without_walking_every_count():
+    segments = stage_segments(entrants=300_000, paid_places=45_000, policy=Policy(5, 25))
+    assert [(s.stage, s.start) for s in segments] == [
+        ("pre", 0),
+        ("early", 15_000),
+        ("middle", 75_000),
+        ("late", 255_000),
+    ]
+
+
+def test_stage_bar_has_title_description_marks_and_the_case():
+    svg = draw_stage_bar(entrants=20, eliminated=5, paid_places=3, policy=Policy(5, 25))
+    root = parse(svg)
+    assert root.get("role") == "img"
+    assert root.find(f"{SVG}title").text == "Stage bar: 25 % eliminated"
+    desc = root.find(f"{SVG}desc").text
+    assert "5 of 20 entrants eliminated (25 %)" in desc
+    assert "Stage: Middle" in desc
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    assert "5 %" in texts and "25 %" in texts
+    assert "In the money (85 %)" in texts
+    assert "This case: 25 %" in texts
+    assert len(root.findall(f"{SVG}line[@class='threshold']")) == 2
+    assert {r.get("class") for r in root.findall(f"{SVG}rect")} >= {
+        "stage-pre",
+        "stage-early",
+        "stage-middle",
+        "stage-late",
+    }
+    assert "style=" not in svg
+
+
+def test_stage_bar_says_when_the_tournament_had_not_started():
+    svg = draw_stage_bar(
+        entrants=10, eliminated=0, paid_places=3, policy=Policy(5, 25), started=False
+    )
+    assert "had not started" in parse(svg).find(f"{SVG}desc").text
+
+
+def test_sample_keeps_small_series_and_thins_large_ones_evenly():
+    assert [p.amount for p in sample_by_rank([30, 20, 10])] == [30, 20, 10]
+    amounts = list(range(100_000, 0, -1))
+    points = sample_by_rank(amounts)
+    assert len(points) == MAX_CHART_POINTS
+    assert points[0].rank == 1 and points[0].amount == 100_000
+    assert points[-1].rank == 100_000 and points[-1].amount == 1
+    gaps = {b.rank - a.rank for a, b in zip(points, points[1:], strict=False)}
+    assert max(gaps) - min(gaps) <= 1
+
+
+def test_payout_chart_axes_labels_and_money_ticks():
+    svg = draw_payouts([386700, 326700, 286600])
+    root = parse(svg)
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    assert "Chip rank (1 = most chips)" in texts
+    assert "Payout (USD)" in texts
+    assert "3,867.00 USD" in texts
+    assert "0.00 USD" in texts
+    polyline = root.find(f"{SVG}polyline")
+    assert len(polyline.get("points").split()) == 3
+    assert "the most chips receive 3,867.00 USD" in root.find(f"{SVG}desc").text
+
+
+def test_payout_chart_of_a_huge_settlement_draws_at_most_the_limit():
+    svg = draw_payouts([1000 + i for i in range(300_000, 0, -1)])
+    points = parse(svg).find(f"{SVG}polyline").get("points").split()
+    assert len(points) == MAX_CHART_POINTS
+    assert "(drawn from 200 ranks)" in svg
+
+
+def test_chart_text_is_escaped():
+    svg = draw_payouts([100], title='<script>"x"</script>')
+    assert "<script>" not in svg
+    assert parse(svg).find(f"{SVG}title").text == '<script>"x"</script>'
+
+
+def test_empty_payout_chart():
+    assert payout_chart([], count=0, currency="USD").text == "Nobody is paid."
+    assert parse(draw_payouts([])).find(f"{SVG}polyline") is None
+
+
+def test_no_float_noise_in_labels():
+    svg = draw_payouts([10**20 + 1, 1])
+    assert re.search(r"1,000,000,000,000,000,000\.01 USD", svg)
+
+
+def test_a_sampled_chart_labels_the_full_rank_range():
+    points = [ChartPoint(1, 5000), ChartPoint(150_000, 1200), ChartPoint(300_000, 100)]
+    svg = draw_payout_chart(points, count=300_000)
+    assert ">300,000</text>" in svg and "5,000.00 USD" not in svg  # ticks: 0, 25.00, 50.00
+    assert payout_chart(points, count=300_000, currency="USD").text == (
+        "300,000 players (drawn from 3 ranks): the most chips receive 50.00 USD, "
+        "the fewest 1.00 USD."
+    )
