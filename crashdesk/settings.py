@@ -62,6 +62,8 @@ MIDDLEWARE = [
     # Before anything that reads a request body (the CSRF check reads POST forms).
     "settlements.middleware.RequestSizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # After WhiteNoise, so static files keep their long caching; everything else is no-store.
+    "settlements.middleware.NoStoreMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
