@@ -124,10 +124,17 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
 
-# Login throttling: lock a username+address pair after repeated failures for a while.
+# Login throttling (settlements/signin.py): lock a username from one address after a few
+# failures, and an address after more failures spread over any usernames (password spraying),
+# each for a while. The address is the connection's, or X-Forwarded-For's entry written by the
+# outermost of TRUSTED_PROXY_COUNT proxies in front of the app; the header is ignored without it.
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_ADDRESS_FAILURE_LIMIT = env_int("AXES_ADDRESS_FAILURE_LIMIT", 20)
 AXES_COOLOFF_TIME = env_int("AXES_COOLOFF_MINUTES", 15) / 60  # hours
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "settlements.signin.SigninThrottleHandler"
+AXES_CLIENT_IP_CALLABLE = "settlements.signin.client_address"
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 AXES_RESET_ON_SUCCESS = True
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_VERBOSE = False
