@@ -106,6 +106,19 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite has one writer at a time. By default a transaction takes the write lock only at
+    # its first write, and two that both read first cannot both upgrade: one fails at once
+    # with "database is locked" (a 500), whatever the timeout. Taking it at BEGIN makes the
+    # second writer wait its turn, up to the timeout (seconds); WAL lets reads, a long ledger
+    # download among them, go on without holding writers up.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env_int("SQLITE_TIMEOUT_SECONDS", 20),
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Authentication -------------------------------------------------------------------------
