@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # CrashDesk production image: gunicorn + whitenoise on python:3.13-slim, running as a non-root user.
-#   docker build -t crashdesk .
-#   docker run -p 8000:8000 -e SECRET_KEY=... -e ALLOWED_HOSTS=... -e DATABASE_URL=... crashdesk
+# Run it behind a proxy that buffers requests: compose.yaml puts nginx (docker/nginx.conf) in front.
+#   docker compose up -d --build
+#   docker build -t crashdesk . && docker run -p 127.0.0.1:8000:8000 -e SECRET_KEY=... \
+#     -e ALLOWED_HOSTS=... -e DATABASE_URL=... crashdesk
 
 ARG PYTHON_IMAGE=python:3.13-slim
 

@@ -26,10 +26,18 @@ def _cores() -> int:
 wsgi_app = "crashdesk.wsgi:application"
 bind = [f"{os.environ.get('BIND_HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"]
 
-# Sync workers: requests are short and CPU-bound (parsing, exact arithmetic), so threads would
-# not help. The usual 2 x cores + 1, capped because each worker may hold a 300,000-entrant
-# snapshot in memory while it is being settled.
+# The usual 2 x cores + 1 processes, capped because each may hold a 300,000-entrant snapshot
+# in memory while it is being settled.
 workers = int(os.environ.get("WEB_CONCURRENCY", min(2 * _cores() + 1, 8)))
+# Threaded workers, although requests are mostly CPU-bound: a sync worker is one request at a
+# time, so a client that sends its body a byte a second holds the whole process, and three
+# such clients stalled every worker (and /healthz) of a small instance. Here a slow client
+# holds one thread; the others go on serving. The real defence is a proxy that buffers whole
+# requests before passing them on (docker/nginx.conf); the threads keep the app answering when
+# it is reached directly. Each thread holds its own database connection: workers x threads
+# connections at most.
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", 4))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", 60))
 graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", 30))
 keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", 5))

@@ -62,6 +62,8 @@ MIDDLEWARE = [
     # Before anything that reads a request body (the CSRF check reads POST forms).
     "settlements.middleware.RequestSizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # After WhiteNoise, so static files keep their long caching; everything else is no-store.
+    "settlements.middleware.NoStoreMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -104,6 +106,19 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite has one writer at a time. By default a transaction takes the write lock only at
+    # its first write, and two that both read first cannot both upgrade: one fails at once
+    # with "database is locked" (a 500), whatever the timeout. Taking it at BEGIN makes the
+    # second writer wait its turn, up to the timeout (seconds); WAL lets reads, a long ledger
+    # download among them, go on without holding writers up.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env_int("SQLITE_TIMEOUT_SECONDS", 20),
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Authentication -------------------------------------------------------------------------
@@ -122,10 +137,17 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
 
-# Login throttling: lock a username+address pair after repeated failures for a while.
+# Login throttling (settlements/signin.py): lock a username from one address after a few
+# failures, and an address after more failures spread over any usernames (password spraying),
+# each for a while. The address is the connection's, or X-Forwarded-For's entry written by the
+# outermost of TRUSTED_PROXY_COUNT proxies in front of the app; the header is ignored without it.
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_ADDRESS_FAILURE_LIMIT = env_int("AXES_ADDRESS_FAILURE_LIMIT", 20)
 AXES_COOLOFF_TIME = env_int("AXES_COOLOFF_MINUTES", 15) / 60  # hours
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "settlements.signin.SigninThrottleHandler"
+AXES_CLIENT_IP_CALLABLE = "settlements.signin.client_address"
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 AXES_RESET_ON_SUCCESS = True
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_VERBOSE = False

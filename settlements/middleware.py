@@ -1,12 +1,14 @@
-"""Refuse an oversized request body on its declared size, before anything reads it.
+"""Request and response rules that hold for every URL.
 
-It has to run before the CSRF middleware: that one reads a POST body (to find the form's
-token) before any view is called, so a check in the upload view would come after the whole
-upload had been received. No endpoint takes more than one snapshot plus form overhead.
+The size limit refuses an oversized body on its declared size, before anything reads it. It
+has to run before the CSRF middleware: that one reads a POST body (to find the form's token)
+before any view is called, so a check in the upload view would come after the whole upload
+had been received. No endpoint takes more than one snapshot plus form overhead.
 """
 
 from django.conf import settings
 from django.http import HttpResponse
+from django.utils.cache import patch_cache_control
 
 from settlements.api import API_PREFIX, too_large
 
@@ -34,3 +36,21 @@ class RequestSizeLimitMiddleware:
             status=413,
             content_type="text/plain; charset=utf-8",
         )
+
+
+class NoStoreMiddleware:
+    """Tell browsers and proxies to keep no copy of any answer the app makes.
+
+    Nearly every page, ledger and API answer names players or amounts of money, and a copy
+    left in a shared proxy or in the browser's cache of a shared desk could be read by someone
+    the app would refuse. Set for every response rather than per view, so a new page cannot
+    forget it. Static files are served (with long caching) by WhiteNoise before this runs.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        patch_cache_control(response, no_store=True, private=True)
+        return response

@@ -125,7 +125,9 @@ def history_changes(record) -> list[FieldChange]:
                 None,
                 getattr(record, field.attname),
             )
-            for field in model._meta.concrete_fields
+            # The recorded fields, not the model's: a field left out of the history (an API
+            # token's last use) has no value on the record.
+            for field in record.tracked_fields
             if getattr(record, field.attname) not in (None, "", [], {})
         ]
     delta = record.diff_against(previous, foreign_keys_are_objs=False)

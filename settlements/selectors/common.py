@@ -7,6 +7,10 @@ from django.db.models import Prefetch, QuerySet
 # leaves it out; reading and decoding it took a few ms of each page that showed a big case.
 BIG_TOURNAMENT_FIELDS = ("payouts",)
 
+# The default of a cache read, returned for a key the cache does not hold: any value it holds,
+# an empty list included, is a hit.
+MISSING = object()
+
 
 def _lean(queryset: QuerySet, tournament_path: str) -> QuerySet:
     """``queryset`` without the bulky tournament fields reached through ``tournament_path``."""

@@ -12,7 +12,7 @@ from django.db.models.functions import Coalesce
 from settlements import change_mark, roles
 from settlements.models import Case, Compensation, CompensationItem, Incident, Settlement
 from settlements.selectors.cases import case_list, case_status_counts, incident_list
-from settlements.selectors.common import _lean
+from settlements.selectors.common import MISSING, _lean
 from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus
 
 
@@ -189,15 +189,16 @@ def dashboard_summary(user, *, page: str | int | None = None) -> DashboardSummar
         }
     if queues_key not in found:
         fresh[queues_key] = _dashboard_queues(user, held)
-    counts = found.get(counts_key) or fresh[counts_key]
-    queues = found.get(queues_key) or fresh[queues_key]
+    # Presence, not truth: an empty queue list (an auditor's) is a cached value, not a miss.
+    counts = found[counts_key] if counts_key in found else fresh[counts_key]
+    queues = found[queues_key] if queues_key in found else fresh[queues_key]
 
     # Paging over the count alone settles the page number (out of range or not a number gives
     # the last or first page) before the page's own entry is looked up.
     paged = Paginator(range(counts["open_incidents"]), DASHBOARD_INCIDENTS_PER_PAGE).get_page(page)
     page_key = f"{prefix}:incidents:{paged.number}"
-    incidents = cache.get(page_key)
-    if incidents is None:
+    incidents = cache.get(page_key, MISSING)
+    if incidents is MISSING:
         incidents = fresh[page_key] = _dashboard_incidents(paged)
     if fresh:
         cache.set_many(fresh, DASHBOARD_CACHE_SECONDS)

@@ -13,6 +13,7 @@ from django.db.models.functions import RowNumber
 from settlements.charts import ChartPoint, sample_by_rank
 from settlements.models import Case, Settlement, SettlementPayout
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, parse_snapshot, settle
+from settlements.selectors.common import MISSING
 from settlements.selectors.settlements import Totals, _totals_from
 
 
@@ -167,8 +168,8 @@ def settlement_chart_points(settlement: Settlement) -> list[ChartPoint]:
     if settlement.is_adjustment:
         return []
     key = f"crashdesk:chart:{settlement.pk}:{settlement.prepared_at.isoformat()}"
-    points = cache.get(key)
-    if points is None:
+    points = cache.get(key, MISSING)
+    if points is MISSING:
         points = _chart_points(settlement)
         cache.set(key, points, PREVIEW_CACHE_SECONDS)
     return points

@@ -4,13 +4,19 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from settlements import roles
 from settlements.models import Case, Compensation, Event, Settlement
 from tests.services.helpers import row_counts
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def debug_on(settings):
+    # The test runner turns DEBUG off; the command is for development sites only.
+    settings.DEBUG = True
 
 
 def seed(**options) -> str:
@@ -73,3 +79,12 @@ def test_demo_users_can_sign_in_with_their_role():
     admin = users.get(username="admin")
     assert admin.check_password("another-secret-1")
     assert admin.is_superuser and roles.user_roles(admin) == frozenset()
+
+
+def test_seed_demo_refuses_to_run_without_debug(settings):
+    settings.DEBUG = False
+    before = row_counts(), get_user_model().objects.count()
+    with pytest.raises(CommandError, match="only runs with DEBUG on") as refused:
+        seed()
+    assert "Nothing was written" in str(refused.value)
+    assert (row_counts(), get_user_model().objects.count()) == before

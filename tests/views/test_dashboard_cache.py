@@ -23,6 +23,11 @@ pytestmark = pytest.mark.django_db
 TO_APPROVE = 'Settlements to approve <span class="muted">({})</span>'
 
 
+def _main(response) -> str:
+    html = response.content.decode()
+    return html[html.index("<main") : html.index("</main>")]
+
+
 def _dashboard(client, **params) -> str:
     return client.get(reverse("dashboard"), params).content.decode()
 
@@ -170,3 +175,19 @@ def test_events_commit_in_the_order_of_their_ids(operator):
     assert blocked, "the later event committed while the earlier one was pending"
     events = list(Event.objects.order_by("id").values_list("incident__title", flat=True))
     assert events == ["First", "Second"]
+
+
+@pytest.mark.parametrize("with_work", [False, True], ids=["empty desk", "work waiting"])
+def test_every_role_can_view_the_dashboard_again(django_user_model, users, load_case, with_work):
+    """The second view reads what the first cached: an empty queue list (an auditor's) is a
+    value to show, not a miss."""
+    if with_work:
+        load_case(type="satellite", stage="middle", tournament_id="S-AGAIN")
+    viewers = {role: user for role, user in users.items() if role != "none"}  # refused: 403
+    viewers["every role"] = make_user(django_user_model, "all_roles", *roles.ALL_ROLES)
+    for role, user in viewers.items():
+        client = signed_in(user)
+        first = client.get(reverse("dashboard"))
+        again = client.get(reverse("dashboard"))
+        assert (first.status_code, again.status_code) == (200, 200), role
+        assert _main(again) == _main(first), role

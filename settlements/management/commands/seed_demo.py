@@ -3,14 +3,18 @@
 Everything is made through the services, exactly as people would make it, so the demo data
 has its history and events. Running it again changes nothing but the demo users' passwords
 (reset to the one printed) and adds whatever is missing.
+
+It refuses to run unless DEBUG is on: it makes a superuser whose password is in this file and
+the README, which on a production site would be an open door.
 """
 
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
@@ -63,8 +67,17 @@ class Command(BaseCommand):
             help=f"password for every demo user (default: {DEFAULT_PASSWORD})",
         )
 
-    @transaction.atomic
     def handle(self, *args, password: str, **options):
+        if not settings.DEBUG:
+            raise CommandError(
+                "seed_demo only runs with DEBUG on: it creates a superuser and demo users "
+                "with a published password, which must never exist on a production site. "
+                "Nothing was written."
+            )
+        self._seed(password)
+
+    @transaction.atomic
+    def _seed(self, password: str) -> None:
         people = {
             name: self._user(name, role, full, password) for name, (role, full) in USERS.items()
         }
