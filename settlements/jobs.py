@@ -44,6 +44,8 @@ class NewItem:
     key: str
     label: str
     payload: bytes | None = None
+    # Refused before the job began (e.g. a file outside an archive's bounds): shown, not run.
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,15 @@ def job_start(
             "This work is already under way; follow it on its progress page.", existing=running
         ) from None
     JobItem.objects.bulk_create(
-        JobItem(job=job, position=position, key=item.key, label=item.label, payload=item.payload)
+        JobItem(
+            job=job,
+            position=position,
+            key=item.key,
+            label=item.label,
+            payload=item.payload,
+            status=JobItem.Status.FAILED if item.problem else JobItem.Status.PENDING,
+            message=item.problem,
+        )
         for position, item in enumerate(items, start=1)
     )
     _enqueue(job)
