@@ -1,8 +1,8 @@
-"""The tasks the workers run (``manage.py run_worker``); the work itself is in settlements.jobs."""
+"""The tasks the workers run (``manage.py run_worker``); the work is in services/jobs.py."""
 
 from django.tasks import TaskContext, task
 
-from settlements import jobs
+from settlements.services import jobs
 
 
 @task(takes_context=True)

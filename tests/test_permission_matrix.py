@@ -22,8 +22,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
-from settlements import jobs, roles, services
-from settlements.services import CompensationEntry
+from settlements import roles, services
+from settlements.services import CompensationEntry, jobs
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -12,11 +12,12 @@ from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import bulk, roles, selectors, services
+from settlements import roles, selectors, services
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import IncidentForm, SnapshotForm
 from settlements.models import Case, Incident, Stage, Tournament, TournamentType
 from settlements.rules import InvalidInput
+from settlements.selectors import bulk
 from settlements.views.decorators import role_required
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus

@@ -17,11 +17,13 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import bulk, jobs, roles, selectors, services, wording
+from settlements import roles, selectors, services, wording
 from settlements.archive import snapshot_files
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import ReasonForm
 from settlements.models import Incident, Job, JobItem
+from settlements.selectors import bulk
+from settlements.services import jobs
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -200,7 +202,7 @@ def job_detail(request, job_id: int):
     context = {
         "job": job,
         "progress": jobs.job_progress(job),
-        "items": items[:ITEMS_SHOWN],
+        "job_items": items[:ITEMS_SHOWN],
         "items_shown": ITEMS_SHOWN,
         "status": status,
         "can_retry": request.user.pk == job.created_by_id and not job.is_active,

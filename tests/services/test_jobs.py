@@ -5,9 +5,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from settlements import jobs, services
+from settlements import services
 from settlements.errors import Duplicate, NotAllowed
 from settlements.models import Event, Incident, Job, JobItem, Settlement
+from settlements.services import jobs
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.services.helpers import event_types
 
@@ -184,3 +185,16 @@ def test_only_the_roles_of_the_work_may_start_it(marketing_manager, incident):
             items=[jobs.NewItem(key="1", label="x")],
         )  # fmt: skip
     assert not Incident.objects.filter(jobs__isnull=False).exists()
+
+
+def test_whoever_loaded_the_snapshot_may_not_approve_its_settlement(
+    operator, incident, snapshot_factory, django_user_model
+):
+    from tests.conftest import make_user
+
+    loader = make_user(django_user_model, "loader", "operator", "tournament_manager")
+    case = late_cases(loader, incident, snapshot_factory, 1)[0]
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    services.settlement_submit(settlement=settlement, actor=operator)
+    with pytest.raises(NotAllowed, match="You loaded the snapshot"):
+        services.settlement_approve(settlement=settlement, actor=loader)

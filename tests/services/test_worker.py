@@ -12,8 +12,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from settlements import jobs, services
+from settlements import services
 from settlements.models import Event, Job, Settlement
+from settlements.services import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

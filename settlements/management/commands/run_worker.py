@@ -2,7 +2,7 @@
 
 Start one or more on any machine that reaches the database. Besides running tasks, each
 worker looks every few seconds for jobs whose worker went silent (killed, machine lost) and
-queues them again; see settlements.jobs.
+queues them again; see settlements.services.jobs.
 """
 
 import logging
@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import connection
 from django_tasks_db.management.commands import db_worker
 
-from settlements import jobs
+from settlements.services import jobs
 
 log = logging.getLogger("crashdesk.jobs")
 

@@ -22,10 +22,17 @@ from django.db import IntegrityError, close_old_connections, connection, transac
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from settlements import roles, services, wording
+from settlements import roles, wording
 from settlements.errors import DomainError, Duplicate, NotAllowed
 from settlements.models import Case, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
+from settlements.services.decisions import decision_record
+from settlements.services.settlements import (
+    settlement_approve,
+    settlement_prepare,
+    settlement_submit,
+)
+from settlements.services.snapshots import case_load_snapshot
 
 log = logging.getLogger("crashdesk.jobs")
 
@@ -198,19 +205,19 @@ def active_job(kind: str, target: str) -> Job | None:
 
 def _prepare(job: Job, item: JobItem) -> tuple[str, Case | None]:
     case = Case.objects.get(pk=int(item.key))
-    settlement = services.settlement_prepare(case=case, actor=job.created_by)
+    settlement = settlement_prepare(case=case, actor=job.created_by)
     return f"{settlement} prepared", case
 
 
 def _submit(job: Job, item: JobItem) -> tuple[str, Case | None]:
     settlement = Settlement.objects.select_related("case").get(pk=int(item.key))
-    services.settlement_submit(settlement=settlement, actor=job.created_by)
+    settlement_submit(settlement=settlement, actor=job.created_by)
     return f"{settlement} submitted", settlement.case
 
 
 def _approve(job: Job, item: JobItem) -> tuple[str, Case | None]:
     settlement = Settlement.objects.select_related("case").get(pk=int(item.key))
-    services.settlement_approve(
+    settlement_approve(
         settlement=settlement, actor=job.created_by, reason=job.params.get("reason", "")
     )
     return f"{settlement} approved", settlement.case
@@ -218,7 +225,7 @@ def _approve(job: Job, item: JobItem) -> tuple[str, Case | None]:
 
 def _decide(job: Job, item: JobItem) -> tuple[str, Case | None]:
     case = Case.objects.get(pk=int(item.key))
-    decision = services.decision_record(
+    decision = decision_record(
         case=case,
         actor=job.created_by,
         option=job.params["option"],
@@ -228,7 +235,7 @@ def _decide(job: Job, item: JobItem) -> tuple[str, Case | None]:
 
 
 def _upload(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=job.created_by, snapshot=bytes(item.payload or b""), incident=job.incident
     )
     return f"Case #{case.pk} opened for {case.tournament.operator_id}", case

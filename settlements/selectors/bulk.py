@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from settlements import selectors
+from settlements import permissions, selectors
 from settlements.models import Case, Incident, Settlement, Stage, TournamentType
 from settlements.workflow import CaseStatus, SettlementStatus
 
@@ -124,17 +124,6 @@ def awaiting_decision(incident: Incident) -> QuerySet[Case]:
     ).select_related("tournament")
 
 
-def own_work_refusal(settlement: Settlement, user) -> str:
-    """Why ``user`` may not approve ``settlement`` (four eyes), as the service would refuse."""
-    if user.pk == settlement.prepared_by_id:
-        return "you prepared it"
-    if user.pk == settlement.submitted_by_id:
-        return "you submitted it"
-    if user.pk == settlement.case.created_by_id:
-        return "you loaded its snapshot"
-    return ""
-
-
 @dataclass(frozen=True)
 class ApprovalSummary:
     to_approve: list[Settlement]
@@ -147,9 +136,9 @@ def approval_summary(settlements, user) -> ApprovalSummary:
     to_approve, skipped = [], []
     sums: dict[tuple[str, str], int] = defaultdict(int)
     for settlement in settlements:
-        refusal = own_work_refusal(settlement, user)
+        refusal = permissions.settlement_approve(settlement=settlement, user=user)
         if refusal:
-            skipped.append((settlement, refusal))
+            skipped.append((settlement, str(refusal)))
             continue
         to_approve.append(settlement)
         for unit, by_source in settlement.totals.items():
