@@ -196,8 +196,14 @@ def job_progress(job: Job) -> Progress:
     return Progress(**counts)
 
 
-def active_job(kind: str, target: str) -> Job | None:
-    return Job.objects.filter(kind=kind, target=target, status__in=Job.ACTIVE).first()
+def case_being_prepared(case: Case) -> Job | None:
+    """The active job that will prepare ``case``, if one is under way."""
+    return Job.objects.filter(
+        kind=Job.Kind.PREPARE,
+        status__in=Job.ACTIVE,
+        items__key=str(case.pk),
+        items__status=JobItem.Status.PENDING,
+    ).first()
 
 
 # --- The steps: one service call per item ---------------------------------------------------
@@ -205,7 +211,9 @@ def active_job(kind: str, target: str) -> Job | None:
 
 def _prepare(job: Job, item: JobItem) -> tuple[str, Case | None]:
     case = Case.objects.get(pk=int(item.key))
-    settlement = settlement_prepare(case=case, actor=job.created_by)
+    settlement = settlement_prepare(
+        case=case, actor=job.created_by, note=job.params.get("note", "")
+    )
     return f"{settlement} prepared", case
 
 

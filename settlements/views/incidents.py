@@ -19,6 +19,7 @@ from settlements.models import Case, Incident, Stage, Tournament, TournamentType
 from settlements.rules import InvalidInput
 from settlements.selectors import bulk
 from settlements.views.decorators import role_required
+from settlements.views.paging import CountedPaginator
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus
 
@@ -61,9 +62,15 @@ def incident_tournaments(request, incident_id: int):
     search = request.GET.get("q", "").strip()
     candidates = Paginator(_tournaments_without_crash_case(search), TOURNAMENTS_PER_PAGE)
     chosen = bulk.WorkbenchFilter.from_query(request.GET)
-    cases = Paginator(bulk.incident_workbench(incident, chosen), CASES_PER_PAGE).get_page(
-        request.GET.get("cases_page")
-    )
+    counts = bulk.incident_counts(incident)
+    workbench = bulk.incident_workbench(incident, chosen)
+    if chosen.stage or chosen.type:
+        paginator = Paginator(workbench, CASES_PER_PAGE)
+    else:
+        # Filtered by status at most: the counts by status already say how many there are.
+        known = sum(row["count"] for row in counts if chosen.status in ("", row["status"]))
+        paginator = CountedPaginator(workbench, CASES_PER_PAGE, count=known)
+    cases = paginator.get_page(request.GET.get("cases_page"))
     for case in cases:
         case.next_step = bulk.NEXT_STEP[case.status]
     context = {
@@ -75,9 +82,8 @@ def incident_tournaments(request, incident_id: int):
         ],
         "page_query": chosen.query(),
         "chosen": chosen,
-        "counts": bulk.incident_counts(incident),
-        "next_steps": bulk.NEXT_STEP,
-        "open_work": bulk.open_work_count(incident),
+        "counts": counts,
+        "open_work": sum(row["count"] for row in counts if row["who"]),
         "jobs": incident.jobs.select_related("created_by")[:5],
         "choices": {
             "status": CaseStatus.choices,

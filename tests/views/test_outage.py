@@ -181,3 +181,18 @@ def test_close_an_incident_only_when_its_work_is_done(as_operator, incident, loa
     incident.refresh_from_db()
     assert not incident.is_open
     assert Event.objects.filter(type=Event.Type.INCIDENT_CLOSED, reason="all settled").exists()
+
+
+def test_a_large_case_is_prepared_in_the_background_and_not_twice(
+    settings, as_operator, operator, load_case
+):
+    settings.PREPARE_INLINE_MAX_ENTRANTS = 10
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    case = load_case(stage="late", entrants=40)
+    url = reverse("case_prepare", args=[case.pk])
+    first = job_of(as_operator.post(url, {"note": "big one"}))
+    assert first.status == Job.Status.QUEUED and first.params == {"note": "big one"}
+    page = as_operator.get(reverse("case_detail", args=[case.pk])).content.decode()
+    assert 'id="case-preparing"' in page and 'action="/cases/' not in page
+    assert job_of(as_operator.post(url)) == first
+    assert Job.objects.count() == 1
