@@ -52,6 +52,7 @@ urlpatterns = [
     path("incidents/<int:incident_id>/decide/", outage.incident_decide, name="incident_decide"),
     path("incidents/<int:incident_id>/close/", outage.incident_close, name="incident_close"),
     path("jobs/<int:job_id>/", outage.job_detail, name="job_detail"),
+    path("queues/<str:name>/", outage.queue, name="queue"),
     path("jobs/<int:job_id>/retry/", outage.job_retry, name="job_retry"),
     path("cases/<int:case_id>/", cases.case_detail, name="case_detail"),
     path("cases/<int:case_id>/prepare/", cases.case_prepare, name="case_prepare"),

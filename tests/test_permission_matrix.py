@@ -108,6 +108,7 @@ MATRIX: dict[str, Entry] = {
     "incident_decide": form(MM),
     "incident_close": form(OP, TM),
     "job_detail": page(*ALL),
+    "queue": page(OP, args={"name": "queue_name"}),
     # Only the person who started the work may run it again; others are refused.
     "job_retry": action(*ALL, post=302, exceptions={MM: 403, TM: 403, AU: 403}),
     # Cases, decisions, settlements.
@@ -173,6 +174,7 @@ class World:
     approved_compensation: object
     job: object
     history_model: str = "case"
+    queue_name: str = "to_prepare"
 
     @property
     def case_pk(self) -> int:

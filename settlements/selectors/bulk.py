@@ -7,7 +7,8 @@ through its own service call, which checks everything again.
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Case as DbCase
+from django.db.models import QuerySet, When
 
 from settlements import permissions, selectors
 from settlements.models import Case, Incident, Settlement, Stage, TournamentType
@@ -26,7 +27,23 @@ NEXT_STEP = {
     CaseStatus.WITHDRAWN: ("Nothing: withdrawn", ""),
 }
 
+# Someone's work first (a rejected settlement is redone before new work), then approval, then
+# the finished cases; the same order as the dashboard's.
+WORK_ORDER = (
+    CaseStatus.AWAITING_DECISION,
+    CaseStatus.REJECTED,
+    CaseStatus.READY,
+    CaseStatus.PREPARED,
+    CaseStatus.AWAITING_APPROVAL,
+    CaseStatus.OPEN,
+    CaseStatus.APPROVED,
+    CaseStatus.RESOLVED,
+    CaseStatus.WITHDRAWN,
+)
+
 WORKBENCH_SORTS = {
+    # By default cases that need someone come first, in the order the work flows.
+    "work": "work_order",
     "case": "pk",
     "tournament": "tournament__operator_id",
     "type": "tournament__type",
@@ -42,19 +59,19 @@ class WorkbenchFilter:
     status: str = ""
     stage: str = ""
     type: str = ""
-    sort: str = "case"
+    sort: str = "work"
     descending: bool = False
 
     @classmethod
     def from_query(cls, data) -> "WorkbenchFilter":
-        sort = data.get("sort", "case")
+        sort = data.get("sort", "work")
         descending = sort.startswith("-")
         sort = sort.removeprefix("-")
         return cls(
             status=_choice(data.get("status", ""), CaseStatus.values),
             stage=_choice(data.get("stage", ""), Stage.values),
             type=_choice(data.get("type", ""), TournamentType.values),
-            sort=sort if sort in WORKBENCH_SORTS else "case",
+            sort=sort if sort in WORKBENCH_SORTS else "work",
             descending=descending and sort in WORKBENCH_SORTS,
         )
 
@@ -85,6 +102,13 @@ def incident_workbench(incident: Incident, chosen: WorkbenchFilter) -> QuerySet[
     if chosen.type:
         cases = cases.filter(tournament__type=chosen.type)
     field = WORKBENCH_SORTS[chosen.sort]
+    if field == "work_order":
+        cases = cases.annotate(
+            work_order=DbCase(
+                *(When(status=status, then=rank) for rank, status in enumerate(WORK_ORDER)),
+                default=len(WORK_ORDER),
+            )
+        )
     return cases.order_by(f"-{field}" if chosen.descending else field, "pk")
 
 

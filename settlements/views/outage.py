@@ -12,6 +12,7 @@ POST     /jobs/<id>/retry/                  run a stopped job again over what is
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -23,12 +24,14 @@ from settlements.errors import DomainError, Duplicate
 from settlements.forms import ReasonForm
 from settlements.models import Incident, Job, JobItem
 from settlements.selectors import bulk
+from settlements.selectors.dashboard import DASHBOARD_QUEUES
 from settlements.services import jobs
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.rendering import go_to, render_invalid, render_page
 
 ITEMS_SHOWN = 500
+QUEUE_PER_PAGE = 25
 
 
 @require_POST
@@ -166,6 +169,32 @@ def incident_upload_many(request, incident_id: int):
     return render_page(
         request, "settlements/incident_upload_many.html", context, partial="bulk_form"
     )
+
+
+@require_safe
+@role_required(*roles.ALL_ROLES)
+def queue(request, name: str):
+    """One "waiting for you" list in full: paged, filtered by incident."""
+    queue = next((q for q in DASHBOARD_QUEUES if q[1] == name), None)
+    if queue is None:
+        raise Http404("No such list.")
+    title, attribute, role, kind = queue
+    if not roles.has_role(request.user, role):
+        raise PermissionDenied
+    items = getattr(selectors.waiting_for(request.user), attribute)
+    incident = request.GET.get("incident", "")
+    if incident.isdigit():
+        items = items.filter(**{"incident_id" if kind == "case" else "case__incident_id": incident})
+    page = Paginator(items, QUEUE_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "title": title,
+        "name": name,
+        "kind": kind,
+        "page": page,
+        "incident": incident if incident.isdigit() else "",
+        "incidents": selectors.incident_list(open_only=True)[:50],
+    }
+    return render_page(request, "settlements/queue.html", context, partial="queue")
 
 
 @role_required(roles.OPERATOR, roles.TOURNAMENT_MANAGER)

@@ -196,3 +196,28 @@ def test_a_large_case_is_prepared_in_the_background_and_not_twice(
     assert 'id="case-preparing"' in page and 'action="/cases/' not in page
     assert job_of(as_operator.post(url)) == first
     assert Job.objects.count() == 1
+
+
+def test_a_queue_shows_everything_paged_and_by_incident(
+    as_operator, as_marketing, operator, incident, load_case
+):
+    cases = [load_case(stage="late", tournament_id=f"Q{n:02}") for n in range(30)]
+    other = services.incident_report(actor=operator, title="DC2", started_at=incident.started_at)
+    services.case_load_snapshot(
+        actor=operator,
+        snapshot=__import__("settlements.demo").demo.snapshot_bytes(
+            stage="late", tournament_id="OTHER"
+        ),
+        incident=other,
+    )
+    url = reverse("queue", args=["to_prepare"])
+    html = assert_full_page(as_operator.get(url))
+    assert "31 waiting" in html and "Page 1 of 2" in html
+    dashboard = as_operator.get(reverse("dashboard")).content.decode()
+    assert f'href="{url}"' in dashboard and "see all 31" in dashboard
+    second = assert_partial(as_operator.get(url, {"page": 2}, **HTMX), "queue")
+    assert second.count("Case #") == 6
+    only = assert_partial(as_operator.get(url, {"incident": other.pk}, **HTMX), "queue")
+    assert "OTHER" in only and cases[0].tournament.operator_id not in only
+    assert as_marketing.get(url).status_code == 403
+    assert as_operator.get(reverse("queue", args=["nothing"])).status_code == 404
