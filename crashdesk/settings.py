@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "simple_history",
     "axes",
+    "django_tasks_db",
     "settlements",
 ]
 
@@ -191,6 +192,30 @@ SECURE_CSP = {
 SNAPSHOT_MAX_BYTES = env_int("SNAPSHOT_MAX_BYTES", 32 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SNAPSHOT_MAX_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
+# --- Background work ------------------------------------------------------------------------
+# Long work (a large prepare, bulk actions, many snapshots) runs as django.tasks tasks stored in
+# the database; `manage.py run_worker` runs them, on as many machines as share the database.
+# Tests switch to the immediate backend (TASKS_BACKEND=immediate) where a worker is not the point.
+TASKS = {
+    "default": {
+        "BACKEND": (
+            "django.tasks.backends.immediate.ImmediateBackend"
+            if os.environ.get("TASKS_BACKEND") == "immediate"
+            else "django_tasks_db.DatabaseBackend"
+        ),
+        "QUEUES": ["default"],
+    }
+}
+# A running job writes a heartbeat this often; one silent for JOB_STALE_SECONDS is taken as
+# lost with its worker (killed, machine gone) and queued again by any other worker.
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 5)
+JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 30)
+# A case with more entrants than this is prepared in the background, a smaller one at once.
+PREPARE_INLINE_MAX_ENTRANTS = env_int("PREPARE_INLINE_MAX_ENTRANTS", 20_000)
+# Bounds of a snapshot archive (zip): how many files, and how large once decompressed.
+ARCHIVE_MAX_FILES = env_int("ARCHIVE_MAX_FILES", 1000)
+ARCHIVE_MAX_BYTES = env_int("ARCHIVE_MAX_BYTES", 256 * 1024 * 1024)
 
 # --- Crash policy ---------------------------------------------------------------------------
 # The site's stage thresholds (percent of entrants knocked out) and late-stage split formula,

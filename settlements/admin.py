@@ -19,6 +19,8 @@ from settlements.models import (
     Decision,
     Event,
     Incident,
+    Job,
+    JobItem,
     PrizeWithdrawal,
     Settlement,
     SettlementLine,
@@ -185,3 +187,20 @@ class ApiTokenAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
     list_display = ["name", "user", "created_at", "last_used_at", "revoked_at"]
     list_select_related = ["user"]
     exclude = ["token_hash"]
+
+
+class JobItemInline(admin.TabularInline):
+    model = JobItem
+    fields = ("position", "label", "status", "message", "case")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Job)
+class JobAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """Background work, for looking into a stuck or failed job; the pages run and retry it."""
+
+    list_display = ("pk", "kind", "target", "status", "attempts", "created_by", "created_at")
+    list_filter = ("kind", "status")
+    inlines = [JobItemInline]

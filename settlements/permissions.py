@@ -224,9 +224,12 @@ def _settlement_answer(settlement: Settlement, user, action: str) -> Refusal | N
     refusal = _role(user, roles.TOURNAMENT_MANAGER, action=f"{action} settlements")
     refusal = refusal or _settlement_state(settlement, action, with_case=False)
     if refusal is None:
+        # Whoever loaded the snapshot chose the data the settlement rests on: a first pair of
+        # eyes as much as its preparer.
         for did, author in (
             ("prepared", settlement.prepared_by_id),
             ("submitted", settlement.submitted_by_id),
+            ("loaded the snapshot of", settlement.case.created_by_id),
         ):
             if user.pk == author:
                 return Refusal(

@@ -84,3 +84,10 @@ def users(operator, marketing_manager, tournament_manager, second_manager, audit
         roles.AUDITOR: auditor,
         "none": no_role_user,
     }
+
+
+@pytest.fixture(autouse=True)
+def immediate_tasks(settings):
+    """Background jobs run inside the request in tests; the tests of the worker itself
+    switch back to the database backend."""
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}

@@ -23,7 +23,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
 from settlements import roles, services
-from settlements.services import CompensationEntry
+from settlements.services import CompensationEntry, jobs
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -99,6 +99,18 @@ MATRIX: dict[str, Entry] = {
     "incident_new": form(OP, post=200),
     "incident_tournaments": Entry(by_role(ALL, 200), by_role(ALL, 200)),
     "incident_upload": form(OP),
+    # The bulk path. Without files, a reason or a choice, a form is re-shown (422); a bulk
+    # action with nothing to do says so on the incident page (302), as does one that starts.
+    "incident_upload_many": form(OP),
+    "incident_prepare_ready": action(OP, post=302),
+    "incident_submit_prepared": action(OP, post=302),
+    "incident_approve": form(TM),
+    "incident_decide": form(MM),
+    "incident_close": form(OP, TM),
+    "job_detail": page(*ALL),
+    "queue": page(OP, args={"name": "queue_name"}),
+    # Only the person who started the work may run it again; others are refused.
+    "job_retry": action(*ALL, post=302, exceptions={MM: 403, TM: 403, AU: 403}),
     # Cases, decisions, settlements.
     "case_detail": Entry(by_role(ALL, 200), by_role(ALL, 200)),
     "case_prepare": action(OP, post=302, args={"case_id": "ready_case"}),
@@ -160,7 +172,9 @@ class World:
     approved_settlement: object
     compensation: object
     approved_compensation: object
+    job: object
     history_model: str = "case"
+    queue_name: str = "to_prepare"
 
     @property
     def case_pk(self) -> int:
@@ -199,7 +213,13 @@ def world(users, snapshot_factory) -> World:
     approved_compensation = services.compensation_approve(
         compensation=proposal(1), actor=other_manager
     )
+    prepared = load(tournament_id="M-5", stage="late")
+    job = jobs.job_start(
+        kind="prepare", actor=operator, target="matrix",
+        items=[jobs.NewItem(str(prepared.pk), str(prepared))],
+    )  # fmt: skip
     return World(
+        job=job,
         incident=incident,
         case=case,
         ready_case=load(tournament_id="M-3", stage="late"),

@@ -152,7 +152,7 @@ DASHBOARD_QUEUES = (
 class DashboardSummary:
     """The dashboard's data as plain values: ``counts`` by case status, one ``page`` of open
     incidents (``incidents``, dicts with their ``case_rows``), and the user's ``queues`` as
-    (title, count, items, kind)."""
+    (title, count, items, kind, queue name)."""
 
     counts: dict[str, int]
     page: Page
@@ -161,7 +161,7 @@ class DashboardSummary:
 
     @property
     def waiting_total(self) -> int:
-        return sum(count for _, count, _, _ in self.queues)
+        return sum(count for _, count, *_ in self.queues)
 
 
 def dashboard_summary(user, *, page: str | int | None = None) -> DashboardSummary:
@@ -259,14 +259,14 @@ def _dashboard_incidents(paged: Page) -> list[dict]:
     ]
 
 
-def _dashboard_queues(user, held: Sequence[str]) -> list[tuple[str, int, list[dict], str]]:
+def _dashboard_queues(user, held: Sequence[str]) -> list[tuple[str, int, list[dict], str, str]]:
     waiting = waiting_for(user)
     queues = []
     for title, attribute, role, kind in DASHBOARD_QUEUES:
         if role in held:
             queryset = getattr(waiting, attribute)
             items = [_queue_item(item, kind) for item in queryset[:DASHBOARD_WAITING_SHOWN]]
-            queues.append((title, queryset.count(), items, kind))
+            queues.append((title, queryset.count(), items, kind, attribute))
     return queues
 
 

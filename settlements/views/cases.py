@@ -6,21 +6,23 @@ POST     /cases/<id>/prepare/     an operator prepares the settlement
 GET/POST /cases/<id>/withdraw/    withdraw a crash case loaded in error, with a confirmation
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from settlements import charts, permissions, roles, selectors, services, wording
-from settlements.errors import DomainError
+from settlements.errors import DomainError, Duplicate
 from settlements.forms import ReasonForm
-from settlements.models import Case
+from settlements.models import Case, Job
 from settlements.rules import Policy
+from settlements.services import jobs
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
-from settlements.workflow import CaseStatus, CompensationStatus, settlement_allows
+from settlements.workflow import CaseStatus, CompensationStatus, case_allows, settlement_allows
 
 # The case page's swap targets: element id -> partialdef in case_detail.html. Sections added
 # later (decisions, compensation) register theirs here.
@@ -43,6 +45,20 @@ def case_detail(request, case_id: int):
 @role_required(roles.OPERATOR)
 def case_prepare(request, case_id: int):
     case = case_or_404(case_id)
+    if (case.entrants or 0) > settings.PREPARE_INLINE_MAX_ENTRANTS:
+        # Seconds of engine work: a worker does it while the page shows its progress.
+        try:
+            job = jobs.job_start(
+                kind=Job.Kind.PREPARE,
+                actor=request.user,
+                target=f"case:{case.pk}",
+                items=[jobs.NewItem(str(case.pk), f"Case #{case.pk} · {case.tournament}"[:255])],
+                incident=case.incident,
+                params={"note": request.POST.get("note", "")},
+            )
+        except Duplicate as duplicate:
+            job = duplicate.existing
+        return go_to(request, reverse("job_detail", args=[job.pk]))
     try:
         settlement = services.settlement_prepare(
             case=case, actor=request.user, note=request.POST.get("note", "")
@@ -107,6 +123,10 @@ def _context(request, case: Case) -> dict:
         "remedy": wording.case_remedy(case),
         "decision": next(iter(case.decisions.all()), None),
         "settlements": settlements,
+        # Asked only where a prepare could be under way, so other pages pay no query for it.
+        "preparing": jobs.case_being_prepared(case)
+        if case.is_crash and case_allows(case.status, "prepare")
+        else None,
         "can_prepare": permissions.settlement_prepare(case=case, user=user) is None,
         "awaiting_decision": case.status == CaseStatus.AWAITING_DECISION,
         "can_decide": permissions.decision_record(case=case, user=user) is None,

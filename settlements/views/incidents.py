@@ -15,13 +15,25 @@ from django.urls import reverse
 from settlements import roles, selectors, services
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import IncidentForm, SnapshotForm
-from settlements.models import Case, Incident, Tournament
+from settlements.models import Case, Incident, Stage, Tournament, TournamentType
 from settlements.rules import InvalidInput
+from settlements.selectors import bulk
 from settlements.views.decorators import role_required
+from settlements.views.paging import CountedPaginator
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus
 
 TOURNAMENTS_PER_PAGE = 10
+CASES_PER_PAGE = 25
+SORT_LABELS = {
+    "case": "Case",
+    "tournament": "Tournament",
+    "type": "Type",
+    "stage": "Stage",
+    "entrants": "Entrants",
+    "pool": "Pool",
+    "status": "Status",
+}
 
 WIZARD_STEPS = ("Incident details", "Tournaments hit", "Snapshot", "Stage and remedy")
 
@@ -49,15 +61,44 @@ def incident_tournaments(request, incident_id: int):
     incident = _incident(incident_id)
     search = request.GET.get("q", "").strip()
     candidates = Paginator(_tournaments_without_crash_case(search), TOURNAMENTS_PER_PAGE)
+    chosen = bulk.WorkbenchFilter.from_query(request.GET)
+    counts = bulk.incident_counts(incident)
+    workbench = bulk.incident_workbench(incident, chosen)
+    if chosen.stage or chosen.type:
+        paginator = Paginator(workbench, CASES_PER_PAGE)
+    else:
+        # Filtered by status at most: the counts by status already say how many there are.
+        known = sum(row["count"] for row in counts if chosen.status in ("", row["status"]))
+        paginator = CountedPaginator(workbench, CASES_PER_PAGE, count=known)
+    cases = paginator.get_page(request.GET.get("cases_page"))
+    for case in cases:
+        case.next_step = bulk.NEXT_STEP[case.status]
     context = {
         "incident": incident,
-        "cases": selectors.in_workflow_order(selectors.case_list(incident=incident)),
+        "cases": cases,
+        "sort_columns": [
+            (key, (label, chosen.query(sort=_toggled(chosen, key))))
+            for key, label in SORT_LABELS.items()
+        ],
+        "page_query": chosen.query(),
+        "chosen": chosen,
+        "counts": counts,
+        "open_work": sum(row["count"] for row in counts if row["who"]),
+        "jobs": incident.jobs.select_related("created_by")[:5],
+        "choices": {
+            "status": CaseStatus.choices,
+            "stage": Stage.choices,
+            "type": TournamentType.choices,
+        },
         "search": search,
         "tournaments": candidates.get_page(request.GET.get("page")),
         "steps": _steps(1),
     }
     return render_page(
-        request, "settlements/incident_tournaments.html", context, partial="tournament_picker"
+        request,
+        "settlements/incident_tournaments.html",
+        context,
+        partial={"tournament-picker": "tournament_picker", "workbench": "workbench"},
     )
 
 
@@ -100,6 +141,11 @@ def incident_upload(request, incident_id: int):
     return render_invalid(
         request, "settlements/incident_upload.html", context, partial="upload_form"
     )
+
+
+def _toggled(chosen: bulk.WorkbenchFilter, key: str) -> str:
+    """A column's sort link: ascending first, descending on a second click."""
+    return f"-{key}" if chosen.sort == key and not chosen.descending else key
 
 
 def _incident(incident_id: int) -> Incident:

@@ -30,7 +30,8 @@ BOUNDS = {
     "dashboard": 38,
     "dashboard, a later view": 7,
     "case page": 8,
-    "incident page": 6,
+    # The workbench: a page of cases, their count, the counts by status, the latest jobs.
+    "incident page": 8,
     "decision page": 18,
     "settlement review": 12,
     "settlement review, a later page": 12,

@@ -1,0 +1,87 @@
+"""Snapshots sent together: several files, or one zip archive of them, within bounds.
+
+Nothing is ever written to disk, so a name is only a label; still, a name that climbs out of
+the archive (``..``, an absolute path) is refused, as is an archive nested in another. A zip
+entry is read through a cap, so an archive that lies about its sizes (a zip bomb) stops at
+the limit instead of filling the memory.
+"""
+
+import zipfile
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from django.conf import settings
+
+
+@dataclass(frozen=True)
+class SnapshotFile:
+    name: str
+    content: bytes | None
+    problem: str = ""
+
+
+def snapshot_files(uploads) -> list[SnapshotFile]:
+    """Each uploaded file, or each entry of an uploaded zip, with the reason it is refused."""
+    files: list[SnapshotFile] = []
+    for upload in uploads:
+        head = upload.read(4)
+        upload.seek(0)
+        if head.startswith(b"PK\x03\x04") or upload.name.lower().endswith(".zip"):
+            files.extend(_archive_entries(upload))
+        else:
+            files.append(_bounded(upload.name, upload.size, upload.read))
+    return files
+
+
+def _archive_entries(upload) -> list[SnapshotFile]:
+    try:
+        archive = zipfile.ZipFile(upload)
+    except zipfile.BadZipFile:
+        return [SnapshotFile(upload.name, None, "not a readable zip archive")]
+    entries = [info for info in archive.infolist() if not info.is_dir()]
+    if len(entries) > settings.ARCHIVE_MAX_FILES:
+        return [
+            SnapshotFile(
+                upload.name,
+                None,
+                f"the archive holds {len(entries):,} files; at most "
+                f"{settings.ARCHIVE_MAX_FILES:,} are taken at once",
+            )
+        ]
+    files, budget = [], settings.ARCHIVE_MAX_BYTES
+    for info in entries:
+        name = info.filename
+        problem = _name_problem(name)
+        if problem:
+            files.append(SnapshotFile(name, None, problem))
+            continue
+        if budget <= 0:
+            files.append(SnapshotFile(name, None, "the archive is too large once unpacked"))
+            continue
+        with archive.open(info) as entry:
+            loaded = _bounded(name, info.file_size, entry.read, cap=budget)
+        if loaded.content is not None:
+            budget -= len(loaded.content)
+        files.append(loaded)
+    return files
+
+
+def _name_problem(name: str) -> str:
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or ":" in path.parts[0]:
+        return "its name points outside the archive"
+    if path.suffix.lower() == ".zip":
+        return "an archive inside the archive is not opened"
+    return ""
+
+
+def _bounded(name: str, declared: int, read, *, cap: int | None = None) -> SnapshotFile:
+    limit = settings.SNAPSHOT_MAX_BYTES if cap is None else min(cap, settings.SNAPSHOT_MAX_BYTES)
+    if declared > limit:
+        return SnapshotFile(name, None, f"{declared:,} bytes; the limit is {limit:,}")
+    content = read(limit + 1)
+    if len(content) > limit:
+        return SnapshotFile(name, None, f"larger than the limit of {limit:,} bytes")
+    if not content.strip():
+        return SnapshotFile(name, None, "the file is empty")
+    return SnapshotFile(name, content)

@@ -1,0 +1,223 @@
+"""Reads for the bulk path: the incident workbench, and what a bulk action would touch.
+
+Every bulk action is a job (settlements.jobs) over the items chosen here; each item then goes
+through its own service call, which checks everything again.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Case as DbCase
+from django.db.models import QuerySet, When
+
+from settlements import permissions, selectors
+from settlements.models import Case, Incident, Settlement, Stage, TournamentType
+from settlements.workflow import CaseStatus, SettlementStatus
+
+# status -> (what the case needs next, who must do it), in the order work flows
+NEXT_STEP = {
+    CaseStatus.AWAITING_DECISION: ("Choose the remedy", "Marketing Manager"),
+    CaseStatus.READY: ("Prepare the settlement", "Operator"),
+    CaseStatus.PREPARED: ("Submit it for approval", "Operator"),
+    CaseStatus.AWAITING_APPROVAL: ("Approve or reject it", "Tournament Manager"),
+    CaseStatus.REJECTED: ("Prepare again, or revise the decision", "Operator"),
+    CaseStatus.OPEN: ("Resolve it", "Tournament Manager"),
+    CaseStatus.APPROVED: ("Nothing: settled", ""),
+    CaseStatus.RESOLVED: ("Nothing: resolved", ""),
+    CaseStatus.WITHDRAWN: ("Nothing: withdrawn", ""),
+}
+
+# Someone's work first (a rejected settlement is redone before new work), then approval, then
+# the finished cases; the same order as the dashboard's.
+WORK_ORDER = (
+    CaseStatus.AWAITING_DECISION,
+    CaseStatus.REJECTED,
+    CaseStatus.READY,
+    CaseStatus.PREPARED,
+    CaseStatus.AWAITING_APPROVAL,
+    CaseStatus.OPEN,
+    CaseStatus.APPROVED,
+    CaseStatus.RESOLVED,
+    CaseStatus.WITHDRAWN,
+)
+
+WORKBENCH_SORTS = {
+    # By default cases that need someone come first, in the order the work flows.
+    "work": "work_order",
+    "case": "pk",
+    "tournament": "tournament__operator_id",
+    "type": "tournament__type",
+    "stage": "stage",
+    "entrants": "entrants",
+    "pool": "pool",
+    "status": "status",
+}
+
+
+@dataclass(frozen=True)
+class WorkbenchFilter:
+    status: str = ""
+    stage: str = ""
+    type: str = ""
+    sort: str = "work"
+    descending: bool = False
+
+    @classmethod
+    def from_query(cls, data) -> "WorkbenchFilter":
+        sort = data.get("sort", "work")
+        descending = sort.startswith("-")
+        sort = sort.removeprefix("-")
+        return cls(
+            status=_choice(data.get("status", ""), CaseStatus.values),
+            stage=_choice(data.get("stage", ""), Stage.values),
+            type=_choice(data.get("type", ""), TournamentType.values),
+            sort=sort if sort in WORKBENCH_SORTS else "work",
+            descending=descending and sort in WORKBENCH_SORTS,
+        )
+
+    @property
+    def order(self) -> str:
+        return f"-{self.sort}" if self.descending else self.sort
+
+    def query(self, **changes) -> str:
+        """This filter as a query string, with ``changes`` applied (for links)."""
+        from django.utils.http import urlencode
+
+        values = {
+            "status": self.status,
+            "stage": self.stage,
+            "type": self.type,
+            "sort": self.order,
+        }
+        values.update(changes)
+        return urlencode({key: value for key, value in values.items() if value})
+
+
+def incident_workbench(incident: Incident, chosen: WorkbenchFilter) -> QuerySet[Case]:
+    cases = Case.objects.filter(incident=incident).select_related("tournament")
+    if chosen.status:
+        cases = cases.filter(status=chosen.status)
+    if chosen.stage:
+        cases = cases.filter(stage=chosen.stage)
+    if chosen.type:
+        cases = cases.filter(tournament__type=chosen.type)
+    field = WORKBENCH_SORTS[chosen.sort]
+    if field == "work_order":
+        cases = cases.annotate(
+            work_order=DbCase(
+                *(When(status=status, then=rank) for rank, status in enumerate(WORK_ORDER)),
+                default=len(WORK_ORDER),
+            )
+        )
+    return cases.order_by(f"-{field}" if chosen.descending else field, "pk")
+
+
+def incident_counts(incident: Incident) -> list[dict]:
+    """Cases by status, in workflow order, each with its next step and who takes it."""
+    counts = selectors.case_status_counts(incident=incident)
+    return [
+        {
+            "status": status,
+            "label": CaseStatus(status).label,
+            "count": counts[status],
+            "next": NEXT_STEP[status][0],
+            "who": NEXT_STEP[status][1],
+        }
+        for status in NEXT_STEP
+        if counts.get(status)
+    ]
+
+
+def ready_to_prepare(incident: Incident) -> QuerySet[Case]:
+    return Case.objects.filter(
+        incident=incident, kind=Case.Kind.CRASH, status=CaseStatus.READY
+    ).select_related("tournament")
+
+
+def prepared_settlements(incident: Incident) -> QuerySet[Settlement]:
+    return _settlements(incident).filter(status=SettlementStatus.PREPARED, corrects__isnull=True)
+
+
+def awaiting_approval(incident: Incident) -> QuerySet[Settlement]:
+    return _settlements(incident).filter(status=SettlementStatus.AWAITING_APPROVAL)
+
+
+def awaiting_decision(incident: Incident) -> QuerySet[Case]:
+    return Case.objects.filter(
+        incident=incident, status=CaseStatus.AWAITING_DECISION
+    ).select_related("tournament")
+
+
+@dataclass(frozen=True)
+class ApprovalSummary:
+    to_approve: list[Settlement]
+    skipped: list[tuple[Settlement, str]]
+    # (currency, unit) -> amount over the settlements to approve
+    totals: list[tuple[str, str, int]]
+
+
+def approval_summary(settlements, user) -> ApprovalSummary:
+    to_approve, skipped = [], []
+    sums: dict[tuple[str, str], int] = defaultdict(int)
+    for settlement in settlements:
+        refusal = permissions.settlement_approve(settlement=settlement, user=user)
+        if refusal:
+            skipped.append((settlement, str(refusal)))
+            continue
+        to_approve.append(settlement)
+        for unit, by_source in settlement.totals.items():
+            sums[settlement.currency, unit] += sum(by_source.values())
+    totals = sorted(
+        ((currency, unit, amount) for (currency, unit), amount in sums.items()),
+        key=lambda row: (row[0], _UNITS.index(row[1]) if row[1] in _UNITS else 9),
+    )
+    return ApprovalSummary(to_approve=to_approve, skipped=skipped, totals=totals)
+
+
+_UNITS = ("cash", "tdollars", "tickets", "fpp")
+
+
+@dataclass(frozen=True)
+class DecisionGroup:
+    """Cases awaiting a decision that take the same answer: same type, stage and options."""
+
+    key: str
+    type: str
+    stage: str
+    options: list[str]
+    cases: list[Case]
+
+
+def decision_groups(incident: Incident) -> list[DecisionGroup]:
+    groups: dict[str, list[Case]] = defaultdict(list)
+    for case in awaiting_decision(incident).order_by("pk"):
+        key = "|".join([case.tournament.type, case.stage, *case.decision_options])
+        groups[key].append(case)
+    return [
+        DecisionGroup(
+            key=key,
+            type=cases[0].tournament.type,
+            stage=cases[0].stage,
+            options=list(cases[0].decision_options),
+            cases=cases,
+        )
+        for key, cases in groups.items()
+    ]
+
+
+def open_work_count(incident: Incident) -> int:
+    return incident.cases.exclude(
+        status__in=[CaseStatus.APPROVED, CaseStatus.RESOLVED, CaseStatus.WITHDRAWN]
+    ).count()
+
+
+def _settlements(incident: Incident) -> QuerySet[Settlement]:
+    return (
+        Settlement.objects.filter(case__incident=incident)
+        .select_related("case__tournament", "prepared_by", "submitted_by")
+        .order_by("case_id", "pk")
+    )
+
+
+def _choice(value: str, allowed) -> str:
+    return value if value in allowed else ""

@@ -1,0 +1,352 @@
+"""Background jobs: long or bulk work cut into steps, each step one service call.
+
+A job goes through its items one by one. Each step runs the same service a person would run
+for that one item (so the same roles, state checks, locks and business events apply), in one
+transaction together with the item's outcome: a worker killed mid-step leaves the step
+undone and the item pending, never half-written. A refusal of one item (already approved,
+the user's own work, a bad snapshot) is that item's outcome; the others go on.
+
+Running a job again (``job_retry`` after a failure, or the recovery of a job whose worker
+died) only takes the items still pending or failed, so nothing is done twice.
+"""
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, close_old_connections, connection, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from settlements import roles, wording
+from settlements.errors import DomainError, Duplicate, NotAllowed
+from settlements.models import Case, Incident, Job, JobItem, Settlement
+from settlements.rules import InvalidInput
+from settlements.services.decisions import decision_record
+from settlements.services.settlements import (
+    settlement_approve,
+    settlement_prepare,
+    settlement_submit,
+)
+from settlements.services.snapshots import case_load_snapshot
+
+log = logging.getLogger("crashdesk.jobs")
+
+# Who may start each kind of job (each step's service checks the role again).
+STARTERS = {
+    Job.Kind.PREPARE: (roles.OPERATOR,),
+    Job.Kind.SUBMIT: (roles.OPERATOR,),
+    Job.Kind.APPROVE: (roles.TOURNAMENT_MANAGER,),
+    Job.Kind.DECIDE: (roles.MARKETING_MANAGER,),
+    Job.Kind.UPLOAD: (roles.OPERATOR,),
+}
+
+
+@dataclass(frozen=True)
+class NewItem:
+    key: str
+    label: str
+    payload: bytes | None = None
+    # Refused before the job began (e.g. a file outside an archive's bounds): shown, not run.
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class Progress:
+    total: int
+    done: int
+    skipped: int
+    failed: int
+
+    @property
+    def finished(self) -> int:
+        return self.done + self.skipped + self.failed
+
+    @property
+    def percent(self) -> int:
+        return 100 if not self.total else self.finished * 100 // self.total
+
+
+@transaction.atomic
+def job_start(
+    *,
+    kind: str,
+    actor,
+    target: str,
+    items: Sequence[NewItem],
+    incident: Incident | None = None,
+    params: dict | None = None,
+) -> Job:
+    """Queue a job over ``items``; refused while the same work on ``target`` is active."""
+    roles.require_role(actor, *STARTERS[kind], action=Job.Kind(kind).label.lower())
+    if not items:
+        raise DomainError("There is nothing to do: no item is in the state this work needs.")
+    job = Job(kind=kind, target=target, incident=incident, params=params or {}, created_by=actor)
+    try:
+        with transaction.atomic():
+            job.save()
+    except IntegrityError:
+        running = Job.objects.filter(kind=kind, target=target, status__in=Job.ACTIVE).first()
+        raise Duplicate(
+            "This work is already under way; follow it on its progress page.", existing=running
+        ) from None
+    JobItem.objects.bulk_create(
+        JobItem(
+            job=job,
+            position=position,
+            key=item.key,
+            label=item.label,
+            payload=item.payload,
+            status=JobItem.Status.FAILED if item.problem else JobItem.Status.PENDING,
+            message=item.problem,
+        )
+        for position, item in enumerate(items, start=1)
+    )
+    _enqueue(job)
+    return job
+
+
+@transaction.atomic
+def job_retry(*, job: Job, actor) -> Job:
+    """Run a stopped job again over its pending and failed items."""
+    job = Job.objects.select_for_update().get(pk=job.pk)
+    if actor.pk != job.created_by_id:
+        raise NotAllowed("Only the person who started this work may run it again.")
+    if job.is_active:
+        raise DomainError("This work is still under way.")
+    again = job.items.filter(status__in=[JobItem.Status.PENDING, JobItem.Status.FAILED])
+    if not again.exists():
+        raise DomainError("Every item of this work is done; there is nothing to run again.")
+    again.update(status=JobItem.Status.PENDING, message="")
+    job.status, job.error, job.finished_at = Job.Status.QUEUED, "", None
+    try:
+        with transaction.atomic():
+            job.save()
+    except IntegrityError:
+        raise Duplicate("The same work was started again meanwhile.") from None
+    _enqueue(job)
+    return job
+
+
+def job_run(*, job_id: int, task_id: str) -> dict:
+    """Run the job's pending items (called by the task; never inside a transaction)."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        # A task superseded by a retry or a recovery finds another task id and leaves. (The
+        # immediate backend runs the task before its id is stored: no id yet.)
+        if job is None or (job.task_id and job.task_id != task_id) or not job.is_active:
+            return {"ran": False}
+        job.status, job.attempts = Job.Status.RUNNING, job.attempts + 1
+        job.started_at = job.heartbeat_at = timezone.now()
+        job.save(update_fields=["status", "attempts", "started_at", "heartbeat_at"])
+    step = STEPS[job.kind]
+    try:
+        with _heartbeat(job.pk):
+            for item_id in job.items.filter(status=JobItem.Status.PENDING).values_list(
+                "pk", flat=True
+            ):
+                _run_step(job, item_id, step)
+    except Exception as error:
+        log.exception("job %s stopped", job.pk)
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.FAILED, error=_why(error), finished_at=timezone.now()
+        )
+        raise
+    Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
+        status=Job.Status.DONE, finished_at=timezone.now()
+    )
+    return {"ran": True, **job_progress(job).__dict__}
+
+
+def job_recover_stale(*, now=None) -> list[int]:
+    """Queue again the jobs whose worker went silent (killed, or its machine lost).
+
+    Any worker may call it: the rows are locked with SKIP LOCKED, so two workers sweeping
+    together recover each job once.
+    """
+    now = now or timezone.now()
+    silent_since = now - timedelta(seconds=settings.JOB_STALE_SECONDS)
+    recovered = []
+    with transaction.atomic():
+        stale = Job.objects.select_for_update(skip_locked=True).filter(
+            status=Job.Status.RUNNING, heartbeat_at__lt=silent_since
+        )
+        for job in stale:
+            _forget_task(job.task_id)
+            job.status = Job.Status.QUEUED
+            job.save(update_fields=["status"])
+            _enqueue(job)
+            recovered.append(job.pk)
+    for pk in recovered:
+        log.warning("job %s lost its worker; queued again", pk)
+    return recovered
+
+
+def job_progress(job: Job) -> Progress:
+    counts = job.items.aggregate(
+        total=Count("pk"),
+        done=Count("pk", filter=Q(status=JobItem.Status.DONE)),
+        skipped=Count("pk", filter=Q(status=JobItem.Status.SKIPPED)),
+        failed=Count("pk", filter=Q(status=JobItem.Status.FAILED)),
+    )
+    return Progress(**counts)
+
+
+def case_being_prepared(case: Case) -> Job | None:
+    """The active job that will prepare ``case``, if one is under way."""
+    return Job.objects.filter(
+        kind=Job.Kind.PREPARE,
+        status__in=Job.ACTIVE,
+        items__key=str(case.pk),
+        items__status=JobItem.Status.PENDING,
+    ).first()
+
+
+# --- The steps: one service call per item ---------------------------------------------------
+
+
+def _prepare(job: Job, item: JobItem) -> tuple[str, Case | None]:
+    case = Case.objects.get(pk=int(item.key))
+    settlement = settlement_prepare(
+        case=case, actor=job.created_by, note=job.params.get("note", "")
+    )
+    return f"{settlement} prepared", case
+
+
+def _submit(job: Job, item: JobItem) -> tuple[str, Case | None]:
+    settlement = Settlement.objects.select_related("case").get(pk=int(item.key))
+    settlement_submit(settlement=settlement, actor=job.created_by)
+    return f"{settlement} submitted", settlement.case
+
+
+def _approve(job: Job, item: JobItem) -> tuple[str, Case | None]:
+    settlement = Settlement.objects.select_related("case").get(pk=int(item.key))
+    settlement_approve(
+        settlement=settlement, actor=job.created_by, reason=job.params.get("reason", "")
+    )
+    return f"{settlement} approved", settlement.case
+
+
+def _decide(job: Job, item: JobItem) -> tuple[str, Case | None]:
+    case = Case.objects.get(pk=int(item.key))
+    decision = decision_record(
+        case=case,
+        actor=job.created_by,
+        option=job.params["option"],
+        reason=job.params.get("reason", ""),
+    )
+    return f"Decision recorded: {wording.option_label(decision.option)}", case
+
+
+def _upload(job: Job, item: JobItem) -> tuple[str, Case | None]:
+    case = case_load_snapshot(
+        actor=job.created_by, snapshot=bytes(item.payload or b""), incident=job.incident
+    )
+    return f"Case #{case.pk} opened for {case.tournament.operator_id}", case
+
+
+STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
+    Job.Kind.PREPARE: _prepare,
+    Job.Kind.SUBMIT: _submit,
+    Job.Kind.APPROVE: _approve,
+    Job.Kind.DECIDE: _decide,
+    Job.Kind.UPLOAD: _upload,
+}
+
+
+def _run_step(job: Job, item_id: int, step) -> None:
+    try:
+        with transaction.atomic():
+            item = JobItem.objects.select_for_update().get(pk=item_id)
+            if item.status != JobItem.Status.PENDING:
+                return
+            message, case = step(job, item)
+            _finish_item(item, JobItem.Status.DONE, message, case)
+    except (DomainError, InvalidInput) as refusal:
+        # Refused by the rules: that item's outcome, not the job's failure.
+        status = (
+            JobItem.Status.SKIPPED if isinstance(refusal, NotAllowed) else JobItem.Status.FAILED
+        )
+        with transaction.atomic():
+            item = JobItem.objects.select_for_update().get(pk=item_id)
+            _finish_item(item, status, _why(refusal), None)
+    except (Case.DoesNotExist, Settlement.DoesNotExist):
+        with transaction.atomic():
+            item = JobItem.objects.select_for_update().get(pk=item_id)
+            _finish_item(item, JobItem.Status.FAILED, "It no longer exists.", None)
+
+
+def _finish_item(item: JobItem, status: str, message: str, case: Case | None) -> None:
+    item.status, item.message = status, message
+    if case is not None:
+        item.case = case
+    fields = ["status", "message", "case"]
+    if status == JobItem.Status.DONE and item.payload is not None:
+        item.payload = None
+        fields.append("payload")
+    item.save(update_fields=fields)
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, InvalidInput):
+        return "; ".join(str(problem) for problem in error.problems)
+    if isinstance(error, DomainError):
+        return error.message
+    return f"Unexpected error ({type(error).__name__}): {error}"
+
+
+def _enqueue(job: Job) -> None:
+    """Queue the task in the caller's transaction: with the database backend the task row
+    commits or rolls back with the job row. The immediate backend (tests) runs it here."""
+    from settlements.tasks import run_job
+
+    job.task_id = ""
+    job.save(update_fields=["task_id"])
+    result = run_job.enqueue(job_id=job.pk)
+    Job.objects.filter(pk=job.pk).update(task_id=str(result.id))
+    job.refresh_from_db()
+
+
+def _forget_task(task_id: str) -> None:
+    """Mark the lost worker's task row failed, so the task list does not show it running."""
+    if not task_id or "django_tasks_db" not in settings.INSTALLED_APPS:
+        return
+    from django_tasks_db.models import DBTaskResult
+
+    DBTaskResult.objects.filter(id=task_id, status="RUNNING").update(
+        status="FAILED",
+        finished_at=timezone.now(),
+        exception_class_path="settlements.jobs.WorkerLost",
+        traceback="The worker stopped answering; the job was queued again.",
+    )
+
+
+@contextmanager
+def _heartbeat(job_id: int):
+    """Write the job's heartbeat from a thread while its steps run (one step may take
+    seconds: a 300,000-entrant prepare); a job whose heartbeat stops is recovered."""
+    if connection.in_atomic_block:
+        # Run inline (the immediate backend): no other worker could take it over anyway.
+        yield
+        return
+    stop = threading.Event()
+
+    def beat():
+        try:
+            while not stop.wait(settings.JOB_HEARTBEAT_SECONDS):
+                Job.objects.filter(pk=job_id).update(heartbeat_at=timezone.now())
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=beat, name=f"job-{job_id}-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        close_old_connections()

@@ -1,0 +1,297 @@
+"""A whole outage in one sitting: the bulk actions, their progress, and closing the incident.
+
+POST     /incidents/<id>/prepare-ready/     every ready case prepared (operator, a job)
+POST     /incidents/<id>/submit-prepared/   every prepared settlement submitted (operator, a job)
+GET/POST /incidents/<id>/approve/           chosen settlements approved with one reason (TM)
+GET/POST /incidents/<id>/decide/            one answer to several alike cases (MM)
+GET/POST /incidents/<id>/upload-many/       several snapshots or one zip (operator, a job)
+GET/POST /incidents/<id>/close/             close an incident whose work is done
+GET      /jobs/<id>/                        a job's progress (polled) and its outcome per item
+POST     /jobs/<id>/retry/                  run a stopped job again over what is left
+"""
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.views.decorators.http import require_POST, require_safe
+
+from settlements import roles, selectors, services, wording
+from settlements.archive import snapshot_files
+from settlements.errors import DomainError, Duplicate
+from settlements.forms import ReasonForm
+from settlements.models import Incident, Job, JobItem
+from settlements.selectors import bulk
+from settlements.selectors.dashboard import DASHBOARD_QUEUES
+from settlements.services import jobs
+from settlements.views import confirming
+from settlements.views.decorators import role_required
+from settlements.views.rendering import go_to, render_invalid, render_page
+
+ITEMS_SHOWN = 500
+QUEUE_PER_PAGE = 25
+
+
+@require_POST
+@role_required(roles.OPERATOR)
+def incident_prepare_ready(request, incident_id: int):
+    incident = _incident(incident_id)
+    items = [
+        jobs.NewItem(str(case.pk), _case_label(case)) for case in bulk.ready_to_prepare(incident)
+    ]
+    return _start(request, incident, Job.Kind.PREPARE, items)
+
+
+@require_POST
+@role_required(roles.OPERATOR)
+def incident_submit_prepared(request, incident_id: int):
+    incident = _incident(incident_id)
+    items = [
+        jobs.NewItem(str(settlement.pk), _settlement_label(settlement))
+        for settlement in bulk.prepared_settlements(incident)
+    ]
+    return _start(request, incident, Job.Kind.SUBMIT, items)
+
+
+@role_required(roles.TOURNAMENT_MANAGER)
+def incident_approve(request, incident_id: int):
+    """Choose settlements, see what one approval would cover, confirm with one reason."""
+    incident = _incident(incident_id)
+    waiting = list(bulk.awaiting_approval(incident))
+    chosen_ids = set(request.POST.getlist("settlement")) if request.method == "POST" else None
+    chosen = [s for s in waiting if chosen_ids is None or str(s.pk) in chosen_ids]
+    summary = bulk.approval_summary(chosen, request.user)
+    form = ReasonForm(request.POST if request.method == "POST" else None)
+    step = confirming.step(request)
+    context = {
+        "incident": incident,
+        "waiting": waiting,
+        "chosen_ids": {str(s.pk) for s in chosen},
+        "summary": summary,
+        "form": form,
+        "confirming": request.method == "POST" and step != confirming.EDIT,
+    }
+    if request.method == "POST" and step != confirming.EDIT:
+        if not summary.to_approve:
+            form.is_valid()
+            form.add_error(None, "None of the chosen settlements is one you may approve.")
+            context["confirming"] = False
+        elif not form.is_valid():
+            context["confirming"] = False
+        elif step == confirming.CONFIRM:
+            items = [jobs.NewItem(str(s.pk), _settlement_label(s)) for s in summary.to_approve]
+            return _start(
+                request, incident, Job.Kind.APPROVE, items,
+                params={"reason": form.cleaned_data["reason"]}, form=form, context=context,
+                template="settlements/incident_approve.html",
+            )  # fmt: skip
+    if request.method == "POST" and not context["confirming"] and step != confirming.EDIT:
+        return render_invalid(
+            request, "settlements/incident_approve.html", context, partial="bulk_form"
+        )
+    return render_page(request, "settlements/incident_approve.html", context, partial="bulk_form")
+
+
+@role_required(roles.MARKETING_MANAGER)
+def incident_decide(request, incident_id: int):
+    """Cases alike (type, stage, options) with each one's preview; one answer to the chosen."""
+    incident = _incident(incident_id)
+    groups = bulk.decision_groups(incident)
+    group = next((g for g in groups if g.key == request.GET.get("group")), None) or (
+        groups[0] if groups else None
+    )
+    previews = {}
+    if group is not None:
+        previews = {case.pk: selectors.decision_previews(case) for case in group.cases}
+    form = ReasonForm(request.POST if request.method == "POST" else None)
+    option = request.POST.get("option", "")
+    chosen_ids = set(request.POST.getlist("case"))
+    context = {
+        "incident": incident,
+        "groups": groups,
+        "group": group,
+        "rows": [(case, previews[case.pk]) for case in group.cases] if group else [],
+        "form": form,
+        "option": option,
+        "option_labels": {code: wording.option_label(code) for code in group.options}
+        if group
+        else {},
+        "chosen_ids": chosen_ids,
+    }
+    if request.method == "POST" and group is not None:
+        chosen = [case for case in group.cases if str(case.pk) in chosen_ids]
+        if option not in group.options:
+            form.is_valid()
+            form.add_error(None, "Choose the answer to give.")
+        elif not chosen:
+            form.is_valid()
+            form.add_error(None, "Choose at least one case.")
+        elif form.is_valid():
+            items = [jobs.NewItem(str(case.pk), _case_label(case)) for case in chosen]
+            return _start(
+                request, incident, Job.Kind.DECIDE, items,
+                params={"option": option, "reason": form.cleaned_data["reason"]},
+                form=form, context=context, template="settlements/incident_decide.html",
+            )  # fmt: skip
+        return render_invalid(
+            request, "settlements/incident_decide.html", context, partial="bulk_form"
+        )
+    return render_page(request, "settlements/incident_decide.html", context, partial="bulk_form")
+
+
+@role_required(roles.OPERATOR)
+def incident_upload_many(request, incident_id: int):
+    incident = _incident(incident_id)
+    context = {"incident": incident, "refused": []}
+    if request.method == "POST":
+        uploads = request.FILES.getlist("files")
+        if not uploads:
+            context["error"] = "Choose one or more snapshot files, or one zip archive of them."
+            return render_invalid(
+                request, "settlements/incident_upload_many.html", context, partial="bulk_form"
+            )
+        files = snapshot_files(uploads)
+        context["refused"] = [f for f in files if f.content is None]
+        if len(context["refused"]) < len(files):
+            items = [jobs.NewItem(f.name[:255], f.name[:255], f.content, f.problem) for f in files]
+            job = jobs.job_start(
+                kind=Job.Kind.UPLOAD, actor=request.user,
+                target=f"incident:{incident.pk}:upload:{request.user.pk}:{_digest(files)}",
+                items=items, incident=incident,
+            )  # fmt: skip
+            return go_to(request, reverse("job_detail", args=[job.pk]))
+        context["error"] = "No file could be taken; see why below."
+        return render_invalid(
+            request, "settlements/incident_upload_many.html", context, partial="bulk_form"
+        )
+    return render_page(
+        request, "settlements/incident_upload_many.html", context, partial="bulk_form"
+    )
+
+
+@require_safe
+@role_required(*roles.ALL_ROLES)
+def queue(request, name: str):
+    """One "waiting for you" list in full: paged, filtered by incident."""
+    queue = next((q for q in DASHBOARD_QUEUES if q[1] == name), None)
+    if queue is None:
+        raise Http404("No such list.")
+    title, attribute, role, kind = queue
+    if not roles.has_role(request.user, role):
+        raise PermissionDenied
+    items = getattr(selectors.waiting_for(request.user), attribute)
+    incident = request.GET.get("incident", "")
+    if incident.isdigit():
+        items = items.filter(**{"incident_id" if kind == "case" else "case__incident_id": incident})
+    page = Paginator(items, QUEUE_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "title": title,
+        "name": name,
+        "kind": kind,
+        "page": page,
+        "incident": incident if incident.isdigit() else "",
+        "incidents": selectors.incident_list(open_only=True)[:50],
+    }
+    return render_page(request, "settlements/queue.html", context, partial="queue")
+
+
+@role_required(roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+def incident_close(request, incident_id: int):
+    incident = _incident(incident_id)
+    form = ReasonForm(request.POST if request.method == "POST" else None)
+    open_work = bulk.open_work_count(incident)
+    context = {"incident": incident, "form": form, "open_work": open_work}
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.incident_close(
+                incident=incident, actor=request.user, reason=form.cleaned_data["reason"]
+            )
+        except DomainError as error:
+            form.add_domain_error(error)
+        else:
+            messages.success(request, f"{incident} closed.")
+            return go_to(request, reverse("incident_tournaments", args=[incident.pk]))
+    if form.is_bound:
+        return render_invalid(
+            request, "settlements/incident_close.html", context, partial="bulk_form"
+        )
+    return render_page(request, "settlements/incident_close.html", context, partial="bulk_form")
+
+
+@require_safe
+@role_required(*roles.ALL_ROLES)
+def job_detail(request, job_id: int):
+    job = get_object_or_404(Job.objects.select_related("incident", "created_by"), pk=job_id)
+    status = request.GET.get("status", "")
+    items = job.items.select_related("case").order_by("position")
+    if status in JobItem.Status.values:
+        items = items.filter(status=status)
+    context = {
+        "job": job,
+        "progress": jobs.job_progress(job),
+        "job_items": items[:ITEMS_SHOWN],
+        "items_shown": ITEMS_SHOWN,
+        "status": status,
+        "can_retry": request.user.pk == job.created_by_id and not job.is_active,
+    }
+    return render_page(request, "settlements/job_detail.html", context, partial="progress")
+
+
+@require_POST
+@role_required(*roles.ALL_ROLES)
+def job_retry(request, job_id: int):
+    job = get_object_or_404(Job, pk=job_id)
+    if request.user.pk != job.created_by_id:
+        raise PermissionDenied
+    try:
+        jobs.job_retry(job=job, actor=request.user)
+    except DomainError as error:
+        messages.error(request, error.message)
+    return go_to(request, reverse("job_detail", args=[job.pk]))
+
+
+def _start(request, incident, kind, items, *, params=None, form=None, context=None, template=""):
+    try:
+        job = jobs.job_start(
+            kind=kind, actor=request.user, target=f"incident:{incident.pk}", items=items,
+            incident=incident, params=params,
+        )  # fmt: skip
+    except Duplicate as duplicate:
+        if duplicate.existing is not None:
+            messages.info(request, duplicate.message)
+            return go_to(request, reverse("job_detail", args=[duplicate.existing.pk]))
+        raise
+    except DomainError as error:
+        if form is None:
+            messages.error(request, error.message)
+            return go_to(request, reverse("incident_tournaments", args=[incident.pk]))
+        form.add_domain_error(error)
+        return render_invalid(request, template, context, partial="bulk_form")
+    return go_to(request, reverse("job_detail", args=[job.pk]))
+
+
+def _incident(incident_id: int) -> Incident:
+    try:
+        return selectors.incident_detail(incident_id)
+    except Incident.DoesNotExist:
+        raise Http404("No such incident.") from None
+
+
+def _case_label(case) -> str:
+    return f"Case #{case.pk} · {case.tournament.operator_id}"[:255]
+
+
+def _settlement_label(settlement) -> str:
+    return f"{settlement} · {settlement.case.tournament.operator_id}"[:255]
+
+
+def _digest(files) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.name.encode())
+        digest.update(file.content or b"")
+    return digest.hexdigest()[:16]

@@ -1,0 +1,200 @@
+"""Background jobs: each item through its own service call, refusals per item, no double work."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from settlements import services
+from settlements.errors import Duplicate, NotAllowed
+from settlements.models import Event, Incident, Job, JobItem, Settlement
+from settlements.services import jobs
+from settlements.workflow import CaseStatus, SettlementStatus
+from tests.services.helpers import event_types
+
+pytestmark = pytest.mark.django_db
+
+DB_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+
+
+@pytest.fixture
+def incident(operator):
+    return services.incident_report(actor=operator, title="DC1", started_at=timezone.now())
+
+
+def late_cases(operator, incident, snapshot_factory, count: int):
+    return [
+        services.case_load_snapshot(
+            actor=operator,
+            snapshot=snapshot_factory(stage="late", tournament_id=f"T{number}"),
+            incident=incident,
+        )
+        for number in range(count)
+    ]
+
+
+def case_items(cases):
+    return [jobs.NewItem(key=str(case.pk), label=str(case)) for case in cases]
+
+
+def test_a_prepare_job_prepares_each_case_with_its_own_event(operator, incident, snapshot_factory):
+    cases = late_cases(operator, incident, snapshot_factory, 3)
+    job = jobs.job_start(
+        kind=Job.Kind.PREPARE, actor=operator, target=f"incident:{incident.pk}",
+        items=case_items(cases), incident=incident,
+    )  # fmt: skip
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE
+    assert jobs.job_progress(job) == jobs.Progress(total=3, done=3, skipped=0, failed=0)
+    for case in cases:
+        case.refresh_from_db()
+        assert case.status == CaseStatus.PREPARED
+        assert event_types(case=case)[-1] == Event.Type.SETTLEMENT_PREPARED
+    assert {item.case_id for item in job.items.all()} == {case.pk for case in cases}
+
+
+def test_one_refused_item_is_reported_and_the_others_are_done(
+    operator, tournament_manager, second_manager, incident, snapshot_factory
+):
+    cases = late_cases(operator, incident, snapshot_factory, 3)
+    settlements = []
+    for case in cases:
+        settlement = services.settlement_prepare(case=case, actor=operator)
+        settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
+    services.settlement_approve(settlement=settlements[1], actor=second_manager, reason="ok")
+    job = jobs.job_start(
+        kind=Job.Kind.APPROVE, actor=tournament_manager, target=f"incident:{incident.pk}",
+        items=[jobs.NewItem(key=str(s.pk), label=str(s)) for s in settlements],
+        params={"reason": "outage checked"},
+    )  # fmt: skip
+    items = list(job.items.order_by("position"))
+    assert [item.status for item in items] == ["done", "failed", "done"]
+    assert "already approved" in items[1].message or "approved" in items[1].message
+    approved = Settlement.objects.filter(pk__in=[settlements[0].pk, settlements[2].pk])
+    assert {s.status for s in approved} == {SettlementStatus.APPROVED}
+    assert {s.review_reason for s in approved} == {"outage checked"}
+    assert Event.objects.filter(type=Event.Type.SETTLEMENT_APPROVED).count() == 3
+
+
+def test_own_work_is_skipped_not_approved(users, incident, snapshot_factory, django_user_model):
+    from tests.conftest import make_user
+
+    both = make_user(django_user_model, "both", "operator", "tournament_manager")
+    case = late_cases(both, incident, snapshot_factory, 1)[0]
+    settlement = services.settlement_prepare(case=case, actor=both)
+    services.settlement_submit(settlement=settlement, actor=both)
+    job = jobs.job_start(
+        kind=Job.Kind.APPROVE, actor=both, target="x",
+        items=[jobs.NewItem(key=str(settlement.pk), label=str(settlement))],
+    )  # fmt: skip
+    item = job.items.get()
+    assert item.status == JobItem.Status.SKIPPED
+    assert "You prepared" in item.message
+    settlement.refresh_from_db()
+    assert settlement.status == SettlementStatus.AWAITING_APPROVAL
+
+
+def test_an_upload_job_opens_good_files_and_reports_bad_ones_by_path(
+    operator, incident, snapshot_factory
+):
+    items = [
+        jobs.NewItem(key="a.json", label="a.json", payload=snapshot_factory(tournament_id="A")),
+        jobs.NewItem(key="bad.json", label="bad.json", payload=b'{"tournament": 3}'),
+        jobs.NewItem(key="b.json", label="b.json", payload=snapshot_factory(tournament_id="B")),
+    ]
+    job = jobs.job_start(
+        kind=Job.Kind.UPLOAD, actor=operator, target=f"incident:{incident.pk}", items=items,
+        incident=incident,
+    )  # fmt: skip
+    outcomes = {item.key: item for item in job.items.all()}
+    assert outcomes["a.json"].status == outcomes["b.json"].status == JobItem.Status.DONE
+    assert outcomes["a.json"].case.tournament.operator_id == "A"
+    assert outcomes["a.json"].payload is None
+    assert outcomes["bad.json"].status == JobItem.Status.FAILED
+    assert "tournament" in outcomes["bad.json"].message
+    assert incident.cases.count() == 2
+
+
+def test_the_same_work_cannot_start_twice_while_queued(
+    settings, operator, incident, snapshot_factory
+):
+    settings.TASKS = DB_TASKS
+    cases = late_cases(operator, incident, snapshot_factory, 1)
+    start = dict(
+        kind=Job.Kind.PREPARE, actor=operator, target="incident:1", items=case_items(cases)
+    )
+    first = jobs.job_start(**start)
+    assert first.status == Job.Status.QUEUED and first.task_id
+    with pytest.raises(Duplicate) as refused:
+        jobs.job_start(**start)
+    assert refused.value.existing == first
+    # Other work on the same target may start.
+    jobs.job_start(**{**start, "kind": Job.Kind.SUBMIT})
+
+
+def test_a_failed_item_runs_again_after_retry_and_done_ones_do_not(
+    operator, marketing_manager, incident, snapshot_factory
+):
+    ready = late_cases(operator, incident, snapshot_factory, 1)[0]
+    waiting = services.case_load_snapshot(
+        actor=operator,
+        snapshot=snapshot_factory(type="satellite", stage="middle", tournament_id="M"),
+        incident=incident,
+    )
+    job = jobs.job_start(
+        kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items([ready, waiting])
+    )
+    assert [i.status for i in job.items.order_by("position")] == ["done", "failed"]
+    services.decision_record(
+        case=waiting, actor=marketing_manager, option="chip_equity", reason="r"
+    )
+    with pytest.raises(NotAllowed):
+        jobs.job_retry(job=job, actor=marketing_manager)
+    jobs.job_retry(job=job, actor=operator)
+    assert [i.status for i in job.items.order_by("position")] == ["done", "done"]
+    assert Settlement.objects.filter(case=ready).count() == 1
+
+
+def test_a_job_whose_worker_went_silent_is_queued_again(
+    settings, operator, incident, snapshot_factory
+):
+    settings.TASKS = DB_TASKS
+    from django_tasks_db.models import DBTaskResult
+
+    cases = late_cases(operator, incident, snapshot_factory, 1)
+    job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
+    lost_task = job.task_id
+    DBTaskResult.objects.filter(id=lost_task).update(status="RUNNING")
+    now = timezone.now()
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, heartbeat_at=now)
+    assert jobs.job_recover_stale(now=now) == []
+    later = now + timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
+    assert jobs.job_recover_stale(now=later) == [job.pk]
+    job.refresh_from_db()
+    assert job.status == Job.Status.QUEUED and job.task_id != lost_task
+    assert DBTaskResult.objects.get(id=lost_task).status == "FAILED"
+    assert DBTaskResult.objects.get(id=job.task_id).status == "READY"
+    # The lost task, should its worker wake up, finds itself superseded and does nothing.
+    assert jobs.job_run(job_id=job.pk, task_id=lost_task) == {"ran": False}
+
+
+def test_only_the_roles_of_the_work_may_start_it(marketing_manager, incident):
+    with pytest.raises(NotAllowed):
+        jobs.job_start(
+            kind=Job.Kind.PREPARE, actor=marketing_manager, target="t",
+            items=[jobs.NewItem(key="1", label="x")],
+        )  # fmt: skip
+    assert not Incident.objects.filter(jobs__isnull=False).exists()
+
+
+def test_whoever_loaded_the_snapshot_may_not_approve_its_settlement(
+    operator, incident, snapshot_factory, django_user_model
+):
+    from tests.conftest import make_user
+
+    loader = make_user(django_user_model, "loader", "operator", "tournament_manager")
+    case = late_cases(loader, incident, snapshot_factory, 1)[0]
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    services.settlement_submit(settlement=settlement, actor=operator)
+    with pytest.raises(NotAllowed, match="You loaded the snapshot"):
+        services.settlement_approve(settlement=settlement, actor=loader)

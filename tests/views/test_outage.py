@@ -1,0 +1,223 @@
+"""The bulk path through an outage: workbench, bulk actions, many snapshots, job progress."""
+
+import io
+import zipfile
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from settlements import services
+from settlements.models import Event, Job, JobItem
+from settlements.workflow import CaseStatus, SettlementStatus
+from tests.views.conftest import HTMX, assert_full_page, assert_partial
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def late_cases(load_case):
+    return [load_case(stage="late", tournament_id=f"L{number}") for number in range(3)]
+
+
+def job_of(response) -> Job:
+    job_id = int(response["Location"].rstrip("/").rsplit("/", 1)[1])
+    return Job.objects.get(pk=job_id)
+
+
+def test_the_workbench_lists_filters_sorts_and_pages_every_case(
+    as_auditor, incident, late_cases, load_case
+):
+    load_case(type="satellite", stage="middle", tournament_id="S1")
+    url = reverse("incident_tournaments", args=[incident.pk])
+    html = assert_full_page(as_auditor.get(url))
+    assert 'id="incident-counts"' in html and "Choose the remedy" in html
+    assert "Marketing Manager" in html and "Prepare the settlement" in html
+    partial = assert_partial(
+        as_auditor.get(url, {"status": "awaiting_decision"}, HTTP_HX_TARGET="workbench", **HTMX),
+        "workbench",
+    )
+    assert "S1" in partial and "L0" not in partial
+    by_entrants = as_auditor.get(url, {"sort": "-tournament"}).content.decode()
+    assert by_entrants.index("S1") < by_entrants.index("L2") < by_entrants.index("L0")
+
+
+def test_prepare_every_ready_case_then_submit_them_all(as_operator, incident, late_cases):
+    response = as_operator.post(reverse("incident_prepare_ready", args=[incident.pk]))
+    job = job_of(response)
+    assert job.kind == Job.Kind.PREPARE and job.status == Job.Status.DONE
+    assert {c.status for c in incident.cases.all()} == {CaseStatus.PREPARED}
+    job = job_of(as_operator.post(reverse("incident_submit_prepared", args=[incident.pk])))
+    assert job.items.filter(status=JobItem.Status.DONE).count() == 3
+    assert Event.objects.filter(type=Event.Type.SETTLEMENT_SUBMITTED).count() == 3
+    # Nothing left to submit: said on the incident page, no job.
+    again = as_operator.post(reverse("incident_submit_prepared", args=[incident.pk]))
+    assert again["Location"] == reverse("incident_tournaments", args=[incident.pk])
+
+
+def test_approve_many_restates_count_totals_and_skips_before_approving(
+    as_manager, operator, tournament_manager, incident, late_cases
+):
+    settlements = []
+    for case in late_cases:
+        settlement = services.settlement_prepare(case=case, actor=operator)
+        settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
+    url = reverse("incident_approve", args=[incident.pk])
+    html = assert_full_page(as_manager.get(url))
+    assert html.count('name="settlement"') == 3
+    chosen = [str(s.pk) for s in settlements[:2]]
+    confirm = as_manager.post(url, {"settlement": chosen, "reason": "outage checked"}, **HTMX)
+    html = assert_partial(confirm, "bulk-form")
+    assert "Approve 2 settlements" in html
+    cash = sum(s.totals["cash"]["pool"] for s in settlements[:2] if "cash" in s.totals)
+    assert f"{cash / 100:,.2f}" in html
+    done = as_manager.post(
+        url, {"settlement": chosen, "reason": "outage checked", "step": "confirm"}
+    )
+    job = job_of(done)
+    assert job.params == {"reason": "outage checked"}
+    statuses = [s.status for s in type(settlements[0]).objects.order_by("pk")]
+    assert statuses == [SettlementStatus.APPROVED] * 2 + [SettlementStatus.AWAITING_APPROVAL]
+
+
+def test_approve_many_lists_own_work_as_skipped(
+    as_operator, operator, incident, late_cases, django_user_model
+):
+    from tests.conftest import make_user
+
+    operator.groups.add(make_user(django_user_model, "x", "tournament_manager").groups.get())
+    settlement = services.settlement_prepare(case=late_cases[0], actor=operator)
+    services.settlement_submit(settlement=settlement, actor=operator)
+    url = reverse("incident_approve", args=[incident.pk])
+    response = as_operator.post(url, {"settlement": [settlement.pk], "reason": "r"})
+    assert response.status_code == 422
+    assert "You prepared" in response.content.decode()
+
+
+def test_decide_alike_cases_together_each_with_its_own_record(
+    as_marketing, marketing_manager, incident, load_case
+):
+    cases = [load_case(type="satellite", stage="middle", tournament_id=f"S{n}") for n in range(3)]
+    url = reverse("incident_decide", args=[incident.pk])
+    html = assert_full_page(as_marketing.get(url))
+    assert 'id="decide-previews"' in html and "paid" in html
+    response = as_marketing.post(
+        url, {"case": [c.pk for c in cases[:2]], "option": "chip_equity", "reason": "fair"}
+    )
+    assert job_of(response).status == Job.Status.DONE
+    assert not cases[2].decisions.exists()
+    for case in cases[:2]:
+        assert case.decisions.get().decided_by == marketing_manager
+    missing = as_marketing.post(url, {"case": [cases[2].pk], "reason": "fair"}, **HTMX)
+    assert missing.status_code == 422
+
+
+def test_many_snapshots_from_files_and_a_zip_each_with_its_outcome(
+    as_operator, incident, snapshot_factory
+):
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("z1.json", snapshot_factory(tournament_id="Z1"))
+        zipped.writestr("../escape.json", snapshot_factory(tournament_id="Z2"))
+        zipped.writestr("broken.json", b'{"tournament": {}}')
+    files = [
+        SimpleUploadedFile("a.json", snapshot_factory(tournament_id="A1")),
+        SimpleUploadedFile("all.zip", archive.getvalue()),
+    ]
+    url = reverse("incident_upload_many", args=[incident.pk])
+    assert_full_page(as_operator.get(url))
+    job = job_of(as_operator.post(url, {"files": files}))
+    outcomes = {item.key: item for item in job.items.all()}
+    assert outcomes["a.json"].status == outcomes["z1.json"].status == JobItem.Status.DONE
+    assert outcomes["../escape.json"].status == JobItem.Status.FAILED
+    assert "outside the archive" in outcomes["../escape.json"].message
+    assert outcomes["broken.json"].status == JobItem.Status.FAILED
+    assert sorted(incident.cases.values_list("tournament__operator_id", flat=True)) == [
+        "A1",
+        "Z1",
+    ]
+    page = as_operator.get(reverse("job_detail", args=[job.pk])).content.decode()
+    assert "Case #" in page and "outside the archive" in page
+
+
+def test_a_zip_with_too_many_files_is_refused_whole(settings, as_operator, incident):
+    settings.ARCHIVE_MAX_FILES = 2
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for number in range(3):
+            zipped.writestr(f"{number}.json", b"{}")
+    url = reverse("incident_upload_many", args=[incident.pk])
+    response = as_operator.post(url, {"files": [SimpleUploadedFile("x.zip", archive.getvalue())]})
+    assert response.status_code == 422
+    assert "holds 3 files" in response.content.decode()
+
+
+def test_job_progress_polls_while_active_and_stops_when_done(
+    settings, as_operator, operator, incident, late_cases
+):
+    from settlements.services import jobs
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    job = jobs.job_start(
+        kind=Job.Kind.PREPARE, actor=operator, target="t",
+        items=[jobs.NewItem(str(c.pk), str(c)) for c in late_cases],
+    )  # fmt: skip
+    url = reverse("job_detail", args=[job.pk])
+    html = assert_full_page(as_operator.get(url))
+    assert 'hx-trigger="every 1s"' in html and "0 of 3" in html
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
+    job.items.update(status=JobItem.Status.DONE)
+    html = assert_partial(as_operator.get(url, **HTMX), "job-progress")
+    assert "every 1s" not in html and "3 of 3" in html
+
+
+def test_close_an_incident_only_when_its_work_is_done(as_operator, incident, load_case):
+    url = reverse("incident_close", args=[incident.pk])
+    case = load_case(stage="late")
+    assert "still need" in assert_full_page(as_operator.get(url))
+    services.case_withdraw(case=case, actor=case.created_by, reason="wrong file")
+    response = as_operator.post(url, {"reason": "all settled"}, **HTMX)
+    assert response.status_code == 200 and response.headers["HX-Redirect"]
+    incident.refresh_from_db()
+    assert not incident.is_open
+    assert Event.objects.filter(type=Event.Type.INCIDENT_CLOSED, reason="all settled").exists()
+
+
+def test_a_large_case_is_prepared_in_the_background_and_not_twice(
+    settings, as_operator, operator, load_case
+):
+    settings.PREPARE_INLINE_MAX_ENTRANTS = 10
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    case = load_case(stage="late", entrants=40)
+    url = reverse("case_prepare", args=[case.pk])
+    first = job_of(as_operator.post(url, {"note": "big one"}))
+    assert first.status == Job.Status.QUEUED and first.params == {"note": "big one"}
+    page = as_operator.get(reverse("case_detail", args=[case.pk])).content.decode()
+    assert 'id="case-preparing"' in page and 'action="/cases/' not in page
+    assert job_of(as_operator.post(url)) == first
+    assert Job.objects.count() == 1
+
+
+def test_a_queue_shows_everything_paged_and_by_incident(
+    as_operator, as_marketing, operator, incident, load_case
+):
+    cases = [load_case(stage="late", tournament_id=f"Q{n:02}") for n in range(30)]
+    other = services.incident_report(actor=operator, title="DC2", started_at=incident.started_at)
+    services.case_load_snapshot(
+        actor=operator,
+        snapshot=__import__("settlements.demo").demo.snapshot_bytes(
+            stage="late", tournament_id="OTHER"
+        ),
+        incident=other,
+    )
+    url = reverse("queue", args=["to_prepare"])
+    html = assert_full_page(as_operator.get(url))
+    assert "31 waiting" in html and "Page 1 of 2" in html
+    dashboard = as_operator.get(reverse("dashboard")).content.decode()
+    assert f'href="{url}"' in dashboard and "see all 31" in dashboard
+    second = assert_partial(as_operator.get(url, {"page": 2}, **HTMX), "queue")
+    assert second.count("Case #") == 6
+    only = assert_partial(as_operator.get(url, {"incident": other.pk}, **HTMX), "queue")
+    assert "OTHER" in only and cases[0].tournament.operator_id not in only
+    assert as_marketing.get(url).status_code == 403
+    assert as_operator.get(reverse("queue", args=["nothing"])).status_code == 404
