@@ -6,6 +6,9 @@ things msgspec does not report the way the spec wants: NaN/Infinity (msgspec cal
 malformed JSON without a path) and duplicate keys (msgspec keeps the last value silently).
 Both fallbacks re-read the document with the standard library, which is slow but only runs when
 something is already wrong or suspicious.
+
+The patterns below match msgspec's wording, which is not an API: pyproject.toml bounds msgspec to
+one minor version and tests/rules/test_jsondoc.py pins every message relied on here.
 """
 
 import json
@@ -86,7 +89,7 @@ def problem_from_validation(
     if found := _INVALID.match(message):
         hint = invalid_hint(parent) if invalid_hint else None
         return Problem(parent, hint or f"has an unacceptable value {found['value']}")
-    if message in ("Number out of range", "Integer value out of range"):
+    if message == "Number out of range":
         return Problem(parent, "is a number too large to be read")
     return Problem(parent, message)
 
