@@ -1,5 +1,6 @@
 # Shared by scripts/run, scripts/test and .ci/run; source it, don't run it.
-# Finds or installs uv, then builds .venv exactly as uv.lock says.
+# Finds or installs uv, then builds .venv exactly as uv.lock says; installs Debian packages
+# (PostgreSQL for CI, Chromium for the end-to-end tests) when they are missing.
 
 # Sets UV to a command (an array) that runs uv.
 ensure_uv() {
@@ -51,4 +52,31 @@ sync_env() {
     # containers) stops Python caching it, so every command re-parsed Django on each start
     # (`manage.py settle` on 300,000 entrants: 1.90 s -> 1.14 s).
     "${UV[@]}" sync --locked --compile-bytecode "$@" >&2
+}
+
+# Installs Debian packages, through sudo when not root (env passes DEBIAN_FRONTEND through sudo's
+# environment reset); apt's index is refreshed once per run.
+apt_install() {
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+    if [ -z "${_apt_updated:-}" ]; then
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        _apt_updated=1
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+}
+
+# The end-to-end tests drive /usr/bin/chromium (or $CHROMIUM_PATH); without it they error.
+ensure_chromium() {
+    local chromium=${CHROMIUM_PATH:-/usr/bin/chromium}
+    if [ ! -x "$chromium" ]; then
+        if [ -n "${CHROMIUM_PATH:-}" ] || ! command -v apt-get >/dev/null 2>&1; then
+            echo "warning: no Chromium at $chromium; the end-to-end tests will fail" >&2
+            return
+        fi
+        echo "== Installing Chromium (Debian's package) for the end-to-end tests ==" >&2
+        apt_install chromium >&2
+    fi
+    # The version goes with the set-up notes; the wrapper script's own chatter is dropped.
+    "$chromium" --version >&2 2>/dev/null
 }
