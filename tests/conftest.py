@@ -1,11 +1,15 @@
-"""Fixtures shared by every test folder: a user per role and a snapshot factory.
+"""Fixtures shared by every test folder: a user per role and a snapshot factory, and the
+hypothesis profiles.
 
 Snapshots come from ``settlements.demo.build_snapshot`` (any type, any stage); the
 ``snapshot_factory`` fixture returns them as bytes, ready for ``case_load_snapshot``.
 """
 
+import os
+
 import pytest
 from django.contrib.auth.models import Group
+from hypothesis import settings as hypothesis_settings
 
 from settlements import roles
 from settlements.demo import build_snapshot, snapshot_bytes
@@ -13,6 +17,16 @@ from settlements.demo import build_snapshot, snapshot_bytes
 __all__ = ["build_snapshot", "snapshot_bytes"]
 
 DEMO_PASSWORD = "crashdesk-test"
+
+# A few dozen examples per property keep the local loop quick; CI (CI=true, as most CI
+# services set it, or HYPOTHESIS_PROFILE=ci) looks 500 deep. Tests state only what else they
+# need (deadline, health checks), so every property follows the profile.
+hypothesis_settings.register_profile("dev", max_examples=30)
+hypothesis_settings.register_profile("ci", max_examples=500)
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE")
+    or ("ci" if os.environ.get("CI", "").lower() in ("true", "1") else "dev")
+)
 
 
 @pytest.fixture(autouse=True)

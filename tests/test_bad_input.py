@@ -28,8 +28,6 @@ from tests.conftest import build_snapshot
 
 pytestmark = pytest.mark.django_db
 
-EXAMPLES = 500
-
 BASES = [
     build_snapshot(type=type_, stage=stage, entrants=12, tournament_id=f"FZ-{type_}-{stage}")
     for type_ in ("regular", "freeroll", "satellite")
@@ -286,7 +284,6 @@ def endpoints(operator):
 
 
 @settings(
-    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,

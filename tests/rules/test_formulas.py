@@ -148,7 +148,7 @@ def test_bounds_that_cannot_hold():
     assert split(100, [9, 1], list("ab"), formula="chip_equity", floor=50).amounts == [50, 50]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(
     data=st.data(),
     formula=st.sampled_from(["even", "chip_equity", "chip_proportional", "chip_position"]),

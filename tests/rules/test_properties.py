@@ -16,9 +16,7 @@ from hypothesis import strategies as st
 
 from settlements.rules import InvalidInput, Policy, assess, parse_snapshot, settle
 
-PROPERTY_SETTINGS = settings(
-    max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+PROPERTY_SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def prize_list(draw, pool: int, places: int) -> list[int]:
@@ -259,7 +257,7 @@ def invalid_documents(draw) -> tuple[bytes, str]:
 KNOWN_ROOTS = ("$", "format", "tournament", "players", "crashed_at", "surprise")
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@PROPERTY_SETTINGS
 @given(case=invalid_documents())
 def test_every_invalid_document_is_rejected_with_paths(case):
     data, mutation = case
@@ -284,7 +282,7 @@ def run_settle_command(*argv: str) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@PROPERTY_SETTINGS
 @given(case=invalid_documents())
 def test_the_command_exits_2_with_path_first_lines_for_every_invalid_document(case):
     data, _ = case

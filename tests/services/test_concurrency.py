@@ -1,15 +1,7 @@
-"""Real concurrent transactions on PostgreSQL: racing requests have exactly one effect.
+"""Real concurrent transactions on PostgreSQL: racing requests have exactly one effect
+(harness: tests/races.py)."""
 
-Each thread has its own database connection; a barrier releases them together so their
-transactions overlap. SQLite serialises writers and has no SELECT ... FOR UPDATE, so these
-tests only run on PostgreSQL.
-"""
-
-import threading
 from collections import Counter
-
-import pytest
-from django.db import connection, connections
 
 from settlements import services
 from settlements.errors import DomainError
@@ -24,36 +16,12 @@ from settlements.models import (
     Tournament,
 )
 from settlements.services import CompensationEntry
+from tests.races import RACES, race
 from tests.services.helpers import load, submitted
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),
-]
+pytestmark = RACES
 
 THREADS = 8
-
-
-def race(*calls) -> list:
-    """Run the calls at the same moment in separate threads; return each result or error."""
-    barrier = threading.Barrier(len(calls))
-    outcomes: list = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait()
-            outcomes[index] = call()
-        except Exception as error:  # noqa: BLE001 - the test inspects every outcome
-            outcomes[index] = error
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return outcomes
 
 
 def tally(outcomes) -> Counter:

@@ -1,19 +1,11 @@
 """Races on PostgreSQL: fifty people (or game servers) doing the same thing at the same instant
-have exactly one effect; the others get a clear refusal.
-
-Each worker is a thread with its own database connection, released by a barrier so the
-requests really overlap. These tests commit for real (``transaction=True``): row locks and
-unique indexes only show their worth between separate transactions.
-"""
+have exactly one effect; the others get a clear refusal (harness: tests/races.py)."""
 
 import json
-import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.test import Client
 
 from settlements import roles, services
@@ -29,33 +21,11 @@ from settlements.models import (
 )
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.conftest import make_user
+from tests.races import RACES, run_together
 
 WORKERS = 50
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="concurrency is tested on PostgreSQL"
-    ),
-]
-
-
-def run_together(work, count: int = WORKERS) -> list:
-    """``work(i)`` in ``count`` threads at once; each result, or the exception it raised."""
-    barrier = threading.Barrier(count, timeout=60)
-
-    def worker(index):
-        try:
-            prepared = work.prepare(index) if hasattr(work, "prepare") else None
-            barrier.wait()
-            return work(index, prepared)
-        except Exception as error:  # the refusals are what the test looks at
-            return error
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(worker, range(count)))
+pytestmark = RACES
 
 
 def test_fifty_simultaneous_approvals_approve_once(django_user_model, snapshot_factory):
@@ -68,18 +38,17 @@ def test_fifty_simultaneous_approvals_approve_once(django_user_model, snapshot_f
     settlement = services.settlement_prepare(case=case, actor=operator)
     services.settlement_submit(settlement=settlement, actor=operator)
 
-    class Approve:
-        def prepare(self, index):
-            # Each worker loads its own copies, as a separate web request would.
-            user = get_user_model().objects.get(pk=managers[index].pk)
-            roles.user_roles(user)
-            return user, Settlement.objects.get(pk=settlement.pk)
+    def prepare(index):
+        # Each worker loads its own copies, as a separate web request would.
+        user = get_user_model().objects.get(pk=managers[index].pk)
+        roles.user_roles(user)
+        return user, Settlement.objects.get(pk=settlement.pk)
 
-        def __call__(self, index, prepared):
-            user, mine = prepared
-            return services.settlement_approve(settlement=mine, actor=user, reason=f"ok {index}")
+    def approve(index, prepared):
+        user, mine = prepared
+        return services.settlement_approve(settlement=mine, actor=user, reason=f"ok {index}")
 
-    results = run_together(Approve())
+    results = run_together(WORKERS, approve, prepare)
 
     approvals = [result for result in results if isinstance(result, Settlement)]
     refusals = [result for result in results if isinstance(result, Exception)]
@@ -105,19 +74,15 @@ def test_fifty_simultaneous_posts_of_one_snapshot_open_one_case(
     data = snapshot_factory(stage="middle", entrants=60, tournament_id="RACE-1")
     entrants = len(json.loads(data)["players"])
 
-    class Post:
-        def prepare(self, index):
-            return Client()
+    def post(index, client):
+        return client.post(
+            "/api/v1/snapshots",
+            data,
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {token}",
+        )
 
-        def __call__(self, index, client):
-            return client.post(
-                "/api/v1/snapshots",
-                data,
-                content_type="application/json",
-                HTTP_AUTHORIZATION=f"Bearer {token}",
-            )
-
-    responses = run_together(Post())
+    responses = run_together(WORKERS, post, lambda index: Client())
 
     errors = [r for r in responses if isinstance(r, Exception)]
     assert not errors, errors[:3]

@@ -5,9 +5,7 @@ leaves either an approved case or a withdrawn one, never both."""
 import json
 from collections import Counter
 
-import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.test import Client
 
 from settlements import roles, services
@@ -15,14 +13,10 @@ from settlements.errors import InvalidTransition
 from settlements.models import Case, Event, Settlement
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.conftest import make_user
-from tests.services.test_races import WORKERS, run_together
+from tests.races import RACES, run_together
+from tests.services.test_races import WORKERS
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="concurrency is tested on PostgreSQL"
-    ),
-]
+pytestmark = RACES
 
 
 def test_fifty_posts_after_a_withdrawal_open_one_new_case(django_user_model, snapshot_factory):
@@ -34,19 +28,15 @@ def test_fifty_posts_after_a_withdrawal_open_one_new_case(django_user_model, sna
     services.case_withdraw(case=wrong, actor=operator, reason="exported from the wrong table")
     data = snapshot_factory(stage="middle", entrants=60, tournament_id="RACE-2")
 
-    class Post:
-        def prepare(self, index):
-            return Client()
+    def post(index, client):
+        return client.post(
+            "/api/v1/snapshots",
+            data,
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {token}",
+        )
 
-        def __call__(self, index, client):
-            return client.post(
-                "/api/v1/snapshots",
-                data,
-                content_type="application/json",
-                HTTP_AUTHORIZATION=f"Bearer {token}",
-            )
-
-    responses = run_together(Post())
+    responses = run_together(WORKERS, post, lambda index: Client())
 
     errors = [r for r in responses if isinstance(r, Exception)]
     assert not errors, errors[:3]
@@ -70,19 +60,18 @@ def test_a_withdrawal_racing_approvals_has_one_outcome(django_user_model, snapsh
     settlement = services.settlement_prepare(case=case, actor=operator)
     services.settlement_submit(settlement=settlement, actor=operator)
 
-    class ApproveOrWithdraw:
-        def prepare(self, index):
-            user = get_user_model().objects.get(pk=managers[index].pk)
-            roles.user_roles(user)
-            return user, Settlement.objects.get(pk=settlement.pk), Case.objects.get(pk=case.pk)
+    def prepare(index):
+        user = get_user_model().objects.get(pk=managers[index].pk)
+        roles.user_roles(user)
+        return user, Settlement.objects.get(pk=settlement.pk), Case.objects.get(pk=case.pk)
 
-        def __call__(self, index, prepared):
-            user, mine, my_case = prepared
-            if index % 2:
-                return services.settlement_approve(settlement=mine, actor=user, reason="ok")
-            return services.case_withdraw(case=my_case, actor=user, reason=f"wrong {index}")
+    def approve_or_withdraw(index, prepared):
+        user, mine, my_case = prepared
+        if index % 2:
+            return services.settlement_approve(settlement=mine, actor=user, reason="ok")
+        return services.case_withdraw(case=my_case, actor=user, reason=f"wrong {index}")
 
-    results = run_together(ApproveOrWithdraw())
+    results = run_together(WORKERS, approve_or_withdraw, prepare)
 
     done = [result for result in results if not isinstance(result, Exception)]
     refusals = [result for result in results if isinstance(result, Exception)]

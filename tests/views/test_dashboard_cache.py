@@ -8,7 +8,7 @@ import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
@@ -16,6 +16,7 @@ from django.utils import timezone
 from settlements import roles, services
 from settlements.models import Event
 from tests.conftest import make_user
+from tests.races import start_thread
 from tests.views.conftest import signed_in
 
 pytestmark = pytest.mark.django_db
@@ -146,27 +147,19 @@ def test_events_commit_in_the_order_of_their_ids(operator):
     done: dict[str, object] = {}
 
     def earlier():
-        try:
-            with transaction.atomic():
-                services.incident_report(actor=operator, title="First", started_at=timezone.now())
-                pending.set()
-                release.wait(timeout=30)
-        finally:
-            connections.close_all()
+        with transaction.atomic():
+            services.incident_report(actor=operator, title="First", started_at=timezone.now())
+            pending.set()
+            release.wait(timeout=30)
 
     def later():
-        try:
-            done["incident"] = services.incident_report(
-                actor=operator, title="Second", started_at=timezone.now()
-            )
-        finally:
-            connections.close_all()
+        done["incident"] = services.incident_report(
+            actor=operator, title="Second", started_at=timezone.now()
+        )
 
-    first = threading.Thread(target=earlier)
-    first.start()
+    first = start_thread(earlier)
     assert pending.wait(timeout=30)
-    second = threading.Thread(target=later)
-    second.start()
+    second = start_thread(later)
     second.join(timeout=1)
     blocked = second.is_alive()
     release.set()
