@@ -1,5 +1,6 @@
 """Selectors behind the decision and review screens: previews of each option (cached),
-chart points by chip rank, one player's payout, and events about one record."""
+chart points by chip rank, the payout curve thinned in the database, one player's payout,
+and events about one record."""
 
 import pytest
 from django.core.cache import cache
@@ -141,3 +142,14 @@ def test_an_option_the_engine_refuses_is_previewed_as_its_problem(
     previews = selectors.decision_previews(case)
     assert [p.problem for p in previews] == ["no split can honour these bounds"] * 2
     assert all(p.players_paid == 0 and p.biggest is None for p in previews)
+
+
+def test_the_payout_curve_is_thinned_in_the_database(operator, snapshot_factory):
+    case = load(operator, snapshot_factory, stage="pre", entrants=100)
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    curve = selectors.settlement_payout_curve(settlement, points=10)
+    assert [p["rank"] for p in curve] == [1, 11, 21, 31, 41, 51, 61, 71, 81, 91, 100]
+    chips = [p["chips"] for p in curve]
+    assert chips == sorted(chips, reverse=True)
+    full = selectors.settlement_payout_curve(settlement, points=500)
+    assert len(full) == 100

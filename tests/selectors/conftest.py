@@ -1,0 +1,39 @@
+"""A desk with one case waiting at each step, shared by the selector tests."""
+
+import pytest
+
+from settlements import services
+from settlements.services import CompensationEntry
+from tests.services.helpers import approved, load, submitted
+
+
+@pytest.fixture
+def busy_desk(users, snapshot_factory):
+    """One case waiting at each step, made by the usual people."""
+    operator, manager = users["operator"], users["tournament_manager"]
+    waiting_decision = load(operator, snapshot_factory, type="freeroll", stage="middle")
+    ready = load(operator, snapshot_factory, tournament_id="READY")
+    to_submit = services.settlement_prepare(
+        case=load(operator, snapshot_factory, tournament_id="PREP"), actor=operator
+    )
+    to_approve = submitted(operator, snapshot_factory, tournament_id="SUB")
+    done = approved(operator, manager, snapshot_factory, tournament_id="DONE")
+    own_proposal = services.compensation_propose(
+        case=done.case, actor=manager, reason="r", entries=[CompensationEntry("p000001", 5)]
+    )
+    other_proposal = services.compensation_propose(
+        case=done.case, actor=operator, reason="r", entries=[CompensationEntry("p000002", 5)]
+    )
+    individual = services.individual_case_open(
+        tournament=done.case.tournament, actor=manager, players=["p000003"], description="d"
+    )
+    return {
+        "waiting_decision": waiting_decision,
+        "ready": ready,
+        "to_submit": to_submit,
+        "to_approve": to_approve,
+        "done": done,
+        "own_proposal": own_proposal,
+        "other_proposal": other_proposal,
+        "individual": individual,
+    }

@@ -1,0 +1,46 @@
+"""Reads of incidents and cases: counts, filters, one case with its parts."""
+
+import pytest
+
+from settlements import selectors
+from tests.services.helpers import submitted
+
+pytestmark = pytest.mark.django_db
+
+
+def test_counts_and_incident_annotations(busy_desk):
+    counts = selectors.case_status_counts()
+    assert counts["awaiting_decision"] == 1
+    assert counts["ready"] == 1
+    assert counts["prepared"] == 1
+    assert counts["awaiting_approval"] == 1
+    assert counts["approved"] == 1
+    assert counts["open"] == 1
+    assert counts["rejected"] == 0
+    incidents = list(selectors.incident_list(open_only=True))
+    assert len(incidents) == 5
+    assert {i.case_count for i in incidents} == {1}
+    done = busy_desk["done"].case.incident
+    assert next(i for i in incidents if i == done).cases_in_progress == 0
+
+
+def test_case_list_filters_and_keeps_one_query(busy_desk, django_assert_num_queries):
+    assert list(selectors.case_list(search="prep")) == [busy_desk["to_submit"].case]
+    assert list(selectors.case_list(status=["ready", "prepared"], kind="crash")) == [
+        busy_desk["to_submit"].case,
+        busy_desk["ready"],
+    ]
+    with django_assert_num_queries(1):
+        for case in selectors.case_list():
+            assert case.tournament.operator_id
+            assert case.incident is None or case.incident.title
+
+
+def test_case_detail_prefetches_its_parts(operator, snapshot_factory, django_assert_num_queries):
+    settlement = submitted(operator, snapshot_factory)
+    with django_assert_num_queries(3):
+        case = selectors.case_detail(settlement.case_id)
+        assert case.tournament.operator_id and case.snapshot.sha256
+        assert [s.prepared_by.username for s in case.settlements.all()] == ["operator"]
+        assert list(case.decisions.all()) == []
+    assert selectors.case_current_settlement(case) == settlement
