@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow  # each test starts manage.py in a fresh interpreter
 
 
 def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -23,6 +23,8 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parent.parent
 STARTUP_SECONDS = 60
 
+pytestmark = pytest.mark.slow  # gunicorn and its workers start for real
+
 
 def _free_port() -> int:
     with socket.socket() as sock:

@@ -102,6 +102,7 @@ def run_manage(*args: str, **environment: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # starts manage.py in a fresh interpreter
 def test_a_bad_environment_variable_stops_manage_py():
     refused = run_manage("check", CRASH_POLICY_PRE_PCT="50", CRASH_POLICY_EARLY_PCT="10")
     assert refused.returncode != 0

@@ -14,7 +14,7 @@ from settlements.models import Case
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.conftest import snapshot_bytes
 
-pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def test_operator_withdraws_a_wrong_snapshot_and_loads_the_right_one(signed_in_page, screenshot):

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from settlements import services
 
-pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def test_dashboard_pages_swap_in_place_and_back_restores_them(signed_in_page):

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from settlements import wording
 from tests.e2e.test_settlement_journeys import load_case
 
-pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def test_why_leads_from_a_case_to_its_cell_of_the_policy(signed_in_page, screenshot):

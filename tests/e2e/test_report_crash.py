@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 from settlements.models import Case, Incident, Snapshot, Tournament
 from tests.conftest import build_snapshot, snapshot_bytes
 
-pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def report_incident(page, title: str):

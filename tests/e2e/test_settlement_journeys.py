@@ -23,7 +23,7 @@ from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatu
 from tests.conftest import make_user, snapshot_bytes
 from tests.e2e.test_report_crash import report_incident
 
-pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def load_case(**snapshot) -> Case:

@@ -14,6 +14,7 @@ WORKED_EXAMPLE = regular([60000, 30000, 10000] + [0] * 7, payouts=[5000, 3000, 2
 
 
 def settle_command(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    """A fresh process, as a user's shell starts it: slow (Python and Django start-up each time)."""
     return subprocess.run(
         [sys.executable, "manage.py", "settle", *args],
         cwd=REPO,
@@ -23,6 +24,7 @@ def settle_command(*args: str, stdin: bytes = b"") -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.slow
 def test_reads_standard_input_and_prints_only_json():
     run = settle_command("-", stdin=encode(WORKED_EXAMPLE))
     assert (run.returncode, run.stderr) == (0, b"")
@@ -30,6 +32,7 @@ def test_reads_standard_input_and_prints_only_json():
     assert [row["cash"] for row in document["payouts"]] == [3867, 3267, 2866]
 
 
+@pytest.mark.slow
 def test_every_problem_is_a_path_first_line_and_stdout_stays_empty(tmp_path):
     bad = regular([5, -1, 0], payouts=[1])
     bad["tournament"]["currency"] = "usd"
@@ -47,6 +50,7 @@ def test_every_problem_is_a_path_first_line_and_stdout_stays_empty(tmp_path):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "first_path"),
     [
@@ -64,6 +68,7 @@ def test_unreadable_files_and_usage_errors_exit_2_path_first(args, first_path, t
     assert run.stderr.decode().splitlines()[0].startswith(f"{first_path}: ")
 
 
+@pytest.mark.slow
 def test_a_pending_decision_lists_the_options():
     run = settle_command("-", stdin=encode(freeroll([5] * 18 + [0, 0])))
     document = json.loads(run.stdout)

@@ -21,13 +21,12 @@ from settlements.models import (
 )
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.conftest import make_user
-from tests.races import RACES, run_together
-
-WORKERS = 50
+from tests.races import RACES, WORKERS, run_together
 
 pytestmark = RACES
 
 
+@pytest.mark.slow
 def test_fifty_simultaneous_approvals_approve_once(django_user_model, snapshot_factory):
     operator = make_user(django_user_model, "op", roles.OPERATOR)
     managers = [
@@ -66,6 +65,7 @@ def test_fifty_simultaneous_approvals_approve_once(django_user_model, snapshot_f
     assert approved_versions.count() == 1
 
 
+@pytest.mark.slow
 def test_fifty_simultaneous_posts_of_one_snapshot_open_one_case(
     django_user_model, snapshot_factory
 ):

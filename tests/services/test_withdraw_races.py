@@ -5,6 +5,7 @@ leaves either an approved case or a withdrawn one, never both."""
 import json
 from collections import Counter
 
+import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
@@ -13,10 +14,9 @@ from settlements.errors import InvalidTransition
 from settlements.models import Case, Event, Settlement
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.conftest import make_user
-from tests.races import RACES, run_together
-from tests.services.test_races import WORKERS
+from tests.races import RACES, WORKERS, run_together
 
-pytestmark = RACES
+pytestmark = [*RACES, pytest.mark.slow]  # crowds of WORKERS threads
 
 
 def test_fifty_posts_after_a_withdrawal_open_one_new_case(django_user_model, snapshot_factory):
