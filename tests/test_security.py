@@ -4,6 +4,7 @@ from html.parser import HTMLParser
 
 import pytest
 from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.urls import reverse
 
 PASSWORD = "correct horse battery staple"
@@ -64,6 +65,27 @@ def test_login_page_has_nothing_the_policy_would_block(client):
         assert script.get("src") or script.get("nonce") in allowed_nonces, script
     assert page.inline_styles == []
     assert page.inline_handlers == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("debug", [False, True])
+def test_htmx_is_django_htmxs_copy_carrying_the_responses_nonce(client, settings, debug):
+    settings.DEBUG = debug
+    response = client.get(reverse("login"))
+    directives = _directives(response["Content-Security-Policy"])
+    allowed_nonces = {s[len("'nonce-") : -1] for s in directives["script-src"] if "nonce" in s}
+    page = _Inventory()
+    page.feed(response.content.decode())
+
+    sources = [script["src"] for script in page.scripts]
+    htmx = [s for s in page.scripts if s["src"].endswith("/django_htmx/htmx-2.min.js")]
+    assert len(htmx) == 1, sources
+    assert htmx[0]["nonce"] in allowed_nonces
+    assert finders.find("django_htmx/htmx-2.min.js")
+    assert not any("vendor" in source for source in sources)
+    # django-htmx adds its debug helper in development only, under the same nonce.
+    helpers = [s for s in page.scripts if s["src"].endswith("/django_htmx/django-htmx.js")]
+    assert [s["nonce"] in allowed_nonces for s in helpers] == ([True] if debug else [])
 
 
 def _attempt(client, username: str, password: str):
