@@ -1,6 +1,8 @@
-"""The layout's role-aware pieces: the left navigation and the roles shown in the top bar."""
+"""The layout's pieces: the role-aware left navigation, the roles shown in the top bar, and
+the addresses of a list's other pages."""
 
 from django import template
+from django.template.defaulttags import querystring
 from django.urls import reverse
 
 from settlements import roles
@@ -49,3 +51,9 @@ def role_labels(user) -> list[str]:
 def has_role_filter(user, role: str) -> bool:
     """{% if user|has_role:"operator" %}: for showing a control; the view still checks."""
     return roles.has_role(user, role)
+
+
+@register.simple_tag(takes_context=True)
+def page_url(context, number: int, param: str = "page") -> str:
+    """This address with only its page changed, so a list's filters and search stay put."""
+    return querystring(context, **{param: number})
