@@ -1,9 +1,10 @@
-"""Forms with a confirmation step.
+"""Forms with a confirmation step, and the confirmation pages of approve and reject.
 
 The first post checks the form and, when it is valid, shows what will happen with every
 value carried in hidden fields; the second post, sent by the "confirm" button (step=confirm),
 checks it again and calls the service. The "change" button (step=edit) brings the form back
 filled in. Nothing is stored between the two posts, so a reload or a second tab is harmless.
+The template side is settlements/includes/confirm_actions.html.
 """
 
 from collections.abc import Callable
@@ -21,6 +22,41 @@ def step(request) -> str:
     """The step a post asks for: CONFIRM, EDIT, or "" for the first post of a form."""
     value = request.POST.get("step", "")
     return value if value in (CONFIRM, EDIT) else ""
+
+
+def post_with_confirmation(
+    request,
+    *,
+    template: str,
+    context: dict,
+    form,
+    partial: str,
+    perform: Callable[[dict], tuple[str, str]],
+    restate: Callable[[dict], None] | None = None,
+):
+    """The answer to a post of a form with a confirmation step (the form bound to it).
+
+    An invalid form comes back with its errors. A valid one is restated for confirmation
+    (`context["confirming"]`; `restate(context)` adds what the statement needs), or comes back
+    to be changed (step=edit), or, confirmed, goes to `perform(cleaned_data)`: it calls the
+    service and returns the success message and the address to go to next. A refusal by the
+    service shows on the form.
+    """
+    if not form.is_valid():
+        return render_invalid(request, template, context, partial=partial)
+    current = step(request)
+    if current == CONFIRM:
+        try:
+            message, url = perform(form.cleaned_data)
+        except DomainError as error:
+            form.add_domain_error(error)
+            return render_invalid(request, template, context, partial=partial)
+        messages.success(request, message)
+        return go_to(request, url)
+    context["confirming"] = current != EDIT
+    if context["confirming"] and restate is not None:
+        restate(context)
+    return render_page(request, template, context, partial=partial)
 
 
 def answer_review(

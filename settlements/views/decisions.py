@@ -5,19 +5,17 @@ GET  /cases/<id>/decision/      the options with their previews and the form
 POST /cases/<id>/decision/      check, then restate (step 2), then record (step=confirm)
 """
 
-from django.contrib import messages
 from django.http import Http404
 from django.urls import reverse
 
 from settlements import charts, permissions, roles, selectors, services, wording
-from settlements.errors import DomainError
 from settlements.forms import DecisionForm
 from settlements.models import Case, Stage
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
 from settlements.views.paging import CountedPaginator
-from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.views.rendering import render_page
 
 INVITEES_PER_PAGE = 20
 
@@ -36,31 +34,33 @@ def case_decision(request, case_id: int):
 
     if not context["can_decide"]:
         form.add_error(None, context["closed_reason"])
-    if not form.is_valid():
-        return render_invalid(request, template, context, partial="decision_form")
-    step = confirming.step(request)
-    if step == confirming.CONFIRM:
-        try:
-            decision = services.decision_record(
-                case=case,
-                actor=request.user,
-                option=form.cleaned_data["option"],
-                reason=form.cleaned_data["reason"],
-                reschedule_at=form.cleaned_data["reschedule_at"],
-                invited_players=form.invited_players,
-            )
-        except DomainError as error:
-            form.add_domain_error(error)
-            return render_invalid(request, template, context, partial="decision_form")
-        messages.success(request, f"Decision recorded for case #{case.pk}: {decision.option}.")
-        return go_to(request, reverse("case_detail", args=[case.pk]))
-    context["confirming"] = step != confirming.EDIT
-    if context["confirming"]:
-        context["chosen"] = next(
-            item for item in context["options"] if item["option"] == form.cleaned_data["option"]
+
+    def perform(data):
+        decision = services.decision_record(
+            case=case,
+            actor=request.user,
+            option=data["option"],
+            reason=data["reason"],
+            reschedule_at=data["reschedule_at"],
+            invited_players=form.invited_players,
         )
-        context["custom_invitees"] = form.invited_players
-    return render_page(request, template, context, partial="decision_form")
+        message = f"Decision recorded for case #{case.pk}: {decision.option}."
+        return message, reverse("case_detail", args=[case.pk])
+
+    def restate(page):
+        option = form.cleaned_data["option"]
+        page["chosen"] = next(item for item in page["options"] if item["option"] == option)
+        page["custom_invitees"] = form.invited_players
+
+    return confirming.post_with_confirmation(
+        request,
+        template=template,
+        context=context,
+        form=form,
+        partial="decision_form",
+        perform=perform,
+        restate=restate,
+    )
 
 
 def _case(case_id: int) -> Case:

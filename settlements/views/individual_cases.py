@@ -78,18 +78,16 @@ def individual_case_resolve(request, case_id: int):
     template = "settlements/individual_case_resolve.html"
     if request.method != "POST":
         return render_page(request, template, context, partial="resolve_form")
-    if not form.is_valid():
-        return render_invalid(request, template, context, partial="resolve_form")
-    step = confirming.step(request)
-    if step == confirming.CONFIRM:
-        try:
-            services.individual_case_resolve(
-                case=case, actor=request.user, outcome=form.cleaned_data["outcome"]
-            )
-        except DomainError as error:
-            form.add_domain_error(error)
-            return render_invalid(request, template, context, partial="resolve_form")
-        messages.success(request, f"Case #{case.pk} resolved.")
-        return go_to(request, reverse("case_detail", args=[case.pk]))
-    context["confirming"] = step != confirming.EDIT
-    return render_page(request, template, context, partial="resolve_form")
+
+    def perform(data):
+        services.individual_case_resolve(case=case, actor=request.user, outcome=data["outcome"])
+        return f"Case #{case.pk} resolved.", reverse("case_detail", args=[case.pk])
+
+    return confirming.post_with_confirmation(
+        request,
+        template=template,
+        context=context,
+        form=form,
+        partial="resolve_form",
+        perform=perform,
+    )

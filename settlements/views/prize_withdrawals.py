@@ -3,16 +3,14 @@
 GET/POST /cases/<id>/prize-withdrawal/          withdraw or leave a prize given in error
 """
 
-from django.contrib import messages
 from django.urls import reverse
 
 from settlements import roles, services
-from settlements.errors import DomainError
 from settlements.forms import PrizeWithdrawalForm
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
-from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.views.rendering import render_page
 
 
 @role_required(roles.TOURNAMENT_MANAGER)
@@ -23,29 +21,26 @@ def prize_withdrawal_new(request, case_id: int):
     template = "settlements/prize_withdrawal_new.html"
     if request.method != "POST":
         return render_page(request, template, context, partial="withdrawal_form")
-    if not form.is_valid():
-        return render_invalid(request, template, context, partial="withdrawal_form")
-    step = confirming.step(request)
-    if step == confirming.CONFIRM:
-        data = form.cleaned_data
-        try:
-            withdrawal = services.prize_withdrawal_decide(
-                case=case,
-                actor=request.user,
-                player=data["player"],
-                prize=data["prize"],
-                outcome=data["outcome"],
-                reason=data["reason"],
-                amount=data["amount_minor"],
-                unit=data["unit"],
-            )
-        except DomainError as error:
-            form.add_domain_error(error)
-            return render_invalid(request, template, context, partial="withdrawal_form")
-        messages.success(
-            request,
-            f"Recorded for {withdrawal.player}: {withdrawal.get_outcome_display().lower()}.",
+
+    def perform(data):
+        withdrawal = services.prize_withdrawal_decide(
+            case=case,
+            actor=request.user,
+            player=data["player"],
+            prize=data["prize"],
+            outcome=data["outcome"],
+            reason=data["reason"],
+            amount=data["amount_minor"],
+            unit=data["unit"],
         )
-        return go_to(request, reverse("case_detail", args=[case.pk]))
-    context["confirming"] = step != confirming.EDIT
-    return render_page(request, template, context, partial="withdrawal_form")
+        message = f"Recorded for {withdrawal.player}: {withdrawal.get_outcome_display().lower()}."
+        return message, reverse("case_detail", args=[case.pk])
+
+    return confirming.post_with_confirmation(
+        request,
+        template=template,
+        context=context,
+        form=form,
+        partial="withdrawal_form",
+        perform=perform,
+    )
