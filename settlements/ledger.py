@@ -1,7 +1,7 @@
 """The cashier's ledger: an approved settlement's (or compensation's) lines as CSV.
 
-Rows are produced one by one from a database iterator, so a 300,000-line settlement is never
-held in memory; a view wraps ``settlement_ledger_csv`` in a StreamingHttpResponse.
+Rows are produced one by one from a database iterator and written by settlements.csv_export,
+so a 300,000-line settlement is never held in memory.
 
 Columns: the idempotency key ("<settlement id>-<line no>"; "C<compensation id>-<line no>" for
 compensation) lets the cashier's system pay each line exactly once even when a file is
@@ -11,11 +11,10 @@ currency column is empty for tickets and FPP, which are not money. A reversal in
 adjustment has a negative amount.
 """
 
-import csv
-import io
 import re
 from collections.abc import Iterator
 
+from settlements.csv_export import csv_chunks
 from settlements.errors import InvalidTransition
 from settlements.models import Compensation, CompensationItem, LineKind, Settlement, Source
 from settlements.money import MONEY_UNITS, decimal_amount
@@ -93,40 +92,15 @@ def compensation_ledger_rows(compensation: Compensation) -> Iterator[tuple]:
 
 
 def settlement_ledger_csv(settlement: Settlement) -> Iterator[str]:
-    """CSV text in pieces of about CHUNK_SIZE rows, for a StreamingHttpResponse."""
-    return _csv(settlement_ledger_rows(settlement))
+    """CSV text in pieces of about CHUNK_SIZE rows; refuses at once unless approved."""
+    return csv_chunks(settlement_ledger_rows(settlement), rows_per_chunk=CHUNK_SIZE)
 
 
 def compensation_ledger_csv(compensation: Compensation) -> Iterator[str]:
-    return _csv(compensation_ledger_rows(compensation))
+    return csv_chunks(compensation_ledger_rows(compensation), rows_per_chunk=CHUNK_SIZE)
 
 
 def ledger_filename(record: Settlement | Compensation) -> str:
     tournament = re.sub(r"[^A-Za-z0-9._-]+", "_", record.case.tournament.operator_id)[:60]
     kind = "compensation" if isinstance(record, Compensation) else record.kind
     return f"crashdesk-{kind}-{record.pk}-{tournament}.csv"
-
-
-def _csv(rows: Iterator[tuple]) -> Iterator[str]:
-    # Validation (approved or not) happens on the first next(), before any byte is sent.
-    rows = iter(rows)
-    first = next(rows)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(first)
-    return _chunks(rows, buffer, writer)
-
-
-def _chunks(rows, buffer: io.StringIO, writer) -> Iterator[str]:
-    for count, row in enumerate(rows, start=1):
-        writer.writerow(row)
-        if count % CHUNK_SIZE == 0:
-            yield _drain(buffer)
-    yield _drain(buffer)
-
-
-def _drain(buffer: io.StringIO) -> str:
-    text = buffer.getvalue()
-    buffer.seek(0)
-    buffer.truncate()
-    return text

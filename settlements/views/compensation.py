@@ -9,11 +9,12 @@ GET      /compensation/<id>/ledger.csv          an approved compensation's lines
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from settlements import ledger, permissions, roles, selectors, services
+from settlements.csv_export import csv_download
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.forms import CompensationForm, ReasonForm
 from settlements.models import Compensation
@@ -134,10 +135,7 @@ def compensation_ledger(request, compensation_id: int):
         rows = ledger.compensation_ledger_csv(compensation)
     except InvalidTransition:
         raise Http404("Only an approved compensation has a ledger to pay.") from None
-    response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
-    filename = ledger.ledger_filename(compensation)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return csv_download(rows, ledger.ledger_filename(compensation))
 
 
 def _answer(request, compensation_id: int, action: str):

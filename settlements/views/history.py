@@ -8,19 +8,19 @@ GET /history/<model>/<pk>/        one record's versions, each with what it chang
 GET /history/incidents/<id>/      an incident's timeline of business events, oldest first
 """
 
-import csv
 import json
 from datetime import datetime, time, timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
 from settlements import roles, selectors
+from settlements.csv_export import csv_chunks, csv_download
 from settlements.forms import HistoryFilterForm
 from settlements.models import Case, Incident, Tournament
 from settlements.money import format_fpp, format_in_unit, format_minor_units
@@ -90,10 +90,8 @@ def history_export(request):
     if filters is None:
         raise Http404("These filters are not valid; correct them on the history page.")
     rows = _change_rows(filters) if view == "changes" else _event_rows(filters)
-    response = StreamingHttpResponse(_csv_lines(rows), content_type="text/csv; charset=utf-8")
     stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
-    response["Content-Disposition"] = f'attachment; filename="crashdesk-{view}-{stamp}.csv"'
-    return response
+    return csv_download(csv_chunks(rows), f"crashdesk-{view}-{stamp}.csv")
 
 
 @require_safe
@@ -244,19 +242,6 @@ def _event_rows(filters: dict):
             event.reason,
             json.dumps(event.data, sort_keys=True),
         )
-
-
-class _Line:
-    """A file-like object whose write returns the CSV line, for streaming."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
-def _csv_lines(rows):
-    writer = csv.writer(_Line())
-    for row in rows:
-        yield writer.writerow(row)
 
 
 # --- Showing stored values -------------------------------------------------------------------

@@ -13,11 +13,12 @@ prepared (payout rows, explanations, totals); nothing is computed again here.
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from settlements import charts, ledger, permissions, roles, selectors, services
+from settlements.csv_export import csv_download
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.forms import ReasonForm
 from settlements.models import Settlement
@@ -107,9 +108,7 @@ def settlement_ledger(request, settlement_id: int):
         rows = ledger.settlement_ledger_csv(settlement)
     except InvalidTransition:
         raise Http404("Only an approved settlement has a ledger to pay.") from None
-    response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{ledger.ledger_filename(settlement)}"'
-    return response
+    return csv_download(rows, ledger.ledger_filename(settlement))
 
 
 def _answer(request, settlement_id: int, action: str):
