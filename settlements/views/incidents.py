@@ -80,7 +80,6 @@ def incident_tournaments(request, incident_id: int):
             (key, (label, chosen.query(sort=_toggled(chosen, key))))
             for key, label in SORT_LABELS.items()
         ],
-        "page_query": chosen.query(),
         "chosen": chosen,
         "counts": counts,
         "open_work": sum(row["count"] for row in counts if row["who"]),
