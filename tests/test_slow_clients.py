@@ -24,6 +24,8 @@ import pytest
 
 from tests.test_gunicorn import ROOT, STARTUP_SECONDS, _free_port, production_env  # noqa: F401
 
+pytestmark = pytest.mark.slow  # gunicorn (and nginx) start for real and clients trickle for seconds
+
 SLOW_CLIENTS = 3
 BODY_BYTES = 64  # the declared length; a slow client never sends all of it
 TRICKLE_SECONDS = 10  # the longest a slow client lives

@@ -15,10 +15,13 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PAUSE_SECONDS = 1.0
 
 
+@pytest.mark.slow  # a child process with Django and its own migrated database
 def test_two_simultaneous_approvals_on_sqlite_both_succeed(tmp_path):
     env = {
         **os.environ,
@@ -58,6 +61,7 @@ def _race() -> dict:
     from settlements.demo import snapshot_bytes
     from settlements.models import Settlement
     from tests.conftest import make_user
+    from tests.races import start_thread
 
     call_command("migrate", verbosity=0)
     users = get_user_model()
@@ -99,19 +103,14 @@ def _race() -> dict:
                     pass
             return result
 
-        try:
-            with connections["default"].execute_wrapper(pause_after_first_read):
-                response = clients[index].post(
-                    reverse("settlement_approve", args=[settlements[index].pk]),
-                    {"reason": "Checked"},
-                )
-            statuses[index] = response.status_code
-        finally:
-            connections.close_all()
+        with connections["default"].execute_wrapper(pause_after_first_read):
+            response = clients[index].post(
+                reverse("settlement_approve", args=[settlements[index].pk]),
+                {"reason": "Checked"},
+            )
+        statuses[index] = response.status_code
 
-    threads = [threading.Thread(target=approve, args=(index,)) for index in (0, 1)]
-    for thread in threads:
-        thread.start()
+    threads = [start_thread(lambda index=index: approve(index)) for index in (0, 1)]
     for thread in threads:
         thread.join(timeout=60)
     return {

@@ -16,7 +16,8 @@ from settlements import services
 from settlements.models import Event, Job, Settlement
 from settlements.services import jobs
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Slow: each test starts manage.py run_worker in a fresh process.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 DB_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
