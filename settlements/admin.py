@@ -21,7 +21,11 @@ from settlements.models import (
     Incident,
     Job,
     JobItem,
+    LedgerRelease,
+    PaymentConfirmation,
+    PaymentTally,
     PrizeWithdrawal,
+    Reissue,
     Settlement,
     SettlementLine,
     SettlementPayout,
@@ -204,3 +208,34 @@ class JobAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ("pk", "kind", "target", "status", "attempts", "created_by", "created_at")
     list_filter = ("kind", "status")
     inlines = [JobItemInline]
+
+
+@admin.register(LedgerRelease)
+class LedgerReleaseAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = [
+        "id", "record", "first_position", "last_position", "line_count", "case", "released_at",
+    ]  # fmt: skip
+    list_filter = ["record"]
+    list_select_related = ["case__tournament"]
+
+
+@admin.register(PaymentTally)
+class PaymentTallyAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ["release", "paid_lines", "failed_lines", "reissued_lines", "updated_at"]
+
+
+@admin.register(PaymentConfirmation)
+class PaymentConfirmationAdmin(BulkRowsAdmin):
+    list_display = [
+        "idempotency_key", "player", "unit", "amount", "status", "external_reference", "at",
+    ]  # fmt: skip
+    list_filter = ["status"]
+    search_fields = ["idempotency_key", "external_reference", "player"]
+
+
+@admin.register(Reissue)
+class ReissueAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+    list_display = ["id", "original_key", "player", "amount", "unit", "status", "proposed_by"]
+    list_filter = ["status"]
+    list_select_related = ["proposed_by"]
+    search_fields = ["original_key", "player"]

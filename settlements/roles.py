@@ -1,4 +1,8 @@
-"""Roles are Django groups (created by a data migration); business permissions follow them.
+"""Roles are Django groups (created by data migrations); business permissions follow them.
+
+The four desk roles (``ALL_ROLES``) work through the pages. The cashier is the wallet
+system's own user: it reads the ledger feed and confirms payments through the API, and no
+page or other endpoint lets it in.
 
 Superusers get no business powers from being superusers: they administer the site through the
 admin, and act in the workflow only through the groups they belong to.
@@ -13,13 +17,17 @@ MARKETING_MANAGER = "marketing_manager"
 TOURNAMENT_MANAGER = "tournament_manager"
 AUDITOR = "auditor"
 
+CASHIER = "cashier"
+
 ALL_ROLES = (OPERATOR, MARKETING_MANAGER, TOURNAMENT_MANAGER, AUDITOR)
+KNOWN_ROLES = (*ALL_ROLES, CASHIER)
 
 LABELS = {
     OPERATOR: "Operator",
     MARKETING_MANAGER: "Marketing Manager",
     TOURNAMENT_MANAGER: "Tournament Manager",
     AUDITOR: "Auditor",
+    CASHIER: "Cashier",
 }
 
 _CACHE_ATTR = "_crashdesk_roles"
@@ -31,7 +39,7 @@ def user_roles(user) -> frozenset[str]:
         return frozenset()
     cached = getattr(user, _CACHE_ATTR, None)
     if cached is None:
-        names = user.groups.filter(name__in=ALL_ROLES).values_list("name", flat=True)
+        names = user.groups.filter(name__in=KNOWN_ROLES).values_list("name", flat=True)
         cached = frozenset(names)
         setattr(user, _CACHE_ATTR, cached)
     return cached
@@ -63,7 +71,7 @@ def require_role(user, *roles: str, action: str = "do this") -> None:
 
 
 def role_labels(user) -> list[str]:
-    return [LABELS[role] for role in ALL_ROLES if role in user_roles(user)]
+    return [LABELS[role] for role in KNOWN_ROLES if role in user_roles(user)]
 
 
 def _people(roles: Iterable[str]) -> str:

@@ -13,7 +13,8 @@ Individual case::
     open --resolve--> resolved (final)
 
 A settlement (or an adjustment) moves prepared -> awaiting_approval -> approved | rejected;
-a settlement not yet approved is withdrawn (final) with its case.
+a settlement not yet approved is withdrawn (final) with its case. Compensation and the
+re-issue of a failed payment move proposed -> approved | rejected.
 Every service asks this module whether its move is legal, so the rules live in one place.
 """
 
@@ -43,6 +44,12 @@ class SettlementStatus(models.TextChoices):
 
 
 class CompensationStatus(models.TextChoices):
+    PROPOSED = "proposed", "Awaiting approval"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+
+
+class ReissueStatus(models.TextChoices):
     PROPOSED = "proposed", "Awaiting approval"
     APPROVED = "approved", "Approved"
     REJECTED = "rejected", "Rejected"
@@ -128,6 +135,11 @@ _COMPENSATION_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
     ),
 }
 
+_REISSUE_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
+    "approve": (frozenset({ReissueStatus.PROPOSED}), ReissueStatus.APPROVED, "approve"),
+    "reject": (frozenset({ReissueStatus.PROPOSED}), ReissueStatus.REJECTED, "reject"),
+}
+
 CASE_FINAL = frozenset({CaseStatus.APPROVED, CaseStatus.RESOLVED, CaseStatus.WITHDRAWN})
 
 
@@ -157,6 +169,14 @@ def compensation_refusal(current: str, action: str, *, label: str) -> str | None
     return _refusal(_COMPENSATION_MOVES, CompensationStatus, current, action, label)
 
 
+def reissue_refusal(current: str, action: str, *, label: str) -> str | None:
+    return _refusal(_REISSUE_MOVES, ReissueStatus, current, action, label)
+
+
+def reissue_next_status(current: str, action: str, *, label: str) -> str:
+    return _move(_REISSUE_MOVES, ReissueStatus, current, action, label)
+
+
 def case_allows(current: str, action: str) -> bool:
     """Whether a case in ``current`` may take ``action`` (for showing or hiding buttons)."""
     return current in _CASE_MOVES[action][0]
@@ -168,6 +188,10 @@ def settlement_allows(current: str, action: str) -> bool:
 
 def compensation_allows(current: str, action: str) -> bool:
     return current in _COMPENSATION_MOVES[action][0]
+
+
+def reissue_allows(current: str, action: str) -> bool:
+    return current in _REISSUE_MOVES[action][0]
 
 
 def _refusal(moves, choices, current: str, action: str, label: str) -> str | None:

@@ -83,12 +83,20 @@ def auditor(django_user_model):
 
 
 @pytest.fixture
+def cashier(django_user_model):
+    """The wallet system's user: reads the ledger feed and confirms payments, nothing else."""
+    return make_user(django_user_model, "wallet", roles.CASHIER)
+
+
+@pytest.fixture
 def no_role_user(django_user_model):
     return make_user(django_user_model, "nobody")
 
 
 @pytest.fixture
-def users(operator, marketing_manager, tournament_manager, second_manager, auditor, no_role_user):
+def users(
+    operator, marketing_manager, tournament_manager, second_manager, auditor, cashier, no_role_user
+):
     """Every kind of user by role name (plus "second_manager" and "none")."""
     return {
         roles.OPERATOR: operator,
@@ -96,6 +104,7 @@ def users(operator, marketing_manager, tournament_manager, second_manager, audit
         roles.TOURNAMENT_MANAGER: tournament_manager,
         "second_manager": second_manager,
         roles.AUDITOR: auditor,
+        roles.CASHIER: cashier,
         "none": no_role_user,
     }
 

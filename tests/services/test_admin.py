@@ -21,6 +21,10 @@ READ_ONLY = [
     "prizewithdrawal",
     "event",
     "apitoken",
+    "ledgerrelease",
+    "paymenttally",
+    "paymentconfirmation",
+    "reissue",
 ]
 
 
