@@ -269,7 +269,9 @@ class PrizeWithdrawalForm(DomainErrorsMixin, forms.Form):
         raw, unit = (cleaned.get("amount") or "").strip(), cleaned.get("unit") or ""
         cleaned["amount_minor"] = None
         try:
-            check_prize_amount(amount_given=bool(raw), unit=unit)
+            check_prize_amount(
+                amount_given=bool(raw), unit=unit, outcome=cleaned.get("outcome") or ""
+            )
         except DomainError as error:
             self.add_domain_error(error)
             return cleaned

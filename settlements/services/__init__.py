@@ -1,5 +1,6 @@
 """Every write of the workflow: one function per business event, one module per part of the
-business (incidents, snapshots, decisions, settlements, compensation, individual cases, tokens).
+business (incidents, snapshots, decisions, settlements, compensation, individual cases,
+payments, tokens).
 
 Each service is atomic, takes keyword-only arguments, locks the rows it moves (always the case
 before its settlement, so two services never wait on each other in opposite order), asks
@@ -30,6 +31,14 @@ from settlements.services.individual_cases import (
     individual_case_open,
     individual_case_resolve,
     prize_withdrawal_decide,
+)
+from settlements.services.payments import (
+    ConfirmationAnswer,
+    ConfirmationEntry,
+    payment_confirm,
+    reissue_approve,
+    reissue_propose,
+    reissue_reject,
 )
 from settlements.services.settlements import (
     LINE_SHAPES,
@@ -74,6 +83,12 @@ __all__ = [
     "individual_case_resolve",
     "prize_withdrawal_decide",
     "check_prize_amount",
+    "ConfirmationEntry",
+    "ConfirmationAnswer",
+    "payment_confirm",
+    "reissue_propose",
+    "reissue_approve",
+    "reissue_reject",
     "TOKEN_USE_RESOLUTION",
     "api_token_create",
     "api_token_revoke",

@@ -22,6 +22,7 @@ from settlements.services.common import (
     _required_text,
     _save,
 )
+from settlements.services.payments import release_lines
 from settlements.workflow import CompensationStatus, compensation_next_status
 
 
@@ -134,6 +135,15 @@ def _compensation_review(compensation: Compensation, actor, action: str, reason:
     compensation.reviewed_at = timezone.now()
     compensation.review_reason = reason.strip()
     _save(compensation, actor=actor, reason=reason.strip() or action.capitalize() + "d")
+    if action == "approve":
+        release_lines(
+            actor=actor,
+            case=compensation.case,
+            currency=compensation.currency,
+            line_count=compensation.items.count(),
+            totals=compensation.totals,
+            compensation=compensation,
+        )
     _record(
         Event.Type.COMPENSATION_APPROVED
         if action == "approve"

@@ -16,6 +16,7 @@ from settlements.services.common import (
     _required_text,
     _save,
 )
+from settlements.services.payments import release_lines
 from settlements.workflow import CaseStatus, case_next_status
 
 
@@ -100,9 +101,11 @@ def prize_withdrawal_decide(
     if outcome not in PrizeWithdrawal.Outcome.values:
         raise DomainError("Choose to withdraw the prize or to leave it.", field="outcome")
     reason = _required_text(reason, "reason")
-    check_prize_amount(amount_given=amount is not None, unit=unit)
+    check_prize_amount(amount_given=amount is not None, unit=unit, outcome=outcome)
     if amount is not None:
         _check_amount(amount, "amount")
+    if outcome == PrizeWithdrawal.Outcome.WITHDRAW and not amount:
+        raise DomainError("Give the amount to take back and its unit.", field="amount")
     withdrawal = PrizeWithdrawal(
         case=case,
         player=player,
@@ -114,6 +117,15 @@ def prize_withdrawal_decide(
         decided_by=actor,
     )
     _save(withdrawal, actor=actor, reason=reason)
+    if outcome == PrizeWithdrawal.Outcome.WITHDRAW:
+        release_lines(
+            actor=actor,
+            case=case,
+            currency=case.tournament.currency,
+            line_count=1,
+            totals={unit: -amount},
+            prize_withdrawal=withdrawal,
+        )
     _record(
         Event.Type.PRIZE_WITHDRAWAL_DECIDED,
         actor=actor,
@@ -125,10 +137,13 @@ def prize_withdrawal_decide(
     return withdrawal
 
 
-def check_prize_amount(*, amount_given: bool, unit: str) -> None:
-    """An amount comes with its unit, and a unit with an amount. The prize form asks too: it
-    needs the unit to read the amount, and its confirmation step never shows a pair the
-    service would refuse."""
+def check_prize_amount(*, amount_given: bool, unit: str, outcome: str = "") -> None:
+    """An amount comes with its unit, and a unit with an amount; a prize withdrawn says what
+    to take back, since the cashier collects exactly that. The prize form asks too: it needs
+    the unit to read the amount, and its confirmation step never shows a pair the service
+    would refuse."""
+    if outcome == PrizeWithdrawal.Outcome.WITHDRAW and not amount_given:
+        raise DomainError("Give the amount to take back and its unit.", field="amount")
     if amount_given and unit not in Unit.values:
         raise DomainError("Give the unit of the amount.", field="unit")
     if not amount_given and unit:

@@ -42,6 +42,7 @@ from settlements.services.common import (
     _required_text,
     _save,
 )
+from settlements.services.payments import release_lines, unit_totals
 from settlements.workflow import SettlementStatus, case_next_status, settlement_next_status
 
 # Which unit and source each kind of line may have (SNAPSHOT.md, "lines").
@@ -187,6 +188,14 @@ def settlement_approve(*, settlement: Settlement, actor, reason: str = "") -> Se
     _save(settlement, actor=actor, reason=reason.strip() or "Approved")
     if not settlement.is_adjustment:
         _save(case, actor=actor, reason=f"{settlement} approved")
+    release_lines(
+        actor=actor,
+        case=case,
+        currency=settlement.currency,
+        line_count=settlement.line_count,
+        totals=unit_totals(settlement.totals),
+        settlement=settlement,
+    )
     _record(
         Event.Type.SETTLEMENT_APPROVED,
         actor=actor,

@@ -1,0 +1,582 @@
+"""Approved ledger lines: the one read behind the cashier's feed, the incident's payment batch,
+every ledger export, and the lines the payment services look up.
+
+An approved line is a line of a ``LedgerRelease``: a settlement's or adjustment's lines, a
+compensation's items, a withdrawn prize (a debit), or a re-issued line. Each has a place in
+the feed's sequence (``position``): its release's first place plus its line number, less one.
+``approved_lines`` streams them in that order from any set of releases, optionally between two
+places, reading each source table in chunks through its (record, line number) index, so
+810,000 lines never sit in memory and a page deep into them costs what the first page does.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    Exists,
+    ExpressionWrapper,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
+
+from settlements.models import (
+    CompensationItem,
+    LedgerRelease,
+    LineKind,
+    PaymentConfirmation,
+    PaymentTally,
+    PrizeWithdrawal,
+    Reissue,
+    SettlementLine,
+    Source,
+    Unit,
+    idempotency_key,
+)
+from settlements.workflow import ReissueStatus
+
+CHUNK_SIZE = 5000
+MONEY_UNITS = frozenset({Unit.CASH, Unit.TDOLLARS})
+UNIT_ORDER = (Unit.CASH, Unit.TDOLLARS, Unit.TICKETS, Unit.FPP)
+
+Record = LedgerRelease.Record
+# Which table holds a release's lines, by its record.
+_TABLE = {
+    Record.SETTLEMENT: "settlement",
+    Record.ADJUSTMENT: "settlement",
+    Record.COMPENSATION: "compensation",
+    Record.PRIZE_WITHDRAWAL: "prize_withdrawal",
+    Record.REISSUE: "reissue",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """What every line of one release shares."""
+
+    id: int
+    record: str
+    record_id: int
+    first_position: int
+    line_count: int
+    settlement_id: int | None
+    compensation_id: int | None
+    case_id: int
+    incident_id: int | None
+    tournament: str
+    currency: str
+    released_at: datetime
+    # A re-issue's line replaces this key, of the failed line.
+    reissue_of: str | None
+
+    @property
+    def last_position(self) -> int:
+        return self.first_position + self.line_count - 1
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerLine:
+    release: Release
+    line_no: int
+    player: str
+    kind: str
+    unit: str
+    # Signed: a reversal or a prize withdrawal takes money back (negative).
+    amount: int
+    source: str
+
+    @property
+    def position(self) -> int:
+        return self.release.first_position + self.line_no - 1
+
+    @property
+    def key(self) -> str:
+        return idempotency_key(self.release.record, self.release.record_id, self.line_no)
+
+    @property
+    def currency(self) -> str:
+        """The currency of a money amount; empty for seats and points, which are counts."""
+        return self.release.currency if self.unit in MONEY_UNITS else ""
+
+
+def approved_lines(
+    releases: QuerySet[LedgerRelease] | None = None,
+    *,
+    after: int = 0,
+    until: int | None = None,
+    unconfirmed_only: bool = False,
+) -> Iterator[LedgerLine]:
+    """The lines of ``releases`` (every release by default) in feed order, from the place
+    after ``after`` up to ``until`` included. ``unconfirmed_only`` leaves out every line the
+    cashier has said anything about."""
+    for group in _groups(_releases(releases, after=after, until=until)):
+        yield from _group_lines(group, after=after, until=until, unconfirmed_only=unconfirmed_only)
+
+
+def last_position() -> int:
+    """The highest place handed out (0 before the first release); everything up to it is
+    committed once this read sees it (see ``LedgerRelease``)."""
+    last = LedgerRelease.objects.order_by("-last_position").values_list("last_position").first()
+    return last[0] if last else 0
+
+
+def lines_at(places: Iterable[tuple[int, int]]) -> dict[tuple[int, int], LedgerLine]:
+    """The lines at (release id, line number) pairs, by pair; pairs that name no line are
+    left out. For the payment services, which are given keys: one query per release named."""
+    wanted: dict[int, set[int]] = defaultdict(set)
+    for release_id, line_no in places:
+        wanted[release_id].add(line_no)
+    found: dict[tuple[int, int], LedgerLine] = {}
+    if not wanted:
+        return found
+    for release in _releases(LedgerRelease.objects.filter(pk__in=wanted)):
+        table = _TABLE[release.record]
+        rows = _READERS[table]([release.record_id], False)
+        if table in ("settlement", "compensation"):
+            rows = rows.filter(line_no__in=sorted(wanted[release.id]))
+        for row in rows:
+            line = _line({release.record_id: release}, table, row)
+            if line.line_no in wanted[release.id]:
+                found[release.id, line.line_no] = line
+    return found
+
+
+def places_of(keys: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """{key: (release id, line number)} for the keys that name a released line; malformed
+    keys, records never approved and line numbers past a record's last are left out. One
+    query whatever the number of keys."""
+    wanted: dict[str, dict[int, list[tuple[str, int]]]] = defaultdict(lambda: defaultdict(list))
+    for key in keys:
+        parsed = parse_key(key)
+        if parsed is not None:
+            field_name, record_id, line_no = parsed
+            wanted[field_name][record_id].append((key, line_no))
+    if not wanted:
+        return {}
+    condition = Q()
+    for field_name, records in wanted.items():
+        condition |= Q(**{f"{field_name}__in": list(records)})
+    places: dict[str, tuple[int, int]] = {}
+    fields = list(_PREFIX_FIELDS.values())
+    for pk, line_count, *ids in LedgerRelease.objects.filter(condition).values_list(
+        "pk", "line_count", *fields
+    ):
+        for field_name, record_id in zip(fields, ids, strict=True):
+            for key, line_no in wanted.get(field_name, {}).get(record_id, ()):
+                if line_no <= line_count:
+                    places[key] = (pk, line_no)
+    return places
+
+
+_PREFIX_FIELDS = {
+    "": "settlement_id",
+    "C": "compensation_id",
+    "W": "prize_withdrawal_id",
+    "R": "reissue_id",
+}
+
+
+def parse_key(key: str) -> tuple[str, int, int] | None:
+    """ "C5-1" -> ("compensation_id", 5, 1); None for anything not shaped like a key."""
+    if not isinstance(key, str) or len(key) > 40:
+        return None
+    head, dash, line = key.partition("-")
+    prefix = head[:1] if head[:1] in ("C", "W", "R") else ""
+    number = head[len(prefix) :]
+    if not dash or not _digits(number) or not _digits(line):
+        return None
+    return _PREFIX_FIELDS[prefix], int(number), int(line)
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 18 and int(text) > 0
+
+
+# --- Totals and reconciliation ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnitTotal:
+    currency: str
+    unit: str
+    amount: int
+
+
+def release_totals(releases: QuerySet[LedgerRelease]) -> list[UnitTotal]:
+    """Totals by currency and unit over the releases' stored totals (no line is read)."""
+    sums: dict[tuple[str, str], int] = defaultdict(int)
+    for currency, totals in releases.values_list("currency", "totals"):
+        for unit, amount in totals.items():
+            sums[_money_key(currency, unit)] += amount
+    return sorted_totals(sums)
+
+
+def sorted_totals(sums: dict[tuple[str, str], int]) -> list[UnitTotal]:
+    """{(currency, unit): amount} as a list, by currency, then in the usual unit order."""
+    return [
+        UnitTotal(currency, unit, sums[currency, unit])
+        for currency, unit in sorted(sums, key=_order)
+    ]
+
+
+def _money_key(currency: str, unit: str) -> tuple[str, str]:
+    # Seats and points are counts, not money: they add up across currencies.
+    return (currency if unit in MONEY_UNITS else "", unit)
+
+
+def _order(key: tuple[str, str]) -> tuple:
+    currency, unit = key
+    return (currency, UNIT_ORDER.index(unit) if unit in UNIT_ORDER else len(UNIT_ORDER), unit)
+
+
+def _counter() -> defaultdict:
+    return defaultdict(int)
+
+
+@dataclass
+class Reconciliation:
+    """Where the lines of some releases stand: counts, and amounts {(currency, unit): amount}
+    (the currency empty for seats and points)."""
+
+    lines: int = 0
+    paid_lines: int = 0
+    failed_lines: int = 0
+    reissued_lines: int = 0
+    approved: defaultdict = field(default_factory=_counter)
+    paid: defaultdict = field(default_factory=_counter)
+    failed: defaultdict = field(default_factory=_counter)
+    reissued: defaultdict = field(default_factory=_counter)
+
+    @property
+    def unconfirmed_lines(self) -> int:
+        return self.lines - self.paid_lines - self.failed_lines - self.reissued_lines
+
+    @property
+    def unconfirmed(self) -> dict:
+        keys = self.approved.keys()
+        return {
+            key: self.approved[key]
+            - self.paid.get(key, 0)
+            - self.failed.get(key, 0)
+            - self.reissued.get(key, 0)
+            for key in keys
+        }
+
+    def rows(self) -> list[dict]:
+        """One row per currency and unit, in the usual unit order, for the templates."""
+        keys = sorted(self.approved, key=_order)
+        unconfirmed = self.unconfirmed
+        return [
+            {
+                "currency": currency,
+                "unit": unit,
+                "approved": self.approved[currency, unit],
+                "paid": self.paid.get((currency, unit), 0),
+                "failed": self.failed.get((currency, unit), 0),
+                "reissued": self.reissued.get((currency, unit), 0),
+                "unconfirmed": unconfirmed[currency, unit],
+            }
+            for currency, unit in keys
+        ]
+
+
+def reconciliation(releases: QuerySet[LedgerRelease]) -> Reconciliation:
+    """Paid, failed, re-issued and unconfirmed lines and amounts of ``releases``, from their
+    running tallies: one query whatever the number of lines."""
+    result = Reconciliation()
+    rows = releases.values_list(
+        "currency",
+        "line_count",
+        "totals",
+        "tally__paid_lines",
+        "tally__failed_lines",
+        "tally__reissued_lines",
+        "tally__paid",
+        "tally__failed",
+        "tally__reissued",
+    ).order_by()
+    for currency, count, totals, paid_n, failed_n, reissued_n, paid, failed, reissued in rows:
+        result.lines += count
+        result.paid_lines += paid_n or 0
+        result.failed_lines += failed_n or 0
+        result.reissued_lines += reissued_n or 0
+        for target, amounts in (
+            (result.approved, totals),
+            (result.paid, paid),
+            (result.failed, failed),
+            (result.reissued, reissued),
+        ):
+            for unit, amount in (amounts or {}).items():
+                target[_money_key(currency, unit)] += amount
+    return result
+
+
+def tallies_agree(releases: QuerySet[LedgerRelease]) -> list[int]:
+    """Ids of releases whose running tally differs from a count of their confirmations and
+    re-issues: empty when the pages' figures are right. For the auditor's page."""
+    ids = list(releases.values_list("pk", flat=True))
+    counted: dict[int, list[int]] = {pk: [0, 0, 0] for pk in ids}
+    states = _line_states(ids)
+    for (release_id, _line_no), state in states.items():
+        counted[release_id][("paid", "failed", "reissued").index(state)] += 1
+    kept = PaymentTally.objects.filter(release_id__in=ids).values_list(
+        "release_id", "paid_lines", "failed_lines", "reissued_lines"
+    )
+    return sorted(pk for pk, *numbers in kept if counted[pk] != list(numbers))
+
+
+def _line_states(release_ids: Sequence[int]) -> dict[tuple[int, int], str]:
+    """Every confirmed line's state: paid, failed or re-issued."""
+    states: dict[tuple[int, int], str] = {}
+    confirmations = (
+        PaymentConfirmation.objects.filter(release_id__in=release_ids)
+        .values_list("release_id", "line_no", "status")
+        .iterator(chunk_size=CHUNK_SIZE)
+    )
+    for release_id, line_no, status in confirmations:
+        if states.get((release_id, line_no)) != PaymentConfirmation.Status.PAID:
+            states[release_id, line_no] = status
+    replaced = Reissue.objects.filter(
+        original_release_id__in=release_ids, status=ReissueStatus.APPROVED
+    ).values_list("original_release_id", "original_line_no")
+    for place in replaced:
+        states[place] = "reissued"
+    return states
+
+
+@dataclass(frozen=True, slots=True)
+class LinePayment:
+    """What became of one line: its state, and the confirmation or re-issue behind it."""
+
+    line: LedgerLine
+    state: str  # unconfirmed, paid, failed, reissued
+    reference: str = ""
+    at: datetime | None = None
+    attempts: int = 0
+    reissued_as: str = ""
+
+
+def with_payments(lines: Iterable[LedgerLine]) -> Iterator[LinePayment]:
+    """Each line with what the cashier said about it, read a chunk of lines at a time."""
+    chunk: list[LedgerLine] = []
+    for line in lines:
+        chunk.append(line)
+        if len(chunk) == CHUNK_SIZE:
+            yield from _decorate(chunk)
+            chunk = []
+    if chunk:
+        yield from _decorate(chunk)
+
+
+def _decorate(chunk: list[LedgerLine]) -> Iterator[LinePayment]:
+    spans: dict[int, list[int]] = {}
+    for line in chunk:
+        low, high = spans.setdefault(line.release.id, [line.line_no, line.line_no])
+        spans[line.release.id] = [min(low, line.line_no), max(high, line.line_no)]
+    said: dict[tuple[int, int], list[tuple]] = defaultdict(list)
+    replaced: dict[tuple[int, int], int] = {}
+    for release_id, (low, high) in spans.items():
+        rows = PaymentConfirmation.objects.filter(
+            release_id=release_id, line_no__gte=low, line_no__lte=high
+        ).values_list("line_no", "status", "external_reference", "at")
+        for line_no, status, reference, at in rows:
+            said[release_id, line_no].append((status, reference, at))
+        reissues = Reissue.objects.filter(
+            original_release_id=release_id,
+            original_line_no__gte=low,
+            original_line_no__lte=high,
+            status=ReissueStatus.APPROVED,
+        ).values_list("original_line_no", "pk")
+        for line_no, pk in reissues:
+            replaced[release_id, line_no] = pk
+    for line in chunk:
+        place = (line.release.id, line.line_no)
+        answers = said.get(place, [])
+        paid = next((answer for answer in answers if answer[0] == "paid"), None)
+        if paid is not None:
+            yield LinePayment(line, "paid", paid[1], paid[2], len(answers))
+        elif place in replaced:
+            last = max(answers, key=lambda answer: answer[2]) if answers else ("", "", None)
+            key = idempotency_key(Record.REISSUE, replaced[place], 1)
+            yield LinePayment(line, "reissued", last[1], last[2], len(answers), key)
+        elif answers:
+            last = max(answers, key=lambda answer: answer[2])
+            yield LinePayment(line, "failed", last[1], last[2], len(answers))
+        else:
+            yield LinePayment(line, "unconfirmed")
+
+
+# --- Reading the releases and their lines -------------------------------------------------------
+
+
+def _releases(
+    releases: QuerySet[LedgerRelease] | None, *, after: int = 0, until: int | None = None
+) -> Iterator[Release]:
+    releases = LedgerRelease.objects.all() if releases is None else releases
+    releases = releases.filter(last_position__gt=after)
+    if until is not None:
+        releases = releases.filter(first_position__lte=until)
+    rows = releases.order_by("first_position").values_list(
+        "pk",
+        "record",
+        "settlement_id",
+        "compensation_id",
+        "prize_withdrawal_id",
+        "reissue_id",
+        "first_position",
+        "line_count",
+        "case_id",
+        "incident_id",
+        "case__tournament__operator_id",
+        "currency",
+        "released_at",
+        "reissue__original_key",
+        "reissue__original_release__settlement_id",
+        "reissue__original_release__compensation_id",
+    )
+    for row in rows.iterator(chunk_size=2000):
+        (pk, record, settlement, compensation, withdrawal, reissue, first, count, case,
+         incident, tournament, currency, at, original, original_settlement,
+         original_compensation) = row  # fmt: skip
+        yield Release(
+            id=pk,
+            record=record,
+            record_id=settlement or compensation or withdrawal or reissue,
+            first_position=first,
+            line_count=count,
+            settlement_id=settlement or original_settlement,
+            compensation_id=compensation or original_compensation,
+            case_id=case,
+            incident_id=incident,
+            tournament=tournament,
+            currency=currency,
+            released_at=at,
+            reissue_of=original,
+        )
+
+
+def _groups(releases: Iterator[Release]) -> Iterator[list[Release]]:
+    """Consecutive releases of one table, about CHUNK_SIZE lines at most per group (a larger
+    release alone), so a group's lines take one query however many small records it has."""
+    group: list[Release] = []
+    lines = 0
+    for release in releases:
+        joins = (
+            group
+            and _TABLE[group[0].record] == _TABLE[release.record]
+            and lines + release.line_count <= CHUNK_SIZE
+        )
+        if group and not joins:
+            yield group
+            group, lines = [], 0
+        group.append(release)
+        lines += release.line_count
+    if group:
+        yield group
+
+
+def _group_lines(
+    group: list[Release],
+    *,
+    after: int = 0,
+    until: int | None = None,
+    unconfirmed_only: bool = False,
+) -> Iterator[LedgerLine]:
+    table = _TABLE[group[0].record]
+    by_record = {release.record_id: release for release in group}
+    rows = _READERS[table](list(by_record), unconfirmed_only)
+    if len(group) == 1:
+        release = group[0]
+        low = max(1, after - release.first_position + 2)
+        high = release.line_count
+        if until is not None:
+            high = min(high, until - release.first_position + 1)
+        if low > 1:
+            rows = rows.filter(line_no__gte=low)
+        if high < release.line_count:
+            rows = rows.filter(line_no__lte=high)
+        for row in rows.order_by("line_no").iterator(chunk_size=CHUNK_SIZE):
+            yield _line(by_record, table, row)
+        return
+    # Small records together: at most CHUNK_SIZE rows, put in feed order here.
+    lines = [_line(by_record, table, row) for row in rows]
+    lines.sort(key=lambda line: line.position)
+    for line in lines:
+        if line.position > after and (until is None or line.position <= until):
+            yield line
+
+
+def _line(by_record: dict[int, Release], table: str, row: tuple) -> LedgerLine:
+    record_id, line_no, player, kind, unit, amount, source = row
+    return LedgerLine(by_record[record_id], line_no, player, kind, unit, amount, source)
+
+
+def _not_confirmed(queryset: QuerySet, release_link: str, line_no) -> QuerySet:
+    said = PaymentConfirmation.objects.filter(**{release_link: OuterRef(_outer(release_link))})
+    return queryset.exclude(Exists(said.filter(line_no=line_no)))
+
+
+def _outer(release_link: str) -> str:
+    return {
+        "release__settlement_id": "settlement_id",
+        "release__compensation_id": "compensation_id",
+        "release__prize_withdrawal_id": "pk",
+        "release__reissue_id": "pk",
+    }[release_link]
+
+
+def _settlement_rows(record_ids: list[int], unconfirmed_only: bool) -> QuerySet:
+    rows = SettlementLine.objects.filter(settlement_id__in=record_ids)
+    if unconfirmed_only:
+        rows = _not_confirmed(rows, "release__settlement_id", OuterRef("line_no"))
+    signed = Case(
+        When(reversal=True, then=-F("amount")), default=F("amount"), output_field=BigIntegerField()
+    )
+    return rows.annotate(signed=signed).values_list(
+        "settlement_id", "line_no", "player", "kind", "unit", "signed", "source"
+    )
+
+
+def _compensation_rows(record_ids: list[int], unconfirmed_only: bool) -> QuerySet:
+    rows = CompensationItem.objects.filter(compensation_id__in=record_ids)
+    if unconfirmed_only:
+        rows = _not_confirmed(rows, "release__compensation_id", OuterRef("line_no"))
+    return rows.annotate(kind=Value(LineKind.COMPENSATION), source=Value(Source.HOUSE)).values_list(
+        "compensation_id", "line_no", "player", "kind", "unit", "amount", "source"
+    )
+
+
+def _withdrawal_rows(record_ids: list[int], unconfirmed_only: bool) -> QuerySet:
+    rows = PrizeWithdrawal.objects.filter(pk__in=record_ids)
+    if unconfirmed_only:
+        rows = _not_confirmed(rows, "release__prize_withdrawal_id", 1)
+    return rows.annotate(
+        line_no=Value(1),
+        kind=Value(LineKind.PRIZE_WITHDRAWAL),
+        signed=ExpressionWrapper(-F("amount"), output_field=BigIntegerField()),
+        source=Value(Source.HOUSE),
+    ).values_list("pk", "line_no", "player", "kind", "unit", "signed", "source")
+
+
+def _reissue_rows(record_ids: list[int], unconfirmed_only: bool) -> QuerySet:
+    rows = Reissue.objects.filter(pk__in=record_ids)
+    if unconfirmed_only:
+        rows = _not_confirmed(rows, "release__reissue_id", 1)
+    return rows.annotate(line_no=Value(1)).values_list(
+        "pk", "line_no", "player", "kind", "unit", "amount", "source"
+    )
+
+
+_READERS = {
+    "settlement": _settlement_rows,
+    "compensation": _compensation_rows,
+    "prize_withdrawal": _withdrawal_rows,
+    "reissue": _reissue_rows,
+}

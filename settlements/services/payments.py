@@ -1,0 +1,472 @@
+"""Payments: approved lines handed to the cashier, its confirmations, re-issues of failed lines.
+
+``release_lines`` runs inside every service that approves money (a settlement or adjustment,
+compensation, a prize withdrawal, a re-issue): it gives the record's lines their places in
+the ledger feed. ``payment_confirm`` records what the cashier says about a batch of lines;
+``reissue_*`` pay a failed line again under a new key, with four eyes.
+
+Each line is in one state, kept as a running tally per release (``PaymentTally``), changed
+only here and under a lock on that tally row::
+
+    unconfirmed --paid--> paid (final)
+    unconfirmed --failed--> failed --paid--> paid      (the cashier retried on its own)
+    failed --re-issue approved--> reissued (final: the new line is paid instead)
+"""
+
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from settlements import change_mark, roles
+from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements.models import (
+    Case,
+    Compensation,
+    Event,
+    Incident,
+    LedgerRelease,
+    PaymentConfirmation,
+    PaymentTally,
+    PrizeWithdrawal,
+    Reissue,
+    Settlement,
+    idempotency_key,
+)
+from settlements.selectors import payments as payment_reads
+from settlements.selectors.payments import LedgerLine
+from settlements.services.common import _insert_rows, _record, _required_text, _save
+from settlements.workflow import ReissueStatus, reissue_next_status
+
+log = logging.getLogger("crashdesk.payments")
+
+Record = LedgerRelease.Record
+PAID = PaymentConfirmation.Status.PAID
+FAILED = PaymentConfirmation.Status.FAILED
+# A cashier's clock may run a little ahead of ours; a time further ahead is a mistake.
+CLOCK_SKEW = timedelta(minutes=5)
+MAX_REFERENCE_LENGTH = 200
+TALLY_FIELDS = (
+    "paid_lines", "failed_lines", "reissued_lines", "paid", "failed", "reissued",
+)  # fmt: skip
+
+
+# --- Releasing approved lines --------------------------------------------------------------
+
+
+def release_lines(
+    *,
+    actor,
+    case,
+    currency: str,
+    line_count: int,
+    totals: dict[str, int],
+    settlement: Settlement | None = None,
+    compensation: Compensation | None = None,
+    prize_withdrawal: PrizeWithdrawal | None = None,
+    reissue: Reissue | None = None,
+) -> LedgerRelease | None:
+    """Give an approved record's lines their places in the feed; inside the approving
+    service's transaction. A record without lines (a reschedule) is not released."""
+    if line_count == 0:
+        return None
+    if settlement is not None:
+        record = Record.ADJUSTMENT if settlement.is_adjustment else Record.SETTLEMENT
+    elif compensation is not None:
+        record = Record.COMPENSATION
+    elif prize_withdrawal is not None:
+        record = Record.PRIZE_WITHDRAWAL
+    else:
+        record = Record.REISSUE
+    # Places follow commit order: taken under the lock held to the commit (changes.py).
+    change_mark.hold_commit_order()
+    first = payment_reads.last_position() + 1
+    release = LedgerRelease.objects.create(
+        record=record,
+        first_position=first,
+        last_position=first + line_count - 1,
+        line_count=line_count,
+        settlement=settlement,
+        compensation=compensation,
+        prize_withdrawal=prize_withdrawal,
+        reissue=reissue,
+        case=case,
+        incident_id=case.incident_id,
+        currency=currency,
+        totals={unit: amount for unit, amount in totals.items() if amount},
+        released_by=actor,
+        released_at=timezone.now(),
+    )
+    PaymentTally.objects.create(release=release)
+    return release
+
+
+def unit_totals(by_unit_and_source: dict[str, dict[str, int]]) -> dict[str, int]:
+    """A settlement's {unit: {source: amount}} totals as {unit: amount}."""
+    return {unit: sum(sources.values()) for unit, sources in by_unit_and_source.items()}
+
+
+# --- Confirmations ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfirmationEntry:
+    """What the cashier says about one line (checked for shape by the caller)."""
+
+    idempotency_key: str
+    status: str
+    external_reference: str
+    at: datetime
+    amount: int
+
+
+@dataclass(frozen=True)
+class ConfirmationAnswer:
+    """The answer for one confirmation: recorded, already recorded (a repeat: nothing
+    written), or refused with the reason."""
+
+    idempotency_key: str
+    outcome: str
+    message: str = ""
+
+    RECORDED = "recorded"
+    ALREADY_RECORDED = "already_recorded"
+    REFUSED = "refused"
+
+
+@dataclass
+class _LineState:
+    line: LedgerLine
+    paid_reference: str | None
+    failed_references: set[str]
+    reissue: tuple[str, str] | None  # (status, key) of a live re-issue
+
+    @property
+    def state(self) -> str:
+        if self.paid_reference is not None:
+            return "paid"
+        if self.reissue is not None and self.reissue[0] == ReissueStatus.APPROVED:
+            return "reissued"
+        return "failed" if self.failed_references else "unconfirmed"
+
+
+@transaction.atomic
+def payment_confirm(
+    *, actor, confirmations: Sequence[ConfirmationEntry]
+) -> list[ConfirmationAnswer]:
+    """Record what the cashier says about a batch of lines, each answered on its own: a
+    refused line never stops the others. A repeat of something already recorded is answered
+    the same and writes nothing; so is a batch sent twice."""
+    roles.require_role(actor, roles.CASHIER, action="confirm payments")
+    found = payment_reads.places_of({item.idempotency_key for item in confirmations})
+    places = {item.idempotency_key: found.get(item.idempotency_key) for item in confirmations}
+    release_ids = {release_id for release_id, _line_no in found.values()}
+    # Lock the tallies first: two batches about the same lines then answer one after the
+    # other, and the second sees what the first wrote.
+    tallies = {
+        tally.release_id: tally
+        for tally in PaymentTally.objects.select_for_update()
+        .filter(release_id__in=release_ids)
+        .order_by("release_id")
+    }
+    states = _states({place for place in places.values() if place is not None})
+
+    answers: list[ConfirmationAnswer] = []
+    rows: list[tuple] = []
+    now = timezone.now()
+    for item in confirmations:
+        place = places[item.idempotency_key]
+        if place is None:
+            answers.append(_refused(item, "No approved line has this idempotency key."))
+            continue
+        answer, changed = _judge(item, states[place], now)
+        answers.append(answer)
+        if changed is not None:
+            before, after = changed
+            _move_tally(tallies[place[0]], states[place].line, before, after)
+            rows.append((place, item))
+
+    changed = {place[0] for place, _ in rows}
+    if rows:
+        event = _record(
+            Event.Type.PAYMENTS_CONFIRMED,
+            actor=actor,
+            **_common_subject([states[place].line for place, _ in rows]),
+            data=_batch_summary(answers, [item for _, item in rows]),
+        )
+        _insert_rows(
+            PaymentConfirmation,
+            (
+                "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
+                "external_reference", "at", "recorded_at", "recorded_by", "event",
+            ),
+            (
+                (
+                    release_id, line_no, item.idempotency_key,
+                    states[release_id, line_no].line.player, states[release_id, line_no].line.unit,
+                    item.amount, item.status,
+                    item.external_reference, item.at, now, actor.pk, event.pk,
+                )
+                for (release_id, line_no), item in rows
+            ),
+        )  # fmt: skip
+        for release_id in sorted(changed):
+            tally = tallies[release_id]
+            tally.save(update_fields=[*TALLY_FIELDS, "updated_at"])
+    refused = [answer for answer in answers if answer.outcome == ConfirmationAnswer.REFUSED]
+    if refused:
+        log.warning(
+            "cashier confirmations refused",
+            extra={
+                "actor": actor.get_username(),
+                "refused": len(refused),
+                "first": [(a.idempotency_key, a.message) for a in refused[:5]],
+            },
+        )
+    return answers
+
+
+def _judge(item: ConfirmationEntry, line: _LineState, now: datetime):
+    """The answer for one confirmation and, when it is recorded, the line's state before
+    and after; ``line`` is updated, so a later item of the same batch sees this one."""
+    key = item.idempotency_key
+    if item.status not in (PAID, FAILED):
+        return _refused(item, "The status must be paid or failed."), None
+    if item.amount != line.line.amount:
+        return _refused(
+            item,
+            f"The amount differs from the line's: {item.amount} given, "
+            f"{line.line.amount} approved ({line.line.unit}).",
+        ), None
+    reference = item.external_reference
+    if not reference or len(reference) > MAX_REFERENCE_LENGTH:
+        return _refused(
+            item, f"Give the external reference (1 to {MAX_REFERENCE_LENGTH} characters)."
+        ), None
+    if item.at > now + CLOCK_SKEW:
+        return _refused(item, "The time is in the future."), None
+    if item.status == PAID and line.paid_reference == reference:
+        return ConfirmationAnswer(key, ConfirmationAnswer.ALREADY_RECORDED), None
+    if item.status == FAILED and reference in line.failed_references:
+        return ConfirmationAnswer(key, ConfirmationAnswer.ALREADY_RECORDED), None
+    if line.paid_reference is not None:
+        return _refused(
+            item, f"This line was already paid, with reference {line.paid_reference}."
+        ), None
+    if line.state == "reissued":
+        return _refused(
+            item, f"This line failed and was re-issued as {line.reissue[1]}; confirm that one."
+        ), None
+    before = line.state
+    if item.status == PAID:
+        line.paid_reference = reference
+    else:
+        line.failed_references.add(reference)
+    after = line.state
+    return ConfirmationAnswer(key, ConfirmationAnswer.RECORDED), (before, after)
+
+
+def _refused(item: ConfirmationEntry, message: str) -> ConfirmationAnswer:
+    return ConfirmationAnswer(item.idempotency_key, ConfirmationAnswer.REFUSED, message)
+
+
+def _states(places: set[tuple[int, int]]) -> dict[tuple[int, int], _LineState]:
+    lines = payment_reads.lines_at(places)
+    states = {place: _LineState(line, None, set(), None) for place, line in lines.items()}
+    by_release: dict[int, list[int]] = defaultdict(list)
+    for release_id, line_no in states:
+        by_release[release_id].append(line_no)
+    for release_id, line_nos in by_release.items():
+        said = PaymentConfirmation.objects.filter(
+            release_id=release_id, line_no__in=line_nos
+        ).values_list("line_no", "status", "external_reference")
+        for line_no, status, reference in said:
+            state = states[release_id, line_no]
+            if status == PAID:
+                state.paid_reference = reference
+            else:
+                state.failed_references.add(reference)
+        live = Reissue.objects.filter(
+            original_release_id=release_id,
+            original_line_no__in=line_nos,
+            status__in=[ReissueStatus.PROPOSED, ReissueStatus.APPROVED],
+        ).values_list("original_line_no", "status", "pk")
+        for line_no, status, pk in live:
+            states[release_id, line_no].reissue = (status, idempotency_key(Record.REISSUE, pk, 1))
+    return states
+
+
+def _move_tally(tally: PaymentTally, line: LedgerLine, before: str, after: str) -> None:
+    if before == after:
+        return
+    for state, sign in ((before, -1), (after, 1)):
+        if state == "unconfirmed":
+            continue
+        setattr(tally, f"{state}_lines", getattr(tally, f"{state}_lines") + sign)
+        amounts = getattr(tally, state)
+        amounts[line.unit] = amounts.get(line.unit, 0) + sign * line.amount
+        if amounts[line.unit] == 0:
+            del amounts[line.unit]
+
+
+def _common_subject(lines: list[LedgerLine]) -> dict:
+    """The event's case (or incident) when every line of the batch belongs to it."""
+    cases = {line.release.case_id for line in lines}
+    incidents = {line.release.incident_id for line in lines}
+    if len(cases) == 1:
+        return {"case": Case.objects.select_related("incident", "tournament").get(pk=cases.pop())}
+    if len(incidents) == 1 and None not in incidents:
+        return {"incident": Incident.objects.get(pk=incidents.pop())}
+    return {}
+
+
+def _batch_summary(answers: list[ConfirmationAnswer], recorded: list[ConfirmationEntry]) -> dict:
+    counts = defaultdict(int)
+    for answer in answers:
+        counts[answer.outcome] += 1
+    return {
+        "items": len(answers),
+        "recorded": counts[ConfirmationAnswer.RECORDED],
+        "already_recorded": counts[ConfirmationAnswer.ALREADY_RECORDED],
+        "refused": counts[ConfirmationAnswer.REFUSED],
+        "paid": sum(1 for item in recorded if item.status == PAID),
+        "failed": sum(1 for item in recorded if item.status == FAILED),
+        "first_key": recorded[0].idempotency_key,
+        "last_key": recorded[-1].idempotency_key,
+    }
+
+
+# --- Re-issuing a failed line ----------------------------------------------------------------
+
+
+@transaction.atomic
+def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
+    """Propose paying a failed line again, as a new line with its own key."""
+    roles.require_role(actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="propose re-issues")
+    reason = _required_text(reason, "reason")
+    place = payment_reads.places_of([idempotency_key]).get(idempotency_key)
+    if place is None:
+        raise DomainError("No approved line has this key.", field="idempotency_key")
+    release_id, line_no = place
+    PaymentTally.objects.select_for_update().get(release_id=release_id)
+    state = _states({place})[place]
+    if state.reissue is not None:
+        raise InvalidTransition(
+            f"Line {idempotency_key} already has a re-issue ({state.reissue[1]})."
+        )
+    if state.state != "failed":
+        raise InvalidTransition(
+            f"Only a failed line is re-issued; line {idempotency_key} is {state.state}."
+        )
+    line = state.line
+    release = LedgerRelease.objects.select_related("case__incident", "case__tournament").get(
+        pk=release_id
+    )
+    reissue = Reissue(
+        original_release=release,
+        original_line_no=line_no,
+        original_key=idempotency_key,
+        case=release.case,
+        incident=release.incident,
+        player=line.player,
+        kind=line.kind,
+        unit=line.unit,
+        amount=line.amount,
+        source=line.source,
+        currency=release.currency,
+        status=ReissueStatus.PROPOSED,
+        reason=reason,
+        proposed_by=actor,
+    )
+    _save(reissue, actor=actor, reason=reason)
+    _record(
+        Event.Type.REISSUE_PROPOSED,
+        actor=actor,
+        case=release.case,
+        subject=reissue,
+        reason=reason,
+        data={"line": idempotency_key, "amount": line.amount, "unit": line.unit},
+    )
+    return reissue
+
+
+@transaction.atomic
+def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
+    """Approve a re-issue: its line joins the feed under its own key, and the failed line
+    counts as re-issued. Never the proposer's own."""
+    reissue, release = _review(reissue, actor, "approve")
+    state = _states({(release.pk, reissue.original_line_no)})[release.pk, reissue.original_line_no]
+    if state.paid_reference is not None:
+        raise InvalidTransition(
+            f"Line {reissue.original_key} was paid after all (reference "
+            f"{state.paid_reference}); reject this re-issue."
+        )
+    reissue.approved_by = actor
+    _finish_review(reissue, actor, reason)
+    release_lines(
+        actor=actor,
+        case=reissue.case,
+        currency=reissue.currency,
+        line_count=1,
+        totals={reissue.unit: reissue.amount},
+        reissue=reissue,
+    )
+    tally = PaymentTally.objects.get(release=release)
+    _move_tally(tally, state.line, "failed", "reissued")
+    tally.save()
+    _record(
+        Event.Type.REISSUE_APPROVED,
+        actor=actor,
+        case=reissue.case,
+        subject=reissue,
+        reason=reissue.review_reason,
+        data={
+            "line": reissue.original_key,
+            "new_line": idempotency_key(Record.REISSUE, reissue.pk, 1),
+        },
+    )
+    return reissue
+
+
+@transaction.atomic
+def reissue_reject(*, reissue: Reissue, actor, reason: str) -> Reissue:
+    reason = _required_text(reason, "reason")
+    reissue, _release = _review(reissue, actor, "reject")
+    reissue.rejected_by = actor
+    _finish_review(reissue, actor, reason)
+    _record(
+        Event.Type.REISSUE_REJECTED,
+        actor=actor,
+        case=reissue.case,
+        subject=reissue,
+        reason=reason,
+        data={"line": reissue.original_key},
+    )
+    return reissue
+
+
+def _review(reissue: Reissue, actor, action: str) -> tuple[Reissue, LedgerRelease]:
+    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action=f"{action} re-issues")
+    # The tally before the re-issue, as payment_confirm locks: one order, no deadlock.
+    release_id = Reissue.objects.values_list("original_release_id", flat=True).get(pk=reissue.pk)
+    PaymentTally.objects.select_for_update().get(release_id=release_id)
+    reissue = (
+        Reissue.objects.select_for_update(of=("self",))
+        .select_related("case__incident", "case__tournament", "original_release")
+        .get(pk=reissue.pk)
+    )
+    reissue.status = reissue_next_status(reissue.status, action, label=str(reissue))
+    if actor.pk == reissue.proposed_by_id:
+        raise NotAllowed(f"You proposed {reissue}; another Tournament Manager must {action} it.")
+    return reissue, reissue.original_release
+
+
+def _finish_review(reissue: Reissue, actor, reason: str) -> None:
+    reissue.reviewed_at = timezone.now()
+    reissue.review_reason = reason.strip()
+    verb = "Approved" if reissue.status == ReissueStatus.APPROVED else "Rejected"
+    _save(reissue, actor=actor, reason=reissue.review_reason or verb)
