@@ -3,20 +3,27 @@
     POST /api/v1/snapshots[?incident=ID]   the snapshot as the body -> 201 with the new case
     GET  /api/v1/cases[?after=ID&limit=N&status=S&tournament=T&incident=I]
     GET  /api/v1/cases/ID                  the case, and its settlement once prepared
+    GET  /api/v1/ledger[?after=CURSOR&limit=N]   approved ledger lines, in feed order (cashier)
+    POST /api/v1/ledger/confirmations      what the cashier paid or failed to pay (cashier)
 
 Clients authenticate with ``Authorization: Bearer TOKEN`` (``manage.py api_token``) and
 nothing else: a session cookie is ignored here, which is why these views are exempt from
 CSRF (a browser cannot be tricked into sending a bearer token). Every answer is JSON; every
 refusal is ``{"errors": [{"path": ..., "message": ...}]}`` where ``path`` is the snapshot
 path of the problem ("$" for the whole document), ``?name`` for a query parameter, or
-``Authorization`` for the credentials.
+``Authorization`` for the credentials. The ledger feed's format is described in the README
+("The cashier's API").
 """
 
+import base64
+import binascii
 import logging
+from datetime import datetime
 from functools import wraps
 
+import msgspec
 from django.conf import settings
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path, reverse
 from django.utils.cache import patch_cache_control
 from django.utils.http import urlencode
@@ -27,6 +34,8 @@ from settlements import roles, selectors, services
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import Case, Incident, Snapshot
 from settlements.rules import InvalidInput
+from settlements.selectors import payments as payment_reads
+from settlements.services import payments
 from settlements.workflow import CaseStatus
 
 log = logging.getLogger("crashdesk.api")
@@ -300,6 +309,191 @@ def _case_summary(request: HttpRequest, case: Case) -> dict:
     }
 
 
+# --- GET /api/v1/ledger ------------------------------------------------------------------------
+
+FEED_PAGE_SIZE = 1000
+FEED_MAX_PAGE_SIZE = 10_000
+_CURSOR_TAG = b"ledger:"
+
+
+@api_endpoint("GET", "HEAD", allowed=(roles.CASHIER,))
+def ledger(request: HttpRequest, user) -> HttpResponse:
+    """Approved lines in feed order, ``limit`` at a time after the opaque ``after`` cursor.
+
+    A line's place is given under the lock that orders commits, so every place up to the
+    last one visible is committed: a page never skips a line that appears later, and the
+    cursor after it never repeats one (see ``LedgerRelease``).
+    """
+    problems = []
+    raw_cursor = request.GET.get("after")
+    after = 0 if raw_cursor is None else decode_cursor(raw_cursor)
+    if after is None:
+        problems.append(("?after", "is not a cursor this feed gave out"))
+    limit = _positive_int(request.GET.get("limit"), "?limit", problems) or FEED_PAGE_SIZE
+    if limit > FEED_MAX_PAGE_SIZE:
+        problems.append(("?limit", f"must be at most {FEED_MAX_PAGE_SIZE}"))
+    if problems:
+        return _errors(400, *problems)
+
+    lines = [
+        _feed_line(line) for line in payment_reads.approved_lines(after=after, until=after + limit)
+    ]
+    last = after + len(lines)
+    cursor = encode_cursor(last)
+    more = len(lines) == limit and payment_reads.last_position() > last
+    query = request.GET.copy()
+    query["after"] = cursor
+    body = {
+        "lines": lines,
+        "cursor": cursor,
+        "more": more,
+        "next": request.build_absolute_uri(f"{request.path}?{urlencode(query, doseq=True)}"),
+    }
+    response = HttpResponse(msgspec.json.encode(body), content_type="application/json")
+    patch_cache_control(response, no_store=True, private=True)
+    return response
+
+
+def encode_cursor(position: int) -> str:
+    return base64.urlsafe_b64encode(_CURSOR_TAG + str(position).encode()).decode().rstrip("=")
+
+
+def decode_cursor(raw: str) -> int | None:
+    """The place a cursor stands after; None for anything this feed did not give out."""
+    if not raw or len(raw) > 40:
+        return None
+    try:
+        text = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    number = text.removeprefix(_CURSOR_TAG)
+    if number == text or not number.isdigit() or len(number) > 18:
+        return None
+    return int(number)
+
+
+def _feed_line(line: payment_reads.LedgerLine) -> dict:
+    release = line.release
+    return {
+        "sequence": line.position,
+        "idempotency_key": line.key,
+        "player": line.player,
+        "kind": line.kind,
+        "unit": line.unit,
+        "amount": line.amount,
+        "currency": line.currency or None,
+        "source": line.source,
+        "record": release.record,
+        "record_id": release.record_id,
+        "settlement": release.settlement_id,
+        "compensation": release.compensation_id,
+        "case": release.case_id,
+        "incident": release.incident_id,
+        "tournament": release.tournament,
+        "reissue_of": release.reissue_of,
+        "approved_at": release.released_at,
+    }
+
+
+# --- POST /api/v1/ledger/confirmations ------------------------------------------------------------
+
+MAX_CONFIRMATIONS = 5000
+# About 150 bytes a confirmation; a full batch with room to spare.
+CONFIRMATIONS_MAX_BYTES = 4 * 1024 * 1024
+_CONFIRMATION_FIELDS = ("idempotency_key", "status", "external_reference", "at", "amount")
+
+
+@api_endpoint("POST", allowed=(roles.CASHIER,))
+def ledger_confirmations(request: HttpRequest, user) -> JsonResponse:
+    """``{"confirmations": [{idempotency_key, status, external_reference, at, amount}, ...]}``;
+    each is answered in ``results``, in the order sent. The batch is refused as a whole (400)
+    only when it is not such a document."""
+    declared = request.META.get("CONTENT_LENGTH", "").strip()
+    if declared.isdigit() and int(declared) > CONFIRMATIONS_MAX_BYTES:
+        return _errors(413, ("$", f"Send at most {CONFIRMATIONS_MAX_BYTES:,} bytes in one batch."))
+    body = request.read(CONFIRMATIONS_MAX_BYTES + 1)
+    if len(body) > CONFIRMATIONS_MAX_BYTES:
+        return _errors(413, ("$", f"Send at most {CONFIRMATIONS_MAX_BYTES:,} bytes in one batch."))
+    try:
+        document = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return _errors(400, ("$", "The body is not a JSON document."))
+    items = document.get("confirmations") if isinstance(document, dict) else None
+    if not isinstance(items, list) or set(document) != {"confirmations"}:
+        return _errors(400, ("$", 'Send {"confirmations": [...]} and nothing else.'))
+    if not items:
+        return _errors(400, ("confirmations", "List at least one confirmation."))
+    if len(items) > MAX_CONFIRMATIONS:
+        return _errors(
+            400, ("confirmations", f"Send at most {MAX_CONFIRMATIONS:,} confirmations at once.")
+        )
+
+    results: list[dict | None] = [None] * len(items)
+    valid: list[tuple[int, payments.ConfirmationEntry]] = []
+    for index, item in enumerate(items):
+        parsed, problem = _confirmation(item, f"confirmations[{index}]")
+        if problem is not None:
+            key = item.get("idempotency_key") if isinstance(item, dict) else None
+            results[index] = _result(key if isinstance(key, str) else None, "refused", *problem)
+        else:
+            valid.append((index, parsed))
+    if valid:
+        answers = payments.payment_confirm(
+            actor=user, confirmations=[confirmation for _, confirmation in valid]
+        )
+        for (index, _), answer in zip(valid, answers, strict=True):
+            path = f"confirmations[{index}].{answer.field}"
+            results[index] = _result(answer.idempotency_key, answer.outcome, path, answer.message)
+    counts = {outcome: 0 for outcome in ("recorded", "already_recorded", "refused")}
+    for result in results:
+        counts[result["outcome"]] += 1
+    return _json({"results": results, **counts})
+
+
+def _confirmation(item, path: str):
+    """(ConfirmationEntry, None), or (None, (path, message)) for an item of the wrong shape."""
+    if not isinstance(item, dict):
+        return None, (path, "must be an object")
+    unknown = sorted(set(item) - set(_CONFIRMATION_FIELDS))
+    if unknown:
+        return None, (f"{path}.{unknown[0]}", "is not a field of a confirmation")
+    for name in _CONFIRMATION_FIELDS:
+        if name not in item:
+            return None, (f"{path}.{name}", "is missing")
+    key, status, reference = item["idempotency_key"], item["status"], item["external_reference"]
+    for name, value in (
+        ("idempotency_key", key),
+        ("status", status),
+        ("external_reference", reference),
+    ):
+        if not isinstance(value, str):
+            return None, (f"{path}.{name}", "must be a string")
+    amount = item["amount"]
+    if isinstance(amount, bool) or not isinstance(amount, int):
+        return None, (f"{path}.amount", "must be a whole number of minor units")
+    at = _rfc3339(item["at"])
+    if at is None:
+        return None, (f"{path}.at", "must be a time with its zone, e.g. 2026-12-01T09:30:00Z")
+    return payments.ConfirmationEntry(key, status, reference.strip(), at, amount), None
+
+
+def _rfc3339(value) -> datetime | None:
+    if not isinstance(value, str) or "T" not in value.upper():
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
+
+
+def _result(key: str | None, outcome: str, path: str = "", message: str = "") -> dict:
+    result = {"idempotency_key": key, "outcome": outcome}
+    if outcome == "refused":
+        result["errors"] = [{"path": path, "message": message}]
+    return result
+
+
 # --- Error pages for /api/ paths -----------------------------------------------------------------
 
 
@@ -326,4 +520,6 @@ urlpatterns = [
     path("snapshots", snapshots, name="snapshots"),
     path("cases", cases, name="cases"),
     path("cases/<int:case_id>", case, name="case"),
+    path("ledger", ledger, name="ledger"),
+    path("ledger/confirmations", ledger_confirmations, name="ledger_confirmations"),
 ]

@@ -35,14 +35,17 @@ OP, MM, TM, AU = (
     roles.TOURNAMENT_MANAGER,
     roles.AUDITOR,
 )
+CA = roles.CASHIER
 NONE = "none"
-WHO = (ANON, OP, MM, TM, AU, NONE)
+WHO = (ANON, OP, MM, TM, AU, CA, NONE)
+# The desk's roles; the cashier has no page and must be refused wherever "none" is.
 ALL = (OP, MM, TM, AU)
+SIGNED_IN = (*ALL, CA, NONE)
 
 
 def by_role(allowed, yes: int, *, no: int = 403, anonymous: int = 302) -> dict[str, int]:
     """``yes`` for the roles in ``allowed``, ``no`` for the other signed-in users."""
-    return {ANON: anonymous, **{who: yes if who in allowed else no for who in (*ALL, NONE)}}
+    return {ANON: anonymous, **{who: yes if who in allowed else no for who in SIGNED_IN}}
 
 
 def everyone(status: int) -> dict[str, int]:
@@ -92,6 +95,9 @@ MATRIX: dict[str, Entry] = {
     "api:snapshots": api(OP, post=400),
     "api:cases": api(*ALL, get=200),
     "api:case": api(*ALL, get=200),
+    # The cashier's feed and confirmations; an empty body is not a batch (400).
+    "api:ledger": api(CA, get=200),
+    "api:ledger_confirmations": api(CA, post=400),
     # Dashboard and the report-a-crash wizard.
     "dashboard": Entry(by_role(ALL, 200), by_role(ALL, 200)),
     "policy": page(*ALL),  # the crash policy, for every role
@@ -251,7 +257,7 @@ def url_of(name: str, pattern: URLPattern, entry: Entry, world: World) -> str:
 def clients(users) -> dict[str, tuple[Client, dict]]:
     """For each kind of visitor: a client with its session, and its API credentials."""
     visitors = {ANON: (Client(), {})}
-    for who in (*ALL, NONE):
+    for who in SIGNED_IN:
         client = Client()
         client.force_login(users[who])
         _, raw = services.api_token_create(user=users[who], name="matrix")

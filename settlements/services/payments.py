@@ -132,6 +132,8 @@ class ConfirmationAnswer:
     idempotency_key: str
     outcome: str
     message: str = ""
+    # The confirmation's field a refusal is about.
+    field: str = ""
 
     RECORDED = "recorded"
     ALREADY_RECORDED = "already_recorded"
@@ -181,7 +183,9 @@ def payment_confirm(
     for item in confirmations:
         place = places[item.idempotency_key]
         if place is None:
-            answers.append(_refused(item, "No approved line has this idempotency key."))
+            answers.append(
+                _refused(item, "idempotency_key", "No approved line has this idempotency key.")
+            )
             continue
         answer, changed = _judge(item, states[place], now)
         answers.append(answer)
@@ -235,31 +239,36 @@ def _judge(item: ConfirmationEntry, line: _LineState, now: datetime):
     and after; ``line`` is updated, so a later item of the same batch sees this one."""
     key = item.idempotency_key
     if item.status not in (PAID, FAILED):
-        return _refused(item, "The status must be paid or failed."), None
+        return _refused(item, "status", "The status must be paid or failed."), None
     if item.amount != line.line.amount:
         return _refused(
             item,
+            "amount",
             f"The amount differs from the line's: {item.amount} given, "
             f"{line.line.amount} approved ({line.line.unit}).",
         ), None
     reference = item.external_reference
     if not reference or len(reference) > MAX_REFERENCE_LENGTH:
         return _refused(
-            item, f"Give the external reference (1 to {MAX_REFERENCE_LENGTH} characters)."
+            item,
+            "external_reference",
+            f"Give the external reference (1 to {MAX_REFERENCE_LENGTH} characters).",
         ), None
     if item.at > now + CLOCK_SKEW:
-        return _refused(item, "The time is in the future."), None
+        return _refused(item, "at", "The time is in the future."), None
     if item.status == PAID and line.paid_reference == reference:
         return ConfirmationAnswer(key, ConfirmationAnswer.ALREADY_RECORDED), None
     if item.status == FAILED and reference in line.failed_references:
         return ConfirmationAnswer(key, ConfirmationAnswer.ALREADY_RECORDED), None
     if line.paid_reference is not None:
         return _refused(
-            item, f"This line was already paid, with reference {line.paid_reference}."
+            item, "status", f"This line was already paid, with reference {line.paid_reference}."
         ), None
     if line.state == "reissued":
         return _refused(
-            item, f"This line failed and was re-issued as {line.reissue[1]}; confirm that one."
+            item,
+            "idempotency_key",
+            f"This line failed and was re-issued as {line.reissue[1]}; confirm that one.",
         ), None
     before = line.state
     if item.status == PAID:
@@ -270,8 +279,8 @@ def _judge(item: ConfirmationEntry, line: _LineState, now: datetime):
     return ConfirmationAnswer(key, ConfirmationAnswer.RECORDED), (before, after)
 
 
-def _refused(item: ConfirmationEntry, message: str) -> ConfirmationAnswer:
-    return ConfirmationAnswer(item.idempotency_key, ConfirmationAnswer.REFUSED, message)
+def _refused(item: ConfirmationEntry, field: str, message: str) -> ConfirmationAnswer:
+    return ConfirmationAnswer(item.idempotency_key, ConfirmationAnswer.REFUSED, message, field)
 
 
 def _states(places: set[tuple[int, int]]) -> dict[tuple[int, int], _LineState]:
