@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from settlements import change_mark, roles
@@ -82,7 +82,8 @@ def release_lines(
         record = Record.PRIZE_WITHDRAWAL
     else:
         record = Record.REISSUE
-    # Places follow commit order: taken under the lock held to the commit (changes.py).
+    hold_parents(case.pk, case.incident_id)
+    # Places follow commit order: taken under the lock held to the commit (change_mark.py).
     change_mark.hold_commit_order()
     first = payment_reads.last_position() + 1
     release = LedgerRelease.objects.create(
@@ -103,6 +104,21 @@ def release_lines(
     )
     PaymentTally.objects.create(release=release)
     return release
+
+
+def hold_parents(case_id: int | None, incident_id: int | None) -> None:
+    """Share-lock the case and incident rows that what follows will point at, before the
+    commit-order lock. Their foreign keys are checked at commit, while that lock is held; had
+    another writer locked the case (approving an adjustment) or the incident (loading a
+    snapshot into it) and then queued for the commit-order lock, the two would wait on each
+    other. Taken first, a share lock only waits for that writer to commit."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for model, pk in ((Case, case_id), (Incident, incident_id)):
+            if pk is not None:
+                table = connection.ops.quote_name(model._meta.db_table)
+                cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR KEY SHARE", [pk])
 
 
 def unit_totals(by_unit_and_source: dict[str, dict[str, int]]) -> dict[str, int]:
@@ -196,10 +212,15 @@ def payment_confirm(
 
     changed = {place[0] for place, _ in rows}
     if rows:
+        subject = _common_subject([states[place].line for place, _ in rows])
+        if "case" in subject:
+            hold_parents(subject["case"].pk, subject["case"].incident_id)
+        elif "incident" in subject:
+            hold_parents(None, subject["incident"].pk)
         event = _record(
             Event.Type.PAYMENTS_CONFIRMED,
             actor=actor,
-            **_common_subject([states[place].line for place, _ in rows]),
+            **subject,
             data=_batch_summary(answers, [item for _, item in rows]),
         )
         _insert_rows(
@@ -375,6 +396,7 @@ def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
     release = LedgerRelease.objects.select_related("case__incident", "case__tournament").get(
         pk=release_id
     )
+    hold_parents(release.case_id, release.incident_id)
     reissue = Reissue(
         original_release=release,
         original_line_no=line_no,
@@ -471,6 +493,7 @@ def _review(reissue: Reissue, actor, action: str) -> tuple[Reissue, LedgerReleas
     reissue.status = reissue_next_status(reissue.status, action, label=str(reissue))
     if actor.pk == reissue.proposed_by_id:
         raise NotAllowed(f"You proposed {reissue}; another Tournament Manager must {action} it.")
+    hold_parents(reissue.case_id, reissue.incident_id)
     return reissue, reissue.original_release
 
 

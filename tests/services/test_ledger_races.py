@@ -1,0 +1,168 @@
+"""The ledger feed and confirmations under concurrent writers, on PostgreSQL.
+
+A feed ordered by anything handed out at insert time (an id, a timestamp) loses lines: an
+approval that took its number first but commits second is behind the cursor of a reader that
+already saw the later one. Places are therefore handed out under the commit-order lock. These
+tests read the feed over HTTP while approvals commit in other threads, and hold each approval
+open a while after it took its places, which is when a feed ordered by insertion would skip.
+"""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from settlements import roles, services
+from settlements.models import PaymentConfirmation, PaymentTally
+from settlements.selectors import payments as payment_reads
+from settlements.services import CompensationEntry, ConfirmationEntry
+from settlements.services import payments as payment_services
+from tests.api.conftest import bearer
+from tests.conftest import make_user
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="concurrency is tested on PostgreSQL"
+    ),
+]
+
+APPROVERS = 4
+SETTLEMENTS = 12
+COMPENSATIONS = 8
+
+
+@pytest.fixture
+def slow_commits(monkeypatch):
+    """Each approval stays open 50 ms after taking its places, before it commits."""
+    original = payment_services.release_lines
+
+    def release_then_wait(**kwargs):
+        release = original(**kwargs)
+        time.sleep(0.05)
+        return release
+
+    for module in ("settlements.services.settlements", "settlements.services.compensation"):
+        monkeypatch.setattr(f"{module}.release_lines", release_then_wait)
+
+
+def test_a_reader_racing_approvals_sees_every_line_once(
+    django_user_model, snapshot_factory, slow_commits
+):
+    operator = make_user(django_user_model, "op", roles.OPERATOR)
+    managers = [
+        make_user(django_user_model, f"tm{i}", roles.TOURNAMENT_MANAGER) for i in range(APPROVERS)
+    ]
+    cashier = make_user(django_user_model, "wallet", roles.CASHIER)
+    _, raw = services.api_token_create(user=cashier, name="wallet")
+
+    work = []
+    for number in range(SETTLEMENTS):
+        case = services.case_load_snapshot(
+            actor=operator,
+            snapshot=snapshot_factory(tournament_id=f"R-{number}", stage="early", entrants=30),
+        )
+        settlement = services.settlement_prepare(case=case, actor=operator)
+        work.append(services.settlement_submit(settlement=settlement, actor=operator))
+        if number < COMPENSATIONS:
+            work.append(
+                services.compensation_propose(
+                    case=case,
+                    actor=operator,
+                    reason="lag",
+                    entries=[CompensationEntry("p000001", 100 + number)],
+                )
+            )
+
+    approving, reading = threading.Event(), threading.Event()
+    approving.set()
+
+    def approve(index: int) -> None:
+        manager = managers[index]
+        try:
+            reading.wait(timeout=30)
+            for record in work[index::APPROVERS]:
+                if hasattr(record, "line_count"):
+                    services.settlement_approve(settlement=record, actor=manager)
+                else:
+                    services.compensation_approve(compensation=record, actor=manager)
+        finally:
+            connection.close()
+
+    seen: list[dict] = []
+    at_the_head = 0  # pages that ended at the last committed line while approvals went on
+
+    def read() -> None:
+        nonlocal at_the_head
+        client, cursor = Client(), None
+        try:
+            while True:
+                still_approving = approving.is_set()
+                query = "?limit=40" + (f"&after={cursor}" if cursor else "")
+                body = client.get(f"/api/v1/ledger{query}", **bearer(raw)).json()
+                seen.extend(body["lines"])
+                cursor = body["cursor"]
+                reading.set()
+                if not body["more"] and still_approving:
+                    at_the_head += 1
+                if not body["more"] and not still_approving:
+                    return
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=APPROVERS + 1) as pool:
+        reader = pool.submit(read)
+        approvers = [pool.submit(approve, index) for index in range(APPROVERS)]
+        try:
+            for future in approvers:
+                future.result()
+        finally:
+            approving.clear()
+        reader.result()
+
+    expected = [line.key for line in payment_reads.approved_lines()]
+    keys = [line["idempotency_key"] for line in seen]
+    assert len(expected) == sum(getattr(r, "line_count", 1) for r in work)
+    assert keys == expected
+    assert [line["sequence"] for line in seen] == list(range(1, len(expected) + 1))
+    # The reader caught up with the approvals again and again, so it raced them.
+    assert at_the_head >= 2
+
+
+def test_two_cashiers_confirming_one_line_record_one_payment(django_user_model, snapshot_factory):
+    operator = make_user(django_user_model, "op", roles.OPERATOR)
+    manager = make_user(django_user_model, "tm", roles.TOURNAMENT_MANAGER)
+    cashiers = [make_user(django_user_model, f"wallet{i}", roles.CASHIER) for i in range(8)]
+    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="late"))
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    services.settlement_submit(settlement=settlement, actor=operator)
+    services.settlement_approve(settlement=settlement, actor=manager)
+    line = next(payment_reads.approved_lines())
+    barrier = threading.Barrier(len(cashiers), timeout=30)
+
+    def confirm(index: int):
+        try:
+            entry = ConfirmationEntry(
+                line.key, "paid", f"tx-{index % 2}", timezone.now(), line.amount
+            )
+            barrier.wait()
+            return services.payment_confirm(actor=cashiers[index], confirmations=[entry])[0]
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=len(cashiers)) as pool:
+        answers = list(pool.map(confirm, range(len(cashiers))))
+
+    recorded = [answer for answer in answers if answer.outcome == "recorded"]
+    assert len(recorded) == 1
+    stored = PaymentConfirmation.objects.get()
+    same = [a for i, a in enumerate(answers) if f"tx-{i % 2}" == stored.external_reference]
+    other = [a for i, a in enumerate(answers) if f"tx-{i % 2}" != stored.external_reference]
+    assert sorted(a.outcome for a in same) == ["already_recorded"] * 3 + ["recorded"]
+    assert {a.outcome for a in other} == {"refused"}
+    tally = PaymentTally.objects.get(release__settlement=settlement)
+    assert (tally.paid_lines, tally.paid) == (1, {line.unit: line.amount})
