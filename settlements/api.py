@@ -30,7 +30,7 @@ from django.utils.http import urlencode
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
-from settlements import roles, selectors, services
+from settlements import permissions, roles, selectors, services
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import Case, Incident, Snapshot
 from settlements.rules import InvalidInput
@@ -316,7 +316,7 @@ FEED_MAX_PAGE_SIZE = 10_000
 _CURSOR_TAG = b"ledger:"
 
 
-@api_endpoint("GET", "HEAD", allowed=(roles.CASHIER,))
+@api_endpoint("GET", "HEAD", allowed=permissions.CASHIERS)
 def ledger(request: HttpRequest, user) -> HttpResponse:
     """Approved lines in feed order, ``limit`` at a time after the opaque ``after`` cursor.
 
@@ -403,7 +403,7 @@ CONFIRMATIONS_MAX_BYTES = 4 * 1024 * 1024
 _CONFIRMATION_FIELDS = ("idempotency_key", "status", "external_reference", "at", "amount")
 
 
-@api_endpoint("POST", allowed=(roles.CASHIER,))
+@api_endpoint("POST", allowed=permissions.CASHIERS)
 def ledger_confirmations(request: HttpRequest, user) -> JsonResponse:
     """``{"confirmations": [{idempotency_key, status, external_reference, at, amount}, ...]}``;
     each is answered in ``results``, in the order sent. The batch is refused as a whole (400)

@@ -14,12 +14,13 @@ from collections.abc import Sequence
 
 from settlements import roles
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
-from settlements.models import ApiToken, Case, Compensation, Incident, Settlement
+from settlements.models import ApiToken, Case, Compensation, Incident, Reissue, Settlement
 from settlements.workflow import (
     CaseStatus,
     SettlementStatus,
     case_refusal,
     compensation_refusal,
+    reissue_refusal,
     settlement_refusal,
 )
 
@@ -31,6 +32,11 @@ STATE = "state"
 # Who may do what, where a view also names them (its role_required decorator).
 COMPENSATION_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
 CASE_WITHDRAWERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+# The wallet system reads the feed and confirms; nobody else does either.
+CASHIERS = (roles.CASHIER,)
+# Who follows payments on the pages (reconciliation, the payments queue, the batch download).
+PAYMENT_READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
+REISSUE_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
 
 
 class Refusal(str):
@@ -197,6 +203,43 @@ def individual_case_resolve(*, case: Case, user) -> Refusal | None:
     return refusal or _case_state(case, "resolve")
 
 
+# --- Payments ------------------------------------------------------------------------------------
+
+
+def ledger_read(*, user) -> Refusal | None:
+    return _role(user, *CASHIERS, action="read the ledger feed")
+
+
+def payment_confirm(*, user) -> Refusal | None:
+    return _role(user, *CASHIERS, action="confirm payments")
+
+
+def reissue_propose(*, user, key: str, state: str, reissued_as: str | None) -> Refusal | None:
+    """``state``: the line's payment state (unconfirmed, paid, failed, reissued);
+    ``reissued_as``: the key of a re-issue of it proposed or approved already."""
+    refusal = _role(user, *REISSUE_PROPOSERS, action="propose re-issues")
+    if refusal is None and reissued_as is not None:
+        refusal = _state(f"Line {key} already has a re-issue ({reissued_as}).")
+    if refusal is None and state != "failed":
+        refusal = _state(f"Only a failed line is re-issued; line {key} is {state}.")
+    return refusal
+
+
+def reissue_approve(*, reissue: Reissue, user, paid_reference: str | None) -> Refusal | None:
+    """``paid_reference``: the cashier's reference if it paid the failed line after all."""
+    refusal = _reissue_answer(reissue, user, "approve")
+    if refusal is None and paid_reference is not None:
+        refusal = _state(
+            f"Line {reissue.original_key} was paid after all (reference {paid_reference}); "
+            "reject this re-issue."
+        )
+    return refusal
+
+
+def reissue_reject(*, reissue: Reissue, user) -> Refusal | None:
+    return _reissue_answer(reissue, user, "reject")
+
+
 # --- API tokens ---------------------------------------------------------------------------------
 
 
@@ -248,6 +291,18 @@ def _compensation_answer(compensation: Compensation, user, action: str) -> Refus
         refusal = Refusal(
             f"You proposed {compensation}; another Tournament Manager must {action} it.",
             OWN_WORK,
+        )
+    return refusal
+
+
+def _reissue_answer(reissue: Reissue, user, action: str) -> Refusal | None:
+    refusal = _role(user, roles.TOURNAMENT_MANAGER, action=f"{action} re-issues")
+    if refusal is None:
+        text = reissue_refusal(reissue.status, action, label=str(reissue))
+        refusal = _state(text) if text else None
+    if refusal is None and user.pk == reissue.proposed_by_id:
+        refusal = Refusal(
+            f"You proposed {reissue}; another Tournament Manager must {action} it.", OWN_WORK
         )
     return refusal
 

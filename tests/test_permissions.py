@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 
 from settlements import permissions, roles
 from settlements.errors import InvalidTransition, NotAllowed
-from settlements.models import Case, Compensation, Settlement, Tournament
-from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus
+from settlements.models import Case, Compensation, Reissue, Settlement, Tournament
+from settlements.workflow import CaseStatus, CompensationStatus, ReissueStatus, SettlementStatus
 
 PREPARER, SUBMITTER, OTHER = 1, 2, 3
 
@@ -137,3 +137,48 @@ def test_a_compensation_is_answered_once_and_not_by_its_proposer():
     proposal.status = CompensationStatus.APPROVED
     refusal = permissions.compensation_reject(compensation=proposal, user=other)
     assert refusal.kind == permissions.STATE and "it is approved" in refusal
+
+
+def test_only_the_cashier_reads_the_feed_and_confirms():
+    wallet = user(OTHER, roles.CASHIER)
+    assert permissions.ledger_read(user=wallet) is None
+    assert permissions.payment_confirm(user=wallet) is None
+    for role in roles.ALL_ROLES:
+        refusal = permissions.payment_confirm(user=user(OTHER, role))
+        assert (refusal, refusal.kind) == ("Only Cashiers may confirm payments.", permissions.ROLE)
+        assert permissions.ledger_read(user=user(OTHER, role)).kind == permissions.ROLE
+
+
+@pytest.mark.parametrize(
+    ("state", "reissued_as", "refused"),
+    [
+        ("failed", None, None),
+        ("failed", "R4-1", "Line 9-2 already has a re-issue (R4-1)."),
+        ("paid", None, "Only a failed line is re-issued; line 9-2 is paid."),
+        ("unconfirmed", None, "Only a failed line is re-issued; line 9-2 is unconfirmed."),
+    ],
+)
+def test_only_a_failed_line_is_reissued_once(state, reissued_as, refused):
+    operator = user(OTHER, roles.OPERATOR)
+    refusal = permissions.reissue_propose(
+        user=operator, key="9-2", state=state, reissued_as=reissued_as
+    )
+    assert refusal == refused
+    auditor = user(OTHER, roles.AUDITOR)
+    refusal = permissions.reissue_propose(user=auditor, key="9-2", state="failed", reissued_as=None)
+    assert refusal.kind == permissions.ROLE
+
+
+def test_a_reissue_is_approved_by_another_manager_unless_the_line_was_paid():
+    reissue = Reissue(pk=4, original_key="9-2", status=ReissueStatus.PROPOSED, proposed_by_id=1)
+    manager = user(OTHER, roles.TOURNAMENT_MANAGER)
+    assert permissions.reissue_approve(reissue=reissue, user=manager, paid_reference=None) is None
+    own = permissions.reissue_approve(
+        reissue=reissue, user=user(PREPARER, roles.TOURNAMENT_MANAGER), paid_reference=None
+    )
+    assert own.kind == permissions.OWN_WORK
+    paid = permissions.reissue_approve(reissue=reissue, user=manager, paid_reference="tx-1")
+    assert paid.kind == permissions.STATE and "paid after all (reference tx-1)" in paid
+    reissue.status = ReissueStatus.REJECTED
+    done = permissions.reissue_reject(reissue=reissue, user=manager)
+    assert done == "Cannot reject Re-issue #4 of 9-2: it is rejected."

@@ -22,8 +22,8 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import change_mark, roles
-from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements import change_mark, permissions
+from settlements.errors import DomainError
 from settlements.models import (
     Case,
     Compensation,
@@ -179,7 +179,7 @@ def payment_confirm(
     """Record what the cashier says about a batch of lines, each answered on its own: a
     refused line never stops the others. A repeat of something already recorded is answered
     the same and writes nothing; so is a batch sent twice."""
-    roles.require_role(actor, roles.CASHIER, action="confirm payments")
+    permissions.enforce(permissions.payment_confirm(user=actor))
     found = payment_reads.places_of({item.idempotency_key for item in confirmations})
     places = {item.idempotency_key: found.get(item.idempotency_key) for item in confirmations}
     release_ids = {release_id for release_id, _line_no in found.values()}
@@ -376,22 +376,26 @@ def _batch_summary(answers: list[ConfirmationAnswer], recorded: list[Confirmatio
 @transaction.atomic
 def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
     """Propose paying a failed line again, as a new line with its own key."""
-    roles.require_role(actor, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="propose re-issues")
-    reason = _required_text(reason, "reason")
     place = payment_reads.places_of([idempotency_key]).get(idempotency_key)
     if place is None:
+        permissions.enforce(
+            permissions.reissue_propose(
+                user=actor, key=idempotency_key, state="failed", reissued_as=None
+            )
+        )
         raise DomainError("No approved line has this key.", field="idempotency_key")
     release_id, line_no = place
     PaymentTally.objects.select_for_update().get(release_id=release_id)
     state = _states({place})[place]
-    if state.reissue is not None:
-        raise InvalidTransition(
-            f"Line {idempotency_key} already has a re-issue ({state.reissue[1]})."
+    permissions.enforce(
+        permissions.reissue_propose(
+            user=actor,
+            key=idempotency_key,
+            state=state.state,
+            reissued_as=state.reissue[1] if state.reissue is not None else None,
         )
-    if state.state != "failed":
-        raise InvalidTransition(
-            f"Only a failed line is re-issued; line {idempotency_key} is {state.state}."
-        )
+    )
+    reason = _required_text(reason, "reason")
     line = state.line
     release = LedgerRelease.objects.select_related("case__incident", "case__tournament").get(
         pk=release_id
@@ -429,13 +433,15 @@ def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
 def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
     """Approve a re-issue: its line joins the feed under its own key, and the failed line
     counts as re-issued. Never the proposer's own."""
-    reissue, release = _review(reissue, actor, "approve")
-    state = _states({(release.pk, reissue.original_line_no)})[release.pk, reissue.original_line_no]
-    if state.paid_reference is not None:
-        raise InvalidTransition(
-            f"Line {reissue.original_key} was paid after all (reference "
-            f"{state.paid_reference}); reject this re-issue."
+    reissue, release = _lock_reissue(reissue)
+    place = (release.pk, reissue.original_line_no)
+    state = _states({place})[place]
+    permissions.enforce(
+        permissions.reissue_approve(
+            reissue=reissue, user=actor, paid_reference=state.paid_reference
         )
+    )
+    reissue.status = reissue_next_status(reissue.status, "approve", label=str(reissue))
     reissue.approved_by = actor
     _finish_review(reissue, actor, reason)
     release_lines(
@@ -448,7 +454,7 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
     )
     tally = PaymentTally.objects.get(release=release)
     _move_tally(tally, state.line, "failed", "reissued")
-    tally.save()
+    tally.save(update_fields=[*TALLY_FIELDS, "updated_at"])
     _record(
         Event.Type.REISSUE_APPROVED,
         actor=actor,
@@ -465,8 +471,10 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
 
 @transaction.atomic
 def reissue_reject(*, reissue: Reissue, actor, reason: str) -> Reissue:
+    reissue, _release = _lock_reissue(reissue)
+    permissions.enforce(permissions.reissue_reject(reissue=reissue, user=actor))
     reason = _required_text(reason, "reason")
-    reissue, _release = _review(reissue, actor, "reject")
+    reissue.status = reissue_next_status(reissue.status, "reject", label=str(reissue))
     reissue.rejected_by = actor
     _finish_review(reissue, actor, reason)
     _record(
@@ -480,8 +488,7 @@ def reissue_reject(*, reissue: Reissue, actor, reason: str) -> Reissue:
     return reissue
 
 
-def _review(reissue: Reissue, actor, action: str) -> tuple[Reissue, LedgerRelease]:
-    roles.require_role(actor, roles.TOURNAMENT_MANAGER, action=f"{action} re-issues")
+def _lock_reissue(reissue: Reissue) -> tuple[Reissue, LedgerRelease]:
     # The tally before the re-issue, as payment_confirm locks: one order, no deadlock.
     release_id = Reissue.objects.values_list("original_release_id", flat=True).get(pk=reissue.pk)
     PaymentTally.objects.select_for_update().get(release_id=release_id)
@@ -490,9 +497,6 @@ def _review(reissue: Reissue, actor, action: str) -> tuple[Reissue, LedgerReleas
         .select_related("case__incident", "case__tournament", "original_release")
         .get(pk=reissue.pk)
     )
-    reissue.status = reissue_next_status(reissue.status, action, label=str(reissue))
-    if actor.pk == reissue.proposed_by_id:
-        raise NotAllowed(f"You proposed {reissue}; another Tournament Manager must {action} it.")
     hold_parents(reissue.case_id, reissue.incident_id)
     return reissue, reissue.original_release
 
