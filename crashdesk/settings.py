@@ -193,6 +193,9 @@ SNAPSHOT_MAX_BYTES = env_int("SNAPSHOT_MAX_BYTES", 32 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SNAPSHOT_MAX_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
+# Approved lines the cashier has not confirmed after this many hours are listed as overdue.
+PAYMENT_CONFIRMATION_HOURS = env_int("PAYMENT_CONFIRMATION_HOURS", 24)
+
 # --- Background work ------------------------------------------------------------------------
 # Long work (a large prepare, bulk actions, many snapshots) runs as django.tasks tasks stored in
 # the database; `manage.py run_worker` runs them, on as many machines as share the database.

@@ -32,6 +32,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from settlements import permissions, roles, selectors, services
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
+from settlements.ledger import line_document
 from settlements.models import Case, Incident, Snapshot
 from settlements.rules import InvalidInput
 from settlements.selectors import payments as payment_reads
@@ -336,7 +337,8 @@ def ledger(request: HttpRequest, user) -> HttpResponse:
         return _errors(400, *problems)
 
     lines = [
-        _feed_line(line) for line in payment_reads.approved_lines(after=after, until=after + limit)
+        line_document(line)
+        for line in payment_reads.approved_lines(after=after, until=after + limit)
     ]
     last = after + len(lines)
     cursor = encode_cursor(last)
@@ -370,29 +372,6 @@ def decode_cursor(raw: str) -> int | None:
     if number == text or not number.isdigit() or len(number) > 18:
         return None
     return int(number)
-
-
-def _feed_line(line: payment_reads.LedgerLine) -> dict:
-    release = line.release
-    return {
-        "sequence": line.position,
-        "idempotency_key": line.key,
-        "player": line.player,
-        "kind": line.kind,
-        "unit": line.unit,
-        "amount": line.amount,
-        "currency": line.currency or None,
-        "source": line.source,
-        "record": release.record,
-        "record_id": release.record_id,
-        "settlement": release.settlement_id,
-        "compensation": release.compensation_id,
-        "case": release.case_id,
-        "incident": release.incident_id,
-        "tournament": release.tournament,
-        "reissue_of": release.reissue_of,
-        "approved_at": release.released_at,
-    }
 
 
 # --- POST /api/v1/ledger/confirmations ------------------------------------------------------------

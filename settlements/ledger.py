@@ -1,28 +1,48 @@
-"""The cashier's ledger: an approved settlement's (or compensation's) lines as CSV.
+"""The cashier's ledger exports: one approved record's lines as CSV, and an incident's whole
+payment batch as CSV or JSON. Every export, like the API's feed, is built from
+``selectors.payments.approved_lines``, so a line reads the same wherever it is downloaded.
 
-Rows are produced one by one from a database iterator and written by settlements.csv_export,
-so a 300,000-line settlement is never held in memory.
+Rows are produced one by one from database iterators and written by settlements.csv_export, so
+a 300,000-line settlement is never held in memory.
 
-Columns: the idempotency key ("<settlement id>-<line no>"; "C<compensation id>-<line no>" for
-compensation) lets the cashier's system pay each line exactly once even when a file is
-imported twice; ``amount_minor`` is the integer in minor units (seats for tickets, points for
-FPP) and ``amount`` the same figure as a decimal string in the currency's minor unit; the
-currency column is empty for tickets and FPP, which are not money. A reversal in an
-adjustment has a negative amount.
+Columns: the idempotency key ("<settlement id>-<line no>", "C<compensation id>-<line no>",
+"W<prize withdrawal id>-1", "R<re-issue id>-1") lets the cashier's system pay each line
+exactly once even when a file is imported twice; ``sequence`` is the line's place in the
+feed; ``amount_minor`` is the integer in minor units (seats for tickets, points for FPP) and
+``amount`` the same figure as a decimal string in the currency's minor unit; the currency
+column is empty for tickets and FPP, which are not money. A reversal in an adjustment and a
+prize withdrawal take money back: their amounts are negative.
 """
 
 import re
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+
+import msgspec
+from django.utils import timezone
 
 from settlements.csv_export import csv_chunks
 from settlements.errors import InvalidTransition
-from settlements.models import Compensation, CompensationItem, LineKind, Settlement, Source
-from settlements.money import MONEY_UNITS, decimal_amount
+from settlements.models import Compensation, Incident, LedgerRelease, Settlement
+from settlements.money import decimal_amount
+from settlements.selectors.payments import (
+    LedgerLine,
+    UnitTotal,
+    approved_lines,
+    sorted_totals,
+    with_payments,
+)
 from settlements.workflow import CompensationStatus, SettlementStatus
 
 HEADER = (
     "idempotency_key",
+    "sequence",
+    "record",
+    "record_id",
     "settlement",
+    "case",
+    "incident",
     "tournament",
     "player",
     "kind",
@@ -31,76 +51,219 @@ HEADER = (
     "amount",
     "currency",
     "source",
+    "reissue_of",
+    "approved_at",
 )
+SUMMARY_HEADER = ("total", "currency", "unit", "lines", "amount_minor", "amount")
 CHUNK_SIZE = 5000
+BATCH_FORMAT = "crashdesk-payment-batch/1"
+
+
+def line_row(line: LedgerLine) -> tuple:
+    """One line in the columns of HEADER."""
+    release = line.release
+    return (
+        line.key,
+        line.position,
+        release.record,
+        release.record_id,
+        release.settlement_id or "",
+        release.case_id,
+        release.incident_id or "",
+        release.tournament,
+        line.player,
+        line.kind,
+        line.unit,
+        line.amount,
+        decimal_amount(line.amount, line.unit, release.currency),
+        line.currency,
+        line.source,
+        release.reissue_of or "",
+        _utc(release.released_at),
+    )
+
+
+def line_document(line: LedgerLine) -> dict:
+    """One line as the API's feed and the JSON batch give it (README, "The cashier's API")."""
+    release = line.release
+    return {
+        "sequence": line.position,
+        "idempotency_key": line.key,
+        "player": line.player,
+        "kind": line.kind,
+        "unit": line.unit,
+        "amount": line.amount,
+        "currency": line.currency or None,
+        "source": line.source,
+        "record": release.record,
+        "record_id": release.record_id,
+        "settlement": release.settlement_id,
+        "compensation": release.compensation_id,
+        "case": release.case_id,
+        "incident": release.incident_id,
+        "tournament": release.tournament,
+        "reissue_of": release.reissue_of,
+        "approved_at": _utc(release.released_at),
+    }
+
+
+# --- One record's ledger ---------------------------------------------------------------------
 
 
 def settlement_ledger_rows(settlement: Settlement) -> Iterator[tuple]:
     """The header, then one tuple per line of an approved settlement or adjustment."""
     if settlement.status != SettlementStatus.APPROVED:
         raise InvalidTransition(f"{settlement} is not approved; only approved ones are paid.")
-    currency = settlement.currency
-    tournament = settlement.case.tournament.operator_id
     yield HEADER
-    lines = (
-        settlement.lines.order_by("line_no")
-        .values_list("line_no", "player", "kind", "unit", "amount", "source", "reversal")
-        .iterator(chunk_size=CHUNK_SIZE)
-    )
-    for line_no, player, kind, unit, amount, source, reversal in lines:
-        signed = -amount if reversal else amount
-        yield (
-            f"{settlement.pk}-{line_no}",
-            settlement.pk,
-            tournament,
-            player,
-            kind,
-            unit,
-            signed,
-            decimal_amount(signed, unit, currency),
-            currency if unit in MONEY_UNITS else "",
-            source,
-        )
+    yield from map(line_row, approved_lines(LedgerRelease.objects.filter(settlement=settlement)))
 
 
 def compensation_ledger_rows(compensation: Compensation) -> Iterator[tuple]:
     """The same columns for an approved compensation, paid by the house."""
     if compensation.status != CompensationStatus.APPROVED:
         raise InvalidTransition(f"{compensation} is not approved; only approved ones are paid.")
-    currency = compensation.currency
-    tournament = compensation.case.tournament.operator_id
     yield HEADER
-    items = (
-        CompensationItem.objects.filter(compensation=compensation)
-        .order_by("line_no")
-        .values_list("line_no", "player", "unit", "amount")
-        .iterator(chunk_size=CHUNK_SIZE)
-    )
-    for line_no, player, unit, amount in items:
-        yield (
-            f"C{compensation.pk}-{line_no}",
-            "",
-            tournament,
-            player,
-            LineKind.COMPENSATION,
-            unit,
-            amount,
-            decimal_amount(amount, unit, currency),
-            currency if unit in MONEY_UNITS else "",
-            Source.HOUSE,
-        )
+    releases = LedgerRelease.objects.filter(compensation=compensation)
+    yield from map(line_row, approved_lines(releases))
 
 
 def settlement_ledger_csv(settlement: Settlement) -> Iterator[str]:
-    """CSV text in pieces of about CHUNK_SIZE rows; refuses at once unless approved."""
-    return csv_chunks(settlement_ledger_rows(settlement), rows_per_chunk=CHUNK_SIZE)
+    """CSV text in pieces of about CHUNK_SIZE rows, for a StreamingHttpResponse."""
+    return _csv_text(settlement_ledger_rows(settlement))
 
 
 def compensation_ledger_csv(compensation: Compensation) -> Iterator[str]:
-    return csv_chunks(compensation_ledger_rows(compensation), rows_per_chunk=CHUNK_SIZE)
+    return _csv_text(compensation_ledger_rows(compensation))
 
 
 def ledger_filename(record: Settlement | Compensation) -> str:
     tournament = re.sub(r"[^A-Za-z0-9._-]+", "_", record.case.tournament.operator_id)[:60]
     kind = "compensation" if isinstance(record, Compensation) else record.kind
     return f"crashdesk-{kind}-{record.pk}-{tournament}.csv"
+
+
+# --- An incident's payment batch -------------------------------------------------------------
+
+
+class BatchTotals:
+    """Totals by currency and unit over the lines streamed through ``count``."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self._amounts: dict[tuple[str, str], int] = defaultdict(int)
+        self._counts: dict[tuple[str, str], int] = defaultdict(int)
+
+    def count(self, lines: Iterable[LedgerLine]) -> Iterator[LedgerLine]:
+        for line in lines:
+            self.lines += 1
+            self._amounts[line.currency, line.unit] += line.amount
+            self._counts[line.currency, line.unit] += 1
+            yield line
+
+    def totals(self) -> list[tuple[UnitTotal, int]]:
+        """(total, number of lines) by currency, then unit."""
+        return [
+            (total, self._counts[total.currency, total.unit])
+            for total in sorted_totals(self._amounts)
+        ]
+
+
+def incident_batch_releases(incident: Incident):
+    return LedgerRelease.objects.filter(incident=incident)
+
+
+def incident_batch_csv(incident: Incident) -> Iterator[str]:
+    """Every approved line of the incident, then, after an empty row, its totals by currency
+    and unit (each a row starting with "total")."""
+    totals = BatchTotals()
+
+    def rows() -> Iterator[tuple]:
+        yield HEADER
+        yield from map(line_row, totals.count(approved_lines(incident_batch_releases(incident))))
+        yield ()
+        yield SUMMARY_HEADER
+        for total, count in totals.totals():
+            amount = decimal_amount(total.amount, total.unit, total.currency)
+            yield ("total", total.currency, total.unit, count, total.amount, amount)
+
+    return _csv_text(rows())
+
+
+def incident_batch_json(incident: Incident) -> Iterator[bytes]:
+    """The same batch as one JSON document, streamed: the lines, then the summary (computed
+    from the lines as they went out, so it always matches them)."""
+    totals = BatchTotals()
+    encode = msgspec.json.encode
+    head = {
+        "format": BATCH_FORMAT,
+        "incident": {
+            "id": incident.pk,
+            "title": incident.title,
+            "started_at": _utc(incident.started_at),
+        },
+        "generated_at": _utc(timezone.now()),
+    }
+    # The head without its closing brace, then "lines": [...], then "summary": {...}}.
+    yield encode(head)[:-1] + b',"lines":['
+    pieces: list[bytes] = []
+    lines = totals.count(approved_lines(incident_batch_releases(incident)))
+    for number, line in enumerate(lines):
+        pieces.append((b"," if number else b"") + encode(line_document(line)))
+        if len(pieces) == CHUNK_SIZE:
+            yield b"".join(pieces)
+            pieces = []
+    summary = {
+        "lines": totals.lines,
+        "totals": [
+            {
+                "currency": total.currency or None,
+                "unit": total.unit,
+                "lines": count,
+                "amount": total.amount,
+            }
+            for total, count in totals.totals()
+        ],  # fmt: skip
+    }
+    yield b"".join(pieces) + b'],"summary":' + encode(summary) + b"}"
+
+
+def batch_filename(incident: Incident, extension: str) -> str:
+    return f"crashdesk-incident-{incident.pk}-payments.{extension}"
+
+
+# --- The auditor's export --------------------------------------------------------------------
+
+AUDIT_HEADER = (*HEADER, "state", "external_reference", "confirmed_at", "answers", "reissued_as")
+
+
+def audit_csv(releases) -> Iterator[str]:
+    """Every approved line of ``releases`` with what became of it: paid (with the cashier's
+    reference), failed, re-issued (and the key that replaced it), or unconfirmed."""
+
+    def rows() -> Iterator[tuple]:
+        yield AUDIT_HEADER
+        for payment in with_payments(approved_lines(releases)):
+            confirmed = _utc(payment.at) if payment.at is not None else ""
+            yield (
+                *line_row(payment.line),
+                payment.state,
+                payment.reference,
+                confirmed,
+                payment.attempts,
+                payment.reissued_as,
+            )
+
+    return _csv_text(rows())
+
+
+# --- Helpers ---------------------------------------------------------------------------------
+
+
+def _csv_text(rows: Iterator[tuple]) -> Iterator[str]:
+    # The size is read at each call, so a test may shrink the pieces.
+    return csv_chunks(rows, rows_per_chunk=CHUNK_SIZE)
+
+
+def _utc(moment: datetime) -> str:
+    # Exports stay in UTC whatever the site's zone.
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -10,6 +10,7 @@ from settlements.views import (
     incidents,
     individual_cases,
     outage,
+    payments,
     policy,
     prize_withdrawals,
     settlement_review,
@@ -131,6 +132,29 @@ urlpatterns = [
     # The auditor's history browser (read-only).
     path("history/", history.history, name="history"),
     path("history/export.csv", history.history_export, name="history_export"),
+    # After approval: what the cashier paid, failed to pay or has not confirmed.
+    path("payments/", payments.payments_queue, name="payments"),
+    path("payments/lines/<str:key>/reissue/", payments.reissue_new, name="reissue_new"),
+    path(
+        "payments/reissues/<int:reissue_id>/approve/",
+        payments.reissue_approve,
+        name="reissue_approve",
+    ),
+    path(
+        "payments/reissues/<int:reissue_id>/reject/", payments.reissue_reject, name="reissue_reject"
+    ),
+    path("payments/audit/", payments.payments_audit, name="payments_audit"),
+    path("payments/audit.csv", payments.payments_audit_export, name="payments_audit_export"),
+    path(
+        "incidents/<int:incident_id>/payments.csv",
+        payments.incident_payments_csv,
+        name="incident_payments_csv",
+    ),
+    path(
+        "incidents/<int:incident_id>/payments.json",
+        payments.incident_payments_json,
+        name="incident_payments_json",
+    ),
     path(
         "history/incidents/<int:incident_id>/",
         history.incident_timeline,

@@ -23,7 +23,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
 from settlements import roles, services
-from settlements.services import CompensationEntry, jobs
+from settlements.selectors import payments as payment_reads
+from settlements.services import CompensationEntry, ConfirmationEntry, jobs
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -142,6 +143,15 @@ MATRIX: dict[str, Entry] = {
     "individual_case_list": page(OP, TM, AU),
     "individual_case_new": form(TM),
     "individual_case_resolve": form(TM, args={"case_id": "individual_case"}),
+    # Payments after approval: the queue, re-issues, the auditor's answer, the batch.
+    "payments": page(OP, TM, AU),
+    "reissue_new": form(OP, TM, args={"key": "failed_key"}),
+    "reissue_approve": form(TM),
+    "reissue_reject": form(TM),
+    "payments_audit": page(OP, TM, AU),
+    "payments_audit_export": page(OP, TM, AU),
+    "incident_payments_csv": page(OP, TM, AU),
+    "incident_payments_json": page(OP, TM, AU),
     # The auditor's history browser.
     "history": page(AU),
     "history_export": page(AU),
@@ -179,6 +189,8 @@ class World:
     compensation: object
     approved_compensation: object
     job: object
+    reissue: object
+    failed_key: str
     history_model: str = "case"
     queue_name: str = "to_prepare"
 
@@ -224,8 +236,22 @@ def world(users, snapshot_factory) -> World:
         kind="prepare", actor=operator, target="matrix",
         items=[jobs.NewItem(str(prepared.pk), str(prepared))],
     )  # fmt: skip
+    # The cashier could not pay two lines; one of them is proposed for a re-issue.
+    first, second = list(
+        payment_reads.approved_lines(payment_reads.releases_of(settlement=approved.pk))
+    )[:2]
+    services.payment_confirm(
+        actor=users[CA],
+        confirmations=[
+            ConfirmationEntry(line.key, "failed", "closed", timezone.now(), line.amount)
+            for line in (first, second)
+        ],
+    )
+    reissue = services.reissue_propose(actor=operator, idempotency_key=first.key, reason="fixed")
     return World(
         job=job,
+        reissue=reissue,
+        failed_key=second.key,
         incident=incident,
         case=case,
         ready_case=load(tournament_id="M-3", stage="late"),

@@ -17,12 +17,14 @@ from datetime import datetime
 from django.db.models import (
     BigIntegerField,
     Case,
+    Count,
     Exists,
     ExpressionWrapper,
     F,
     OuterRef,
     Q,
     QuerySet,
+    Subquery,
     Value,
     When,
 )
@@ -580,3 +582,134 @@ _READERS = {
     "prize_withdrawal": _withdrawal_rows,
     "reissue": _reissue_rows,
 }
+
+
+# --- The payments queue --------------------------------------------------------------------------
+
+
+def releases_of(
+    *,
+    incident: int | None = None,
+    case: int | None = None,
+    settlement: int | None = None,
+    compensation: int | None = None,
+) -> QuerySet[LedgerRelease]:
+    """The releases of one incident, case, settlement or compensation (all when none given)."""
+    releases = LedgerRelease.objects.all()
+    for name, value in (
+        ("incident", incident),
+        ("case", case),
+        ("settlement", settlement),
+        ("compensation", compensation),
+    ):
+        if value is not None:
+            releases = releases.filter(**{name: value})
+    return releases
+
+
+def failed_lines(releases: QuerySet[LedgerRelease] | None = None) -> QuerySet[PaymentConfirmation]:
+    """The latest failure of each line that is failed now: not paid since, not re-issued.
+    ``pending_reissue`` is the id of a re-issue proposed for it and not yet answered."""
+    confirmations = PaymentConfirmation.objects.filter(status=PaymentConfirmation.Status.FAILED)
+    if releases is not None:
+        confirmations = confirmations.filter(release__in=releases)
+    same_line = {"release_id": OuterRef("release_id"), "line_no": OuterRef("line_no")}
+    later = PaymentConfirmation.objects.filter(**same_line, pk__gt=OuterRef("pk"), status="failed")
+    paid = PaymentConfirmation.objects.filter(**same_line, status=PaymentConfirmation.Status.PAID)
+    reissues = Reissue.objects.filter(
+        original_release_id=OuterRef("release_id"), original_line_no=OuterRef("line_no")
+    )
+    return (
+        confirmations.exclude(Exists(later))
+        .exclude(Exists(paid))
+        .exclude(Exists(reissues.filter(status=ReissueStatus.APPROVED)))
+        .annotate(
+            pending_reissue=Subquery(
+                reissues.filter(status=ReissueStatus.PROPOSED).values("pk")[:1]
+            )
+        )
+        .select_related("release__case__tournament")
+        .defer("release__case__tournament__payouts")
+        .order_by("release__first_position", "line_no")
+    )
+
+
+def overdue_releases(
+    cutoff: datetime, releases: QuerySet[LedgerRelease] | None = None
+) -> QuerySet[LedgerRelease]:
+    """Releases handed to the cashier before ``cutoff`` with lines it has not confirmed, each
+    annotated with ``overdue`` (how many)."""
+    releases = LedgerRelease.objects.all() if releases is None else releases
+    waiting = (
+        F("line_count")
+        - F("tally__paid_lines")
+        - F("tally__failed_lines")
+        - F("tally__reissued_lines")
+    )
+    return (
+        releases.filter(released_at__lt=cutoff)
+        .annotate(overdue=ExpressionWrapper(waiting, output_field=BigIntegerField()))
+        .filter(overdue__gt=0)
+        .order_by("first_position")
+    )
+
+
+def overdue_lines(
+    cutoff: datetime, releases: QuerySet[LedgerRelease] | None = None, *, after: int = 0
+) -> Iterator[LedgerLine]:
+    """The unconfirmed lines of ``overdue_releases``, in feed order after place ``after``."""
+    return approved_lines(overdue_releases(cutoff, releases), after=after, unconfirmed_only=True)
+
+
+def proposed_reissues() -> QuerySet[Reissue]:
+    return (
+        Reissue.objects.filter(status=ReissueStatus.PROPOSED)
+        .select_related("proposed_by", "case__tournament")
+        .defer("case__tournament__payouts")
+        .order_by("proposed_at", "id")
+    )
+
+
+def reissue_detail(reissue_id: int) -> Reissue:
+    return (
+        Reissue.objects.select_related(
+            "proposed_by", "approved_by", "rejected_by", "case__tournament", "original_release"
+        )
+        .defer("case__tournament__payouts")
+        .get(pk=reissue_id)
+    )
+
+
+# --- The auditor's answer ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExactlyOnce:
+    """Whether every approved line was paid exactly once, counted from the confirmations
+    themselves (not the tallies): lines paid twice or more must be none, and every other line
+    is paid once, replaced by a re-issue, or still waiting (failed or unconfirmed)."""
+
+    summary: Reconciliation
+    paid_twice: int
+    tallies_wrong: list[int]
+
+    @property
+    def settled(self) -> bool:
+        summary = self.summary
+        return (
+            self.paid_twice == 0
+            and not self.tallies_wrong
+            and summary.failed_lines == 0
+            and summary.unconfirmed_lines == 0
+        )
+
+
+def exactly_once(releases: QuerySet[LedgerRelease]) -> ExactlyOnce:
+    paid_twice = (
+        PaymentConfirmation.objects.filter(release__in=releases, status="paid")
+        .values("release_id", "line_no")
+        .annotate(times=Count("id"))
+        .filter(times__gt=1)
+        .count()
+    )
+    return ExactlyOnce(reconciliation(releases), paid_twice, tallies_agree(releases))

@@ -24,6 +24,7 @@ NAVIGATION = (
         "individual_case_list",
         (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR),
     ),
+    ("Payments", "payments", (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)),
     ("History", "history", (roles.AUDITOR,)),
     ("Crash policy", "policy", roles.ALL_ROLES),
 )

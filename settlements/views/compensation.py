@@ -18,6 +18,7 @@ from settlements.csv_export import csv_download
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.forms import CompensationForm, ReasonForm
 from settlements.models import Compensation
+from settlements.selectors import payments as payment_reads
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
@@ -181,6 +182,11 @@ def _compensation_context(request, compensation: Compensation) -> dict:
         "can_answer": refusal is None,
         "own_work": refusal is not None and refusal.kind == permissions.OWN_WORK,
         "can_download": compensation.status == CompensationStatus.APPROVED,
+        "payments": payment_reads.reconciliation(
+            payment_reads.releases_of(compensation=compensation.pk)
+        )
+        if compensation.status == CompensationStatus.APPROVED
+        else None,
     }
 
 

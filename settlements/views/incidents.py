@@ -12,12 +12,13 @@ from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import roles, selectors, services
+from settlements import permissions, roles, selectors, services
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import IncidentForm, SnapshotForm
 from settlements.models import Case, Incident, Stage, Tournament, TournamentType
 from settlements.rules import InvalidInput
 from settlements.selectors import bulk
+from settlements.selectors import payments as payment_reads
 from settlements.views.decorators import role_required
 from settlements.views.paging import CountedPaginator
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -84,6 +85,8 @@ def incident_tournaments(request, incident_id: int):
         "counts": counts,
         "open_work": sum(row["count"] for row in counts if row["who"]),
         "jobs": incident.jobs.select_related("created_by")[:5],
+        # None hides the panel: only those who follow payments see them.
+        "incident_payments": _incident_payments(request.user, incident),
         "choices": {
             "status": CaseStatus.choices,
             "stage": Stage.choices,
@@ -145,6 +148,13 @@ def incident_upload(request, incident_id: int):
 def _toggled(chosen: bulk.WorkbenchFilter, key: str) -> str:
     """A column's sort link: ascending first, descending on a second click."""
     return f"-{key}" if chosen.sort == key and not chosen.descending else key
+
+
+def _incident_payments(user, incident: Incident):
+    if not roles.has_role(user, *permissions.PAYMENT_READERS):
+        return None
+    summary = payment_reads.reconciliation(payment_reads.releases_of(incident=incident.pk))
+    return summary if summary.lines else ""
 
 
 def _incident(incident_id: int) -> Incident:

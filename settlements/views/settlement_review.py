@@ -22,6 +22,7 @@ from settlements.csv_export import csv_download
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.forms import ReasonForm
 from settlements.models import Settlement
+from settlements.selectors import payments as payment_reads
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.paging import CountedPaginator, RangePaginator
@@ -166,6 +167,9 @@ def _summary(settlement: Settlement) -> dict:
 
 def _review_context(request, settlement: Settlement) -> dict:
     user = request.user
+    can_download = settlement.status == SettlementStatus.APPROVED and roles.has_role(
+        user, *permissions.PAYMENT_READERS
+    )
     search = request.GET.get("q", "").strip()
     if settlement.is_adjustment:
         rows = selectors.settlement_lines(settlement)
@@ -194,7 +198,11 @@ def _review_context(request, settlement: Settlement) -> dict:
         "can_submit": permissions.settlement_submit(settlement=settlement, user=user) is None,
         "can_answer": answer_refusal is None,
         "own_work": answer_refusal is not None and answer_refusal.kind == permissions.OWN_WORK,
-        "can_download": settlement.status == SettlementStatus.APPROVED
-        and roles.has_role(user, roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR),
+        "can_download": can_download,
+        "payments": payment_reads.reconciliation(
+            payment_reads.releases_of(settlement=settlement.pk)
+        )
+        if can_download
+        else None,
         "actions_error": "",
     }

@@ -124,7 +124,9 @@ def test_approval_restates_the_amount_and_is_never_the_proposers(
     assert proposal.approved_by == tournament_manager
     csv_response = as_manager.get(reverse("compensation_ledger", args=[proposal.pk]))
     rows = list(csv.reader(io.StringIO(b"".join(csv_response.streaming_content).decode())))
-    assert rows[1][0] == f"C{proposal.pk}-1" and rows[1][3:8] == [
+    row = dict(zip(rows[0], rows[1], strict=True))
+    assert row["idempotency_key"] == f"C{proposal.pk}-1"
+    assert [row[name] for name in ("player", "kind", "unit", "amount_minor", "amount")] == [
         "p000003",
         "compensation",
         "cash",

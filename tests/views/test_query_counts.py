@@ -30,13 +30,15 @@ BOUNDS = {
     "dashboard": 38,
     "dashboard, a later view": 7,
     "case page": 8,
-    # The workbench: a page of cases, their count, the counts by status, the latest jobs.
-    "incident page": 8,
+    # The workbench: a page of cases, their count, the counts by status, the latest jobs,
+    # and the payments of the incident (one query over its releases and their tallies).
+    "incident page": 9,
     "decision page": 18,
-    "settlement review": 12,
-    "settlement review, a later page": 12,
-    "settlement review, searched": 13,
-    "settlement review, htmx page": 12,
+    # An approved settlement's review also shows its payments (one query, from the tallies).
+    "settlement review": 13,
+    "settlement review, a later page": 13,
+    "settlement review, searched": 14,
+    "settlement review, htmx page": 13,
     "history browser": 5,
     "history browser, events": 4,
     "history of one record": 9,
