@@ -312,21 +312,27 @@ def _states(places: set[tuple[int, int]]) -> dict[tuple[int, int], _LineState]:
         by_release[release_id].append(line_no)
     for release_id, line_nos in by_release.items():
         said = PaymentConfirmation.objects.filter(
-            release_id=release_id, line_no__in=line_nos
+            release_id=release_id, **payment_reads.line_numbers("line_no", line_nos)
         ).values_list("line_no", "status", "external_reference")
         for line_no, status, reference in said:
-            state = states[release_id, line_no]
+            state = states.get((release_id, line_no))
+            if state is None:
+                continue
             if status == PAID:
                 state.paid_reference = reference
             else:
                 state.failed_references.add(reference)
         live = Reissue.objects.filter(
             original_release_id=release_id,
-            original_line_no__in=line_nos,
             status__in=[ReissueStatus.PROPOSED, ReissueStatus.APPROVED],
+            **payment_reads.line_numbers("original_line_no", line_nos),
         ).values_list("original_line_no", "status", "pk")
         for line_no, status, pk in live:
-            states[release_id, line_no].reissue = (status, idempotency_key(Record.REISSUE, pk, 1))
+            if (release_id, line_no) in states:
+                states[release_id, line_no].reissue = (
+                    status,
+                    idempotency_key(Record.REISSUE, pk, 1),
+                )
     return states
 
 
@@ -348,7 +354,13 @@ def _common_subject(lines: list[LedgerLine]) -> dict:
     cases = {line.release.case_id for line in lines}
     incidents = {line.release.incident_id for line in lines}
     if len(cases) == 1:
-        return {"case": Case.objects.select_related("incident", "tournament").get(pk=cases.pop())}
+        # The event and its log line need the case's links, not its big JSON fields.
+        case = (
+            Case.objects.select_related("incident", "tournament")
+            .only("incident", "tournament__operator_id", "incident__title")
+            .get(pk=cases.pop())
+        )
+        return {"case": case}
     if len(incidents) == 1 and None not in incidents:
         return {"incident": Incident.objects.get(pk=incidents.pop())}
     return {}
