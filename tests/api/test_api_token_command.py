@@ -114,6 +114,14 @@ def test_a_token_for_a_user_who_cannot_post_snapshots_comes_with_a_warning(audit
     assert "not an Operator" in err
 
 
+def test_a_cashiers_token_reads_the_feed(cashier, api):
+    out, err = run("create", "wallet", "--name", "wallet system")
+    assert "is a Cashier" in err and "not an Operator" not in err
+    response = api.get("/api/v1/ledger", HTTP_AUTHORIZATION=f"Bearer {out.strip()}")
+    assert response.status_code == 200
+    assert api.get("/api/v1/cases", HTTP_AUTHORIZATION=f"Bearer {out.strip()}").status_code == 403
+
+
 def test_list_shows_prefix_name_and_status_but_never_a_secret(operator, auditor):
     raw_one = run("create", "operator", "--name", "eu-1")[0].strip()
     raw_two = run("create", "operator", "--name", "eu-2")[0].strip()

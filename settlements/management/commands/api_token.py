@@ -1,4 +1,5 @@
-"""`manage.py api_token`: issue, revoke and list the bearer tokens of the game servers.
+"""`manage.py api_token`: issue, revoke and list the bearer tokens of the game servers and of
+the cashier (the wallet system).
 
     manage.py api_token create USERNAME [--name NAME]   prints the new token (only this once)
     manage.py api_token revoke ID | PREFIX | TOKEN
@@ -63,7 +64,13 @@ class Command(BaseCommand):
             "be shown again.",
             style_func=str,
         )
-        if not roles.has_role(user, roles.OPERATOR):
+        if roles.has_role(user, roles.CASHIER):
+            self.stderr.write(
+                f"{username} is a Cashier: this token reads the ledger feed and confirms "
+                "payments, and nothing else.",
+                style_func=str,
+            )
+        elif not roles.has_role(user, roles.OPERATOR):
             self.stderr.write(
                 self.style.WARNING(
                     f"{username} is not an Operator: this token can read cases but not post "
