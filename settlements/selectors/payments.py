@@ -695,6 +695,31 @@ def reissue_detail(reissue_id: int) -> Reissue:
     )
 
 
+COLLECTION_WORDS = {
+    "unconfirmed": "Not yet confirmed",
+    "paid": "Collected",
+    "failed": "Could not be collected",
+    "reissued": "Could not be collected; re-issued",
+}
+
+
+def withdrawals_collected(withdrawals) -> None:
+    """Set ``collection`` on each prize withdrawal: what the cashier said about taking it
+    back (empty for a prize left with the player). One query, none without a withdrawal."""
+    taken = [w for w in withdrawals if w.outcome == PrizeWithdrawal.Outcome.WITHDRAW]
+    if not taken:
+        return
+    tallies = PaymentTally.objects.filter(release__prize_withdrawal__in=taken).values_list(
+        "release__prize_withdrawal_id", "paid_lines", "failed_lines", "reissued_lines"
+    )
+    states = {}
+    for pk, paid, failed, reissued in tallies:
+        states[pk] = "paid" if paid else "failed" if failed else "reissued" if reissued else ""
+    for withdrawal in withdrawals:
+        state = states.get(withdrawal.pk) or "unconfirmed"
+        withdrawal.collection = COLLECTION_WORDS[state] if withdrawal in taken else ""
+
+
 # --- The auditor's answer ----------------------------------------------------------------------
 
 

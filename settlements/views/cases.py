@@ -17,6 +17,7 @@ from settlements.errors import DomainError, Duplicate
 from settlements.forms import ReasonForm
 from settlements.models import Case, Job
 from settlements.rules import Policy
+from settlements.selectors import payments as payment_reads
 from settlements.services import jobs
 from settlements.views import confirming
 from settlements.views.decorators import role_required
@@ -117,6 +118,8 @@ def _context(request, case: Case) -> dict:
     compensations = list(selectors.compensation_list(case=case))
     waiting = [item.pk for item in compensations if item.status == CompensationStatus.PROPOSED]
     settlements = list(case.settlements.all())
+    withdrawals = list(selectors.prize_withdrawal_list(case=case))
+    payment_reads.withdrawals_collected(withdrawals)
     context = {
         "case": case,
         "tournament": case.tournament,
@@ -140,7 +143,7 @@ def _context(request, case: Case) -> dict:
         # Below the settlements: compensation proposals, prizes given in error, and for an
         # individual case its players and outcome.
         "compensations": compensations,
-        "withdrawals": list(selectors.prize_withdrawal_list(case=case)),
+        "withdrawals": withdrawals,
         "can_propose": permissions.compensation_propose(
             case=case, user=user, has_settlement=bool(settlements)
         )

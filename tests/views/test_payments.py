@@ -304,3 +304,18 @@ def test_the_auditor_answers_paid_exactly_once_from_one_page_and_one_export(
     assert reissued["reissued_as"] == f"R{outage['reissue'].pk}-1"
     paid = next(row for row in export if row["state"] == "paid")
     assert paid["external_reference"] == f"tx-{paid['idempotency_key']}" and paid["confirmed_at"]
+
+
+def test_a_prize_the_cashier_could_not_take_back_shows_as_such(outage, as_manager, cashier):
+    withdrawal = outage["withdrawal"]
+    url = reverse("case_detail", args=[withdrawal.case_id])
+    assert "Not yet confirmed" in as_manager.get(url).content.decode()
+    (line,) = payment_reads.approved_lines(
+        LedgerRelease.objects.filter(prize_withdrawal=withdrawal)
+    )
+    assert (line.kind, line.amount) == ("prize_withdrawal", -250)
+    confirm(cashier, line, status="failed", reference="balance too low")
+    page = as_manager.get(url).content.decode()
+    assert "Could not be collected" in page
+    failed = as_manager.get(reverse("payments")).context["page"]
+    assert [f.idempotency_key for f in failed] == [line.key]
