@@ -13,6 +13,7 @@ from settlements.models import (
     Event,
     Incident,
     PrizeWithdrawal,
+    Reissue,
     Settlement,
     Tournament,
 )
@@ -67,6 +68,7 @@ HISTORY_MODELS: dict[str, tuple[type, str | None, str | None, str | None]] = {
     "settlement": (Settlement, "case__incident", "case", "case__tournament"),
     "compensation": (Compensation, "case__incident", "case", "case__tournament"),
     "prizewithdrawal": (PrizeWithdrawal, "case__incident", "case", "case__tournament"),
+    "reissue": (Reissue, "incident", "case", "case__tournament"),
     "apitoken": (ApiToken, None, None, None),
 }
 

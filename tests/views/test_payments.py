@@ -319,3 +319,13 @@ def test_a_prize_the_cashier_could_not_take_back_shows_as_such(outage, as_manage
     assert "Could not be collected" in page
     failed = as_manager.get(reverse("payments")).context["page"]
     assert [f.idempotency_key for f in failed] == [line.key]
+
+
+def test_a_reissue_has_its_history_for_the_auditor(outage, as_auditor):
+    reissue = outage["reissue"]
+    url = reverse("history_record", args=["reissue", reissue.pk])
+    page = as_auditor.get(url)
+    assert page.status_code == 200
+    assert b"approved" in page.content.lower()
+    listing = as_auditor.get(reverse("history") + "?model=reissue")
+    assert listing.status_code == 200
