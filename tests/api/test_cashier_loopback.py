@@ -27,6 +27,7 @@ from tests.conftest import make_user
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(connection.vendor != "postgresql", reason="runs on PostgreSQL"),
+    pytest.mark.slow,  # a live server answering a wallet over HTTP
 ]
 
 

@@ -9,10 +9,8 @@ open a while after it took its places, which is when a feed ordered by insertion
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -23,13 +21,9 @@ from settlements.services import CompensationEntry, ConfirmationEntry
 from settlements.services import payments as payment_services
 from tests.api.conftest import bearer
 from tests.conftest import make_user
+from tests.races import RACES, TIMEOUT, run_together, start_thread
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="concurrency is tested on PostgreSQL"
-    ),
-]
+pytestmark = [*RACES, pytest.mark.slow]  # threads reading and writing for a few seconds
 
 APPROVERS = 4
 SETTLEMENTS = 12
@@ -81,17 +75,12 @@ def test_a_reader_racing_approvals_sees_every_line_once(
     approving, reading = threading.Event(), threading.Event()
     approving.set()
 
-    def approve(index: int) -> None:
-        manager = managers[index]
-        try:
-            reading.wait(timeout=30)
-            for record in work[index::APPROVERS]:
-                if hasattr(record, "line_count"):
-                    services.settlement_approve(settlement=record, actor=manager)
-                else:
-                    services.compensation_approve(compensation=record, actor=manager)
-        finally:
-            connection.close()
+    def approve(index: int, _prepared) -> None:
+        for record in work[index::APPROVERS]:
+            if hasattr(record, "line_count"):
+                services.settlement_approve(settlement=record, actor=managers[index])
+            else:
+                services.compensation_approve(compensation=record, actor=managers[index])
 
     seen: list[dict] = []
     at_the_head = 0  # pages that ended at the last committed line while approvals went on
@@ -99,30 +88,26 @@ def test_a_reader_racing_approvals_sees_every_line_once(
     def read() -> None:
         nonlocal at_the_head
         client, cursor = Client(), None
-        try:
-            while True:
-                still_approving = approving.is_set()
-                query = "?limit=40" + (f"&after={cursor}" if cursor else "")
-                body = client.get(f"/api/v1/ledger{query}", **bearer(raw)).json()
-                seen.extend(body["lines"])
-                cursor = body["cursor"]
-                reading.set()
-                if not body["more"] and still_approving:
-                    at_the_head += 1
-                if not body["more"] and not still_approving:
-                    return
-        finally:
-            connection.close()
+        while True:
+            still_approving = approving.is_set()
+            query = "?limit=40" + (f"&after={cursor}" if cursor else "")
+            body = client.get(f"/api/v1/ledger{query}", **bearer(raw)).json()
+            seen.extend(body["lines"])
+            cursor = body["cursor"]
+            reading.set()
+            if not body["more"] and still_approving:
+                at_the_head += 1
+            if not body["more"] and not still_approving:
+                return
 
-    with ThreadPoolExecutor(max_workers=APPROVERS + 1) as pool:
-        reader = pool.submit(read)
-        approvers = [pool.submit(approve, index) for index in range(APPROVERS)]
-        try:
-            for future in approvers:
-                future.result()
-        finally:
-            approving.clear()
-        reader.result()
+    reader = start_thread(read)
+    assert reading.wait(timeout=TIMEOUT)
+    try:
+        outcomes = run_together(APPROVERS, approve)
+    finally:
+        approving.clear()
+    reader.join(timeout=TIMEOUT)
+    assert outcomes == [None] * APPROVERS
 
     expected = [line.key for line in payment_reads.approved_lines()]
     keys = [line["idempotency_key"] for line in seen]
@@ -142,20 +127,12 @@ def test_two_cashiers_confirming_one_line_record_one_payment(django_user_model, 
     services.settlement_submit(settlement=settlement, actor=operator)
     services.settlement_approve(settlement=settlement, actor=manager)
     line = next(payment_reads.approved_lines())
-    barrier = threading.Barrier(len(cashiers), timeout=30)
 
-    def confirm(index: int):
-        try:
-            entry = ConfirmationEntry(
-                line.key, "paid", f"tx-{index % 2}", timezone.now(), line.amount
-            )
-            barrier.wait()
-            return services.payment_confirm(actor=cashiers[index], confirmations=[entry])[0]
-        finally:
-            connection.close()
+    def confirm(index: int, _prepared):
+        entry = ConfirmationEntry(line.key, "paid", f"tx-{index % 2}", timezone.now(), line.amount)
+        return services.payment_confirm(actor=cashiers[index], confirmations=[entry])[0]
 
-    with ThreadPoolExecutor(max_workers=len(cashiers)) as pool:
-        answers = list(pool.map(confirm, range(len(cashiers))))
+    answers = run_together(len(cashiers), confirm)
 
     recorded = [answer for answer in answers if answer.outcome == "recorded"]
     assert len(recorded) == 1

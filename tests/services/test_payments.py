@@ -173,34 +173,6 @@ def test_a_prize_withdrawn_must_say_what_to_take_back(
         withdrawal(case, tournament_manager, amount=0)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_any_window_of_places_gives_exactly_its_lines(desk, seed):
-    everything = lines()
-    last = payment_reads.last_position()
-    assert last == len(everything)
-    generator = random.Random(seed)
-    for _ in range(30):
-        after = generator.randrange(0, last + 1)
-        until = generator.randrange(after, last + 2)
-        got = [line.position for line in lines(after=after, until=until)]
-        assert got == list(range(after + 1, min(until, last) + 1))
-
-
-def test_small_records_read_together_keep_their_order(
-    operator, tournament_manager, second_manager, snapshot_factory, monkeypatch
-):
-    settlement = approved(operator, tournament_manager, snapshot_factory, stage="late")
-    made = [
-        compensation(settlement.case, operator, second_manager, (f"p00000{n}", 10 * n))
-        for n in range(1, 6)
-    ]
-    # Chunks of 3 lines: groups split inside the run of compensation records.
-    monkeypatch.setattr(payment_reads, "CHUNK_SIZE", 3)
-    got = lines()
-    assert [line.position for line in got] == list(range(1, len(got) + 1))
-    assert [line.key for line in got[-5:]] == [f"C{c.pk}-1" for c in made]
-
-
 def test_the_history_migration_releases_what_was_approved_before(desk):
     settlement, paid, taken = desk
     before = [(line.key, line.amount, line.position) for line in lines()]
@@ -337,25 +309,6 @@ def test_malformed_confirmations_are_refused(desk, cashier, changes, message):
 def test_only_the_cashier_confirms(desk, users, who):
     with pytest.raises(NotAllowed):
         payments.payment_confirm(actor=users[who], confirmations=[confirmation(lines()[0])])
-
-
-def test_keys_that_name_no_released_line(desk):
-    settlement, paid, taken = desk
-    known = {f"{settlement.pk}-1", f"C{paid.pk}-2", f"W{taken.pk}-1"}
-    unknown = {
-        f"{settlement.pk}-{settlement.line_count + 1}",
-        f"C{paid.pk}-3",
-        f"W{taken.pk}-2",
-        "R1-1",
-        f"{settlement.pk}",
-        "-1",
-        f"{settlement.pk}-0",
-        f"X{settlement.pk}-1",
-        f" {settlement.pk}-1",
-        "",
-    }
-    places = payment_reads.places_of(known | unknown)
-    assert places.keys() == known
 
 
 # --- Tallies and re-issues ---------------------------------------------------------------------
