@@ -31,6 +31,19 @@ def test_the_data_migration_creates_the_four_role_groups():
 
 
 @pytest.mark.django_db
+def test_a_data_migration_creates_the_cashier_role_outside_the_desk_roles(django_user_model):
+    Group.objects.filter(name=roles.CASHIER).delete()
+    migration = importlib.import_module("settlements.migrations.0012_cashier_role")
+    migration.create_role(apps, None)
+    migration.create_role(apps, None)
+    assert Group.objects.filter(name=roles.CASHIER).count() == 1
+    assert roles.CASHIER not in roles.ALL_ROLES
+    wallet = make_user(django_user_model, "wallet", roles.CASHIER)
+    assert roles.user_roles(wallet) == {roles.CASHIER}
+    assert roles.role_labels(wallet) == ["Cashier"]
+
+
+@pytest.mark.django_db
 def test_user_roles_follow_group_membership(django_user_model):
     both = make_user(django_user_model, "both", roles.OPERATOR, roles.TOURNAMENT_MANAGER)
     assert roles.user_roles(both) == {roles.OPERATOR, roles.TOURNAMENT_MANAGER}
