@@ -183,6 +183,15 @@ class Statement:
     amounts: tuple[Amount, ...]  # the player's ledger lines summed by unit
     lines: tuple[LineFacts, ...]
     followups: tuple[str, ...] = field(default=())
+    capped: bool = False  # held at the cap of a split
+
+    @property
+    def exact_shown(self) -> str:
+        if self.exact is None:
+            return ""
+        if "fpp" in self.totals or self.kind == REFUND and self.settlement.remedy == "fpp_refund":
+            return f"{int(self.exact):,} FPP"
+        return _exact_text(self.exact, self.settlement.currency)
 
     @property
     def amounts_text(self) -> str:
@@ -309,6 +318,7 @@ class _Builder:
             amounts=self._amounts(),
             lines=player.lines,
             followups=tuple(self._followup_words(f) for f in player.followups),
+            capped=kind == SHARE and player.explained is not None and player.explained.capped,
         )
 
     def _outcome(self) -> tuple[str, str, list[str]]:
@@ -798,6 +808,12 @@ def figure(amount: int, currency: str) -> str:
     major, minor = divmod(abs(amount), 10**exponent)
     text = f"{major:,}"
     return sign + (f"{text}.{minor:0{exponent}d}" if exponent else text)
+
+
+def _exact_text(amount: Fraction, currency: str) -> str:
+    if amount.denominator == 1:
+        return _money(amount.numerator, currency)
+    return exact_money(amount, currency)
 
 
 def _money(amount: int, currency: str) -> str:
