@@ -14,6 +14,7 @@ register = template.Library()
 NAVIGATION = (
     ("Dashboard", "dashboard", roles.ALL_ROLES),
     ("Report a crash", "incident_new", (roles.OPERATOR,)),
+    ("Players", "players", roles.AMOUNT_READERS),
     (
         "Compensation",
         "compensation_list",
