@@ -31,6 +31,9 @@ STATE = "state"
 # Who may do what, where a view also names them (its role_required decorator).
 COMPENSATION_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
 CASE_WITHDRAWERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+# Who may see what each player is paid: every role reviews settlements, so the review page, its
+# explain panel, the players page and the statements (and their exports) give this one answer.
+AMOUNT_READERS = roles.ALL_ROLES
 
 
 class Refusal(str):

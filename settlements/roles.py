@@ -15,10 +15,6 @@ AUDITOR = "auditor"
 
 ALL_ROLES = (OPERATOR, MARKETING_MANAGER, TOURNAMENT_MANAGER, AUDITOR)
 
-# Who may see what each player is paid: every role reviews settlements, so the review page, its
-# explain panel, the players page and the statements all give this one answer.
-AMOUNT_READERS = ALL_ROLES
-
 LABELS = {
     OPERATOR: "Operator",
     MARKETING_MANAGER: "Marketing Manager",

@@ -7,7 +7,7 @@ GET /settlements/<id>/statement/print/?player=ID    the same as a printable page
 GET /settlements/<id>/statements.jsonl, .csv        every entrant's statement, streamed
 GET /incidents/<id>/statements.jsonl, .csv          … of every approved settlement of an incident
 
-Every role that may see amounts may use them (roles.AMOUNT_READERS, as for the review page).
+Every role that may see amounts may use them (permissions.AMOUNT_READERS, as for the review page).
 Every figure comes from the statements (settlements.statements), which take it from the
 engine's stored explanation; nothing here computes an amount.
 """
@@ -20,7 +20,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from settlements import player_ids, roles, selectors
+from settlements import permissions, player_ids, selectors
 from settlements.models import Incident, Settlement
 from settlements.statements import UNITS, Statement
 from settlements.views.decorators import role_required
@@ -38,7 +38,7 @@ CSV_HEADER = (
 
 
 @require_safe
-@role_required(*roles.AMOUNT_READERS)
+@role_required(*permissions.AMOUNT_READERS)
 def players(request):
     query = request.GET.get("q", "")
     after = request.GET.get("after", "")
@@ -63,7 +63,7 @@ def players(request):
 
 
 @require_safe
-@role_required(*roles.AMOUNT_READERS)
+@role_required(*permissions.AMOUNT_READERS)
 def settlement_statement(request, settlement_id: int):
     statement, settlement = _statement(settlement_id, request.GET.get("player", ""))
     context = {"statement": statement, "settlement": settlement, "case": settlement.case}
@@ -71,7 +71,7 @@ def settlement_statement(request, settlement_id: int):
 
 
 @require_safe
-@role_required(*roles.AMOUNT_READERS)
+@role_required(*permissions.AMOUNT_READERS)
 def settlement_statement_print(request, settlement_id: int):
     statement, settlement = _statement(settlement_id, request.GET.get("player", ""))
     return render(
@@ -82,7 +82,7 @@ def settlement_statement_print(request, settlement_id: int):
 
 
 @require_safe
-@role_required(*roles.AMOUNT_READERS)
+@role_required(*permissions.AMOUNT_READERS)
 def settlement_statements_jsonl(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     rows = selectors.settlement_statements(settlement)
@@ -90,7 +90,7 @@ def settlement_statements_jsonl(request, settlement_id: int):
 
 
 @require_safe
-@role_required(*roles.AMOUNT_READERS)
+@role_required(*permissions.AMOUNT_READERS)
 def settlement_statements_csv(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     rows = selectors.settlement_statements(settlement)
@@ -98,7 +98,7 @@ def settlement_statements_csv(request, settlement_id: int):
 
 
 @require_safe
-@role_required(*roles.AMOUNT_READERS)
+@role_required(*permissions.AMOUNT_READERS)
 def incident_statements_jsonl(request, incident_id: int):
     incident = _incident(incident_id)
     rows = selectors.incident_statements(incident)
@@ -106,7 +106,7 @@ def incident_statements_jsonl(request, incident_id: int):
 
 
 @require_safe
-@role_required(*roles.AMOUNT_READERS)
+@role_required(*permissions.AMOUNT_READERS)
 def incident_statements_csv(request, incident_id: int):
     incident = _incident(incident_id)
     rows = selectors.incident_statements(incident)

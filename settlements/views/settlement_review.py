@@ -42,7 +42,7 @@ REVIEW_ACTIONS = {
 
 
 @require_safe
-@role_required(*roles.AMOUNT_READERS)
+@role_required(*permissions.AMOUNT_READERS)
 def settlement_review(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     context = _review_context(request, settlement)
@@ -52,7 +52,7 @@ def settlement_review(request, settlement_id: int):
 
 
 @require_safe
-@role_required(*roles.AMOUNT_READERS)
+@role_required(*permissions.AMOUNT_READERS)
 def settlement_player(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     player = request.GET.get("player", "")
@@ -225,4 +225,3 @@ def _name_parts(settlement: Settlement, page) -> tuple[str, ...]:
         if len(row.parts) > 1:
             labels = tuple(part.label for part in row.parts)
     return labels
-
