@@ -92,11 +92,12 @@ def history_entries(
     ``history_type``, ``history_user_id`` and ``history_change_reason``: one UNION query.
     ``player`` keeps the records that concern that player id (see ``_player_filter``)."""
     names = [model] if model else list(HISTORY_MODELS)
+    cases = player_case_ids(player) if player is not None else None
     parts = []
     for name in names:
         queryset = _history_part(name, user, since, until, incident, case, tournament)
         if queryset is not None and player is not None:
-            queryset = _player_filter(name, queryset, player)
+            queryset = _player_filter(name, queryset, player, cases)
         if queryset is not None:
             parts.append(queryset)
     if not parts:
@@ -151,11 +152,11 @@ def history_changes(record) -> list[FieldChange]:
     ]
 
 
-def _player_filter(name: str, records: QuerySet, player: str) -> QuerySet | None:
-    """The versions that concern ``player``: the cases they were in or that name them, with
-    those cases' incidents, tournaments, decisions and settlements; compensation and prizes
-    given in error only where they name the player. API tokens concern no player (None)."""
-    cases = player_case_ids(player)
+def _player_filter(name: str, records: QuerySet, player: str, cases: QuerySet) -> QuerySet | None:
+    """The versions that concern ``player``: the cases they were in or that name them
+    (``cases``, a subquery of their ids), with those cases' incidents, tournaments, decisions
+    and settlements; compensation and prizes given in error only where they name the player.
+    API tokens concern no player (None)."""
     if name == "case":
         return records.filter(id__in=cases)
     if name in ("incident", "tournament"):
