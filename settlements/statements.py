@@ -478,8 +478,9 @@ class _Builder:
         if split.floor:
             rest_expression += f" − {split.rest_players:,} × {self._figure(split.floor)}"
         if rest_expression != q:
+            whom = "the players not capped" if split.capped else "the players"
             self._step(
-                f"Left to share among the {split.rest_players:,} players not capped",
+                f"Left to share among {whom} ({split.rest_players:,})",
                 rest_expression,
                 Fraction(split.rest_pool),
             )
