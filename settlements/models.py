@@ -253,7 +253,7 @@ class CasePlayer(models.Model):
     """One entrant of a crash snapshot, in snapshot order; written once in bulk.
 
     On PostgreSQL an index on (player in code-point order, case) finds a player's cases
-    across incidents, by exact id or prefix (migration 0009; see selectors.players).
+    across incidents, by exact id or prefix (migration 0010; see selectors.players).
     """
 
     case = models.ForeignKey(Case, related_name="entries", **BULK_LINK)

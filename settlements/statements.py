@@ -18,10 +18,15 @@ from fractions import Fraction
 from math import floor
 
 from settlements import player_ids, wording
+from settlements.money import (
+    currency_exponent,
+    format_exact,
+    format_figure,
+    format_in_unit,
+    format_minor_units,
+)
 from settlements.rules import Basis, SplitSummary
 from settlements.rules.satellite import pay_as_seat, position_value
-from settlements.templatetags.money import currency_exponent, format_minor_units
-from settlements.templatetags.review import exact_money
 
 UNITS = ("cash", "tdollars", "tickets", "fpp")
 KIND_LABELS = {
@@ -791,30 +796,17 @@ class _Builder:
         return _money(amount, self.currency)
 
     def _exact(self, amount: Fraction) -> str:
-        return (
-            exact_money(amount, self.currency)
-            if amount.denominator != 1
-            else self._money(int(amount))
-        )
+        return _exact_text(amount, self.currency)
 
     def _figure(self, amount: int) -> str:
         """An amount in minor units as a number in the major unit, for the arithmetic."""
-        return figure(amount, self.currency)
-
-
-def figure(amount: int, currency: str) -> str:
-    """12345, "USD" -> "123.45": an exact decimal, with thousands separators."""
-    exponent = currency_exponent(currency)
-    sign = "-" if amount < 0 else ""
-    major, minor = divmod(abs(amount), 10**exponent)
-    text = f"{major:,}"
-    return sign + (f"{text}.{minor:0{exponent}d}" if exponent else text)
+        return format_figure(amount, self.currency)
 
 
 def _exact_text(amount: Fraction, currency: str) -> str:
     if amount.denominator == 1:
         return _money(amount.numerator, currency)
-    return exact_money(amount, currency)
+    return format_exact(amount, currency)
 
 
 def _money(amount: int, currency: str) -> str:
@@ -822,13 +814,7 @@ def _money(amount: int, currency: str) -> str:
 
 
 def _unit_amount(amount: int, unit: str, currency: str) -> str:
-    if unit == "cash":
-        return _money(amount, currency)
-    if unit == "tdollars":
-        return f"{_money(amount, currency)} in T$"
-    if unit == "tickets":
-        return f"{amount:,} seat{'s' if abs(amount) != 1 else ''}"
-    return f"{amount:,} FPP"
+    return format_in_unit(amount, unit, currency)
 
 
 def _value_text(amount: int, basis: Basis, currency: str) -> str:

@@ -2,7 +2,7 @@
 them, and their statements (settlements.statements) from the stored settlements.
 
 A player id is matched exactly and by prefix in code-point order, the order the rules use, on
-an index of (player COLLATE "C", case) (migration 0009), so a search costs a few index probes
+an index of (player COLLATE "C", case) (migration 0010), so a search costs a few index probes
 whether the desk holds one incident or a thousand and however many cases share an id.
 """
 

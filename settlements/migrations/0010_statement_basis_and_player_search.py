@@ -26,7 +26,7 @@ def drop_index(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("settlements", "0008_case_withdrawal"),
+        ("settlements", "0009_background_jobs"),
     ]
 
     operations = [
