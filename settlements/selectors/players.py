@@ -33,6 +33,8 @@ from settlements.workflow import SettlementStatus
 
 # Entrants read per round trip when every statement of a settlement is written out.
 STATEMENT_CHUNK = 2000
+# A case's JSON the players page does not show (a snapshot's policy, options, named players).
+_BULKY_CASE_FIELDS = ("policy", "decision_options", "players")
 
 
 def _collation() -> str:
@@ -71,9 +73,12 @@ class PlayerSearch:
     more: bool  # ids beyond ``others`` start with the search too
 
 
-def player_search(query: str, *, after: str = "", limit: int = 20) -> PlayerSearch:
+def player_search(
+    query: str, *, after: str = "", limit: int = 20, named: dict[str, set[int]] | None = None
+) -> PlayerSearch:
     """Player ids equal to ``query``, then starting with it, from every record that names a
-    player: crash snapshots, individual cases and prizes given in error."""
+    player: crash snapshots, individual cases and prizes given in error (``named``, see
+    ``named_players``, when the caller has it already)."""
     if not query:
         return PlayerSearch(query, False, [], False)
     end = prefix_end(query)
@@ -81,7 +86,7 @@ def player_search(query: str, *, after: str = "", limit: int = 20) -> PlayerSear
     found = set(_entrant_ids(start, end, exclusive=bool(after), limit=limit + 2))
     found.update(
         player
-        for player in _other_named_players()
+        for player in (named if named is not None else named_players())
         if (player > start if after else player >= start) and (not end or player < end)
     )
     ordered = sorted(found)
@@ -117,13 +122,16 @@ def _entrant_ids(start: str, end: str, *, exclusive: bool, limit: int) -> list[s
         return [row[0] for row in cursor.fetchall()]
 
 
-def _other_named_players() -> set[str]:
-    """Players named by individual cases and prizes given in error: records made one at a
-    time by a Tournament Manager, few enough to read whole."""
-    named: set[str] = set()
-    for players in Case.objects.filter(kind=Case.Kind.INDIVIDUAL).values_list("players", flat=True):
-        named.update(players)
-    named.update(PrizeWithdrawal.objects.values_list("player", flat=True).distinct())
+def named_players() -> dict[str, set[int]]:
+    """Player id -> ids of the cases that name them without a snapshot listing them:
+    individual cases and prizes given in error. Records made one at a time by a Tournament
+    Manager, few enough to read whole (two queries)."""
+    named: dict[str, set[int]] = defaultdict(set)
+    for pk, players in Case.objects.filter(kind=Case.Kind.INDIVIDUAL).values_list("id", "players"):
+        for player in players:
+            named[player].add(pk)
+    for player, case_id in PrizeWithdrawal.objects.values_list("player", "case"):
+        named[player].add(case_id)
     return named
 
 
@@ -134,36 +142,33 @@ def player_entries(player: str) -> QuerySet[CasePlayer]:
     """The crash cases with ``player`` among the entrants, newest first (paginate it: an id
     may be in thousands of cases)."""
     entries = CasePlayer.objects.alias(by_id=_by_code_point()).filter(by_id=player)
-    entries = entries.select_related("case__tournament", "case__incident")
+    entries = entries.select_related("case__tournament", "case__incident").defer(
+        *(f"case__{name}" for name in _BULKY_CASE_FIELDS)
+    )
     return _lean(entries, "case__tournament").order_by("-case_id")
 
 
-def player_other_cases(player: str) -> list[Case]:
+def player_other_cases(player: str, *, named: dict[str, set[int]] | None = None) -> list[Case]:
     """Cases that name ``player`` without a snapshot listing them: individual cases, and
     cases with a prize given in error to them; newest first."""
-    cases = Case.objects.filter(pk__in=_named_case_ids(player)).exclude(
-        pk__in=_entrant_case_ids(player)
-    )
-    cases = cases.select_related("tournament", "incident")
+    ids = (named if named is not None else named_players()).get(player, set())
+    if not ids:
+        return []
+    cases = Case.objects.filter(pk__in=ids).exclude(pk__in=_entrant_case_ids(player))
+    cases = cases.select_related("tournament", "incident").defer(*_BULKY_CASE_FIELDS)
     return list(_lean(cases, "tournament").order_by("-id"))
 
 
 def player_case_ids(player: str) -> QuerySet:
     """The ids of every case that concerns ``player``, as a subquery (the history filter)."""
-    cases = Q(pk__in=_entrant_case_ids(player)) | Q(pk__in=_named_case_ids(player))
+    named = named_players().get(player, set())
+    cases = Q(pk__in=_entrant_case_ids(player)) | Q(pk__in=named)
     return Case.objects.filter(cases).values("pk")
 
 
 def _entrant_case_ids(player: str) -> QuerySet:
     by_id = CasePlayer.objects.alias(by_id=_by_code_point()).filter(by_id=player)
     return by_id.values_list("case_id", flat=True)
-
-
-def _named_case_ids(player: str) -> set[int]:
-    individual = Case.objects.filter(kind=Case.Kind.INDIVIDUAL).values_list("id", "players")
-    ids = {pk for pk, players in individual if player in players}
-    ids.update(PrizeWithdrawal.objects.filter(player=player).values_list("case", flat=True))
-    return ids
 
 
 @dataclass
@@ -189,7 +194,11 @@ def player_cases(player: str, entries: Sequence[CasePlayer], others: Sequence[Ca
     by_case = {row.case.pk: row for row in rows}
     if not by_case:
         return rows
-    settlements = Settlement.objects.filter(case__in=list(by_case)).order_by("prepared_at", "id")
+    settlements = (
+        Settlement.objects.filter(case__in=list(by_case))
+        .only("id", "case_id", "kind", "corrects_id", "status")
+        .order_by("prepared_at", "id")
+    )
     adjustments: dict[int, list[Settlement]] = defaultdict(list)
     for settlement in settlements:
         if settlement.is_adjustment:

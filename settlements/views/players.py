@@ -42,13 +42,14 @@ CSV_HEADER = (
 def players(request):
     query = request.GET.get("q", "")
     after = request.GET.get("after", "")
-    search = selectors.player_search(query, after=after, limit=OTHER_IDS_SHOWN)
+    named = selectors.named_players() if query else {}
+    search = selectors.player_search(query, after=after, limit=OTHER_IDS_SHOWN, named=named)
     page = rows = None
     others = []
     if search.exact:
         page = peek_page(selectors.player_entries(query), request.GET.get("page"), CASES_PER_PAGE)
         if page.number == 1:
-            others = selectors.player_other_cases(query)
+            others = selectors.player_other_cases(query, named=named)
         rows = selectors.player_cases(query, page.items, others)
     context = {
         "query": query,

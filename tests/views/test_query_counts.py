@@ -40,7 +40,7 @@ BOUNDS = {
     "history browser": 5,
     "history browser, by player": 7,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed.
-    "players page": 13,
+    "players page": 11,
     "players page, by prefix": 6,
     "player statement": 10,
     "player statement, printable": 10,
