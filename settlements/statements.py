@@ -111,6 +111,7 @@ class SettlementFacts:
     reschedule_at: datetime | None = None
     invite_scope: str = ""  # "entrants", "remaining", "custom" or "" (no reschedule)
     invited: frozenset[str] = frozenset()  # the hand-picked list of a "custom" scope
+    tournament_type: str = ""  # regular, freeroll or satellite (also in the basis, when kept)
 
 
 @dataclass(frozen=True)
@@ -639,7 +640,7 @@ class _Builder:
         when = ""
         if facts.crashed_at is not None:
             when = f" on {facts.crashed_at.astimezone(UTC):%d %b %Y at %H:%M} UTC"
-        words = f"{_tournament_words(facts)}{',' if facts.basis else ''} crashed{when}. "
+        words = f"{_tournament_words(facts)}{',' if self._type() else ''} crashed{when}. "
         if facts.started is False:
             words += f"It had not started yet; {facts.entrants:,} players had registered."
         else:
@@ -790,7 +791,9 @@ class _Builder:
         self.steps.append(Step(label, expression, Fraction(result), self._exact(result)))
 
     def _type(self) -> str:
-        return self.basis.tournament_type if self.basis is not None else ""
+        if self.basis is not None:
+            return self.basis.tournament_type
+        return self.facts.tournament_type
 
     def _money(self, amount: int) -> str:
         return _money(amount, self.currency)
@@ -845,12 +848,11 @@ def _floor_words(basis: Basis, remaining: int) -> str:
 
 
 def _tournament_words(facts: SettlementFacts) -> str:
-    name = (
-        f"{facts.tournament_name} ({facts.tournament_id})"
-        if facts.tournament_name
-        else (facts.tournament_id)
-    )
-    kind = TYPE_LABELS.get(facts.basis.tournament_type, "") if facts.basis else ""
+    name = facts.tournament_id
+    if facts.tournament_name:
+        name = f"{facts.tournament_name} ({facts.tournament_id})"
+    kind = facts.basis.tournament_type if facts.basis else facts.tournament_type
+    kind = TYPE_LABELS.get(kind, "")
     return f"{name}, a {kind} tournament" if kind else name
 
 
@@ -953,6 +955,7 @@ def from_engine(result, snapshot, *, status: str = "", status_label: str = "") -
         early_pct=result.policy.early_pct,
         basis=result.basis,
         started=snapshot.tournament.started,
+        tournament_type=snapshot.tournament.type,
     )
     lines: dict[str, list[LineFacts]] = {}
     for line in result.lines:

@@ -3,6 +3,7 @@ cell gets one, its amounts are their ledger lines, and its arithmetic, evaluated
 amount before rounding."""
 
 import json
+from dataclasses import replace
 from fractions import Fraction
 from math import floor
 
@@ -168,6 +169,21 @@ def test_look_alike_ids_are_written_out(player, shown):
     statement = statements_of(document)[player]
     assert statement.player_escaped == shown
     assert (f"written out: {shown}" in statement.text()) == bool(shown)
+
+
+def test_a_settlement_kept_without_its_basis_still_answers_from_its_lines():
+    # Settlements prepared before the engine's basis was kept: words and the ledger lines,
+    # without arithmetic that could not be shown from the engine's own figures.
+    document = regular([500, 400, 300, 200, 100] + [0] * 15, payouts=[10000, 6000, 4000])
+    snapshot = parse_snapshot(json.dumps(document))
+    result = settle(snapshot)
+    built = {s.player: s for s in statements.from_engine(result, snapshot)}
+    old = replace(built["p01"].settlement, basis=None)
+    lines = built["p01"].lines
+    statement = statements.build(old, statements.PlayerFacts("p01", 500, None, lines))
+    assert statement.totals == built["p01"].totals and statement.steps == ()
+    assert "a regular tournament, crashed" in statement.text()
+    assert "first gets the buy-in back" in statement.text()  # the policy's words still hold
 
 
 def test_the_evaluator_reads_amounts_and_counts():

@@ -288,6 +288,7 @@ def settlement_facts(settlement: Settlement) -> statements.SettlementFacts:
         reschedule_at=decision.reschedule_at if decision else None,
         invite_scope=decision.invite_scope if decision else "",
         invited=frozenset(decision.invited_players) if decision else frozenset(),
+        tournament_type=case.tournament.type,
     )
 
 
