@@ -106,7 +106,9 @@ def _entrant_ids(start: str, end: str, *, exclusive: bool, limit: int) -> list[s
     below = f"AND {key} < %s" if end else ""
     sql = f"""
         WITH RECURSIVE ids(player) AS (
-            (SELECT {key} FROM {table} WHERE {key} {first} %s {below} ORDER BY {key} LIMIT 1)
+            SELECT (
+                SELECT {key} FROM {table} WHERE {key} {first} %s {below} ORDER BY {key} LIMIT 1
+            )
             UNION ALL
             SELECT (
                 SELECT {key} FROM {table} AS e
