@@ -12,7 +12,6 @@ Every figure comes from the statements (settlements.statements), which take it f
 engine's stored explanation; nothing here computes an amount.
 """
 
-import csv
 import json
 import re
 
@@ -21,6 +20,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from settlements import permissions, player_ids, selectors
+from settlements.csv_export import csv_chunks, csv_download
 from settlements.models import Incident, Settlement
 from settlements.statements import UNITS, Statement
 from settlements.views.decorators import role_required
@@ -29,6 +29,8 @@ from settlements.views.rendering import render_page
 
 CASES_PER_PAGE = 25
 OTHER_IDS_SHOWN = 20
+# A statement is a few kB of CSV: smaller pieces than a ledger's keep each one near 1 MB.
+STATEMENTS_PER_CHUNK = 250
 
 CSV_HEADER = (
     "settlement", "case", "incident", "tournament", "settlement_status", "player",
@@ -87,7 +89,7 @@ def settlement_statement_print(request, settlement_id: int):
 def settlement_statements_jsonl(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     rows = selectors.settlement_statements(settlement)
-    return _stream(_jsonl(rows), "jsonl", _filename(f"settlement-{settlement.pk}", settlement))
+    return _jsonl_download(_jsonl(rows), _filename(f"settlement-{settlement.pk}", settlement))
 
 
 @require_safe
@@ -95,7 +97,8 @@ def settlement_statements_jsonl(request, settlement_id: int):
 def settlement_statements_csv(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     rows = selectors.settlement_statements(settlement)
-    return _stream(_csv(rows), "csv", _filename(f"settlement-{settlement.pk}", settlement))
+    stem = _filename(f"settlement-{settlement.pk}", settlement)
+    return csv_download(csv_chunks(_csv(rows), rows_per_chunk=STATEMENTS_PER_CHUNK), f"{stem}.csv")
 
 
 @require_safe
@@ -103,7 +106,7 @@ def settlement_statements_csv(request, settlement_id: int):
 def incident_statements_jsonl(request, incident_id: int):
     incident = _incident(incident_id)
     rows = selectors.incident_statements(incident)
-    return _stream(_jsonl(rows), "jsonl", f"crashdesk-statements-incident-{incident.pk}")
+    return _jsonl_download(_jsonl(rows), f"crashdesk-statements-incident-{incident.pk}")
 
 
 @require_safe
@@ -111,7 +114,8 @@ def incident_statements_jsonl(request, incident_id: int):
 def incident_statements_csv(request, incident_id: int):
     incident = _incident(incident_id)
     rows = selectors.incident_statements(incident)
-    return _stream(_csv(rows), "csv", f"crashdesk-statements-incident-{incident.pk}")
+    stem = f"crashdesk-statements-incident-{incident.pk}"
+    return csv_download(csv_chunks(_csv(rows), rows_per_chunk=STATEMENTS_PER_CHUNK), f"{stem}.csv")
 
 
 # --- Helpers -----------------------------------------------------------------------------------
@@ -147,13 +151,9 @@ def _filename(stem: str, settlement: Settlement) -> str:
     return f"crashdesk-statements-{stem}-{tournament}"
 
 
-def _stream(rows, extension: str, stem: str) -> StreamingHttpResponse:
-    content_type = {
-        "jsonl": "application/jsonl; charset=utf-8",
-        "csv": "text/csv; charset=utf-8",
-    }[extension]
-    response = StreamingHttpResponse(rows, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{stem}.{extension}"'
+def _jsonl_download(lines, stem: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(lines, content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{stem}.jsonl"'
     return response
 
 
@@ -197,37 +197,33 @@ def statement_document(statement: Statement) -> dict:
 
 
 def _jsonl(statements):
+    """One JSON document per line, sent STATEMENTS_PER_CHUNK lines at a time."""
+    lines = []
     for statement in statements:
-        yield json.dumps(statement_document(statement), ensure_ascii=False) + "\n"
-
-
-class _Echo:
-    """A file-like object whose write returns the CSV line, for streaming."""
-
-    def write(self, value: str) -> str:
-        return value
+        lines.append(json.dumps(statement_document(statement), ensure_ascii=False) + "\n")
+        if len(lines) == STATEMENTS_PER_CHUNK:
+            yield "".join(lines)
+            lines = []
+    yield "".join(lines)
 
 
 def _csv(statements):
-    writer = csv.writer(_Echo())
-    yield writer.writerow(CSV_HEADER)
+    yield CSV_HEADER
     for statement in statements:
         facts, totals = statement.settlement, statement.totals
-        yield writer.writerow(
-            (
-                facts.settlement_id,
-                facts.case_id,
-                facts.incident_id or "",
-                facts.tournament_id,
-                facts.status,
-                statement.player,
-                statement.player_escaped,
-                statement.chips,
-                statement.kind,
-                *(totals.get(unit, 0) for unit in UNITS),
-                statement.amounts_text,
-                str(statement.exact) if statement.exact is not None else "",
-                statement.headline,
-                statement.text(),
-            )
+        yield (
+            facts.settlement_id,
+            facts.case_id,
+            facts.incident_id or "",
+            facts.tournament_id,
+            facts.status,
+            statement.player,
+            statement.player_escaped,
+            statement.chips,
+            statement.kind,
+            *(totals.get(unit, 0) for unit in UNITS),
+            statement.amounts_text,
+            str(statement.exact) if statement.exact is not None else "",
+            statement.headline,
+            statement.text(),
         )
