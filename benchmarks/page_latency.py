@@ -2,7 +2,7 @@
 and one 300,000-entrant settlement, 50 concurrent clients per page.
 
     .venv/bin/python benchmarks/page_latency.py [--seconds 10] [--connections 50] [--rate 1]
-        [--keep | --reuse]
+        [--keep | --reuse] [--only PAGE ...]
 
 Seeds a scratch PostgreSQL database (crashdesk_bench_pages, dropped at the end unless --keep;
 DATABASE_URL names the server), starts gunicorn on 127.0.0.1 with crashdesk/gunicorn.conf.py
@@ -73,11 +73,16 @@ def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="measure the database a --keep run left"
     )
+    parser.add_argument(
+        "--only", action="append", metavar="PAGE", help="measure only this page (repeatable)"
+    )
     args = parser.parse_args()
 
     url = use_scratch_database(DATABASE, fresh=not args.reuse)
     try:
         pages = _pages() if args.reuse else seed(args.entrants)
+        if args.only:
+            pages = {name: path for name, path in pages.items() if name in args.only}
         measure(url, pages, args.seconds, args.connections, args.rate)
     finally:
         if not (args.keep or args.reuse):
@@ -133,6 +138,11 @@ def _pages() -> dict[str, str]:
         "case page": f"/cases/{settlement.case_id}/",
         "settlement review": f"/settlements/{settlement.pk}/?page={middle}",
         "history browser": "/history/",
+        # One id in every copied incident (about 4,000 cases) and in the big settlement; a
+        # prefix that a hundred ids share; a statement in the big settlement.
+        "players page": "/players/?q=player-0000001",
+        "players page, prefix": "/players/?q=player-00001",
+        "player statement": f"/settlements/{settlement.pk}/statement/?player=player-0150000",
     }
 
 

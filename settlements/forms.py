@@ -333,6 +333,14 @@ class HistoryFilterForm(forms.Form):
     incident = forms.IntegerField(required=False, min_value=1, label="Incident #")
     case = forms.IntegerField(required=False, min_value=1, label="Case #")
     tournament = forms.CharField(required=False, max_length=200, label="Tournament id")
+    # Ids are kept exactly as typed: a space or a look-alike character makes another player.
+    player = forms.CharField(
+        required=False,
+        max_length=200,
+        strip=False,
+        label="Player id",
+        help_text="The cases this player was in or that name them.",
+    )
     user = forms.CharField(required=False, max_length=150, label="User")
     model = forms.ChoiceField(required=False, label="Record type")
     since = forms.DateField(

@@ -252,7 +252,11 @@ BULK_LINK = {"on_delete": models.PROTECT, "db_index": False, "db_constraint": Fa
 
 
 class CasePlayer(models.Model):
-    """One entrant of a crash snapshot, in snapshot order; written once in bulk."""
+    """One entrant of a crash snapshot, in snapshot order; written once in bulk.
+
+    On PostgreSQL an index on (player in code-point order, case) finds a player's cases
+    across incidents, by exact id or prefix (migration 0010; see selectors.players).
+    """
 
     case = models.ForeignKey(Case, related_name="entries", **BULK_LINK)
     position = models.PositiveIntegerField()
@@ -332,6 +336,9 @@ class Settlement(models.Model):
     pool_distributed = models.BigIntegerField(null=True, blank=True)
     # {unit: {source: amount}} over the lines (reversals of an adjustment count negative).
     totals = models.JSONField(default=dict)
+    # What the engine built the amounts from (rules.Basis as JSON): the tournament's figures
+    # and its split's; the players' statements show them. Empty for an adjustment.
+    basis = models.JSONField(default=dict, blank=True)
     line_count = models.PositiveIntegerField(default=0)
     payout_count = models.PositiveIntegerField(default=0)
 
@@ -404,8 +411,10 @@ class Settlement(models.Model):
 class SettlementPayout(models.Model):
     """One player's totals in a settlement with the engine's explanation of the amount.
 
-    The explanation fields are empty for players not paid by a formula split (refunds, ranks).
-    Fractions are stored exactly as "numerator/denominator".
+    The explanation fields are empty for players paid only refunds. Fractions are stored
+    exactly as "numerator/denominator". ``weight`` is filled for chip position only (the chip
+    formulas weigh players by their chips); the places by chips for chip position and for a
+    satellite's seats by rank.
     """
 
     settlement = models.ForeignKey(Settlement, related_name="payouts", **BULK_LINK)
@@ -423,6 +432,9 @@ class SettlementPayout(models.Model):
     exact = models.TextField(blank=True)
     capped = models.BooleanField(null=True, blank=True)
     rounding_cent = models.SmallIntegerField(null=True, blank=True)
+    weight = models.TextField(blank=True)
+    place_first = models.PositiveIntegerField(null=True, blank=True)
+    place_last = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["settlement", "position"]

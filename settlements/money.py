@@ -66,6 +66,12 @@ def format_minor_units(amount: int, currency: str) -> str:
     return f"{_figure(amount, currency_exponent(currency), grouped=True)} {currency.upper()}"
 
 
+def format_figure(amount: int, currency: str) -> str:
+    """123456, "USD" -> "1,234.56": the amount in the major unit without the currency, as it
+    stands in a line of arithmetic (a player's statement)."""
+    return _figure(amount, currency_exponent(currency), grouped=True)
+
+
 def format_tickets(count: int) -> str:
     """1 -> "1 seat", 3 -> "3 seats"."""
     return f"{count:,} seat" if count == 1 else f"{count:,} seats"

@@ -37,6 +37,9 @@ CASHIERS = (roles.CASHIER,)
 # Who follows payments on the pages (reconciliation, the payments queue, the batch download).
 PAYMENT_READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
 REISSUE_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+# Who may see what each player is paid: every role reviews settlements, so the review page, its
+# explain panel, the players page and the statements (and their exports) give this one answer.
+AMOUNT_READERS = roles.ALL_ROLES
 
 
 class Refusal(str):

@@ -11,6 +11,7 @@ from settlements.views import (
     individual_cases,
     outage,
     payments,
+    players,
     policy,
     prize_withdrawals,
     settlement_review,
@@ -89,6 +90,38 @@ urlpatterns = [
         "settlements/<int:settlement_id>/ledger.csv",
         settlement_review.settlement_ledger,
         name="settlement_ledger",
+    ),
+    # Answering players: their cases across incidents and their statements.
+    path("players/", players.players, name="players"),
+    path(
+        "settlements/<int:settlement_id>/statement/",
+        players.settlement_statement,
+        name="settlement_statement",
+    ),
+    path(
+        "settlements/<int:settlement_id>/statement/print/",
+        players.settlement_statement_print,
+        name="settlement_statement_print",
+    ),
+    path(
+        "settlements/<int:settlement_id>/statements.jsonl",
+        players.settlement_statements_jsonl,
+        name="settlement_statements_jsonl",
+    ),
+    path(
+        "settlements/<int:settlement_id>/statements.csv",
+        players.settlement_statements_csv,
+        name="settlement_statements_csv",
+    ),
+    path(
+        "incidents/<int:incident_id>/statements.jsonl",
+        players.incident_statements_jsonl,
+        name="incident_statements_jsonl",
+    ),
+    path(
+        "incidents/<int:incident_id>/statements.csv",
+        players.incident_statements_csv,
+        name="incident_statements_csv",
     ),
     # Compensation, prizes given in error, individual cases.
     path("compensation/", compensation.compensation_list, name="compensation_list"),

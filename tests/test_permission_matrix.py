@@ -132,6 +132,14 @@ MATRIX: dict[str, Entry] = {
     "settlement_approve": form(TM),
     "settlement_reject": form(TM),
     "settlement_ledger": page(OP, TM, AU, args={"settlement_id": "approved_settlement"}),
+    # Answering players: every role that may see amounts (permissions.AMOUNT_READERS).
+    "players": page(*ALL, query="?q=p000001"),
+    "settlement_statement": page(*ALL, query="?player=p000001"),
+    "settlement_statement_print": page(*ALL, query="?player=p000001"),
+    "settlement_statements_jsonl": page(*ALL),
+    "settlement_statements_csv": page(*ALL),
+    "incident_statements_jsonl": page(*ALL),
+    "incident_statements_csv": page(*ALL),
     # Compensation, prize withdrawals, individual cases.
     "compensation_list": page(OP, TM, AU),
     "compensation_new": form(OP, TM),

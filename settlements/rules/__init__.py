@@ -4,8 +4,9 @@ No Django here (the standard library and msgspec only), so the rules can be read
 benchmarked on their own, and the web app, the API and `manage.py settle` share one engine.
 """
 
+from .basis import Basis
 from .errors import InvalidInput, Problem
-from .formulas import Explanation
+from .formulas import Explanation, SplitSummary
 from .policy import DEFAULT_POLICY, Policy, parse_policy
 from .remedies import (
     Assessment,
@@ -33,6 +34,7 @@ __all__ = [
     "DEFAULT_POLICY",
     "ENGINE_VERSION",
     "Assessment",
+    "Basis",
     "Explanation",
     "ExplanationTerms",
     "FreerollTournament",
@@ -47,6 +49,7 @@ __all__ = [
     "Settlement",
     "SettlementDocument",
     "Snapshot",
+    "SplitSummary",
     "SplitTerms",
     "assess",
     "decision_options",

@@ -28,6 +28,51 @@ class BoundsError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class SplitSummary:
+    """The figures of one split that every player's amount is built from, so that a person can
+    be shown the arithmetic with its inputs rather than only its result.
+
+    After the guaranteed amounts and the capped players, the formula shares ``rest_pool`` (Q'
+    of §4) among ``rest_players``: the part ``chip_share`` of it by weight (chips, or for chip
+    position the prize a player's chip rank would win), the rest equally.
+    """
+
+    formula: str
+    pool: int  # Q, the amount split
+    players: int  # n, the players sharing it
+    total_weight: Fraction  # the weights of all n players added up (C for the chip formulas)
+    floor: int  # L, paid to every player first
+    cap: int | None  # H, nobody above it
+    capped: int  # players held at H
+    rest_pool: int  # Q' = Q − capped·H − rest_players·L
+    rest_players: int  # n − capped
+    rest_weight: Fraction  # the weights of the players not capped added up
+    chip_share: Fraction  # the part of Q' shared by weight: 1/2, 1 (proportional) or 0 (even)
+    leftover: int  # cents left after every amount was rounded down, given out one each
+
+    @property
+    def even_half(self) -> Fraction:
+        """The part of Q' shared equally."""
+        return self.rest_pool * (1 - self.chip_share)
+
+    @property
+    def chip_half(self) -> Fraction:
+        """The part of Q' shared by weight."""
+        return self.rest_pool * self.chip_share
+
+    @property
+    def even_part(self) -> Fraction:
+        """What each player not capped gets of the part shared equally."""
+        return self.even_half / self.rest_players
+
+    def chip_part(self, weight: Fraction | int) -> Fraction:
+        """What a player not capped with this weight gets of the part shared by weight."""
+        if not self.chip_share or not self.rest_weight:
+            return Fraction(0)
+        return self.chip_half * weight / self.rest_weight
+
+
+@dataclass(frozen=True, slots=True)
 class Explanation:
     """How one player's amount came about, for showing to a person without recomputing."""
 
@@ -39,6 +84,15 @@ class Explanation:
     exact: Fraction  # L + share: the exact amount before rounding
     rounded: int  # the amount paid (a satellite pays it as a seat and/or T$, §5)
     rounding_cent: int  # 1 if this player received one of the leftover cents
+    # What the formula weighed this player by: the chips, or for chip position the prize their
+    # chip rank would win (tied players: the mean over their places).
+    weight: Fraction = Fraction(0)
+    # share = even_part + chip_part for a player not capped (both 0 for a capped one).
+    even_part: Fraction = Fraction(0)
+    chip_part: Fraction = Fraction(0)
+    # The places by chips (1 = most) the player shares with the players tied with them, where
+    # the remedy ranks players (chip position, satellite seats); None elsewhere.
+    places: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,18 +108,34 @@ class Split:
     capped: frozenset[int]  # players held at the cap
     cents: list[int]  # 1 for a player given one of the leftover cents
     amounts: list[int]
+    summary: SplitSummary
+    weights: list[int]  # player i weighs weights[i] / weight_scale
+    weight_scale: int
+    places: list[tuple[int, int]] | None  # chip position only: see Explanation.places
+
+    def weight(self, i: int) -> Fraction:
+        return Fraction(self.weights[i], self.weight_scale)
 
     def explain(self, i: int, player: str, chips: int) -> Explanation:
         exact = Fraction(self.numerators[i], self.denominator)
+        capped = i in self.capped
+        weight = self.weight(i)
+        even_part = chip_part = Fraction(0)
+        if not capped:
+            even_part, chip_part = self.summary.even_part, self.summary.chip_part(weight)
         return Explanation(
             player=player,
             chips=chips,
             guaranteed=self.floor,
             share=exact - self.floor,
-            capped=i in self.capped,
+            capped=capped,
             exact=exact,
             rounded=self.amounts[i],
             rounding_cent=self.cents[i],
+            weight=weight,
+            even_part=even_part,
+            chip_part=chip_part,
+            places=self.places[i] if self.places is not None else None,
         )
 
     def terms(self, i: int) -> tuple[int, int, int]:
@@ -91,25 +161,42 @@ def tie_break_order(chips: list[int], ids: list[str], *, ids_sorted: bool = Fals
     return order
 
 
-def position_weights(chips: list[int], order: list[int], prizes: tuple[int, ...]) -> list[int]:
-    """Chip position weights w_i = prize(rank), tied players sharing the mean of their ranks.
-
-    The means are scaled by a common multiple of the tie-group sizes so the weights stay
-    integers; only their ratios matter to the formula.
-    """
-    groups = []  # (first position, size) of runs of equal chips along `order`
+def tie_groups(chips: list[int], order: list[int]) -> list[tuple[int, int]]:
+    """(first position, size) of each run of equal chips along `order` (positions from 0)."""
+    groups = []
     start = 0
     for p in range(1, len(order) + 1):
         if p == len(order) or chips[order[p]] != chips[order[start]]:
             groups.append((start, p - start))
             start = p
+    return groups
+
+
+def places_by_chips(order: list[int], groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Each player's places by chips, 1 = most, as (first, last) of their tie group."""
+    places = [(0, 0)] * len(order)
+    for first, size in groups:
+        for p in range(first, first + size):
+            places[order[p]] = (first + 1, first + size)
+    return places
+
+
+def position_weights(
+    chips: list[int], order: list[int], prizes: tuple[int, ...]
+) -> tuple[list[int], int]:
+    """Chip position weights w_i = prize(rank), tied players sharing the mean of their ranks.
+
+    The means are scaled by a common multiple of the tie-group sizes so the weights stay
+    integers; only their ratios matter to the formula. Returns the weights and that scale.
+    """
+    groups = tie_groups(chips, order)
     scale = lcm(*(size for _, size in groups))
     weights = [0] * len(order)
     for first, size in groups:
         total = sum(prizes[k] for k in range(first, min(first + size, len(prizes))))
         for p in range(first, first + size):
             weights[order[p]] = total * (scale // size)
-    return weights
+    return weights, scale
 
 
 def split(
@@ -141,8 +228,10 @@ def split(
         )
     a, b = _MIX[formula]
     order = tie_break_order(chips, ids, ids_sorted=ids_sorted)
+    scale, places = 1, None
     if formula == "chip_position":
-        weights = position_weights(chips, order, prizes)
+        weights, scale = position_weights(chips, order, prizes)
+        places = places_by_chips(order, tie_groups(chips, order))
     elif formula == "even":
         weights = [1] * n
     else:
@@ -185,6 +274,20 @@ def split(
         for i in sorted(order, key=remainders.__getitem__, reverse=True)[:leftover]:
             cents[i] = 1
     amounts = [q + cent for q, cent in zip(floors, cents, strict=True)]
+    summary = SplitSummary(
+        formula=formula,
+        pool=pool,
+        players=n,
+        total_weight=Fraction(prefix[n], scale),
+        floor=floor,
+        cap=cap,
+        capped=capped,
+        rest_pool=free,
+        rest_players=rest,
+        rest_weight=Fraction(rest_weight, scale),
+        chip_share=Fraction(a, a + b),
+        leftover=leftover,
+    )
     return Split(
         formula,
         pool,
@@ -195,4 +298,8 @@ def split(
         frozenset(order[:capped]),
         cents,
         amounts,
+        summary,
+        weights,
+        scale,
+        places,
     )

@@ -7,11 +7,12 @@
 from dataclasses import dataclass
 from operator import attrgetter
 
+from .basis import Basis
 from .errors import InvalidInput, Problem
 from .formulas import BoundsError, Split, split
 from .policy import DEFAULT_POLICY, LATE_FORMULAS, Policy
 from .satellite import pay_as_seats, rank_values
-from .settlement import Explanations, Line, PayoutRow, Settlement
+from .settlement import Explanations, Line, PayoutRow, RankingPart, Settlement, SplitPart
 from .snapshot import Snapshot
 from .stage import classify
 from .terms import Terms, terms_of
@@ -211,8 +212,9 @@ def settle(
     chips = [p.chips for p in players]
     n = len(players)
     columns: dict[str, list[int]] = {}  # column name -> amount of each player above
-    parts: list[tuple[list[str], list[int], Split]] = []
+    parts: list[SplitPart | RankingPart] = []
     values = None  # prize values (before the ticket rule) of a split or a ranking
+    bounds = result = None
 
     if remedy == "refund":
         columns["refund_buy_in"] = [terms.buy_in] * n
@@ -220,7 +222,7 @@ def settle(
     elif remedy == "fpp_refund":
         columns["refund_fpp"] = [terms.fpp_buy_in] * n
     elif remedy == "satellite_rank":
-        values, shared = rank_values(
+        values, shared, places = rank_values(
             chips,
             ids,
             seat_value=terms.seat_value,
@@ -228,15 +230,14 @@ def settle(
             remainder=terms.remainder,
             ids_sorted=True,
         )
-        for members, result in shared:
-            parts.append(([ids[i] for i in members], [chips[i] for i in members], result))
+        parts.append(RankingPart(ids, chips, values, places, shared))
     elif remedy in SPLIT_REMEDIES:
         bounds = TABLE[assessment.type, assessment.stage].split
         if bounds.fees_refunded:
             columns["refund_buy_in"] = [terms.buy_in] * n
             columns["refund_fee"] = [terms.fee] * n
         result = _split(terms, bounds, remedy, chips, ids)
-        parts.append((ids, chips, result))
+        parts.append(SplitPart(ids, chips, result))
         values = result.amounts
     # "reschedule" and a pending decision pay nothing.
 
@@ -262,6 +263,29 @@ def settle(
         payouts=payouts,
         lines=lines,
         explanations=Explanations(parts),
+        basis=_basis(assessment.type, terms, bounds, result),
+    )
+
+
+def _basis(kind: str, terms: Terms, bounds: SplitTerms | None, result: Split | None) -> Basis:
+    return Basis(
+        tournament_type=kind,
+        prize_pool=terms.pool,
+        buy_in=terms.buy_in,
+        fee=terms.fee,
+        fpp_buy_in=terms.fpp_buy_in,
+        first_prize=terms.first_prize,
+        paid_places=terms.paid_places,
+        next_payout=terms.prize(terms.remaining),
+        already_paid=sum(terms.prizes[terms.remaining :]),
+        seat_value=terms.seat_value,
+        seats=terms.seats,
+        remainder=terms.remainder,
+        split=result.summary if result is not None else None,
+        split_pool=bounds.pool if result is not None else None,
+        split_floor=bounds.floor if result is not None else None,
+        split_cap=bounds.cap if result is not None else None,
+        fees_refunded=bounds.fees_refunded if result is not None else False,
     )
 
 

@@ -1,6 +1,6 @@
 """Satellites: the late-stage position values of RULES.md §3 and the ticket rule of §5."""
 
-from .formulas import Split, split, tie_break_order
+from .formulas import Split, places_by_chips, split, tie_break_order, tie_groups
 
 
 def pay_as_seat(value: int, seat_value: int) -> tuple[int, int]:
@@ -34,25 +34,24 @@ def rank_values(
     seats: int,
     remainder: int,
     ids_sorted: bool = False,
-) -> tuple[list[int], list[tuple[list[int], Split]]]:
+) -> tuple[list[int], list[tuple[list[int], Split]], list[tuple[int, int]]]:
     """Each remaining player's value by chip rank, ties sharing their positions' total.
 
-    Returns the values aligned with the players passed in, and for every group of tied players
-    the indices of its members with the even split (§4 rounding) that shared its total.
+    Returns the values aligned with the players passed in; for every group of tied players
+    the indices of its members with the even split (§4 rounding) that shared its total; and
+    each player's places, (first, last) of their tie group.
     """
     values = [0] * len(chips)
     shared: list[tuple[list[int], Split]] = []
     order = tie_break_order(chips, ids, ids_sorted=ids_sorted)
-    start = 0
-    for p in range(1, len(order) + 1):
-        if p < len(order) and chips[order[p]] == chips[order[start]]:
-            continue
-        members = order[start:p]
+    groups = tie_groups(chips, order)
+    for start, size in groups:
+        members = order[start : start + size]
         total = sum(
             position_value(k, seat_value=seat_value, seats=seats, remainder=remainder)
-            for k in range(start + 1, p + 1)
+            for k in range(start + 1, start + size + 1)
         )
-        if len(members) == 1:
+        if size == 1:
             values[members[0]] = total
         else:
             even = split(
@@ -65,5 +64,4 @@ def rank_values(
             for i, amount in zip(members, even.amounts, strict=True):
                 values[i] = amount
             shared.append((members, even))
-        start = p
-    return values, shared
+    return values, shared, places_by_chips(order, groups)

@@ -1,11 +1,13 @@
 """The settlement the engine produces, and its crash-settlement/1 JSON form (SNAPSHOT.md)."""
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import NamedTuple
 
 import msgspec
 
+from .basis import Basis
 from .formulas import Explanation, Split
 from .policy import Policy
 
@@ -43,46 +45,126 @@ class ExplanationTerms(NamedTuple):
     capped: bool
     rounded: int
     rounding_cent: int
+    # Explanation.weight as (numerator, denominator) where it is not the chips (chip position)
+    weight: tuple[int, int] | None = None
+    places: tuple[int, int] | None = None
+
+
+class SplitPart:
+    """Players paid by one split of a pool; lists aligned."""
+
+    __slots__ = ("chips", "ids", "result")
+
+    def __init__(self, ids: list[str], chips: list[int], result: Split):
+        self.ids, self.chips, self.result = ids, chips, result
+
+    def explain(self, i: int) -> Explanation:
+        return self.result.explain(i, self.ids[i], self.chips[i])
+
+    def terms(self) -> Iterator[ExplanationTerms]:
+        result, ids, chips = self.result, self.ids, self.chips
+        capped, amounts, cents, places = result.capped, result.amounts, result.cents, result.places
+        ranked = places is not None
+        for i, player in enumerate(ids):
+            exact, share, denominator = result.terms(i)
+            weight = None
+            if ranked:
+                value = result.weight(i)
+                weight = (value.numerator, value.denominator)
+            yield ExplanationTerms(
+                player, chips[i], result.floor, share, exact, denominator, i in capped,
+                amounts[i], cents[i], weight, places[i] if ranked else None,
+            )  # fmt: skip
+
+
+class RankingPart:
+    """Satellite players valued by their places by chips (RULES.md §3, late stage): a player
+    alone on their chips takes the value of their place; tied players share their places'
+    total by an even split."""
+
+    __slots__ = ("chips", "ids", "places", "shared", "values")
+
+    def __init__(
+        self,
+        ids: list[str],
+        chips: list[int],
+        values: list[int],
+        places: list[tuple[int, int]],
+        shared: list[tuple[list[int], Split]],
+    ):
+        self.ids, self.chips, self.values, self.places = ids, chips, values, places
+        # player index -> (the even split of their tie group, their index in it)
+        self.shared = {i: (even, j) for members, even in shared for j, i in enumerate(members)}
+
+    def explain(self, i: int) -> Explanation:
+        if i in self.shared:
+            even, j = self.shared[i]
+            explained = even.explain(j, self.ids[i], self.chips[i])
+            return replace(explained, places=self.places[i])
+        value = self.values[i]
+        return Explanation(
+            player=self.ids[i],
+            chips=self.chips[i],
+            guaranteed=0,
+            share=Fraction(value),
+            capped=False,
+            exact=Fraction(value),
+            rounded=value,
+            rounding_cent=0,
+            weight=Fraction(1),
+            even_part=Fraction(value),
+            places=self.places[i],
+        )
+
+    def terms(self) -> Iterator[ExplanationTerms]:
+        for i, player in enumerate(self.ids):
+            chips, places = self.chips[i], self.places[i]
+            if i in self.shared:
+                even, j = self.shared[i]
+                exact, share, denominator = even.terms(j)
+                yield ExplanationTerms(
+                    player, chips, 0, share, exact, denominator, False, even.amounts[j],
+                    even.cents[j], None, places,
+                )  # fmt: skip
+            else:
+                value = self.values[i]
+                yield ExplanationTerms(
+                    player, chips, 0, value, value, 1, False, value, 0, None, places
+                )
 
 
 class Explanations(Mapping[str, Explanation]):
-    """Player id -> Explanation for every player paid by a split, built on first access.
+    """Player id -> Explanation for every player paid by a split or a ranking, built on first
+    access.
 
     Building Fractions for 300,000 players takes longer than the whole settlement, and only a
     web page showing a few players needs them, so each part keeps its integers until asked.
     """
 
-    def __init__(self, parts: list[tuple[list[str], list[int], Split]]):
-        self._parts = parts  # (player ids, chips, split) with lists aligned
+    def __init__(self, parts: list[SplitPart | RankingPart]):
+        self._parts = parts
         self._index: dict[str, tuple[int, int]] | None = None
 
     def _lookup(self) -> dict[str, tuple[int, int]]:
         if self._index is None:
             self._index = {
                 player: (part, i)
-                for part, (ids, _, _) in enumerate(self._parts)
-                for i, player in enumerate(ids)
+                for part, contents in enumerate(self._parts)
+                for i, player in enumerate(contents.ids)
             }
         return self._index
 
     def __getitem__(self, player: str) -> Explanation:
         part, i = self._lookup()[player]
-        ids, chips, result = self._parts[part]
-        return result.explain(i, ids[i], chips[i])
+        return self._parts[part].explain(i)
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._lookup()))
 
     def terms(self) -> Iterator[ExplanationTerms]:
         """Every explanation as ExplanationTerms, part by part (not in player order)."""
-        for ids, chips, result in self._parts:
-            capped, amounts, cents = result.capped, result.amounts, result.cents
-            for i, player in enumerate(ids):
-                exact, share, denominator = result.terms(i)
-                yield ExplanationTerms(
-                    player, chips[i], result.floor, share, exact, denominator, i in capped,
-                    amounts[i], cents[i],
-                )  # fmt: skip
+        for part in self._parts:
+            yield from part.terms()
 
     def __len__(self) -> int:
         return len(self._lookup())
@@ -133,6 +215,7 @@ class Settlement:
     payouts: list[PayoutRow]  # sorted by player id; players paid nothing are left out
     lines: list[Line]  # sorted by player, then kind in SNAPSHOT.md's order
     explanations: Explanations = field(default_factory=lambda: Explanations([]), compare=False)
+    basis: Basis | None = field(default=None, compare=False)
 
     def _document(self) -> SettlementDocument:
         return SettlementDocument(

@@ -9,6 +9,7 @@ from settlements.models import (
     ApiToken,
     Case,
     Compensation,
+    CompensationItem,
     Decision,
     Event,
     Incident,
@@ -18,6 +19,7 @@ from settlements.models import (
     Tournament,
 )
 from settlements.selectors.common import _lean, _pk
+from settlements.selectors.players import player_case_ids
 
 
 def event_list(
@@ -31,10 +33,11 @@ def event_list(
     subject_id: int | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    player: str | None = None,
 ) -> QuerySet[Event]:
     """Business events, newest first, filtered by any combination of the arguments;
     ``subject_type`` and ``subject_id`` name the record an event is about (e.g. "settlement",
-    42)."""
+    42); ``player``: the events of the cases that concern that player id."""
     events = _lean(
         Event.objects.select_related("actor", "incident", "case", "tournament"), "tournament"
     )
@@ -50,6 +53,8 @@ def event_list(
         "at__lt": until,
     }
     events = events.filter(**{key: value for key, value in filters.items() if value is not None})
+    if player is not None:
+        events = events.filter(case__in=player_case_ids(player))
     return events.order_by("-at", "-id")
 
 
@@ -82,14 +87,19 @@ def history_entries(
     incident: Incident | int | None = None,
     case: Case | int | None = None,
     tournament: Tournament | int | None = None,
+    player: str | None = None,
 ) -> QuerySet:
     """Every recorded version across the audited models, newest first, as dicts with
     ``model``, ``history_id``, ``id`` (of the versioned row), ``history_date``,
-    ``history_type``, ``history_user_id`` and ``history_change_reason``: one UNION query."""
+    ``history_type``, ``history_user_id`` and ``history_change_reason``: one UNION query.
+    ``player`` keeps the records that concern that player id (see ``_player_filter``)."""
     names = [model] if model else list(HISTORY_MODELS)
+    cases = player_case_ids(player) if player is not None else None
     parts = []
     for name in names:
         queryset = _history_part(name, user, since, until, incident, case, tournament)
+        if queryset is not None and player is not None:
+            queryset = _player_filter(name, queryset, player, cases)
         if queryset is not None:
             parts.append(queryset)
     if not parts:
@@ -142,6 +152,25 @@ def history_changes(record) -> list[FieldChange]:
         )
         for change in delta.changes
     ]
+
+
+def _player_filter(name: str, records: QuerySet, player: str, cases: QuerySet) -> QuerySet | None:
+    """The versions that concern ``player``: the cases they were in or that name them
+    (``cases``, a subquery of their ids), with those cases' incidents, tournaments, decisions
+    and settlements; compensation and prizes given in error only where they name the player.
+    API tokens concern no player (None)."""
+    if name == "case":
+        return records.filter(id__in=cases)
+    if name in ("incident", "tournament"):
+        return records.filter(id__in=Case.objects.filter(pk__in=cases).values(name))
+    if name in ("decision", "settlement"):
+        return records.filter(case__in=cases)
+    if name == "compensation":
+        named = CompensationItem.objects.filter(player=player).values("compensation")
+        return records.filter(id__in=named)
+    if name == "prizewithdrawal":
+        return records.filter(player=player)
+    return None
 
 
 def _history_part(name, user, since, until, incident, case, tournament):

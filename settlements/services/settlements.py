@@ -97,6 +97,7 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
         pool=result.pool,
         pool_distributed=result.pool_distributed,
         totals=_line_totals(map(attrgetter("unit", "source", "amount"), result.lines)),
+        basis=result.basis.to_dict(),
         line_count=len(result.lines),
         payout_count=len(result.payouts),
         note=note.strip(),
@@ -315,6 +316,9 @@ SETTLEMENT_PAYOUT_FIELDS = (
     "exact",
     "capped",
     "rounding_cent",
+    "weight",
+    "place_first",
+    "place_last",
 )
 
 
@@ -329,14 +333,16 @@ def _payout_rows(
         if terms is None:
             yield (
                 settlement_id, position, player, chips[player], row.cash, row.tdollars,
-                row.tickets, row.fpp, None, "", "", None, None,
+                row.tickets, row.fpp, None, "", "", None, None, "", None, None,
             )  # fmt: skip
         else:
-            denominator = terms.denominator
+            denominator, weight, places = terms.denominator, terms.weight, terms.places
             yield (
                 settlement_id, position, player, chips[player], row.cash, row.tdollars,
                 row.tickets, row.fpp, terms.guaranteed, _fraction_text(terms.share, denominator),
                 _fraction_text(terms.exact, denominator), terms.capped, terms.rounding_cent,
+                _fraction_text(*weight) if weight else "",
+                places[0] if places else None, places[1] if places else None,
             )  # fmt: skip
 
 

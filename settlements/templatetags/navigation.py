@@ -5,7 +5,7 @@ from django import template
 from django.template.defaulttags import querystring
 from django.urls import reverse
 
-from settlements import roles
+from settlements import permissions, roles
 
 register = template.Library()
 
@@ -14,6 +14,7 @@ register = template.Library()
 NAVIGATION = (
     ("Dashboard", "dashboard", roles.ALL_ROLES),
     ("Report a crash", "incident_new", (roles.OPERATOR,)),
+    ("Players", "players", permissions.AMOUNT_READERS),
     (
         "Compensation",
         "compensation_list",

@@ -2,7 +2,8 @@
 
 GET /history/                     recorded changes (?view=changes) or business events
                                   (?view=events), filtered by incident, case, tournament,
-                                  user, record type and dates; paginated without a count
+                                  player id, user, record type and dates; paginated without
+                                  a count
 GET /history/export.csv           what the same filters select, as CSV, streamed
 GET /history/<model>/<pk>/        one record's versions, each with what it changed
 GET /history/incidents/<id>/      an incident's timeline of business events, oldest first
@@ -32,7 +33,7 @@ PER_PAGE = 50
 VERSIONS_PER_PAGE = 20
 TIMELINE_PER_PAGE = 100
 VIEWS = {"changes": "Recorded changes", "events": "Business events"}
-FILTER_FIELDS = ("incident", "case", "tournament", "user", "model", "since", "until")
+FILTER_FIELDS = ("incident", "case", "tournament", "player", "user", "model", "since", "until")
 
 MODEL_LABELS = {
     name: model._meta.verbose_name.capitalize()
@@ -166,6 +167,7 @@ def _filters(form: HistoryFilterForm) -> dict | None:
         "incident": data["incident"],
         "case": data["case"],
         "tournament": data["tournament"],
+        "player": data["player"] or None,
     }
 
 
@@ -182,6 +184,7 @@ def _events(filters: dict):
         subject_type=filters["model"],
         since=filters["since"],
         until=filters["until"],
+        player=filters["player"],
     )
 
 

@@ -17,11 +17,12 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import charts, ledger, permissions, roles, selectors, services
+from settlements import charts, ledger, permissions, roles, selectors, services, statements
 from settlements.csv_export import csv_download
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.forms import ReasonForm
 from settlements.models import Settlement
+from settlements.rules import Basis
 from settlements.selectors import payments as payment_reads
 from settlements.views import confirming
 from settlements.views.decorators import role_required
@@ -42,7 +43,7 @@ REVIEW_ACTIONS = {
 
 
 @require_safe
-@role_required(*roles.ALL_ROLES)
+@role_required(*permissions.AMOUNT_READERS)
 def settlement_review(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     context = _review_context(request, settlement)
@@ -52,20 +53,18 @@ def settlement_review(request, settlement_id: int):
 
 
 @require_safe
-@role_required(*roles.ALL_ROLES)
+@role_required(*permissions.AMOUNT_READERS)
 def settlement_player(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     player = request.GET.get("player", "")
-    payout = selectors.settlement_payout(settlement, player) if player else None
-    lines = list(selectors.settlement_lines(settlement, player=player)) if player else []
-    if payout is None and not lines:
-        raise Http404("This settlement pays no such player.")
+    statement = selectors.player_statement(settlement, player) if player else None
+    if statement is None:
+        raise Http404("This player was not an entrant of the settlement's tournament.")
     context = {
         "settlement": settlement,
         "case": settlement.case,
         "currency": settlement.currency,
-        "payout": payout,
-        "lines": lines,
+        "statement": statement,
         "player": player,
     }
     return render_page(
@@ -190,10 +189,18 @@ def _review_context(request, settlement: Settlement) -> dict:
             points, count=settlement.payout_count, currency=settlement.currency
         )
     answer_refusal = permissions.settlement_approve(settlement=settlement, user=user)
+    page = paginator.get_page(request.GET.get("page"))
+    parts_shown = unpaid = ()
+    if not settlement.is_adjustment:
+        parts_shown = _name_parts(settlement, page)
+        if search and not page.object_list:
+            unpaid = selectors.settlement_unpaid_entrants(settlement, search=search)
     return {
         **_summary(settlement),
         "search": search,
-        "page": paginator.get_page(request.GET.get("page")),
+        "page": page,
+        "parts_shown": parts_shown,
+        "unpaid": unpaid,
         "chart": chart,
         "can_submit": permissions.settlement_submit(settlement=settlement, user=user) is None,
         "can_answer": answer_refusal is None,
@@ -206,3 +213,23 @@ def _review_context(request, settlement: Settlement) -> dict:
         else None,
         "actions_error": "",
     }
+
+
+def _name_parts(settlement: Settlement, page) -> tuple[str, ...]:
+    """Give each payout row on the page its parts (statements.payout_parts): the guaranteed
+    part apart from the share of the rest. Returns the parts' labels for the table's head, or
+    an empty tuple when this settlement's split guarantees nothing first."""
+    basis = Basis.from_dict(settlement.basis) if settlement.basis else None
+    page.object_list = list(page.object_list)
+    labels: tuple[str, ...] = ()
+    for row in page.object_list:
+        row.parts = statements.payout_parts(
+            basis,
+            settlement.remedy or None,
+            settlement.remaining,
+            selectors.explained(row),
+            settlement.currency,
+        )
+        if len(row.parts) > 1:
+            labels = tuple(part.label for part in row.parts)
+    return labels

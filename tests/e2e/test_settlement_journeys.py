@@ -60,7 +60,7 @@ def test_a_regular_middle_stage_crash_is_prepared_approved_and_paid(
     )
     page.get_by_role("link", name="Explain the amount of p000001").click()
     detail = page.locator("#player-detail")
-    expect(detail).to_contain_text("Guaranteed first10.00 USD")
+    expect(detail).to_contain_text("Guaranteed first: buy-in back10.00 USD")
     expect(detail).to_contain_text("Capped at the first prizeno")
     screenshot(page, "10-settlement-review")
 

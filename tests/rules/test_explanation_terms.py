@@ -1,11 +1,14 @@
 """Explanations.terms(): the Fraction-free form the services store for every paid player
-must say exactly what the Explanation objects say, player by player."""
+must say exactly what the Explanation objects say, player by player; and the parts an
+explanation names (guaranteed, even, by weight) add up to the exact amount."""
 
+import json
 from fractions import Fraction
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from settlements.rules import Basis, Policy
 from tests.rules.builders import regular, satellite, settle_doc
 from tests.rules.test_properties import PROPERTY_SETTINGS, policies, settle_any, snapshots
 
@@ -19,13 +22,76 @@ def assert_terms_match(result) -> None:
         assert Fraction(t.exact, t.denominator) == explained.exact
         # Reduced already, so the stored text is the one str(Fraction) would write.
         assert Fraction(t.exact, t.denominator).denominator == t.denominator
-        assert (t.chips, t.guaranteed, t.capped, t.rounded, t.rounding_cent) == (
+        assert (t.chips, t.guaranteed, t.capped, t.rounded, t.rounding_cent, t.places) == (
             explained.chips,
             explained.guaranteed,
             explained.capped,
             explained.rounded,
             explained.rounding_cent,
+            explained.places,
         )
+        if t.weight is not None:
+            assert Fraction(*t.weight) == explained.weight
+
+
+def assert_parts_add_up(result) -> None:
+    split = result.basis.split
+    for explained in result.explanations.values():
+        if explained.capped:
+            assert explained.exact == split.cap
+        elif split is not None:
+            assert explained.even_part == split.even_part
+            assert explained.chip_part == split.chip_part(explained.weight)
+        assert explained.guaranteed + explained.even_part + explained.chip_part == (
+            explained.exact if not explained.capped else explained.guaranteed
+        )
+    if split is not None:
+        rest = split.players - split.capped
+        assert split.rest_players == rest
+        assert split.rest_pool == split.pool - split.capped * (split.cap or 0) - rest * split.floor
+        assert split.even_half + split.chip_half == split.rest_pool
+
+
+def test_the_worked_example_in_parts():
+    # RULES.md §7: a = 2000 + 4000/2/3 + 4000/2 × 60000/100000 = 2000 + 666⅔ + 1200.
+    document = regular([60000, 30000, 10000] + [0] * 7, payouts=[5000, 3000, 2000])
+    result = settle_doc(document)
+    split = result.basis.split
+    assert (split.pool, split.floor, split.cap, split.players) == (10000, 2000, 5000, 3)
+    assert (split.rest_pool, split.total_weight, split.chip_share) == (4000, 100000, Fraction(1, 2))
+    a = result.explanations["p01"]
+    assert (a.even_part, a.chip_part, a.exact) == (Fraction(2000, 3), 1200, Fraction(11600, 3))
+    assert result.basis.next_payout == 2000 and result.basis.already_paid == 0
+    assert_parts_add_up(result)
+
+
+def test_a_capped_player_leaves_the_rest_to_the_others():
+    document = regular([9000, 10, 10, 0, 0, 0], payouts=[2200, 2000, 1300, 500])
+    result = settle_doc(document)
+    split = result.basis.split
+    # P_late = 6000 less place 4, which the tournament paid itself.
+    assert (result.basis.already_paid, split.pool) == (500, 5500)
+    assert split.capped == 1 and split.rest_players == 2
+    assert split.rest_pool == 5500 - 2200 - 2 * 1300
+    assert_parts_add_up(result)
+
+
+def test_chip_position_weighs_by_the_prize_of_the_places():
+    document = regular([50, 50, 10, 0, 0], payouts=[2500, 1500, 1000])
+    result = settle_doc(document, policy=Policy(late_formula="chip_position"))
+    assert result.remedy == "chip_position"
+    tied = result.explanations["p01"]
+    assert tied.places == (1, 2) and tied.weight == 2000  # (2500 + 1500) / 2
+    assert result.explanations["p03"].weight == 1000
+    assert result.basis.split.total_weight == 5000
+    assert_parts_add_up(result)
+    assert_terms_match(result)
+
+
+def test_the_basis_survives_its_json_form():
+    result = settle_doc(regular([9000, 10, 10, 0, 0, 0], payouts=[2200, 2000, 1300, 500]))
+    stored = json.loads(json.dumps(result.basis.to_dict()))
+    assert Basis.from_dict(stored) == result.basis
 
 
 def test_terms_of_a_capped_split_with_a_guaranteed_amount():
@@ -56,3 +122,5 @@ def test_terms_agree_with_the_explanations(document, policy, seed):
     result = settle_any(document, policy, lambda options: options[seed % len(options)])
     if result is not None:
         assert_terms_match(result)
+        assert_parts_add_up(result)
+        assert Basis.from_dict(json.loads(json.dumps(result.basis.to_dict()))) == result.basis

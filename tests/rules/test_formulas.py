@@ -68,7 +68,8 @@ def test_chip_position_uses_prizes_by_rank_and_shares_ties():
     chips = [10, 50, 50, 5]
     order = tie_break_order(chips, ["a", "b", "c", "d"])
     assert order == [1, 2, 0, 3]
-    weights = position_weights(chips, order, (500, 300, 200, 100))
+    weights, scale = position_weights(chips, order, (500, 300, 200, 100))
+    assert weights[1] == 400 * scale
     # b and c tie for ranks 1-2 and share (500 + 300) / 2 = 400: ratios 400 : 400 : 200 : 100.
     assert weights[1] == weights[2] == 2 * weights[0] == 4 * weights[3]
     result = split(

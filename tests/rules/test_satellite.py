@@ -24,7 +24,7 @@ def test_position_values():
 
 def ranks(chips, **terms):
     ids = [f"p{n}" for n in range(1, len(chips) + 1)]
-    values, shared = rank_values(chips, ids, **terms)
+    values, shared, _ = rank_values(chips, ids, **terms)
     return values, shared
 
 
@@ -62,7 +62,9 @@ def test_late_settlement_bubble_tie_pays_tdollars():
     assert result.pool_distributed == 20000
     explained = result.explanations["p03"]
     assert explained.exact == Fraction(4000) and explained.rounded == 4000
-    assert "p01" not in result.explanations  # no tie, nothing was split
+    assert explained.places == (3, 4)  # tied with p04 for the last seat and the remainder
+    alone = result.explanations["p01"]  # no tie: the value of first place, nothing split
+    assert (alone.places, alone.exact, alone.rounding_cent) == ((1, 1), 6000, 0)
 
 
 def test_late_with_r_equal_s_every_player_gets_a_seat_and_the_remainder_was_paid():

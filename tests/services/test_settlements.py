@@ -70,6 +70,20 @@ def test_payout_rows_carry_the_engines_explanation(operator, snapshot_factory):
         assert row.cash == explained.rounded
 
 
+def test_the_settlement_keeps_the_basis_and_the_places_by_chips(operator, snapshot_factory):
+    data = snapshot_factory(type="satellite", stage="late", entrants=40)
+    case = services.case_load_snapshot(actor=operator, snapshot=data)
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    engine = settle(parse_snapshot(data))
+    assert engine.remedy == "satellite_rank"
+    assert settlement.basis == engine.basis.to_dict()
+    rows = list(SettlementPayout.objects.filter(settlement=settlement))
+    assert rows
+    for row in rows:
+        assert (row.place_first, row.place_last) == engine.explanations[row.player].places
+        assert row.weight == ""  # seats go by places, not by a weight
+
+
 def test_refund_payouts_have_no_explanation(operator, snapshot_factory):
     case = load(operator, snapshot_factory, stage="pre")
     settlement = services.settlement_prepare(case=case, actor=operator)

@@ -196,3 +196,39 @@ def test_an_api_tokens_history_shows_its_versions(as_auditor, operator):
     assert "EU game server" in html
     assert "last used" not in html.lower()
     assert_partial(as_auditor.get(url, **HTMX), "versions")
+
+
+def test_the_player_filter_keeps_what_concerns_that_player(
+    as_auditor, operator, tournament_manager, second_manager, approved, load_case
+):
+    other = load_case(
+        type="regular",
+        stage="middle",
+        tournament_id="T-OTHER",
+        players=[{"id": f"q{n:03d}", "chips": n % 3} for n in range(1, 21)],
+    )
+    proposal = services.compensation_propose(
+        case=approved.case,
+        actor=operator,
+        reason="frozen table",
+        entries=[services.CompensationEntry("p000002", 300)],
+    )
+    services.compensation_approve(compensation=proposal, actor=second_manager)
+    url = reverse("history")
+    mine = as_auditor.get(url, {"player": "p000001"}).content.decode()
+    assert f"Case #{approved.case_id}" in mine and f"Settlement #{approved.pk}" in mine
+    assert f"Case #{other.pk}" not in mine
+    assert f"Compensation #{proposal.pk}" not in mine  # it names another player
+    theirs = as_auditor.get(url, {"player": "p000002"}).content.decode()
+    assert f"Compensation #{proposal.pk}" in theirs
+    events = as_auditor.get(url, {"player": "q001", "view": "events"}).content.decode()
+    assert f"Case #{other.pk}" in events and f"Case #{approved.case_id}" not in events
+    # A space is part of an id: "p000001 " is nobody.
+    nobody = as_auditor.get(url, {"player": "p000001 "}).content.decode()
+    assert "Nothing recorded matches these filters." in nobody
+    rows = csv_rows(as_auditor.get(reverse("history_export"), {"player": "q001"}))
+    assert rows and {row["record_type"] for row in rows} <= {"case", "tournament", "incident"}
+    assert all(
+        row["record_id"] in (str(other.pk), str(other.tournament_id), str(other.incident_id))
+        for row in rows
+    )

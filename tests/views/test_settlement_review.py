@@ -66,10 +66,20 @@ def test_the_review_page_shows_payouts_totals_and_the_chart(as_operator, prepare
     assert '<th scope="row" colspan="2">All 10 players</th><td class="num">200.00 USD</td>' in html
     assert '<th scope="row" colspan="2">From the prize pool</th><td class="num">200.00 USD' in html
     assert '<th scope="row" colspan="2">From the house</th><td class="num">—</td><td>' in html
+    # The buy-in guaranteed first is shown apart from the share of the rest.
+    assert (
+        '<th scope="col" class="num">Buy-in back</th>'
+        '<th scope="col" class="num">Share of the rest of the pool</th>'
+    ) in html
     for payout in SettlementPayout.objects.filter(settlement=settlement):
         major, minor = divmod(payout.cash, 100)
-        assert f'<td class="mono">{payout.player}</td>' in html
-        assert f'<td class="num">{major}.{minor:02d} USD</td>' in html
+        share_major, share_minor = divmod(payout.cash - 1000, 100)
+        assert f'<span class="mono">{payout.player}</span>' in html
+        assert (
+            f'<td class="num">{major}.{minor:02d} USD</td>'
+            '<td class="num" data-part="guaranteed">10.00 USD</td>'
+            f'<td class="num" data-part="share">{share_major}.{share_minor:02d} USD</td>'
+        ) in html
     assert 'role="img" aria-labelledby="payout-chart-title payout-chart-desc"' in html
     assert "Chip rank (1 = most chips)" in html
     assert 'id="player-detail"' in html
@@ -117,7 +127,13 @@ def test_payouts_are_searched_and_paged_in_a_partial(as_operator, prepared):
     assert "p000011" in found and "p000110" in found and "p000012" not in found
     assert "Page 1 of" not in found  # 2 matches fit on one page
     none = as_operator.get(review(settlement) + "?q=zzz", **HTMX, HTTP_HX_TARGET="payouts")
-    assert "No paid player matches “zzz”." in none.content.decode()
+    assert "No entrant’s id contains “zzz”." in none.content.decode()
+    # A player knocked out is not paid, but is found, with the statement that says why.
+    out = as_operator.get(review(settlement) + "?q=p000240", **HTMX, HTTP_HX_TARGET="payouts")
+    html = squash(assert_partial(out, "payouts"))
+    assert '<span class="mono">p000240</span>' in html
+    assert "Knocked out" in html and "Paid nothing by this settlement" in html
+    assert f'href="{review(settlement, "settlement_statement")}?player=p000240"' in html
     # A history restore gets the whole page.
     assert_full_page(as_operator.get(review(settlement) + "?page=2", **HISTORY_RESTORE))
 
@@ -126,21 +142,29 @@ def test_each_player_amount_is_explained(as_auditor, prepared):
     settlement = prepared(type="regular", stage="middle", entrants=20, tournament_id="T-WHY")
     payout = SettlementPayout.objects.get(settlement=settlement, player="p000001")
     url = review(settlement, "settlement_player") + "?player=p000001"
-    html = assert_full_page(as_auditor.get(url))
+    html = squash(assert_full_page(as_auditor.get(url)))
     assert f"<dt>Chips at the crash</dt><dd>{payout.chips:,}</dd>" in html
     # The middle stage guarantees the buy-in first (10.00 USD), then splits the rest.
-    assert "<dt>Guaranteed first</dt><dd>10.00 USD</dd>" in html
-    assert "<dt>The formula’s share</dt>" in html
+    assert '<dt>Guaranteed first: buy-in back</dt><dd data-part="guaranteed">10.00 USD</dd>' in html
+    assert "<dt>Share of the rest of the pool</dt>" in html
     assert "<dt>Capped at the first prize</dt><dd>no</dd>" in html
     assert "<dt>Exact amount</dt>" in html
     assert "<dt>Rounding</dt>" in html
-    assert "Prize" in html and "Prize pool" in html  # its ledger line
+    # The arithmetic with its inputs: the pool, the players sharing, the player's chips.
+    assert "The prize pool being shared" in html
+    assert f"your {payout.chips:,} chips out of the" in html
+    assert "Prize" in html and "From the prize pool" in html  # its ledger line
+    assert f'href="{review(settlement, "settlement_statement")}?player=p000001"' in html
 
     partial = assert_partial(as_auditor.get(url, **HTMX, HTTP_HX_TARGET="player-detail"),
                              "player-detail")  # fmt: skip
     assert "Guaranteed first" in partial and "Dashboard" not in partial
     missing = as_auditor.get(review(settlement, "settlement_player") + "?player=nobody")
     assert missing.status_code == 404
+    # A player knocked out gets an answer, not a 404.
+    out = as_auditor.get(review(settlement, "settlement_player") + "?player=p000020")
+    assert out.status_code == 200
+    assert "knocked out before the crash" in out.content.decode()
 
 
 def test_a_capped_player_and_a_rounding_cent_are_named(as_operator, prepared):
@@ -154,7 +178,7 @@ def test_a_capped_player_and_a_rounding_cent_are_named(as_operator, prepared):
         ).content.decode()
         capped = "yes: held at the cap" in html
         assert capped == bool(row.capped)
-        assert ("one of the leftover cents went to this player" in html) == bool(row.rounding_cent)
+        assert ("plus one of the cents left over" in html) == bool(row.rounding_cent)
 
 
 def test_an_operator_submits_a_prepared_settlement(as_operator, as_marketing, prepared):

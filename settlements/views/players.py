@@ -1,0 +1,229 @@
+"""Answering players: find them by id across incidents, and their statements.
+
+GET /players/?q=ID[&after=ID][&page=N]              the cases of a player id, then ids that
+                                                    start with it
+GET /settlements/<id>/statement/?player=ID          one player's statement in a settlement
+GET /settlements/<id>/statement/print/?player=ID    the same as a printable page
+GET /settlements/<id>/statements.jsonl, .csv        every entrant's statement, streamed
+GET /incidents/<id>/statements.jsonl, .csv          … of every approved settlement of an incident
+
+Every role that may see amounts may use them (permissions.AMOUNT_READERS, as for the review page).
+Every figure comes from the statements (settlements.statements), which take it from the
+engine's stored explanation; nothing here computes an amount.
+"""
+
+import json
+import re
+
+from django.http import Http404, StreamingHttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from settlements import permissions, player_ids, selectors
+from settlements.csv_export import csv_chunks, csv_download
+from settlements.models import Incident, Settlement
+from settlements.statements import UNITS, Statement
+from settlements.views.decorators import role_required
+from settlements.views.paging import peek_page
+from settlements.views.rendering import render_page
+
+CASES_PER_PAGE = 25
+OTHER_IDS_SHOWN = 20
+# A statement is a few kB of CSV: smaller pieces than a ledger's keep each one near 1 MB.
+STATEMENTS_PER_CHUNK = 250
+
+CSV_HEADER = (
+    "settlement", "case", "incident", "tournament", "settlement_status", "player",
+    "player_written_out", "chips", "situation", "cash", "tdollars", "tickets", "fpp",
+    "amounts", "exact_before_rounding", "headline", "statement",
+)  # fmt: skip
+
+
+@require_safe
+@role_required(*permissions.AMOUNT_READERS)
+def players(request):
+    query = request.GET.get("q", "")
+    after = request.GET.get("after", "")
+    named = selectors.named_players() if query else {}
+    search = selectors.player_search(query, after=after, limit=OTHER_IDS_SHOWN, named=named)
+    page = rows = None
+    others = []
+    if search.exact:
+        page = peek_page(selectors.player_entries(query), request.GET.get("page"), CASES_PER_PAGE)
+        if page.number == 1:
+            others = selectors.player_other_cases(query, named=named)
+        rows = selectors.player_cases(query, page.items, others)
+    context = {
+        "query": query,
+        "query_escaped": player_ids.escaped(query),
+        "after": after,
+        "search": search,
+        "others": [(player, player_ids.escaped(player)) for player in search.others],
+        "page": page,
+        "rows": rows,
+    }
+    return render_page(request, "settlements/players.html", context, partial="player_results")
+
+
+@require_safe
+@role_required(*permissions.AMOUNT_READERS)
+def settlement_statement(request, settlement_id: int):
+    statement, settlement = _statement(settlement_id, request.GET.get("player", ""))
+    context = {"statement": statement, "settlement": settlement, "case": settlement.case}
+    return render_page(request, "settlements/statement.html", context, partial="statement")
+
+
+@require_safe
+@role_required(*permissions.AMOUNT_READERS)
+def settlement_statement_print(request, settlement_id: int):
+    statement, settlement = _statement(settlement_id, request.GET.get("player", ""))
+    return render(
+        request,
+        "settlements/statement_print.html",
+        {"statement": statement, "settlement": settlement},
+    )
+
+
+@require_safe
+@role_required(*permissions.AMOUNT_READERS)
+def settlement_statements_jsonl(request, settlement_id: int):
+    settlement = _settlement(settlement_id)
+    rows = selectors.settlement_statements(settlement)
+    return _jsonl_download(_jsonl(rows), _filename(f"settlement-{settlement.pk}", settlement))
+
+
+@require_safe
+@role_required(*permissions.AMOUNT_READERS)
+def settlement_statements_csv(request, settlement_id: int):
+    settlement = _settlement(settlement_id)
+    rows = selectors.settlement_statements(settlement)
+    stem = _filename(f"settlement-{settlement.pk}", settlement)
+    return csv_download(csv_chunks(_csv(rows), rows_per_chunk=STATEMENTS_PER_CHUNK), f"{stem}.csv")
+
+
+@require_safe
+@role_required(*permissions.AMOUNT_READERS)
+def incident_statements_jsonl(request, incident_id: int):
+    incident = _incident(incident_id)
+    rows = selectors.incident_statements(incident)
+    return _jsonl_download(_jsonl(rows), f"crashdesk-statements-incident-{incident.pk}")
+
+
+@require_safe
+@role_required(*permissions.AMOUNT_READERS)
+def incident_statements_csv(request, incident_id: int):
+    incident = _incident(incident_id)
+    rows = selectors.incident_statements(incident)
+    stem = f"crashdesk-statements-incident-{incident.pk}"
+    return csv_download(csv_chunks(_csv(rows), rows_per_chunk=STATEMENTS_PER_CHUNK), f"{stem}.csv")
+
+
+# --- Helpers -----------------------------------------------------------------------------------
+
+
+def _settlement(settlement_id: int) -> Settlement:
+    try:
+        settlement = selectors.settlement_detail(settlement_id)
+    except Settlement.DoesNotExist:
+        raise Http404("No such settlement.") from None
+    if settlement.is_adjustment:
+        raise Http404("An adjustment has no statements of its own; see the settlement's.")
+    return settlement
+
+
+def _incident(incident_id: int) -> Incident:
+    try:
+        return selectors.incident_detail(incident_id)
+    except Incident.DoesNotExist:
+        raise Http404("No such incident.") from None
+
+
+def _statement(settlement_id: int, player: str) -> tuple[Statement, Settlement]:
+    settlement = _settlement(settlement_id)
+    statement = selectors.player_statement(settlement, player) if player else None
+    if statement is None:
+        raise Http404("This player was not an entrant of the settlement's tournament.")
+    return statement, settlement
+
+
+def _filename(stem: str, settlement: Settlement) -> str:
+    tournament = re.sub(r"[^A-Za-z0-9._-]+", "_", settlement.case.tournament.operator_id)[:60]
+    return f"crashdesk-statements-{stem}-{tournament}"
+
+
+def _jsonl_download(lines, stem: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(lines, content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{stem}.jsonl"'
+    return response
+
+
+def statement_document(statement: Statement) -> dict:
+    """A statement as one JSON object: the figures (minor units, exact fractions as "n/d"),
+    the arithmetic and the words, for a CRM or a mailer."""
+    facts = statement.settlement
+    return {
+        "settlement": facts.settlement_id,
+        "case": facts.case_id,
+        "incident": facts.incident_id,
+        "tournament": facts.tournament_id,
+        "tournament_name": facts.tournament_name,
+        "settlement_status": facts.status,
+        "currency": facts.currency,
+        "stage": facts.stage,
+        "remedy": facts.remedy,
+        "decision": facts.decision,
+        "player": statement.player,
+        "player_written_out": statement.player_escaped or None,
+        "chips": statement.chips,
+        "situation": statement.kind,
+        "amounts": statement.totals,
+        "lines": [
+            {"kind": line.kind, "unit": line.unit, "amount": line.amount, "source": line.source}
+            for line in statement.lines
+        ],
+        "parts": [
+            {"part": part.code, "label": part.label, "amount": part.amount}
+            for part in statement.parts
+        ],
+        "arithmetic": [
+            {"label": step.label, "expression": step.expression, "result": str(step.result)}
+            for step in statement.steps
+        ],
+        "exact_before_rounding": str(statement.exact) if statement.exact is not None else None,
+        "rounding": statement.rounding,
+        "headline": statement.headline,
+        "text": statement.text(),
+    }
+
+
+def _jsonl(statements):
+    """One JSON document per line, sent STATEMENTS_PER_CHUNK lines at a time."""
+    lines = []
+    for statement in statements:
+        lines.append(json.dumps(statement_document(statement), ensure_ascii=False) + "\n")
+        if len(lines) == STATEMENTS_PER_CHUNK:
+            yield "".join(lines)
+            lines = []
+    yield "".join(lines)
+
+
+def _csv(statements):
+    yield CSV_HEADER
+    for statement in statements:
+        facts, totals = statement.settlement, statement.totals
+        yield (
+            facts.settlement_id,
+            facts.case_id,
+            facts.incident_id or "",
+            facts.tournament_id,
+            facts.status,
+            statement.player,
+            statement.player_escaped,
+            statement.chips,
+            statement.kind,
+            *(totals.get(unit, 0) for unit in UNITS),
+            statement.amounts_text,
+            str(statement.exact) if statement.exact is not None else "",
+            statement.headline,
+            statement.text(),
+        )

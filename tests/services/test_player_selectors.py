@@ -1,0 +1,103 @@
+"""Finding players by id (exact, then prefix, in code-point order) and reading their cases."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from settlements import selectors, services
+from settlements.selectors.players import prefix_end
+from settlements.services import CompensationEntry
+from tests.services.helpers import approved, load
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("prefix", "end"),
+    [("abc", "abd"), ("a\U0010ffff", "b"), ("x\ud7ff", "x\ue000"), ("", ""), ("\U0010ffff", "")],
+)
+def test_prefix_end_is_the_first_id_past_the_prefix(prefix, end):
+    assert prefix_end(prefix) == end
+
+
+def ids(*players):
+    return [{"id": player, "chips": 10 * (n + 1)} for n, player in enumerate(players)] + [
+        {"id": f"zz-out-{n}", "chips": 0} for n in range(4)
+    ]
+
+
+def test_exact_then_prefix_in_code_point_order(operator, snapshot_factory):
+    # Code-point order puts capitals before small letters and "é" after "z".
+    players = ids("bob", "bob2", "bobé", "bobZ", "Bob", "bo", "bob\u0430")
+    for tournament_id in ("T-A", "T-B"):
+        load(
+            operator,
+            snapshot_factory,
+            stage="pre",
+            entrants=len(players),
+            players=players,
+            tournament_id=tournament_id,
+        )
+    found = selectors.player_search("bob")
+    assert found.exact
+    assert found.others == ["bob2", "bobZ", "bobé", "bob\u0430"]
+    # Paging on after the last id shown, without the exact id again.
+    first = selectors.player_search("bob", limit=2)
+    assert first.others == ["bob2", "bobZ"] and first.more
+    rest = selectors.player_search("bob", after="bobZ", limit=2)
+    assert not rest.exact and rest.others == ["bobé", "bob\u0430"] and not rest.more
+    # A prefix with no exact id, and nothing at all.
+    assert selectors.player_search("bo").exact and selectors.player_search("b").exact is False
+    assert selectors.player_search("Bob").others == [] and selectors.player_search("Bob").exact
+    assert selectors.player_search("nobody") == selectors.PlayerSearch("nobody", False, [], False)
+    # LIKE wildcards are plain characters in an id.
+    assert selectors.player_search("bo_").others == [] and not selectors.player_search("%").exact
+
+
+def test_a_players_cases_in_a_constant_number_of_queries(
+    operator, tournament_manager, second_manager, snapshot_factory
+):
+    settled = []
+    for number in range(3):
+        settlement = approved(
+            operator, tournament_manager, snapshot_factory, tournament_id=f"T-{number}"
+        )
+        services.compensation_propose(
+            case=settlement.case,
+            actor=operator,
+            reason="lag",
+            entries=[CompensationEntry("p000001", 100 + number)],
+        )
+        settled.append(settlement)
+    entries = list(selectors.player_entries("p000001"))
+    assert [entry.case_id for entry in entries] == sorted(
+        (s.case_id for s in settled), reverse=True
+    )
+    with CaptureQueriesContext(connection) as queries:
+        rows = selectors.player_cases("p000001", entries)
+    assert len(queries) == 4  # settlements, line sums, compensation items, prize withdrawals
+    for row, settlement in zip(rows, reversed(settled), strict=True):
+        assert row.settlement == settlement
+        paid = sum(line.amount for line in settlement.lines.filter(player="p000001"))
+        assert sum(amount for _, _, amount in row.owed) == paid
+        assert [amounts for _, _, _, amounts in row.compensations] != []
+
+
+def test_the_cases_that_concern_a_player(operator, tournament_manager, snapshot_factory):
+    crash = load(operator, snapshot_factory, tournament_id="T-CRASH")
+    individual = services.individual_case_open(
+        tournament=crash.tournament, actor=tournament_manager, players=["walk-in"], description="d"
+    )
+    services.prize_withdrawal_decide(
+        case=crash, actor=tournament_manager, player="stranger", prize="a ticket",
+        outcome="withdraw", reason="not an entrant",
+    )  # fmt: skip
+    assert set(selectors.player_case_ids("p000001").values_list("pk", flat=True)) == {crash.pk}
+    assert set(selectors.player_case_ids("walk-in").values_list("pk", flat=True)) == {individual.pk}
+    assert [case.pk for case in selectors.player_other_cases("stranger")] == [crash.pk]
+    # An entrant's own case is listed with the entries, not again among the others.
+    services.prize_withdrawal_decide(
+        case=crash, actor=tournament_manager, player="p000001", prize="a ticket",
+        outcome="leave", reason="fine",
+    )  # fmt: skip
+    assert selectors.player_other_cases("p000001") == []
