@@ -9,7 +9,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import change_mark
+from settlements import bounds, change_mark
 from settlements.errors import DomainError
 from settlements.models import (
     ID_MAX_LENGTH,
@@ -25,7 +25,7 @@ log = logging.getLogger("crashdesk.events")
 
 
 # PostgreSQL bigint; larger numbers are refused with a message rather than a database error.
-MAX_AMOUNT = 2**63 - 1
+MAX_AMOUNT = bounds.BIGINT_MAX
 
 
 # Rows per round trip when the database cannot stream rows with COPY.
@@ -143,9 +143,14 @@ def _entrants_among(case: Case, players: Iterable[str]) -> set[str]:
 
 
 def _aware(value: datetime, field: str) -> datetime:
+    """A time given to a service, read in the site's zone when it has none, and checked
+    against what can be stored and shown (settlements.bounds)."""
     if not isinstance(value, datetime):
         raise DomainError("Give a date and time.", field=field)
-    return timezone.make_aware(value) if timezone.is_naive(value) else value
+    aware = timezone.make_aware(value) if timezone.is_naive(value) else value
+    if problem := bounds.time_problem(aware):
+        raise DomainError(f"The {field.replace('_', ' ')} {problem}.", field=field)
+    return bounds.in_utc(aware)
 
 
 def _required_text(value: str, field: str, *, max_length: int | None = None) -> str:

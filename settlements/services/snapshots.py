@@ -2,12 +2,10 @@
 tournament), and withdrawing a case loaded in error.
 """
 
-from datetime import UTC, datetime
-
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from settlements import permissions
+from settlements import bounds, permissions
 from settlements.errors import DomainError, Duplicate
 from settlements.models import (
     ID_MAX_LENGTH,
@@ -86,7 +84,8 @@ def case_load_snapshot(
             "If that case was loaded in error, withdraw it first.",
             existing=existing,
         )
-    crashed_at = _parse_time(parsed.crashed_at)
+    # Checked by _storage_problems above.
+    crashed_at = bounds.parse_rfc3339(parsed.crashed_at) if parsed.crashed_at else None
     if incident is None:
         incident = incident_report(
             actor=actor,
@@ -258,9 +257,15 @@ def _tournament_for_snapshot(info, *, actor) -> Tournament:
 
 
 def _storage_problems(parsed) -> list[Problem]:
-    """What the engine accepts but the database cannot hold (ids too long, NUL characters,
-    numbers beyond 64 bits), reported with paths like the engine's own problems."""
+    """What the engine accepts but the database cannot hold or the pages cannot show (ids too
+    long, NUL characters, numbers beyond 64 bits, times beyond settlements.bounds), reported
+    with paths like the engine's own problems."""
     problems: list[Problem] = []
+    if parsed.crashed_at is not None:
+        try:
+            bounds.parse_rfc3339(parsed.crashed_at)
+        except ValueError as refusal:
+            problems.append(Problem("crashed_at", str(refusal)))
 
     def check_text(path: str, value: str) -> None:
         if len(value) > ID_MAX_LENGTH:
@@ -285,13 +290,3 @@ def _storage_problems(parsed) -> list[Problem]:
         if len(problems) >= 100:
             break
     return problems
-
-
-def _parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

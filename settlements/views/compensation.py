@@ -21,7 +21,7 @@ from settlements.models import Compensation
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
-from settlements.views.paging import CountedPaginator
+from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CompensationStatus
 
@@ -68,7 +68,7 @@ def compensation_list(request):
         "status": status,
         "tabs": STATUS_TABS,
         "page": CountedPaginator(queue, PER_PAGE, count=queue.count()).get_page(
-            request.GET.get("page")
+            page_number(request)
         ),
     }
     return render_page(
@@ -176,7 +176,7 @@ def _compensation_context(request, compensation: Compensation) -> dict:
         "case": compensation.case,
         "currency": compensation.currency,
         "page": CountedPaginator(items, ITEMS_PER_PAGE, count=len(items)).get_page(
-            request.GET.get("page")
+            page_number(request)
         ),
         "can_answer": refusal is None,
         "own_work": refusal is not None and refusal.kind == permissions.OWN_WORK,

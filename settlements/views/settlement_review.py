@@ -24,7 +24,7 @@ from settlements.forms import ReasonForm
 from settlements.models import Settlement
 from settlements.views import confirming
 from settlements.views.decorators import role_required
-from settlements.views.paging import CountedPaginator, RangePaginator
+from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import SettlementStatus
 
@@ -189,7 +189,7 @@ def _review_context(request, settlement: Settlement) -> dict:
     return {
         **_summary(settlement),
         "search": search,
-        "page": paginator.get_page(request.GET.get("page")),
+        "page": paginator.get_page(page_number(request)),
         "chart": chart,
         "can_submit": permissions.settlement_submit(settlement=settlement, user=user) is None,
         "can_answer": answer_refusal is None,

@@ -111,6 +111,15 @@ def test_filters(api, reader, operator, snapshot_factory):
         ("limit=201", "?limit"),
         ("status=lost", "?status"),
         ("incident=1e3", "?incident"),
+        # Digits that str.isdigit() accepts: int() refuses the first, reads the others as 1.
+        ("limit=%C2%B2", "?limit"),
+        ("after=%D9%A1", "?after"),
+        ("incident=%EF%BC%91", "?incident"),
+        ("limit=+5", "?limit"),
+        ("limit=%205", "?limit"),
+        (f"after={2**63}", "?after"),
+        # PostgreSQL refuses a NUL in a query argument.
+        ("tournament=%00", "?tournament"),
     ],
 )
 def test_bad_parameters_name_themselves(api, reader, query, path):
