@@ -6,13 +6,15 @@ so a 300,000-line settlement is never held in memory.
 Columns: the idempotency key ("<settlement id>-<line no>"; "C<compensation id>-<line no>" for
 compensation) lets the cashier's system pay each line exactly once even when a file is
 imported twice; ``amount_minor`` is the integer in minor units (seats for tickets, points for
-FPP) and ``amount`` the same figure as a decimal string in the currency's minor unit; the
+FPP) and ``amount`` the same figure as a decimal number in the currency's minor unit; the
 currency column is empty for tickets and FPP, which are not money. A reversal in an
-adjustment has a negative amount.
+adjustment has a negative amount. Text cells are made safe for spreadsheets
+(settlements.csv_export); the two amounts stay numbers.
 """
 
 import re
 from collections.abc import Iterator
+from decimal import Decimal
 
 from settlements.csv_export import csv_chunks
 from settlements.errors import InvalidTransition
@@ -57,7 +59,7 @@ def settlement_ledger_rows(settlement: Settlement) -> Iterator[tuple]:
             kind,
             unit,
             signed,
-            decimal_amount(signed, unit, currency),
+            Decimal(decimal_amount(signed, unit, currency)),
             currency if unit in MONEY_UNITS else "",
             source,
         )
@@ -85,7 +87,7 @@ def compensation_ledger_rows(compensation: Compensation) -> Iterator[tuple]:
             LineKind.COMPENSATION,
             unit,
             amount,
-            decimal_amount(amount, unit, currency),
+            Decimal(decimal_amount(amount, unit, currency)),
             currency if unit in MONEY_UNITS else "",
             Source.HOUSE,
         )
