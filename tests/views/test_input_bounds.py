@@ -89,3 +89,12 @@ def test_a_nul_in_any_query_parameter_is_a_bad_request(as_operator, as_auditor, 
     assert response.content.decode() == "?q must not contain the NUL character.\n"
     assert as_auditor.get(reverse("history"), {"tournament": "\x00"}).status_code == 400
     assert Incident.objects.count() == 1
+
+
+@pytest.mark.parametrize("incident", ["²", "١", "9" * 30, "-1"])
+def test_a_full_queue_filtered_by_an_incident_that_is_not_a_number_shows_it_all(
+    as_operator, incident
+):
+    response = as_operator.get(reverse("queue", args=["to_prepare"]), {"incident": incident})
+    assert response.status_code == 200
+    assert response.context["incident"] == ""
