@@ -5,7 +5,7 @@ tournament), and withdrawing a case loaded in error.
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from settlements import bounds, permissions
+from settlements import bounds, permissions, player_ids
 from settlements.errors import DomainError, Duplicate
 from settlements.models import (
     ID_MAX_LENGTH,
@@ -257,9 +257,10 @@ def _tournament_for_snapshot(info, *, actor) -> Tournament:
 
 
 def _storage_problems(parsed) -> list[Problem]:
-    """What the engine accepts but the database cannot hold or the pages cannot show (ids too
-    long, NUL characters, numbers beyond 64 bits, times beyond settlements.bounds), reported
-    with paths like the engine's own problems."""
+    """What the engine accepts but the desk refuses: what the database cannot hold or the
+    pages cannot show (ids too long, NUL characters, numbers beyond 64 bits, times beyond
+    settlements.bounds), and ids that are not what they look like (settlements.player_ids),
+    reported with paths like the engine's own problems."""
     problems: list[Problem] = []
     if parsed.crashed_at is not None:
         try:
@@ -275,6 +276,8 @@ def _storage_problems(parsed) -> list[Problem]:
 
     info = parsed.tournament
     check_text("tournament.id", info.id)
+    if "\x00" not in info.id and (problem := player_ids.id_problem(info.id)):
+        problems.append(Problem("tournament.id", problem))
     check_text("tournament.name", info.name or "")
     for field in ("buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value"):
         value = getattr(info, field, None)
@@ -284,9 +287,37 @@ def _storage_problems(parsed) -> list[Problem]:
         if value > MAX_AMOUNT:
             problems.append(Problem(f"tournament.payouts[{index}]", "is too large"))
     for index, player in enumerate(parsed.players):
-        check_text(f"players[{index}].id", player.id)
+        if len(player.id) > ID_MAX_LENGTH:
+            problems.append(
+                Problem(f"players[{index}].id", f"must be at most {ID_MAX_LENGTH} characters")
+            )
         if player.chips > MAX_AMOUNT:
             problems.append(Problem(f"players[{index}].chips", "is too large"))
         if len(problems) >= 100:
-            break
+            return problems
+    problems += _player_id_problems([player.id for player in parsed.players])
+    return problems
+
+
+def _player_id_problems(ids: list[str]) -> list[Problem]:
+    """Ids with control or invisible characters or not in NFC, then pairs of ids that look
+    the same, each at the later id's path naming the earlier one."""
+    limit = player_ids.LIST_LIMIT
+    refused = player_ids.id_problems(ids)
+    problems = [Problem(f"players[{index}].id", problem) for index, problem in refused[:limit]]
+    if len(refused) > limit:
+        problems.append(Problem("players", f"{len(refused) - limit} more ids are refused too"))
+    if refused:
+        return problems  # look-alikes are compared among ids that are themselves valid
+    alike = player_ids.look_alikes(ids)
+    for earlier, later in alike[:limit]:
+        problems.append(
+            Problem(
+                f"players[{later}].id",
+                f"looks the same as players[{earlier}].id ({ids[earlier]!r}); two players "
+                "must be told apart by reading their ids",
+            )
+        )
+    if len(alike) > limit:
+        problems.append(Problem("players", f"{len(alike) - limit} more ids look like others"))
     return problems
