@@ -2,7 +2,8 @@
 
     POST /api/v1/snapshots[?incident=ID]   the snapshot as the body -> 201 with the new case
     GET  /api/v1/cases[?after=ID&limit=N&status=S&tournament=T&incident=I]
-    GET  /api/v1/cases/ID                  the case, and its settlement once prepared
+    GET  /api/v1/cases/ID                  the case, and its settlement once prepared (its
+                                           lines only for the roles that read the ledger)
 
 Clients authenticate with ``Authorization: Bearer TOKEN`` (``manage.py api_token``) and
 nothing else: a session cookie is ignored here, which is why these views are exempt from
@@ -23,7 +24,7 @@ from django.utils.http import urlencode
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
-from settlements import bounds, roles, selectors, services
+from settlements import bounds, permissions, roles, selectors, services
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import Case, Incident, Snapshot
 from settlements.rules import InvalidInput
@@ -255,6 +256,11 @@ def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
         # The stored engine output, in the format of `manage.py settle`: not computed again.
         # Two queries for the settlement and all its adjustments together.
         documents = selectors.settlements_as_dicts([settlement, *adjustments])
+    # The lines are the ledger: a role the web refuses it gets the payouts without them.
+    if documents and (refusal := permissions.ledger_read(user=user)):
+        for document in documents:
+            document["lines"] = None
+        data["withheld"] = [{"path": "settlement.lines", "message": str(refusal)}]
     data["settlement_id"] = settlement.pk if settlement else None
     data["settlement_status"] = settlement.status if settlement else None
     data["settlement"] = documents[0] if settlement else None

@@ -13,7 +13,9 @@ Individual case::
     open --resolve--> resolved (final)
 
 A settlement (or an adjustment) moves prepared -> awaiting_approval -> approved | rejected;
-a settlement not yet approved is withdrawn (final) with its case.
+a settlement not yet approved is withdrawn (final) with its case. Compensation moves
+proposed -> approved | rejected; a proposal not yet answered is withdrawn (final) with its
+case, and an approved one keeps its case from being withdrawn.
 Every service asks this module whether its move is legal, so the rules live in one place.
 """
 
@@ -46,6 +48,7 @@ class CompensationStatus(models.TextChoices):
     PROPOSED = "proposed", "Awaiting approval"
     APPROVED = "approved", "Approved"
     REJECTED = "rejected", "Rejected"
+    WITHDRAWN = "withdrawn", "Withdrawn with its case"
 
 
 # action -> (statuses it may start from, status it leads to, words for an error message)
@@ -125,6 +128,12 @@ _COMPENSATION_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
         frozenset({CompensationStatus.PROPOSED}),
         CompensationStatus.REJECTED,
         "reject",
+    ),
+    # A proposal still waiting when its case is withdrawn as loaded in error: void with it.
+    "withdraw": (
+        frozenset({CompensationStatus.PROPOSED}),
+        CompensationStatus.WITHDRAWN,
+        "withdraw",
     ),
 }
 

@@ -11,6 +11,7 @@ from settlements.models import (
     ID_MAX_LENGTH,
     Case,
     CasePlayer,
+    Compensation,
     Event,
     Incident,
     Settlement,
@@ -18,7 +19,7 @@ from settlements.models import (
     Tournament,
 )
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, Problem, assess, parse_snapshot
-from settlements.selectors import compensation_waiting_ids, crash_case_in_force
+from settlements.selectors import crash_case_in_force
 from settlements.services.common import (
     MAX_AMOUNT,
     _insert_rows,
@@ -31,8 +32,10 @@ from settlements.services.incidents import incident_report
 from settlements.site_policy import site_policy
 from settlements.workflow import (
     CaseStatus,
+    CompensationStatus,
     SettlementStatus,
     case_next_status,
+    compensation_next_status,
     settlement_next_status,
 )
 
@@ -162,13 +165,20 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
     """Withdraw a crash case loaded in error (the wrong snapshot, the wrong tournament).
 
     The snapshot and everything recorded on the case stay on record. A settlement of it not yet
-    approved (prepared, or waiting for approval) is withdrawn with it. The tournament may then
-    be loaded again. A case with an approved settlement stays: an adjustment corrects it.
+    approved (prepared, or waiting for approval) is withdrawn with it, and so is compensation
+    still waiting for an answer. The tournament may then be loaded again. A case with an
+    approved settlement stays (an adjustment corrects it), and so does one with approved
+    compensation, which is owed.
     """
     case = _lock_case(case)
-    waiting = compensation_waiting_ids(case)
+    # Locked before they are read: an approval committing meanwhile is seen, and one that
+    # comes after finds its proposal withdrawn.
+    compensations = list(
+        Compensation.objects.select_for_update(of=("self",)).filter(case=case).order_by("pk")
+    )
+    approved = [c.pk for c in compensations if c.status == CompensationStatus.APPROVED]
     permissions.enforce(
-        permissions.case_withdraw(case=case, user=actor, waiting_compensations=waiting)
+        permissions.case_withdraw(case=case, user=actor, approved_compensations=approved)
     )
     next_status = case_next_status(case.status, "withdraw", label=str(case))
     reason = _required_text(reason, "reason")
@@ -184,6 +194,12 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
             settlement.status, "withdraw", label=str(settlement)
         )
         _save(settlement, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}")
+    voided = [c for c in compensations if c.status == CompensationStatus.PROPOSED]
+    for compensation in voided:
+        compensation.status = compensation_next_status(
+            compensation.status, "withdraw", label=str(compensation)
+        )
+        _save(compensation, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}")
     previous = case.status
     case.status = next_status
     case.withdrawn_by = actor
@@ -199,6 +215,7 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
         data={
             "status": previous,
             "settlements_withdrawn": [settlement.pk for settlement in in_flight],
+            "compensation_withdrawn": [compensation.pk for compensation in voided],
             "sha256": case.snapshot.sha256,
         },
     )

@@ -38,6 +38,7 @@ STATUS_TABS = (
     (CompensationStatus.PROPOSED, "Awaiting approval"),
     (CompensationStatus.APPROVED, "Approved"),
     (CompensationStatus.REJECTED, "Rejected"),
+    (CompensationStatus.WITHDRAWN, "Withdrawn"),
     ("all", "All"),
 )
 
@@ -128,7 +129,7 @@ def compensation_reject(request, compensation_id: int):
 
 
 @require_safe
-@role_required(*READERS)
+@role_required(*permissions.LEDGER_READERS)
 def compensation_ledger(request, compensation_id: int):
     compensation = _compensation(compensation_id)
     try:

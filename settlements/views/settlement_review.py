@@ -101,7 +101,7 @@ def settlement_reject(request, settlement_id: int):
 
 
 @require_safe
-@role_required(roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
+@role_required(*permissions.LEDGER_READERS)
 def settlement_ledger(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     try:
