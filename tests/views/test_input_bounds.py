@@ -1,10 +1,13 @@
 """Times and whole numbers typed into forms and URLs are checked against settlements.bounds:
 refused at their field or parameter, never a server error, nothing written."""
 
+from datetime import UTC, datetime
+
 import pytest
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from settlements.models import Decision, Incident
+from settlements.models import Decision, Incident, Tournament
 from tests.services.helpers import row_counts
 from tests.views.conftest import HTMX
 
@@ -98,3 +101,17 @@ def test_a_full_queue_filtered_by_an_incident_that_is_not_a_number_shows_it_all(
     response = as_operator.get(reverse("queue", args=["to_prepare"]), {"incident": incident})
     assert response.status_code == 200
     assert response.context["incident"] == ""
+
+
+def test_the_admin_checks_the_times_it_may_edit_the_same_way(operator, incident):
+    """The admin edits an incident's start and a tournament's schedule through model
+    validation; the bounds are the services'."""
+    incident.started_at = datetime(1, 1, 1, tzinfo=UTC)
+    with pytest.raises(ValidationError) as refused:
+        incident.full_clean()
+    assert OUT_OF_RANGE in refused.value.message_dict["started_at"][0]
+    tournament = Tournament(operator_id="T-ADMIN", type="regular", currency="USD")
+    tournament.scheduled_start = datetime(9999, 12, 31, 12, tzinfo=UTC)
+    with pytest.raises(ValidationError) as refused:
+        tournament.full_clean()
+    assert list(refused.value.message_dict) == ["scheduled_start"]
