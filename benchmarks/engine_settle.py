@@ -6,6 +6,10 @@ For each scenario it prints the best of 3 wall-clock times of the whole command 
 process (interpreter start, Django set-up, read, parse, settle, JSON out) with that process's
 peak resident memory, and of the engine alone in this process (parse + settle + JSON encoding)
 with its peak Python allocation (tracemalloc). The goal is under 2 s end to end.
+
+It also times the checks the desk adds on a snapshot's ids when it loads one
+(settlements.player_ids: characters, NFC, look-alike skeletons), on the ids as they are (ASCII)
+and on the same ids in Cyrillic, the slower path for text outside ASCII.
 """
 
 import argparse
@@ -23,6 +27,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _snapshots import write_snapshot  # noqa: E402
 
+from settlements import player_ids  # noqa: E402
 from settlements.rules import parse_snapshot, settle  # noqa: E402
 
 RUNS = 3
@@ -85,6 +90,16 @@ def time_engine(data: bytes, extra: list[str]) -> tuple[float, int, object]:
     return best, peak, result
 
 
+def time_id_checks(ids: list[str]) -> float:
+    """Best time of the desk's id checks (each id's characters, then look-alike pairs)."""
+    best = float("inf")
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        assert not player_ids.id_problems(ids) and not player_ids.look_alikes(ids)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entrants", type=int, default=300_000)
@@ -112,6 +127,12 @@ def main() -> None:
     worst = max(row[4] for row in rows)
     verdict = "within" if worst < 2 else "OVER"
     print(f"slowest end to end: {worst:.2f} s, {verdict} the 2 s goal")
+    ids = [player.id for player in parse_snapshot(data).players]
+    cyrillic = [player.replace("player", "игрок") for player in ids]
+    print(
+        f"id checks when the desk loads it: {time_id_checks(ids):.2f} s (ASCII ids), "
+        f"{time_id_checks(cyrillic):.2f} s (Cyrillic ids)"
+    )
 
 
 if __name__ == "__main__":

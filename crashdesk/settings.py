@@ -60,6 +60,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "settlements.middleware.QueryTextMiddleware",
     # Before anything that reads a request body (the CSRF check reads POST forms).
     "settlements.middleware.RequestSizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -2,7 +2,8 @@
 
     POST /api/v1/snapshots[?incident=ID]   the snapshot as the body -> 201 with the new case
     GET  /api/v1/cases[?after=ID&limit=N&status=S&tournament=T&incident=I]
-    GET  /api/v1/cases/ID                  the case, and its settlement once prepared
+    GET  /api/v1/cases/ID                  the case, and its settlement once prepared (its
+                                           lines only for the roles that read the ledger)
     GET  /api/v1/ledger[?after=CURSOR&limit=N]   approved ledger lines, in feed order (cashier)
     POST /api/v1/ledger/confirmations      what the cashier paid or failed to pay (cashier)
 
@@ -30,7 +31,7 @@ from django.utils.http import urlencode
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
-from settlements import permissions, roles, selectors, services
+from settlements import bounds, permissions, roles, selectors, services
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.ledger import line_document
 from settlements.models import Case, Incident, Snapshot
@@ -135,11 +136,12 @@ def snapshots(request: HttpRequest, user) -> JsonResponse:
     declared = request.META.get("CONTENT_LENGTH", "").strip()
     if not declared:
         return _errors(411, ("$", "Send the snapshot with a Content-Length header."))
-    if not declared.isdigit():
+    size = bounds.whole_number(declared)
+    if size is None:
         return _errors(400, ("$", "The Content-Length header is not a number of bytes."))
-    if int(declared) > limit:
+    if size > limit:
         # Refused on the declared size alone: the body is never read.
-        return too_large(int(declared), limit)
+        return too_large(size, limit)
     # Read at most one byte past the limit, so a body longer than declared cannot fill memory.
     body = request.read(limit + 1)
     if len(body) > limit:
@@ -148,9 +150,12 @@ def snapshots(request: HttpRequest, user) -> JsonResponse:
     incident = None
     raw_incident = request.GET.get("incident")
     if raw_incident is not None:
-        incident = _incident(raw_incident)
+        number = bounds.whole_number(raw_incident)
+        if number is None:
+            return _errors(400, ("?incident", "must be an incident number, in digits 0-9"))
+        incident = Incident.objects.filter(pk=number).first()
         if incident is None:
-            return _errors(400, ("?incident", f"There is no incident #{raw_incident}."))
+            return _errors(400, ("?incident", f"There is no incident #{number}."))
 
     try:
         case = services.case_load_snapshot(actor=user, snapshot=body, incident=incident)
@@ -182,14 +187,12 @@ def snapshots(request: HttpRequest, user) -> JsonResponse:
     return response
 
 
+def bad_request(where: str, message: str) -> JsonResponse:
+    return _errors(400, (where, message))
+
+
 def too_large(size: int, limit: int) -> JsonResponse:
     return _errors(413, ("$", f"The snapshot is {size:,} bytes; the limit is {limit:,} bytes."))
-
-
-def _incident(raw: str) -> Incident | None:
-    if not raw.isdigit() or len(raw) > 18:
-        return None
-    return Incident.objects.filter(pk=int(raw)).first()
 
 
 def _duplicate(request: HttpRequest, duplicate: Duplicate, body: bytes) -> JsonResponse:
@@ -263,6 +266,11 @@ def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
         # The stored engine output, in the format of `manage.py settle`: not computed again.
         # Two queries for the settlement and all its adjustments together.
         documents = selectors.settlements_as_dicts([settlement, *adjustments])
+    # The lines are the ledger: a role the web refuses it gets the payouts without them.
+    if documents and (refusal := permissions.ledger_read(user=user)):
+        for document in documents:
+            document["lines"] = None
+        data["withheld"] = [{"path": "settlement.lines", "message": str(refusal)}]
     data["settlement_id"] = settlement.pk if settlement else None
     data["settlement_status"] = settlement.status if settlement else None
     data["settlement"] = documents[0] if settlement else None
@@ -276,10 +284,11 @@ def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
 def _positive_int(raw: str | None, where: str, problems: list) -> int | None:
     if raw is None:
         return None
-    if not raw.isdigit() or len(raw) > 18 or int(raw) == 0:
-        problems.append((where, "must be a whole number above zero"))
+    number = bounds.whole_number(raw)
+    if not number:
+        problems.append((where, "must be a whole number above zero, in digits 0-9"))
         return None
-    return int(raw)
+    return number
 
 
 def _case_summary(request: HttpRequest, case: Case) -> dict:

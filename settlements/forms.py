@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from settlements import bounds
 from settlements.errors import DomainError
 from settlements.models import Incident, PrizeWithdrawal, Tournament, Unit
 from settlements.money import AmountError, parse_amount
@@ -327,11 +328,27 @@ class ResolveForm(DomainErrorsMixin, forms.Form):
     )
 
 
+class WholeNumberField(forms.Field):
+    """A number above zero written in ASCII digits (settlements.bounds), e.g. a record's
+    number in a filter. Django's IntegerField would also read "١" or "+7" as numbers."""
+
+    widget = forms.NumberInput(attrs={"min": 1})
+
+    def to_python(self, value):
+        text = (value or "").strip()
+        if not text:
+            return None
+        number = bounds.whole_number(text)
+        if not number:
+            raise forms.ValidationError("Write a whole number above zero, in digits 0-9.")
+        return number
+
+
 class HistoryFilterForm(forms.Form):
     """The auditor's filters; every one optional. Read with GET, so links keep them."""
 
-    incident = forms.IntegerField(required=False, min_value=1, label="Incident #")
-    case = forms.IntegerField(required=False, min_value=1, label="Case #")
+    incident = WholeNumberField(required=False, label="Incident #")
+    case = WholeNumberField(required=False, label="Case #")
     tournament = forms.CharField(required=False, max_length=200, label="Tournament id")
     # Ids are kept exactly as typed: a space or a look-alike character makes another player.
     player = forms.CharField(
@@ -373,6 +390,18 @@ class HistoryFilterForm(forms.Form):
         if user is None:
             raise forms.ValidationError(f"No user is called “{username}”.")
         return user
+
+    def clean_since(self):
+        return self._day("since")
+
+    def clean_until(self):
+        return self._day("until")
+
+    def _day(self, name: str):
+        day = self.cleaned_data[name]
+        if day is not None and (problem := bounds.date_problem(day)):
+            raise forms.ValidationError(f"The day {problem}.")
+        return day
 
     def clean(self):
         cleaned = super().clean()

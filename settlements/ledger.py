@@ -11,13 +11,16 @@ exactly once even when a file is imported twice; ``sequence`` is the line's plac
 feed; ``amount_minor`` is the integer in minor units (seats for tickets, points for FPP) and
 ``amount`` the same figure as a decimal string in the currency's minor unit; the currency
 column is empty for tickets and FPP, which are not money. A reversal in an adjustment and a
-prize withdrawal take money back: their amounts are negative.
+prize withdrawal take money back: their amounts are negative. Text cells are made safe for
+spreadsheets (settlements.csv_export); the two amounts stay numbers, so a negative amount is
+never mistaken for a formula and quoted.
 """
 
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import msgspec
 from django.utils import timezone
@@ -75,7 +78,7 @@ def line_row(line: LedgerLine) -> tuple:
         line.kind,
         line.unit,
         line.amount,
-        decimal_amount(line.amount, line.unit, release.currency),
+        Decimal(decimal_amount(line.amount, line.unit, release.currency)),
         line.currency,
         line.source,
         release.reissue_of or "",

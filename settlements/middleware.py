@@ -10,7 +10,8 @@ from django.conf import settings
 from django.http import HttpResponse
 from django.utils.cache import patch_cache_control
 
-from settlements.api import API_PREFIX, too_large
+from settlements import bounds
+from settlements.api import API_PREFIX, bad_request, too_large
 
 # Room for the multipart framing and the other form fields around a snapshot of the maximum
 # size (the CSRF token, the pasted-text field, headers of each part).
@@ -25,7 +26,7 @@ class RequestSizeLimitMiddleware:
         declared = request.META.get("CONTENT_LENGTH", "")
         # Django reads nothing of a body whose length is missing or not a number, so only a
         # declared length can be too large.
-        size = int(declared) if declared.isdigit() else 0
+        size = bounds.whole_number(declared) or 0
         limit = settings.SNAPSHOT_MAX_BYTES
         if size <= limit + FORM_OVERHEAD_BYTES:
             return self.get_response(request)
@@ -54,3 +55,27 @@ class NoStoreMiddleware:
         response = self.get_response(request)
         patch_cache_control(response, no_store=True, private=True)
         return response
+
+
+class QueryTextMiddleware:
+    """Refuse a query parameter holding the NUL character, for every URL at once.
+
+    No stored text can contain one (PostgreSQL's text type cannot), and PostgreSQL refuses it
+    as a query argument: a search or filter with a NUL was a server error. It is a client's
+    mistake, answered with a 400 naming the parameter.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        for name, values in request.GET.lists():
+            if "\x00" in name or any("\x00" in value for value in values):
+                where = "?" + name.replace("\x00", "")
+                message = "must not contain the NUL character"
+                if request.path.startswith(API_PREFIX):
+                    return bad_request(where, message)
+                return HttpResponse(
+                    f"{where} {message}.\n", status=400, content_type="text/plain; charset=utf-8"
+                )
+        return self.get_response(request)

@@ -15,16 +15,24 @@ import hmac
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from simple_history.models import HistoricalRecords
 
+from settlements import bounds
 from settlements.workflow import CaseStatus, CompensationStatus, ReissueStatus, SettlementStatus
 
 USER = settings.AUTH_USER_MODEL
 # Longest operator tournament id / player id that we store (the snapshot parser allows more;
 # the load service rejects longer ones with the path of the offending field).
 ID_MAX_LENGTH = 200
+
+
+def validate_storable_time(value) -> None:
+    """For the times the admin may edit: the services check theirs in the same way."""
+    if problem := bounds.time_problem(value):
+        raise ValidationError(f"This time {problem}.", code="time_range")
 
 
 class TournamentType(models.TextChoices):
@@ -87,7 +95,9 @@ class Tournament(models.Model):
     prize_pool = models.BigIntegerField("fixed prize pool", null=True, blank=True)
     payouts = models.JSONField("payout structure", default=list, blank=True)
     seat_value = models.BigIntegerField(null=True, blank=True)
-    scheduled_start = models.DateTimeField(null=True, blank=True)
+    scheduled_start = models.DateTimeField(
+        null=True, blank=True, validators=[validate_storable_time]
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     history = HistoricalRecords()
@@ -105,7 +115,7 @@ class Tournament(models.Model):
 
 class Incident(models.Model):
     title = models.CharField(max_length=200)
-    started_at = models.DateTimeField()
+    started_at = models.DateTimeField(validators=[validate_storable_time])
     description = models.TextField(blank=True)
     reported_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
     reported_at = models.DateTimeField(auto_now_add=True)

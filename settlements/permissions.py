@@ -31,6 +31,8 @@ STATE = "state"
 
 # Who may do what, where a view also names them (its role_required decorator).
 COMPENSATION_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+# Who reads the ledgers: what is paid to whom, line by line (the CSVs, the API's lines).
+LEDGER_READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
 CASE_WITHDRAWERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
 # The wallet system reads the feed and confirms; nobody else does either.
 CASHIERS = (roles.CASHIER,)
@@ -95,8 +97,9 @@ def case_load_snapshot(*, user, incident: Incident | None = None) -> Refusal | N
     return refusal
 
 
-def case_withdraw(*, case: Case, user, waiting_compensations: Sequence[int]) -> Refusal | None:
-    """``waiting_compensations``: ids of the case's compensation proposals not yet answered."""
+def case_withdraw(*, case: Case, user, approved_compensations: Sequence[int]) -> Refusal | None:
+    """``approved_compensations``: ids of the case's approved compensation. Proposals still
+    waiting do not hold a withdrawal back: they are withdrawn with the case."""
     refusal = _role(user, *CASE_WITHDRAWERS, action="withdraw cases")
     if refusal is None and not case.is_crash:
         refusal = _state(f"{case} is an individual case; it ends when it is resolved.")
@@ -106,13 +109,19 @@ def case_withdraw(*, case: Case, user, waiting_compensations: Sequence[int]) -> 
             "adjustment instead."
         )
     refusal = refusal or _case_state(case, "withdraw")
-    if refusal is None and waiting_compensations:
-        listed = ", ".join(f"#{pk}" for pk in waiting_compensations)
+    if refusal is None and approved_compensations:
+        listed = ", ".join(f"#{pk}" for pk in approved_compensations)
         refusal = _state(
-            f"Compensation {listed} of {case} still waits for a Tournament Manager's answer; "
-            "have it approved or rejected before withdrawing the case."
+            f"Compensation {listed} of {case} has been approved and is to be paid, so the case "
+            "stays; a case loaded in error cannot have paid anyone."
         )
     return refusal
+
+
+def ledger_read(*, user) -> Refusal | None:
+    """Reading a settlement's or a compensation's lines: in the web's ledger CSVs and in the
+    API's case documents alike, so that a token shows its user what the pages show them."""
+    return _role(user, *LEDGER_READERS, action="read the ledger of what is paid")
 
 
 # --- Decisions and settlements ------------------------------------------------------------------
@@ -207,10 +216,6 @@ def individual_case_resolve(*, case: Case, user) -> Refusal | None:
 
 
 # --- Payments ------------------------------------------------------------------------------------
-
-
-def ledger_read(*, user) -> Refusal | None:
-    return _role(user, *CASHIERS, action="read the ledger feed")
 
 
 def payment_confirm(*, user) -> Refusal | None:

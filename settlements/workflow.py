@@ -14,7 +14,9 @@ Individual case::
 
 A settlement (or an adjustment) moves prepared -> awaiting_approval -> approved | rejected;
 a settlement not yet approved is withdrawn (final) with its case. Compensation and the
-re-issue of a failed payment move proposed -> approved | rejected.
+re-issue of a failed payment move proposed -> approved | rejected; a compensation proposal not
+yet answered is withdrawn (final) with its case, and an approved one keeps its case from being
+withdrawn.
 Every service asks this module whether its move is legal, so the rules live in one place.
 """
 
@@ -47,6 +49,7 @@ class CompensationStatus(models.TextChoices):
     PROPOSED = "proposed", "Awaiting approval"
     APPROVED = "approved", "Approved"
     REJECTED = "rejected", "Rejected"
+    WITHDRAWN = "withdrawn", "Withdrawn with its case"
 
 
 class ReissueStatus(models.TextChoices):
@@ -132,6 +135,12 @@ _COMPENSATION_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
         frozenset({CompensationStatus.PROPOSED}),
         CompensationStatus.REJECTED,
         "reject",
+    ),
+    # A proposal still waiting when its case is withdrawn as loaded in error: void with it.
+    "withdraw": (
+        frozenset({CompensationStatus.PROPOSED}),
+        CompensationStatus.WITHDRAWN,
+        "withdraw",
     ),
 }
 

@@ -98,15 +98,32 @@ def test_only_an_operator_submits_a_settlement_but_a_manager_may_submit_an_adjus
     assert permissions.settlement_submit(settlement=adjustment, user=manager) is None
 
 
-def test_a_withdrawal_waits_for_the_compensation_still_to_be_answered():
+def test_approved_compensation_holds_a_withdrawal_back():
     operator = user(OTHER, roles.OPERATOR)
     case = crash_case(CaseStatus.READY)
-    assert permissions.case_withdraw(case=case, user=operator, waiting_compensations=[]) is None
-    refusal = permissions.case_withdraw(case=case, user=operator, waiting_compensations=[11, 12])
-    assert refusal.startswith("Compensation #11, #12 of Case #7 (T-1) still waits")
+    assert permissions.case_withdraw(case=case, user=operator, approved_compensations=[]) is None
+    refusal = permissions.case_withdraw(case=case, user=operator, approved_compensations=[11, 12])
+    assert refusal.startswith("Compensation #11, #12 of Case #7 (T-1) has been approved")
+    assert refusal.kind == permissions.STATE
     approved = crash_case(CaseStatus.APPROVED)
-    refusal = permissions.case_withdraw(case=approved, user=operator, waiting_compensations=[])
+    refusal = permissions.case_withdraw(case=approved, user=operator, approved_compensations=[])
     assert "has an approved settlement, so it stays" in refusal
+
+
+@pytest.mark.parametrize(
+    ("role", "refused"),
+    [
+        (roles.OPERATOR, False),
+        (roles.TOURNAMENT_MANAGER, False),
+        (roles.AUDITOR, False),
+        (roles.MARKETING_MANAGER, True),
+    ],
+)
+def test_the_ledger_is_read_by_the_roles_that_pay_and_audit(role, refused):
+    refusal = permissions.ledger_read(user=user(OTHER, role))
+    assert (refusal is not None) is refused
+    if refused:
+        assert refusal.kind == permissions.ROLE
 
 
 @pytest.mark.parametrize(
@@ -141,12 +158,10 @@ def test_a_compensation_is_answered_once_and_not_by_its_proposer():
 
 def test_only_the_cashier_reads_the_feed_and_confirms():
     wallet = user(OTHER, roles.CASHIER)
-    assert permissions.ledger_read(user=wallet) is None
     assert permissions.payment_confirm(user=wallet) is None
     for role in roles.ALL_ROLES:
         refusal = permissions.payment_confirm(user=user(OTHER, role))
         assert (refusal, refusal.kind) == ("Only Cashiers may confirm payments.", permissions.ROLE)
-        assert permissions.ledger_read(user=user(OTHER, role)).kind == permissions.ROLE
 
 
 @pytest.mark.parametrize(

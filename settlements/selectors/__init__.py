@@ -28,9 +28,9 @@ from settlements.selectors.cases import (
 )
 from settlements.selectors.common import BIG_TOURNAMENT_FIELDS
 from settlements.selectors.compensation import (
+    compensation_approved_ids,
     compensation_detail,
     compensation_list,
-    compensation_waiting_ids,
     prize_withdrawal_list,
 )
 from settlements.selectors.dashboard import (
@@ -117,7 +117,7 @@ __all__ = [
     "DashboardSummary",
     "dashboard_summary",
     "compensation_list",
-    "compensation_waiting_ids",
+    "compensation_approved_ids",
     "compensation_detail",
     "prize_withdrawal_list",
     "event_list",

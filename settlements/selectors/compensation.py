@@ -23,10 +23,10 @@ def compensation_list(
     return compensations.order_by("proposed_at", "id")
 
 
-def compensation_waiting_ids(case: Case) -> list[int]:
-    """Ids of the case's compensation proposals still waiting for an answer."""
-    waiting = case.compensations.filter(status=CompensationStatus.PROPOSED).order_by("pk")
-    return list(waiting.values_list("pk", flat=True))
+def compensation_approved_ids(case: Case) -> list[int]:
+    """Ids of the case's approved compensation (which a withdrawal must not void)."""
+    approved = case.compensations.filter(status=CompensationStatus.APPROVED).order_by("pk")
+    return list(approved.values_list("pk", flat=True))
 
 
 def compensation_detail(compensation_id: int) -> Compensation:

@@ -9,7 +9,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import change_mark
+from settlements import bounds, change_mark, player_ids
 from settlements.errors import DomainError
 from settlements.models import (
     ID_MAX_LENGTH,
@@ -25,7 +25,7 @@ log = logging.getLogger("crashdesk.events")
 
 
 # PostgreSQL bigint; larger numbers are refused with a message rather than a database error.
-MAX_AMOUNT = 2**63 - 1
+MAX_AMOUNT = bounds.BIGINT_MAX
 
 
 # Rows per round trip when the database cannot stream rows with COPY.
@@ -143,9 +143,14 @@ def _entrants_among(case: Case, players: Iterable[str]) -> set[str]:
 
 
 def _aware(value: datetime, field: str) -> datetime:
+    """A time given to a service, read in the site's zone when it has none, and checked
+    against what can be stored and shown (settlements.bounds)."""
     if not isinstance(value, datetime):
         raise DomainError("Give a date and time.", field=field)
-    return timezone.make_aware(value) if timezone.is_naive(value) else value
+    aware = timezone.make_aware(value) if timezone.is_naive(value) else value
+    if problem := bounds.time_problem(aware):
+        raise DomainError(f"The {field.replace('_', ' ')} {problem}.", field=field)
+    return bounds.in_utc(aware)
 
 
 def _required_text(value: str, field: str, *, max_length: int | None = None) -> str:
@@ -171,8 +176,29 @@ def _check_amount(value, field: str, *, positive: bool = False, what: str | None
         raise DomainError(f"{what} is too large.", field=field)
 
 
-def _check_player_id(player, where: str) -> None:
+def _check_player_id(player, where: str, *, field: str = "players") -> None:
+    """An id typed by a person: present, storable, and what it looks like
+    (settlements.player_ids)."""
     if not isinstance(player, str) or not player.strip():
-        raise DomainError(f"{where}: give the player id.", field="players")
-    if len(player) > ID_MAX_LENGTH or "\x00" in player:
-        raise DomainError(f"{where}: {player[:20]!r}… is not a valid player id.", field="players")
+        raise DomainError(f"{where}: give the player id.", field=field)
+    if len(player) > ID_MAX_LENGTH:
+        raise DomainError(f"{where}: {player[:20]!r}… is not a valid player id.", field=field)
+    if problem := player_ids.id_problem(player):
+        raise DomainError(f"{where}: the player id {player!r} {problem}.", field=field)
+
+
+def _players_of(case: Case, players: Iterable[str]) -> set[str]:
+    """Those of ``players`` the case names: its snapshot's entrants, or the players an
+    individual case was opened for."""
+    if case.is_crash:
+        return _entrants_among(case, players)
+    return set(players) & set(case.players)
+
+
+def _check_look_alikes(players: Sequence[str], *, field: str) -> None:
+    for earlier, later in player_ids.look_alikes(players)[:1]:
+        raise DomainError(
+            f"{players[later]!r} looks the same as {players[earlier]!r}; name each player "
+            "once, by the id the game server uses.",
+            field=field,
+        )

@@ -16,8 +16,8 @@ from settlements.services.common import (
     BULK_BATCH,
     _check_amount,
     _check_player_id,
-    _entrants_among,
     _lock_case,
+    _players_of,
     _record,
     _required_text,
     _save,
@@ -51,7 +51,7 @@ def compensation_propose(
     seen: set[tuple[str, str]] = set()
     for number, entry in enumerate(entries, start=1):
         where = f"Line {number}"
-        _check_player_id(entry.player, where)
+        _check_player_id(entry.player, where, field="entries")
         if entry.unit not in allowed_units:
             raise DomainError(f"{where}: pay compensation in cash, T$ or FPP.", field="entries")
         _check_amount(entry.amount, "entries", positive=True, what=f"{where}: the amount")
@@ -61,10 +61,7 @@ def compensation_propose(
             )
         seen.add((entry.player, entry.unit))
     players = {entry.player for entry in entries}
-    if case.is_crash:
-        outsiders = players - _entrants_among(case, players)
-    else:
-        outsiders = players - set(case.players)
+    outsiders = players - _players_of(case, players)
     if outsiders:
         raise DomainError(
             f"Not a player of {case}: {', '.join(sorted(outsiders)[:5])}.", field="entries"

@@ -8,10 +8,14 @@ from django.utils import timezone
 from settlements import permissions
 from settlements.errors import DomainError
 from settlements.models import Case, Event, Incident, PrizeWithdrawal, Tournament, Unit
+from settlements.selectors import crash_case_in_force
 from settlements.services.common import (
     _check_amount,
+    _check_look_alikes,
     _check_player_id,
+    _entrants_among,
     _lock_case,
+    _players_of,
     _record,
     _required_text,
     _save,
@@ -41,6 +45,18 @@ def individual_case_open(
         _check_player_id(player, "A player")
     if len(set(players)) != len(players):
         raise DomainError("A player is named twice.", field="players")
+    _check_look_alikes(players, field="players")
+    # On a tournament with a snapshot, its entrants are known: name one of them. Without one,
+    # the ids typed have passed the same character checks as a snapshot's.
+    crash_case = crash_case_in_force(tournament)
+    if crash_case is not None:
+        outsiders = set(players) - _entrants_among(crash_case, players)
+        if outsiders:
+            raise DomainError(
+                f"Not an entrant of {tournament.operator_id} (its snapshot, case "
+                f"#{crash_case.pk}): {', '.join(sorted(outsiders)[:5])}.",
+                field="players",
+            )
     case = Case(
         kind=Case.Kind.INDIVIDUAL,
         incident=incident,
@@ -96,7 +112,9 @@ def prize_withdrawal_decide(
     """A Tournament Manager's call on a prize given in error: withdraw it, or leave it."""
     case = _lock_case(case)
     permissions.enforce(permissions.prize_withdrawal_decide(case=case, user=actor))
-    _check_player_id(player, "The player")
+    _check_player_id(player, "The player", field="player")
+    if not _players_of(case, [player]):
+        raise DomainError(f"{player} is not a player of {case}.", field="player")
     prize = _required_text(prize, "prize", max_length=200)
     if outcome not in PrizeWithdrawal.Outcome.values:
         raise DomainError("Choose to withdraw the prize or to leave it.", field="outcome")

@@ -2,17 +2,16 @@
 tournament), and withdrawing a case loaded in error.
 """
 
-from datetime import UTC, datetime
-
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from settlements import permissions
+from settlements import bounds, permissions, player_ids
 from settlements.errors import DomainError, Duplicate
 from settlements.models import (
     ID_MAX_LENGTH,
     Case,
     CasePlayer,
+    Compensation,
     Event,
     Incident,
     Settlement,
@@ -20,7 +19,7 @@ from settlements.models import (
     Tournament,
 )
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, Problem, assess, parse_snapshot
-from settlements.selectors import compensation_waiting_ids, crash_case_in_force
+from settlements.selectors import crash_case_in_force
 from settlements.services.common import (
     MAX_AMOUNT,
     _insert_rows,
@@ -33,8 +32,10 @@ from settlements.services.incidents import incident_report
 from settlements.site_policy import site_policy
 from settlements.workflow import (
     CaseStatus,
+    CompensationStatus,
     SettlementStatus,
     case_next_status,
+    compensation_next_status,
     settlement_next_status,
 )
 
@@ -86,7 +87,8 @@ def case_load_snapshot(
             "If that case was loaded in error, withdraw it first.",
             existing=existing,
         )
-    crashed_at = _parse_time(parsed.crashed_at)
+    # Checked by _storage_problems above.
+    crashed_at = bounds.parse_rfc3339(parsed.crashed_at) if parsed.crashed_at else None
     if incident is None:
         incident = incident_report(
             actor=actor,
@@ -163,13 +165,20 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
     """Withdraw a crash case loaded in error (the wrong snapshot, the wrong tournament).
 
     The snapshot and everything recorded on the case stay on record. A settlement of it not yet
-    approved (prepared, or waiting for approval) is withdrawn with it. The tournament may then
-    be loaded again. A case with an approved settlement stays: an adjustment corrects it.
+    approved (prepared, or waiting for approval) is withdrawn with it, and so is compensation
+    still waiting for an answer. The tournament may then be loaded again. A case with an
+    approved settlement stays (an adjustment corrects it), and so does one with approved
+    compensation, which is owed.
     """
     case = _lock_case(case)
-    waiting = compensation_waiting_ids(case)
+    # Locked before they are read: an approval committing meanwhile is seen, and one that
+    # comes after finds its proposal withdrawn.
+    compensations = list(
+        Compensation.objects.select_for_update(of=("self",)).filter(case=case).order_by("pk")
+    )
+    approved = [c.pk for c in compensations if c.status == CompensationStatus.APPROVED]
     permissions.enforce(
-        permissions.case_withdraw(case=case, user=actor, waiting_compensations=waiting)
+        permissions.case_withdraw(case=case, user=actor, approved_compensations=approved)
     )
     next_status = case_next_status(case.status, "withdraw", label=str(case))
     reason = _required_text(reason, "reason")
@@ -185,6 +194,12 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
             settlement.status, "withdraw", label=str(settlement)
         )
         _save(settlement, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}")
+    voided = [c for c in compensations if c.status == CompensationStatus.PROPOSED]
+    for compensation in voided:
+        compensation.status = compensation_next_status(
+            compensation.status, "withdraw", label=str(compensation)
+        )
+        _save(compensation, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}")
     previous = case.status
     case.status = next_status
     case.withdrawn_by = actor
@@ -200,6 +215,7 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
         data={
             "status": previous,
             "settlements_withdrawn": [settlement.pk for settlement in in_flight],
+            "compensation_withdrawn": [compensation.pk for compensation in voided],
             "sha256": case.snapshot.sha256,
         },
     )
@@ -258,9 +274,16 @@ def _tournament_for_snapshot(info, *, actor) -> Tournament:
 
 
 def _storage_problems(parsed) -> list[Problem]:
-    """What the engine accepts but the database cannot hold (ids too long, NUL characters,
-    numbers beyond 64 bits), reported with paths like the engine's own problems."""
+    """What the engine accepts but the desk refuses: what the database cannot hold or the
+    pages cannot show (ids too long, NUL characters, numbers beyond 64 bits, times beyond
+    settlements.bounds), and ids that are not what they look like (settlements.player_ids),
+    reported with paths like the engine's own problems."""
     problems: list[Problem] = []
+    if parsed.crashed_at is not None:
+        try:
+            bounds.parse_rfc3339(parsed.crashed_at)
+        except ValueError as refusal:
+            problems.append(Problem("crashed_at", str(refusal)))
 
     def check_text(path: str, value: str) -> None:
         if len(value) > ID_MAX_LENGTH:
@@ -270,6 +293,8 @@ def _storage_problems(parsed) -> list[Problem]:
 
     info = parsed.tournament
     check_text("tournament.id", info.id)
+    if "\x00" not in info.id and (problem := player_ids.id_problem(info.id)):
+        problems.append(Problem("tournament.id", problem))
     check_text("tournament.name", info.name or "")
     for field in ("buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value"):
         value = getattr(info, field, None)
@@ -279,19 +304,37 @@ def _storage_problems(parsed) -> list[Problem]:
         if value > MAX_AMOUNT:
             problems.append(Problem(f"tournament.payouts[{index}]", "is too large"))
     for index, player in enumerate(parsed.players):
-        check_text(f"players[{index}].id", player.id)
+        if len(player.id) > ID_MAX_LENGTH:
+            problems.append(
+                Problem(f"players[{index}].id", f"must be at most {ID_MAX_LENGTH} characters")
+            )
         if player.chips > MAX_AMOUNT:
             problems.append(Problem(f"players[{index}].chips", "is too large"))
         if len(problems) >= 100:
-            break
+            return problems
+    problems += _player_id_problems([player.id for player in parsed.players])
     return problems
 
 
-def _parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+def _player_id_problems(ids: list[str]) -> list[Problem]:
+    """Ids with control or invisible characters or not in NFC, then pairs of ids that look
+    the same, each at the later id's path naming the earlier one."""
+    limit = player_ids.LIST_LIMIT
+    refused = player_ids.id_problems(ids)
+    problems = [Problem(f"players[{index}].id", problem) for index, problem in refused[:limit]]
+    if len(refused) > limit:
+        problems.append(Problem("players", f"{len(refused) - limit} more ids are refused too"))
+    if refused:
+        return problems  # look-alikes are compared among ids that are themselves valid
+    alike = player_ids.look_alikes(ids)
+    for earlier, later in alike[:limit]:
+        problems.append(
+            Problem(
+                f"players[{later}].id",
+                f"looks the same as players[{earlier}].id ({ids[earlier]!r}); two players "
+                "must be told apart by reading their ids",
+            )
+        )
+    if len(alike) > limit:
+        problems.append(Problem("players", f"{len(alike) - limit} more ids look like others"))
+    return problems

@@ -87,13 +87,16 @@ def case_withdraw(request, case_id: int):
         "refusal": permissions.case_withdraw(
             case=case,
             user=request.user,
-            waiting_compensations=selectors.compensation_waiting_ids(case),
+            approved_compensations=selectors.compensation_approved_ids(case),
         ),
         "settlements_withdrawn": [
             settlement
             for settlement in case.settlements.all()
             if not settlement.is_adjustment and settlement_allows(settlement.status, "withdraw")
         ],
+        "compensation_withdrawn": list(
+            selectors.compensation_list(status=CompensationStatus.PROPOSED, case=case)
+        ),
     }
     return confirming.answer_review(
         request,
@@ -116,7 +119,7 @@ def _context(request, case: Case) -> dict:
     user = request.user
     withdrawn = case.status == CaseStatus.WITHDRAWN
     compensations = list(selectors.compensation_list(case=case))
-    waiting = [item.pk for item in compensations if item.status == CompensationStatus.PROPOSED]
+    approved = [item.pk for item in compensations if item.status == CompensationStatus.APPROVED]
     settlements = list(case.settlements.all())
     withdrawals = list(selectors.prize_withdrawal_list(case=case))
     payment_reads.withdrawals_collected(withdrawals)
@@ -134,7 +137,7 @@ def _context(request, case: Case) -> dict:
         "awaiting_decision": case.status == CaseStatus.AWAITING_DECISION,
         "can_decide": permissions.decision_record(case=case, user=user) is None,
         "can_withdraw": permissions.case_withdraw(
-            case=case, user=user, waiting_compensations=waiting
+            case=case, user=user, approved_compensations=approved
         )
         is None,
         "withdrawn": withdrawn,

@@ -22,7 +22,7 @@ from settlements.selectors import payments as payment_reads
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
-from settlements.views.paging import CountedPaginator
+from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CompensationStatus
 
@@ -39,6 +39,7 @@ STATUS_TABS = (
     (CompensationStatus.PROPOSED, "Awaiting approval"),
     (CompensationStatus.APPROVED, "Approved"),
     (CompensationStatus.REJECTED, "Rejected"),
+    (CompensationStatus.WITHDRAWN, "Withdrawn"),
     ("all", "All"),
 )
 
@@ -69,7 +70,7 @@ def compensation_list(request):
         "status": status,
         "tabs": STATUS_TABS,
         "page": CountedPaginator(queue, PER_PAGE, count=queue.count()).get_page(
-            request.GET.get("page")
+            page_number(request)
         ),
     }
     return render_page(
@@ -129,7 +130,7 @@ def compensation_reject(request, compensation_id: int):
 
 
 @require_safe
-@role_required(*READERS)
+@role_required(*permissions.LEDGER_READERS)
 def compensation_ledger(request, compensation_id: int):
     compensation = _compensation(compensation_id)
     try:
@@ -177,7 +178,7 @@ def _compensation_context(request, compensation: Compensation) -> dict:
         "case": compensation.case,
         "currency": compensation.currency,
         "page": CountedPaginator(items, ITEMS_PER_PAGE, count=len(items)).get_page(
-            request.GET.get("page")
+            page_number(request)
         ),
         "can_answer": refusal is None,
         "own_work": refusal is not None and refusal.kind == permissions.OWN_WORK,

@@ -2,12 +2,13 @@
 
 from settlements import roles, selectors
 from settlements.views.decorators import role_required
+from settlements.views.paging import page_number
 from settlements.views.rendering import render_page
 
 
 @role_required(*roles.ALL_ROLES)
 def dashboard(request):
-    summary = selectors.dashboard_summary(request.user, page=request.GET.get("page"))
+    summary = selectors.dashboard_summary(request.user, page=page_number(request))
     context = {
         "page": summary.page,
         "incidents": summary.incidents,

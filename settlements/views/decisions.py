@@ -14,7 +14,7 @@ from settlements.models import Case, Stage
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
-from settlements.views.paging import CountedPaginator
+from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import render_page
 
 INVITEES_PER_PAGE = 20
@@ -106,7 +106,7 @@ def _context(request, case: Case, form: DecisionForm) -> dict:
         selectors.case_entrants(case, remaining_only=remaining_only),
         INVITEES_PER_PAGE,
         count=invite_count or 0,
-    ).get_page(request.GET.get("invite_page"))
+    ).get_page(page_number(request, "invite_page"))
 
     refusal = permissions.decision_record(case=case, user=request.user)
     return {

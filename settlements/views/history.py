@@ -74,7 +74,7 @@ def history(request):
         "page": page,
         "query": urlencode(query),
         "query_view": urlencode({**query, "view": view}),
-        "incident_id": request.GET.get("incident") if filters and filters["incident"] else None,
+        "incident_id": filters["incident"] if filters else None,
     }
     status = 200 if filters is not None else 422
     return render_page(

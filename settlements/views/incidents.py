@@ -12,7 +12,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import permissions, roles, selectors, services
+from settlements import bounds, permissions, roles, selectors, services
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import IncidentForm, SnapshotForm
 from settlements.models import Case, Incident, Stage, Tournament, TournamentType
@@ -20,7 +20,7 @@ from settlements.rules import InvalidInput
 from settlements.selectors import bulk
 from settlements.selectors import payments as payment_reads
 from settlements.views.decorators import role_required
-from settlements.views.paging import CountedPaginator
+from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus
 
@@ -71,7 +71,7 @@ def incident_tournaments(request, incident_id: int):
         # Filtered by status at most: the counts by status already say how many there are.
         known = sum(row["count"] for row in counts if chosen.status in ("", row["status"]))
         paginator = CountedPaginator(workbench, CASES_PER_PAGE, count=known)
-    cases = paginator.get_page(request.GET.get("cases_page"))
+    cases = paginator.get_page(page_number(request, "cases_page"))
     for case in cases:
         case.next_step = bulk.NEXT_STEP[case.status]
     context = {
@@ -93,7 +93,7 @@ def incident_tournaments(request, incident_id: int):
             "type": TournamentType.choices,
         },
         "search": search,
-        "tournaments": candidates.get_page(request.GET.get("page")),
+        "tournaments": candidates.get_page(page_number(request)),
         "steps": _steps(1),
     }
     return render_page(
@@ -169,10 +169,11 @@ def _picked_tournament(data) -> Tournament | None:
     raw = data.get("tournament", "")
     if not raw:
         return None
-    if not raw.isdigit():
+    number = bounds.whole_number(raw)
+    if number is None:
         raise Http404("No such tournament.")
     try:
-        return Tournament.objects.get(pk=int(raw))
+        return Tournament.objects.get(pk=number)
     except Tournament.DoesNotExist:
         raise Http404("No such tournament.") from None
 

@@ -18,7 +18,7 @@ from settlements.views import confirming
 from settlements.views.compensation import PER_PAGE, READERS
 from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
-from settlements.views.paging import CountedPaginator
+from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus
 
@@ -34,7 +34,7 @@ def individual_case_list(request):
         "status": status,
         "tabs": ((CaseStatus.OPEN, "Open"), (CaseStatus.RESOLVED, "Resolved")),
         "page": CountedPaginator(cases, PER_PAGE, count=cases.count()).get_page(
-            request.GET.get("page")
+            page_number(request)
         ),
         "can_open": permissions.individual_case_open(user=request.user) is None,
     }

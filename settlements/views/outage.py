@@ -18,7 +18,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import roles, selectors, services, wording
+from settlements import bounds, roles, selectors, services, wording
 from settlements.archive import snapshot_files
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import ReasonForm
@@ -28,6 +28,7 @@ from settlements.selectors.dashboard import DASHBOARD_QUEUES
 from settlements.services import jobs
 from settlements.views import confirming
 from settlements.views.decorators import role_required
+from settlements.views.paging import page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 
 ITEMS_SHOWN = 500
@@ -182,16 +183,16 @@ def queue(request, name: str):
     if not roles.has_role(request.user, role):
         raise PermissionDenied
     items = getattr(selectors.waiting_for(request.user), attribute)
-    incident = request.GET.get("incident", "")
-    if incident.isdigit():
+    incident = bounds.whole_number(request.GET.get("incident"))
+    if incident is not None:
         items = items.filter(**{"incident_id" if kind == "case" else "case__incident_id": incident})
-    page = Paginator(items, QUEUE_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(items, QUEUE_PER_PAGE).get_page(page_number(request))
     context = {
         "title": title,
         "name": name,
         "kind": kind,
         "page": page,
-        "incident": incident if incident.isdigit() else "",
+        "incident": "" if incident is None else str(incident),
         "incidents": selectors.incident_list(open_only=True)[:50],
     }
     return render_page(request, "settlements/queue.html", context, partial="queue")

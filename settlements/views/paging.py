@@ -5,6 +5,14 @@ from functools import cached_property
 
 from django.core.paginator import Paginator
 
+from settlements import bounds
+
+
+def page_number(request, name: str = "page") -> int:
+    """A page number from the query: ASCII digits only (settlements.bounds), else page 1. A
+    number past the last page is the paginator's to handle (get_page shows the last one)."""
+    return bounds.whole_number(request.GET.get(name)) or 1
+
 
 class CountedPaginator(Paginator):
     """A paginator told its count (stored with the record), sparing a COUNT over a table of
@@ -71,11 +79,9 @@ class PeekPage:
         return iter(self.items)
 
 
-def peek_page(queryset, raw_number, per_page: int) -> PeekPage:
-    try:
-        number = max(1, int(raw_number or 1))
-    except (TypeError, ValueError):
-        number = 1
+def peek_page(queryset, raw_number: str | None, per_page: int) -> PeekPage:
+    # Bounded so that the OFFSET still fits the database's integer.
+    number = bounds.whole_number(raw_number, maximum=bounds.BIGINT_MAX // per_page) or 1
     offset = (number - 1) * per_page
     rows = list(queryset[offset : offset + per_page + 1])
     return PeekPage(

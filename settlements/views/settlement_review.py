@@ -26,7 +26,7 @@ from settlements.rules import Basis
 from settlements.selectors import payments as payment_reads
 from settlements.views import confirming
 from settlements.views.decorators import role_required
-from settlements.views.paging import CountedPaginator, RangePaginator
+from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import SettlementStatus
 
@@ -101,7 +101,7 @@ def settlement_reject(request, settlement_id: int):
 
 
 @require_safe
-@role_required(roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
+@role_required(*permissions.LEDGER_READERS)
 def settlement_ledger(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     try:
@@ -189,7 +189,7 @@ def _review_context(request, settlement: Settlement) -> dict:
             points, count=settlement.payout_count, currency=settlement.currency
         )
     answer_refusal = permissions.settlement_approve(settlement=settlement, user=user)
-    page = paginator.get_page(request.GET.get("page"))
+    page = paginator.get_page(page_number(request))
     parts_shown = unpaid = ()
     if not settlement.is_adjustment:
         parts_shown = _name_parts(settlement, page)

@@ -109,7 +109,9 @@ def test_a_closed_incident_takes_no_snapshot(api, operator_token, operator, snap
     assert row_counts() == before
 
 
-@pytest.mark.parametrize("value", ["999", "abc", "-1", "1.5", "", "9" * 40])
+@pytest.mark.parametrize(
+    "value", ["999", "abc", "-1", "1.5", "", "9" * 40, "%C2%B2", "%D9%A1", "%EF%BC%91", "+1"]
+)
 def test_an_unknown_incident_is_refused_by_its_parameter(
     api, operator_token, snapshot_factory, value
 ):
@@ -118,6 +120,49 @@ def test_an_unknown_incident_is_refused_by_its_parameter(
     assert response.status_code == 400
     assert response.json()["errors"][0]["path"] == "?incident"
     assert row_counts() == before
+
+
+@pytest.mark.parametrize(
+    "crashed_at",
+    [
+        "0001-01-01T00:00:00+00:01",  # before year 1 in UTC: PostgreSQL keeps it, Python can't
+        "9999-12-31T23:59:59-00:01",  # after year 9999 in UTC
+        "0001-01-01T12:00:00Z",  # shown in a zone behind UTC, it would be year 0
+        "9999-12-31T23:59:60Z",  # a leap second past the end
+    ],
+)
+def test_a_crash_time_that_cannot_be_stored_and_shown_is_refused_at_its_path(
+    api, operator_token, crashed_at
+):
+    doc = build_snapshot(tournament_id="EDGE")
+    doc["crashed_at"] = crashed_at
+    before = row_counts()
+    response = post_snapshot(api, operator_token, json.dumps(doc).encode())
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["path"] == "crashed_at"
+    assert "between 0001-01-02 and 9999-12-30 (UTC)" in error["message"]
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize(
+    ("crashed_at", "stored"),
+    [
+        ("0001-01-02T00:00:00Z", "0001-01-02T00:00:00+00:00"),
+        ("0001-01-02T23:59:00+23:59", "0001-01-02T00:00:00+00:00"),
+        ("9999-12-30T23:59:59.999999Z", "9999-12-30T23:59:59.999999+00:00"),
+        ("2016-12-31T23:59:60Z", "2017-01-01T00:00:00+00:00"),
+    ],
+)
+def test_crash_times_at_the_edges_are_kept_and_shown(
+    api, operator_token, tokens, crashed_at, stored
+):
+    doc = build_snapshot(tournament_id="EDGE")
+    doc["crashed_at"] = crashed_at
+    response = post_snapshot(api, operator_token, json.dumps(doc).encode())
+    assert response.status_code == 201, response.content
+    case = api.get(response["Location"], **bearer(tokens[roles.AUDITOR]))
+    assert case.json()["crashed_at"] == stored
 
 
 # --- Invalid snapshots -----------------------------------------------------------------------

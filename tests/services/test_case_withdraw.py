@@ -14,6 +14,7 @@ from settlements.services import CompensationEntry
 from settlements.workflow import (
     CASE_FINAL,
     CaseStatus,
+    CompensationStatus,
     SettlementStatus,
     case_allows,
     case_next_status,
@@ -96,6 +97,7 @@ def test_an_operator_withdraws_a_ready_case_and_it_is_audited(operator, snapshot
     assert event.data == {
         "status": CaseStatus.READY,
         "settlements_withdrawn": [],
+        "compensation_withdrawn": [],
         "sha256": case.snapshot.sha256,
     }
     assert event_types(case=case)[-1] == Event.Type.CASE_WITHDRAWN
@@ -144,6 +146,7 @@ def test_a_prepared_settlement_is_withdrawn_and_a_rejected_one_stays_rejected(
     assert event.data == {
         "status": CaseStatus.PREPARED,
         "settlements_withdrawn": [second.pk],
+        "compensation_withdrawn": [],
         "sha256": first.case.snapshot.sha256,
     }
 
@@ -214,22 +217,52 @@ def test_an_individual_case_is_resolved_not_withdrawn(
         services.case_withdraw(case=individual, actor=tournament_manager, reason=REASON)
 
 
-def test_compensation_waiting_for_an_answer_must_be_answered_first(
+def propose(case, operator, player="p000001"):
+    return services.compensation_propose(
+        case=case, actor=operator, reason="lag", entries=[CompensationEntry(player, 500)]
+    )
+
+
+def test_compensation_waiting_for_an_answer_is_withdrawn_with_the_case(
     operator, tournament_manager, snapshot_factory
 ):
     settlement = submitted(operator, snapshot_factory)
-    compensation = services.compensation_propose(
-        case=settlement.case,
-        actor=operator,
-        reason="lag",
-        entries=[CompensationEntry("p000001", 500)],
-    )
-    with pytest.raises(InvalidTransition, match=f"Compensation #{compensation.pk}"):
-        services.case_withdraw(case=settlement.case, actor=operator, reason=REASON)
-    services.compensation_reject(
-        compensation=compensation, actor=tournament_manager, reason="not ours"
+    waiting = propose(settlement.case, operator)
+    other = propose(settlement.case, operator, "p000002")
+    rejected = services.compensation_reject(
+        compensation=other, actor=tournament_manager, reason="not ours"
     )
     services.case_withdraw(case=settlement.case, actor=operator, reason=REASON)
+    waiting.refresh_from_db()
+    rejected.refresh_from_db()
+    assert waiting.status == CompensationStatus.WITHDRAWN
+    assert rejected.status == CompensationStatus.REJECTED  # answered: left as it was
+    assert waiting.history.first().history_change_reason == (
+        f"Withdrawn with case #{settlement.case_id}: {REASON}"
+    )
+    event = Event.objects.get(type=Event.Type.CASE_WITHDRAWN)
+    assert event.data["compensation_withdrawn"] == [waiting.pk]
+    # Withdrawn, it can no longer be approved, so nothing of the case is ever paid.
+    with pytest.raises(InvalidTransition):
+        services.compensation_approve(compensation=waiting, actor=tournament_manager)
+
+
+def test_approved_compensation_keeps_its_case_with_the_reason(
+    operator, tournament_manager, snapshot_factory
+):
+    settlement = submitted(operator, snapshot_factory)
+    owed = services.compensation_approve(
+        compensation=propose(settlement.case, operator), actor=tournament_manager
+    )
+    waiting = propose(settlement.case, operator, "p000002")
+    before = row_counts()
+    with pytest.raises(InvalidTransition) as refused:
+        services.case_withdraw(case=settlement.case, actor=operator, reason=REASON)
+    assert str(refused.value).startswith(f"Compensation #{owed.pk} of Case #{settlement.case_id}")
+    assert "has been approved and is to be paid" in str(refused.value)
+    assert row_counts() == before
+    waiting.refresh_from_db()
+    assert waiting.status == CompensationStatus.PROPOSED
 
 
 def test_a_withdrawn_case_takes_no_compensation_or_prize_decision(

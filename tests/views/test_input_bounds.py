@@ -1,0 +1,117 @@
+"""Times and whole numbers typed into forms and URLs are checked against settlements.bounds:
+refused at their field or parameter, never a server error, nothing written."""
+
+from datetime import UTC, datetime
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from settlements.models import Decision, Incident, Tournament
+from tests.services.helpers import row_counts
+from tests.views.conftest import HTMX
+
+pytestmark = pytest.mark.django_db
+
+OUT_OF_RANGE = "between 0001-01-02 and 9999-12-30 (UTC)"
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Tokyo"])
+def test_an_incident_starting_where_no_time_can_be_shown_is_refused_at_its_field(
+    as_operator, settings, zone
+):
+    settings.TIME_ZONE = zone
+    before = row_counts()
+    response = as_operator.post(
+        reverse("incident_new"), {"title": "Year one", "started_at": "0001-01-01T00:00"}, **HTMX
+    )
+    assert response.status_code == 422
+    errors = response.context["form"].errors
+    assert list(errors) == ["started_at"] and OUT_OF_RANGE in errors["started_at"][0]
+    assert row_counts() == before
+
+
+def test_a_reschedule_where_no_time_can_be_shown_is_refused_at_its_field(
+    as_marketing, load_case, settings
+):
+    settings.TIME_ZONE = "America/New_York"
+    case = load_case(type="freeroll", stage="middle", tournament_id="F-9999")
+    data = {
+        "option": "reschedule",
+        "reason": "Players asked for it",
+        "reschedule_at": "9999-12-31T23:00",
+        "step": "confirm",
+    }
+    response = as_marketing.post(reverse("case_decision", args=[case.pk]), data, **HTMX)
+    assert response.status_code == 422
+    errors = response.context["form"].errors
+    assert list(errors) == ["reschedule_at"] and OUT_OF_RANGE in errors["reschedule_at"][0]
+    assert not Decision.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ({"until": "9999-12-31"}, "until", OUT_OF_RANGE),
+        ({"since": "0001-01-01"}, "since", OUT_OF_RANGE),
+        ({"incident": "١"}, "incident", "digits 0-9"),
+        ({"case": "²"}, "case", "digits 0-9"),
+        ({"case": "9" * 25}, "case", "digits 0-9"),
+    ],
+)
+def test_history_filters_beyond_the_bounds_are_named(as_auditor, query, field, message):
+    for url in (reverse("history"), reverse("history_export")):
+        response = as_auditor.get(url, query)
+        if url == reverse("history"):
+            assert response.status_code == 422
+            errors = response.context["form"].errors
+            assert list(errors) == [field] and message in errors[field][0]
+        else:
+            # The export of filters the page refuses is not a file; the page names them.
+            assert response.status_code == 404
+
+
+@pytest.mark.parametrize("page", ["9" * 30, str(2**63), "²", "١", "-1", "0"])
+def test_any_page_number_answers_a_page(as_auditor, as_operator, incident, page):
+    assert as_auditor.get(reverse("history"), {"page": page}).status_code == 200
+    assert as_auditor.get(reverse("dashboard"), {"page": page}).status_code == 200
+    url = reverse("incident_tournaments", args=[incident.pk])
+    assert as_operator.get(url, {"page": page}).status_code == 200
+
+
+@pytest.mark.parametrize("tournament", ["²", "١", "+1", "9" * 30])
+def test_a_picked_tournament_that_is_not_a_number_is_not_found(as_operator, incident, tournament):
+    url = reverse("incident_upload", args=[incident.pk])
+    assert as_operator.get(url, {"tournament": tournament}).status_code == 404
+
+
+def test_a_nul_in_any_query_parameter_is_a_bad_request(as_operator, as_auditor, incident):
+    url = reverse("incident_tournaments", args=[incident.pk])
+    response = as_operator.get(url, {"q": "a\x00b"})
+    assert response.status_code == 400
+    assert response.content.decode() == "?q must not contain the NUL character.\n"
+    assert as_auditor.get(reverse("history"), {"tournament": "\x00"}).status_code == 400
+    assert Incident.objects.count() == 1
+
+
+@pytest.mark.parametrize("incident", ["²", "١", "9" * 30, "-1"])
+def test_a_full_queue_filtered_by_an_incident_that_is_not_a_number_shows_it_all(
+    as_operator, incident
+):
+    response = as_operator.get(reverse("queue", args=["to_prepare"]), {"incident": incident})
+    assert response.status_code == 200
+    assert response.context["incident"] == ""
+
+
+def test_the_admin_checks_the_times_it_may_edit_the_same_way(operator, incident):
+    """The admin edits an incident's start and a tournament's schedule through model
+    validation; the bounds are the services'."""
+    incident.started_at = datetime(1, 1, 1, tzinfo=UTC)
+    with pytest.raises(ValidationError) as refused:
+        incident.full_clean()
+    assert OUT_OF_RANGE in refused.value.message_dict["started_at"][0]
+    tournament = Tournament(operator_id="T-ADMIN", type="regular", currency="USD")
+    tournament.scheduled_start = datetime(9999, 12, 31, 12, tzinfo=UTC)
+    with pytest.raises(ValidationError) as refused:
+        tournament.full_clean()
+    assert list(refused.value.message_dict) == ["scheduled_start"]
