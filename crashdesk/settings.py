@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "simple_history",
     "axes",
     "django_tasks_db",
+    "pgtrigger",
     "settlements",
 ]
 

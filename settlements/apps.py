@@ -1,4 +1,12 @@
 from django.apps import AppConfig
+from django.db import connections
+from django.db.models.signals import post_migrate
+
+
+def _harden_trigger_ignore(using, **kwargs) -> None:
+    from settlements.triggers import harden_ignore
+
+    harden_ignore(connections[using])
 
 
 class SettlementsConfig(AppConfig):
@@ -8,3 +16,7 @@ class SettlementsConfig(AppConfig):
 
     def ready(self) -> None:
         from settlements import checks  # noqa: F401  (registers the system checks)
+
+        # Each trigger a migration installs rewrites pgtrigger's ignore function; this runs
+        # after the last of them.
+        post_migrate.connect(_harden_trigger_ignore, sender=self)

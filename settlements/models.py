@@ -18,9 +18,16 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
-from simple_history.models import HistoricalRecords
 
 from settlements import bounds
+from settlements.triggers import (
+    KeepsRows,
+    RowsHaveParent,
+    WriteOnceHistory,
+    final_when_approved,
+    fixed_fields,
+    write_once,
+)
 from settlements.workflow import CaseStatus, CompensationStatus, ReissueStatus, SettlementStatus
 
 USER = settings.AUTH_USER_MODEL
@@ -100,7 +107,7 @@ class Tournament(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    history = HistoricalRecords()
+    history = WriteOnceHistory()
 
     class Meta:
         ordering = ["operator_id"]
@@ -124,7 +131,7 @@ class Incident(models.Model):
         USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
 
-    history = HistoricalRecords()
+    history = WriteOnceHistory()
 
     class Meta:
         ordering = ["-started_at", "-id"]
@@ -146,6 +153,9 @@ class Snapshot(models.Model):
     size_bytes = models.PositiveBigIntegerField()
     received_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
     received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        triggers = [write_once()]
 
     def __str__(self) -> str:
         return f"Snapshot {self.sha256[:12]}"
@@ -204,7 +214,7 @@ class Case(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    history = HistoricalRecords()
+    history = WriteOnceHistory()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -243,6 +253,7 @@ class Case(models.Model):
             models.Index(fields=["status", "-created_at"], name="case_status_idx"),
             models.Index(fields=["incident", "status"], name="case_incident_status_idx"),
         ]
+        triggers = [KeepsRows(children=(("settlements_caseplayer", "case_id"),))]
 
     def __str__(self) -> str:
         return f"Case #{self.pk} ({self.tournament.operator_id})"
@@ -253,7 +264,7 @@ class Case(models.Model):
 
 
 # The bulk rows below (entrants, payouts, ledger lines: up to a million per settlement) keep
-# their link to the parent checked by PostgreSQL triggers (migration 0005) rather than by a
+# their link to the parent checked by PostgreSQL triggers (settlements.triggers) rather than by a
 # foreign key constraint: a foreign key checks each row on its own, which took 2 s of the 4 s
 # spent writing 810,000 lines; the triggers check a whole COPY in one query and still refuse
 # deleting a parent that has rows. The composite unique indexes lead with the parent, so the
@@ -279,6 +290,7 @@ class CasePlayer(models.Model):
             models.UniqueConstraint(fields=["case", "player"], name="case_player_unique"),
             *_non_negative("chips", prefix="case_player"),
         ]
+        triggers = [write_once(), RowsHaveParent(link="case")]
 
     def __str__(self) -> str:
         return f"{self.player}: {self.chips} chips"
@@ -302,7 +314,7 @@ class Decision(models.Model):
     invite_scope = models.CharField(max_length=16, choices=InviteScope.choices, blank=True)
     invited_players = models.JSONField(default=list, blank=True)
 
-    history = HistoricalRecords()
+    history = WriteOnceHistory()
 
     class Meta:
         ordering = ["-decided_at", "-id"]
@@ -317,6 +329,13 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"Decision #{self.pk}: {self.option}"
+
+
+SETTLEMENT_FIXED = (
+    "case", "kind", "corrects", "currency", "stage", "remedy", "decision", "policy",
+    "engine_version", "entrants", "eliminated", "remaining", "pool", "pool_distributed", "totals",
+    "line_count", "payout_count", "note", "prepared_by", "prepared_at",
+)  # fmt: skip
 
 
 class Settlement(models.Model):
@@ -368,7 +387,7 @@ class Settlement(models.Model):
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_reason = models.TextField(blank=True)
 
-    history = HistoricalRecords()
+    history = WriteOnceHistory()
 
     class Meta:
         ordering = ["-prepared_at", "-id"]
@@ -407,6 +426,17 @@ class Settlement(models.Model):
         ]
         indexes = [
             models.Index(fields=["status", "-prepared_at"], name="settlement_status_idx"),
+        ]
+        triggers = [
+            KeepsRows(
+                children=(
+                    ("settlements_settlementpayout", "settlement_id"),
+                    ("settlements_settlementline", "settlement_id"),
+                )
+            ),
+            final_when_approved(),
+            # What the engine computed and the preparer wrote; a review only adds its verdict.
+            fixed_fields(*SETTLEMENT_FIXED),
         ]
 
     def __str__(self) -> str:
@@ -457,6 +487,7 @@ class SettlementPayout(models.Model):
                 "chips", "cash", "tdollars", "tickets", "fpp", "guaranteed", prefix="payout"
             ),
         ]
+        triggers = [write_once(), RowsHaveParent(link="settlement")]
 
     def __str__(self) -> str:
         return f"Payout to {self.player}"
@@ -481,6 +512,7 @@ class SettlementLine(models.Model):
             models.CheckConstraint(condition=Q(amount__gt=0), name="line_amount_positive"),
         ]
         indexes = [models.Index(fields=["settlement", "player"], name="line_player_idx")]
+        triggers = [write_once(), RowsHaveParent(link="settlement")]
 
     def __str__(self) -> str:
         return f"Line {self.line_no}: {self.player} {self.kind} {self.signed_amount} {self.unit}"
@@ -510,7 +542,7 @@ class Compensation(models.Model):
     # {unit: amount} over the items.
     totals = models.JSONField(default=dict)
 
-    history = HistoricalRecords()
+    history = WriteOnceHistory()
 
     class Meta:
         ordering = ["-proposed_at", "-id"]
@@ -525,6 +557,10 @@ class Compensation(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["status", "-proposed_at"], name="compensation_status_idx")]
+        triggers = [
+            final_when_approved(),
+            fixed_fields("case", "currency", "reason", "proposed_by", "proposed_at", "totals"),
+        ]
 
     def __str__(self) -> str:
         return f"Compensation #{self.pk}"
@@ -548,6 +584,7 @@ class CompensationItem(models.Model):
             ),
             models.CheckConstraint(condition=Q(amount__gt=0), name="compensation_amount_positive"),
         ]
+        triggers = [write_once()]
 
     def __str__(self) -> str:
         return f"{self.player}: {self.amount} {self.unit}"
@@ -570,7 +607,7 @@ class PrizeWithdrawal(models.Model):
     decided_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
     decided_at = models.DateTimeField(auto_now_add=True)
 
-    history = HistoricalRecords()
+    history = WriteOnceHistory()
 
     class Meta:
         ordering = ["-decided_at", "-id"]
@@ -650,6 +687,7 @@ class Event(models.Model):
             models.Index(fields=["actor", "-at"], name="event_actor_idx"),
             models.Index(fields=["type", "-at"], name="event_type_idx"),
         ]
+        triggers = [write_once()]
 
     def __str__(self) -> str:
         return f"{self.get_type_display()} #{self.pk}"
@@ -676,7 +714,7 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
-    history = HistoricalRecords(excluded_fields=["last_used_at"])
+    history = WriteOnceHistory(excluded_fields=["last_used_at"])
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -886,6 +924,7 @@ class LedgerRelease(models.Model):
             models.Index(fields=["case", "first_position"], name="release_case_idx"),
             models.Index(fields=["released_at"], name="release_at_idx"),
         ]
+        triggers = [write_once()]
 
     def __str__(self) -> str:
         return f"Release #{self.pk} ({self.get_record_display().lower()})"
@@ -992,6 +1031,7 @@ class PaymentConfirmation(models.Model):
             ),
             models.Index(fields=["event"], name="confirmation_event_idx"),
         ]
+        triggers = [write_once()]
 
     def __str__(self) -> str:
         return f"{self.idempotency_key} {self.status} ({self.external_reference})"
@@ -1032,7 +1072,7 @@ class Reissue(models.Model):
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_reason = models.TextField(blank=True)
 
-    history = HistoricalRecords()
+    history = WriteOnceHistory()
 
     class Meta:
         ordering = ["-proposed_at", "-id"]
@@ -1052,6 +1092,24 @@ class Reissue(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["status", "-proposed_at"], name="reissue_status_idx")]
+        triggers = [
+            final_when_approved(),
+            fixed_fields(
+                "original_release",
+                "original_line_no",
+                "original_key",
+                "case",
+                "player",
+                "kind",
+                "unit",
+                "amount",
+                "source",
+                "currency",
+                "reason",
+                "proposed_by",
+                "proposed_at",
+            ),  # fmt: skip
+        ]
 
     def __str__(self) -> str:
         return f"Re-issue #{self.pk} of {self.original_key}"

@@ -1,0 +1,146 @@
+"""The database's own guard over the record, as django-pgtrigger triggers (PostgreSQL only).
+
+The services never rewrite what they wrote once, and the screens offer no way to; these
+triggers make PostgreSQL refuse it too, whoever connects and whatever SQL they send, so that the
+record does not depend on every writer behaving. Models list them in ``Meta.triggers`` and the
+migrations install them; on SQLite (quick start only) pgtrigger installs nothing.
+
+- ``write_once()``: rows written once (snapshots, entrants, payouts, ledger lines, compensation
+  items, events, every history version) refuse UPDATE and DELETE.
+- ``final_when_approved()`` and ``fixed_fields()``: an approved settlement or compensation
+  refuses every change, and what the engine or the proposer wrote never changes at all.
+- ``RowsHaveParent`` and ``KeepsRows``: the bulk rows' links to their case or settlement, checked
+  once per statement instead of once per row (a foreign key's cost on a 300,000-row COPY).
+
+TRUNCATE fires no row trigger; the app's database role is not granted it (``grant_app_role``).
+"""
+
+import pgtrigger
+from simple_history.models import HistoricalRecords
+
+# pgtrigger lets a session skip a trigger by setting the pgtrigger.ignore variable, which any
+# role may set. Only the owner of the tables (who could drop the triggers anyway) may use it:
+# ``harden_ignore`` rewrites pgtrigger's function after every migration (see apps.py).
+IGNORE_FUNCTION = '"public"._pgtrigger_should_ignore'
+HARDENED_IGNORE = f"""
+CREATE OR REPLACE FUNCTION {IGNORE_FUNCTION}(trigger_name NAME) RETURNS BOOLEAN AS $$
+DECLARE
+    ignored TEXT[];
+BEGIN
+    BEGIN
+        SELECT INTO ignored CURRENT_SETTING('pgtrigger.ignore');
+    EXCEPTION WHEN OTHERS THEN
+    END;
+    IF ignored IS NULL OR NOT (trigger_name = ANY(ignored)) THEN
+        RETURN FALSE;
+    END IF;
+    RETURN pg_has_role(
+        current_user,
+        (SELECT proowner FROM pg_proc WHERE oid = '{IGNORE_FUNCTION}(name)'::regprocedure),
+        'MEMBER'
+    );
+END;
+$$ LANGUAGE plpgsql
+"""
+
+
+def harden_ignore(connection) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT to_regprocedure(%s)", [f"{IGNORE_FUNCTION}(name)"])
+            if cursor.fetchone()[0] is not None:
+                cursor.execute(HARDENED_IGNORE, None)
+
+
+def write_once() -> pgtrigger.Protect:
+    return pgtrigger.Protect(name="write_once", operation=pgtrigger.Update | pgtrigger.Delete)
+
+
+def final_when_approved() -> pgtrigger.Protect:
+    """No workflow move starts from "approved" (settlements.workflow): a correction is a new
+    linked record, never an edit."""
+    return pgtrigger.Protect(
+        name="final_when_approved",
+        operation=pgtrigger.Update | pgtrigger.Delete,
+        condition=pgtrigger.Q(old__status="approved"),
+    )
+
+
+def fixed_fields(*fields: str) -> pgtrigger.ReadOnly:
+    return pgtrigger.ReadOnly(name="fixed_fields", fields=list(fields))
+
+
+class RowsHaveParent(pgtrigger.Trigger):
+    """After an INSERT (a whole COPY included), one query checks every new row's parent.
+
+    Error 23503 (foreign_key_violation), as a foreign key would raise, so Django reports an
+    IntegrityError. Updates need no check: the rows are write-once.
+    """
+
+    when = pgtrigger.After
+    operation = pgtrigger.Insert
+    level = pgtrigger.Statement
+    referencing = pgtrigger.Referencing(new="new_rows")
+    declare = [("orphan", "bigint")]
+
+    def __init__(self, *, link: str, **kwargs):
+        self.link = link
+        super().__init__(name="rows_have_parent", **kwargs)
+
+    def get_func(self, model):
+        field = model._meta.get_field(self.link)
+        parent = field.related_model._meta
+        column, table = field.column, parent.db_table
+        return self.format_sql(f"""
+            SELECT r.k INTO orphan FROM (SELECT DISTINCT "{column}" AS k FROM new_rows) AS r
+            WHERE NOT EXISTS (
+                SELECT 1 FROM "{table}" AS p WHERE p."{parent.pk.column}" = r.k
+            ) LIMIT 1;
+            IF orphan IS NOT NULL THEN
+                RAISE EXCEPTION 'insert on table "%" violates its link to "{table}"', TG_TABLE_NAME
+                    USING ERRCODE = 'foreign_key_violation',
+                          DETAIL = format('Key ({column})=(%s) is not present in table "{table}".',
+                                          orphan);
+            END IF;
+            RETURN NULL;
+        """)
+
+
+class KeepsRows(pgtrigger.Trigger):
+    """A parent that has bulk rows is neither deleted nor renumbered (what the foreign key's
+    own check did), row by row: parents are deleted rarely and one at a time."""
+
+    when = pgtrigger.Before
+    operation = pgtrigger.Delete | pgtrigger.UpdateOf("id")
+
+    def __init__(self, *, children: tuple[tuple[str, str], ...], **kwargs):
+        self.children = children  # (child table, column holding this table's id)
+        super().__init__(name="keeps_rows", **kwargs)
+
+    def get_func(self, model):
+        checks = "".join(
+            f"""
+            IF EXISTS (SELECT 1 FROM "{table}" WHERE "{column}" = OLD.id) THEN
+                RAISE EXCEPTION 'update or delete on table "%" violates the link from "{table}"',
+                    TG_TABLE_NAME
+                    USING ERRCODE = 'foreign_key_violation',
+                          DETAIL = format('Key (id)=(%s) is still referenced from table "{table}".',
+                                          OLD.id);
+            END IF;"""
+            for table, column in self.children
+        )
+        return self.format_sql(f"""
+            IF TG_OP = 'UPDATE' AND NEW.id = OLD.id THEN
+                RETURN NEW;
+            END IF;
+            {checks}
+            RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+        """)
+
+
+class WriteOnceHistory(HistoricalRecords):
+    """simple-history's versions, write-once like the other records: a version is the trace of
+    a change, so editing or deleting it would erase the trace."""
+
+    def get_meta_options(self, model):
+        return {**super().get_meta_options(model), "triggers": [write_once()]}

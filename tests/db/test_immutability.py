@@ -1,0 +1,125 @@
+"""PostgreSQL itself refuses to rewrite the record: write-once tables take no UPDATE or DELETE,
+approved settlements and compensation take no change at all, and what was computed or proposed
+is fixed from the start. Each statement is raw SQL sent as the app's database user."""
+
+import pytest
+from django.apps import apps
+from django.db import connection
+
+from settlements import services
+from settlements.models import (
+    CasePlayer,
+    CompensationItem,
+    Event,
+    LedgerRelease,
+    PaymentConfirmation,
+    Settlement,
+    SettlementLine,
+    SettlementPayout,
+    Snapshot,
+)
+from tests.db.conftest import execute, postgresql_only, refused
+from tests.services.helpers import load, row_counts, submitted
+
+pytestmark = [pytest.mark.django_db, postgresql_only]
+
+WRITE_ONCE = sorted(
+    model._meta.db_table
+    for model in apps.get_app_config("settlements").get_models()
+    if any(trigger.name == "write_once" for trigger in getattr(model._meta, "triggers", []))
+)
+WRITTEN_ONCE = (
+    Snapshot, CasePlayer, SettlementPayout, SettlementLine, CompensationItem, Event,
+    LedgerRelease, PaymentConfirmation,
+)  # fmt: skip
+
+# The attacks of issue 10, verbatim.
+ATTACKS = [
+    "UPDATE settlements_settlementline SET amount = amount * 100",
+    "DELETE FROM settlements_event",
+    "DELETE FROM settlements_historicalsettlement",
+    "DELETE FROM settlements_settlementpayout",
+    "UPDATE settlements_snapshot SET text = '{}'",
+]
+
+
+def test_every_table_written_once_and_every_history_table_is_guarded():
+    models = apps.get_app_config("settlements").get_models()
+    histories = {m._meta.db_table for m in models if m.__name__.startswith("Historical")}
+    assert set(WRITE_ONCE) == histories | {m._meta.db_table for m in WRITTEN_ONCE}
+
+
+@pytest.mark.parametrize("sql", ATTACKS)
+def test_the_reported_attacks_are_refused(full_desk, sql):
+    before = row_counts()
+    assert "Cannot update or delete rows" in refused(sql)
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize("table", WRITE_ONCE)
+def test_write_once_tables_refuse_update_and_delete(full_desk, table):
+    (rows,) = _one_row(f"SELECT count(*) FROM {table}")
+    assert rows > 0, f"{table} holds no row to try"
+    refused(f"UPDATE {table} SET id = id + 0")
+    refused(f"DELETE FROM {table}")
+    assert _one_row(f"SELECT count(*) FROM {table}") == (rows,)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE settlements_{table} SET status = 'rejected' WHERE id = %s",
+        "UPDATE settlements_{table} SET review_reason = 'edited' WHERE id = %s",
+        "UPDATE settlements_{table} SET approved_by_id = NULL, status = 'proposed' WHERE id = %s",
+        "DELETE FROM settlements_{table} WHERE id = %s",
+    ],
+)
+@pytest.mark.parametrize("table", ["settlement", "compensation", "reissue"])
+def test_approved_settlements_and_compensation_refuse_every_change(full_desk, table, sql):
+    record = full_desk[table]
+    before = (record.status, record.review_reason, record.approved_by_id)
+    refused(sql.format(table=table), [record.pk])
+    record.refresh_from_db()
+    assert (record.status, record.review_reason, record.approved_by_id) == before
+    assert before[0] == "approved"
+
+
+def test_what_the_engine_computed_is_fixed_before_approval(operator, snapshot_factory):
+    settlement = submitted(operator, snapshot_factory)
+    for assignment in ("totals = '{}'", "pool = pool + 1", "line_count = 0", "note = 'x'"):
+        refused(f"UPDATE settlements_settlement SET {assignment} WHERE id = %s", [settlement.pk])
+    # The review is what may still be written: the services do, through the workflow.
+    assert execute(
+        "UPDATE settlements_settlement SET review_reason = 'looked' WHERE id = %s",
+        [settlement.pk],
+    )
+
+
+def test_the_workflow_still_runs_and_corrects_by_new_records(users, snapshot_factory):
+    operator, manager = users["operator"], users["tournament_manager"]
+    settlement = submitted(operator, snapshot_factory)
+    settlement = services.settlement_approve(settlement=settlement, actor=manager)
+    adjustment = services.settlement_adjust(
+        settlement=settlement,
+        actor=operator,
+        reason="missed a refund",
+        entries=[
+            services.AdjustmentEntry(
+                player="p000003", kind="refund_fee", unit="cash", amount=100, source="house"
+            )
+        ],
+    )
+    adjustment = services.settlement_submit(settlement=adjustment, actor=operator)
+    services.settlement_approve(settlement=adjustment, actor=users["second_manager"])
+    other = load(operator, snapshot_factory, tournament_id="T-withdrawn")
+    prepared = services.settlement_prepare(case=other, actor=operator)
+    services.case_withdraw(case=other, actor=operator, reason="wrong file")
+    prepared.refresh_from_db()
+    assert prepared.status == "withdrawn"
+    assert Settlement.objects.filter(status="approved").count() == 2
+
+
+def _one_row(sql: str) -> tuple:
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return cursor.fetchone()
