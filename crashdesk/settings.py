@@ -102,6 +102,8 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------------------
 # SQLite is the embedded default for a quick start; production and CI use PostgreSQL, e.g.
 # DATABASE_URL=postgres://postgres@127.0.0.1:5432/crashdesk
+# In production the app connects as a role that owns nothing (docker/db-roles.sql); the
+# container's entrypoint migrates as the owner, MIGRATE_DATABASE_URL, in a process of its own.
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),

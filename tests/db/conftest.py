@@ -1,6 +1,9 @@
 """A desk where every audited table holds rows, for the tests of the database's guards."""
 
+import os
+
 import pytest
+from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
@@ -21,9 +24,23 @@ def execute(sql: str, params=None) -> int:
         return cursor.rowcount
 
 
-def refused(sql: str, params=None) -> str:
-    """The error PostgreSQL answers ``sql`` with; the statement's effects are rolled back."""
+@pytest.fixture
+def app_role() -> str:
+    """A plain role granted row access by `grant_app_role`, as the app's role in production."""
+    role = f"{connection.settings_dict['NAME']}_app"[:63]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role])
+        if cursor.fetchone() is None:
+            cursor.execute(f'CREATE ROLE "{role}" LOGIN')
+    with open(os.devnull, "w") as quiet:
+        call_command("grant_app_role", role, stdout=quiet)
+    return role
+
+
+def refused(sql: str, params=None, *, role: str) -> str:
+    """The error PostgreSQL answers ``sql`` with when ``role`` sends it; nothing is changed."""
     with pytest.raises(DatabaseError) as caught, transaction.atomic():
+        execute(f'SET LOCAL ROLE "{role}"')
         execute(sql, params)
     return str(caught.value)
 
