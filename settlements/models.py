@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from settlements import bounds
 from settlements.triggers import (
@@ -334,7 +335,7 @@ class Decision(models.Model):
 SETTLEMENT_FIXED = (
     "case", "kind", "corrects", "currency", "stage", "remedy", "decision", "policy",
     "engine_version", "entrants", "eliminated", "remaining", "pool", "pool_distributed", "totals",
-    "line_count", "payout_count", "note", "prepared_by", "prepared_at",
+    "line_count", "payout_count", "ledger_digest", "note", "prepared_by", "prepared_at",
 )  # fmt: skip
 
 
@@ -370,6 +371,8 @@ class Settlement(models.Model):
     basis = models.JSONField(default=dict, blank=True)
     line_count = models.PositiveIntegerField(default=0)
     payout_count = models.PositiveIntegerField(default=0)
+    # SHA-256 over the ledger lines in line order (settlements.audit_log.ledger_digest).
+    ledger_digest = models.CharField(max_length=64, blank=True)
 
     note = models.TextField("preparer's note or reason", blank=True)
     prepared_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
@@ -541,6 +544,8 @@ class Compensation(models.Model):
     review_reason = models.TextField(blank=True)
     # {unit: amount} over the items.
     totals = models.JSONField(default=dict)
+    # SHA-256 over the items in line order (settlements.audit_log.items_digest).
+    items_digest = models.CharField(max_length=64, blank=True)
 
     history = WriteOnceHistory()
 
@@ -559,7 +564,15 @@ class Compensation(models.Model):
         indexes = [models.Index(fields=["status", "-proposed_at"], name="compensation_status_idx")]
         triggers = [
             final_when_approved(),
-            fixed_fields("case", "currency", "reason", "proposed_by", "proposed_at", "totals"),
+            fixed_fields(
+                "case",
+                "currency",
+                "reason",
+                "proposed_by",
+                "proposed_at",
+                "totals",
+                "items_digest",
+            ),  # fmt: skip
         ]
 
     def __str__(self) -> str:
@@ -618,7 +631,11 @@ class PrizeWithdrawal(models.Model):
 
 
 class Event(models.Model):
-    """One business event, written in the transaction that made it happen; never changed."""
+    """One business event, written in the transaction that made it happen; never changed.
+
+    Events form a hash chain (settlements.audit_log): ``seq`` numbers them from 1 without gaps,
+    ``hash`` covers the event's content, what it seals of its subject, and ``prev_hash``.
+    """
 
     class Type(models.TextChoices):
         INCIDENT_REPORTED = "incident_reported", "Incident reported"
@@ -651,7 +668,8 @@ class Event(models.Model):
     actor = models.ForeignKey(
         USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+", db_index=False
     )
-    at = models.DateTimeField(auto_now_add=True)
+    # Set before the hash is computed, so not auto_now_add (which sets it only on save).
+    at = models.DateTimeField(default=timezone.now)
     incident = models.ForeignKey(
         Incident,
         on_delete=models.PROTECT,
@@ -676,6 +694,11 @@ class Event(models.Model):
     subject_id = models.BigIntegerField(null=True, blank=True)
     reason = models.TextField(blank=True)
     data = models.JSONField(default=dict, blank=True)
+    # What the subject is that must never change, as this event sealed it.
+    subject_facts = models.JSONField(default=dict, blank=True)
+    seq = models.PositiveBigIntegerField("number in the chain", unique=True)
+    prev_hash = models.CharField("previous event's hash", max_length=64)
+    hash = models.CharField("SHA-256", max_length=64)
 
     class Meta:
         ordering = ["-at", "-id"]

@@ -188,6 +188,7 @@ urlpatterns = [
         payments.incident_payments_json,
         name="incident_payments_json",
     ),
+    path("history/audit-head.json", history.audit_head, name="audit_head"),
     path(
         "history/incidents/<int:incident_id>/",
         history.incident_timeline,

@@ -163,6 +163,7 @@ MATRIX: dict[str, Entry] = {
     # The auditor's history browser.
     "history": page(AU),
     "history_export": page(AU),
+    "audit_head": page(AU),
     "history_record": page(AU, args={"model": "history_model", "pk": "case_pk"}),
     "incident_timeline": page(AU),
 }

@@ -9,7 +9,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import bounds, change_mark, player_ids
+from settlements import audit_log, bounds, change_mark, player_ids
 from settlements.errors import DomainError
 from settlements.models import (
     ID_MAX_LENGTH,
@@ -77,9 +77,7 @@ def _record(
     if case is not None:
         incident = incident or case.incident
         tournament = tournament or case.tournament
-    # Event ids key the dashboard's cache, so they must follow commit order (see change_mark).
-    change_mark.hold_commit_order()
-    event = Event.objects.create(
+    event = Event(
         type=event_type,
         actor=actor,
         incident=incident,
@@ -89,7 +87,14 @@ def _record(
         subject_id=subject.pk if subject is not None else None,
         reason=reason.strip(),
         data=data or {},
+        subject_facts=audit_log.subject_facts(subject) if subject is not None else {},
     )
+    # Event ids key the dashboard's cache, so they must follow commit order (see change_mark);
+    # the same lock makes this transaction the only one chaining onto the head until it commits.
+    change_mark.hold_commit_order()
+    event.at = timezone.now()
+    audit_log.seal(event)
+    event.save()
     fields = {
         "event_type": event_type,
         "event_id": event.pk,

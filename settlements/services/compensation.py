@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import permissions
+from settlements import audit_log, permissions
 from settlements.errors import DomainError
 from settlements.models import Case, Compensation, CompensationItem, Event, Unit
 from settlements.services.common import (
@@ -77,6 +77,10 @@ def compensation_propose(
         reason=reason,
         proposed_by=actor,
         totals=dict(totals),
+        items_digest=audit_log.items_digest(
+            (line_no, entry.player, entry.unit, entry.amount)
+            for line_no, entry in enumerate(entries, start=1)
+        ),
     )
     _save(compensation, actor=actor, reason=reason)
     CompensationItem.objects.bulk_create(

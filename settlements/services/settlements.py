@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from settlements import permissions
+from settlements import audit_log, permissions
 from settlements.errors import DomainError, InvalidTransition
 from settlements.models import (
     Case,
@@ -100,6 +100,11 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
         basis=result.basis.to_dict(),
         line_count=len(result.lines),
         payout_count=len(result.payouts),
+        # A pass of its own: the settlement row, which seals it, is written before the lines.
+        ledger_digest=audit_log.ledger_digest(
+            (line_no, line.player, line.kind, line.unit, line.amount, line.source, False)
+            for line_no, line in enumerate(result.lines, start=1)
+        ),
         note=note.strip(),
         prepared_by=actor,
     )
@@ -284,6 +289,10 @@ def settlement_adjust(
         totals=_line_totals((ln.unit, ln.source, ln.signed_amount) for ln in lines),
         line_count=len(lines),
         payout_count=len(players),
+        ledger_digest=audit_log.ledger_digest(
+            (ln.line_no, ln.player, ln.kind, ln.unit, ln.amount, ln.source, ln.reversal)
+            for ln in lines
+        ),
         note=reason,
         prepared_by=actor,
     )

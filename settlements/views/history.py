@@ -7,20 +7,23 @@ GET /history/                     recorded changes (?view=changes) or business e
 GET /history/export.csv           what the same filters select, as CSV, streamed
 GET /history/<model>/<pk>/        one record's versions, each with what it changed
 GET /history/incidents/<id>/      an incident's timeline of business events, oldest first
+GET /history/audit-head.json      the event log's head hash and whether it verifies, to keep
+                                  outside the database (settlements.audit_log)
 """
 
 import json
 from datetime import datetime, time, timedelta
 
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.core.exceptions import FieldDoesNotExist
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
-from settlements import roles, selectors
+from settlements import audit_log, roles, selectors
 from settlements.csv_export import csv_chunks, csv_download
 from settlements.forms import HistoryFilterForm
 from settlements.models import Case, Incident, Tournament
@@ -75,6 +78,8 @@ def history(request):
         "query": urlencode(query),
         "query_view": urlencode({**query, "view": view}),
         "incident_id": filters["incident"] if filters else None,
+        # Not for a partial: a filter or a page turn swaps only the browser below it.
+        "audit": None if request.htmx else audit_log.status(cache=cache),
     }
     status = 200 if filters is not None else 422
     return render_page(
@@ -93,6 +98,25 @@ def history_export(request):
     rows = _change_rows(filters) if view == "changes" else _event_rows(filters)
     stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
     return csv_download(csv_chunks(rows), f"crashdesk-{view}-{stamp}.csv")
+
+
+@require_safe
+@role_required(roles.AUDITOR)
+def audit_head(request):
+    status = audit_log.status(cache=cache)
+    response = JsonResponse(
+        {
+            "events": status.count,
+            "head": status.head,
+            "verified": status.ok,
+            "problem": status.problem,
+            "whole_chain_verified_at": status.full_at.isoformat() if status.full_at else None,
+            "exported_at": timezone.now().isoformat(),
+        }
+    )
+    stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
+    response["Content-Disposition"] = f'attachment; filename="crashdesk-audit-head-{stamp}.json"'
+    return response
 
 
 @require_safe

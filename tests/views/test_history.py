@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
+from settlements import audit_log, services
 from settlements.models import Event, Settlement
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
 
@@ -231,4 +231,25 @@ def test_the_player_filter_keeps_what_concerns_that_player(
     assert all(
         row["record_id"] in (str(other.pk), str(other.tournament_id), str(other.incident_id))
         for row in rows
+    )
+
+
+def test_the_page_shows_the_event_logs_head_and_that_it_verifies(client, users, approved):
+    client.force_login(users["auditor"])
+    count, head = audit_log.head()
+    page = client.get("/history/")
+    assert b"Verifies" in page.content and head.encode() in page.content
+    assert f"{count} events chained".encode() in page.content
+    partial = client.get("/history/?view=events", **HTMX)
+    assert b"Event log" not in partial.content
+
+
+def test_the_head_exports_as_a_small_download(client, users, approved):
+    client.force_login(users["auditor"])
+    response = client.get("/history/audit-head.json")
+    assert response["Content-Disposition"].startswith('attachment; filename="crashdesk-audit-head')
+    exported = response.json()
+    assert (exported["events"], exported["head"], exported["verified"]) == (
+        *audit_log.head(),
+        True,
     )

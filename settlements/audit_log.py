@@ -1,0 +1,276 @@
+"""The tamper-evident event log: a hash chain over the business events.
+
+Each event stores its position (``seq``: 1, 2, 3, … without gaps), the previous event's hash and
+its own: SHA-256 over its canonical content and that previous hash, as in Certificate
+Transparency's log or a ledger database's digest. Changing, removing or reordering any event
+changes every hash after it, so a head hash kept outside the database (the auditor's export)
+pins the whole history up to it.
+
+An event also seals what it refers to that must never change (``subject_facts``): for a
+settlement its totals, counts and the ledger's digest (a hash over its lines in line order),
+for compensation its totals and the digest of its items, for a crash case its snapshot's
+SHA-256. ``verify`` recomputes those from the rows themselves, so a ledger line changed behind
+the app's back is found even though no event row was touched.
+
+Writers append under the transaction-level advisory lock of ``change_mark`` (taken before the
+head is read, held to commit), so two writers never chain onto the same head; the unique
+``seq`` makes a fork impossible even where that lock does not exist (SQLite's single writer).
+"""
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import groupby
+from operator import itemgetter
+
+from django.core import signing
+from django.db.models import Max
+from django.utils import timezone
+
+from settlements.models import (
+    Case,
+    Compensation,
+    CompensationItem,
+    Event,
+    Settlement,
+    SettlementLine,
+    Snapshot,
+)
+
+GENESIS = "0" * 64
+# Rows hashed per encode/update: whole-string work instead of a call per line.
+_CHUNK = 20_000
+_ITERATOR_CHUNK = 10_000
+
+
+def ledger_digest(lines: Iterable[tuple]) -> str:
+    """SHA-256 over (line_no, player, kind, unit, amount, source, reversal) rows, in line order.
+
+    The player id is length-prefixed so that no id can imitate a field boundary.
+    """
+    digest = hashlib.sha256()
+    chunk: list[str] = []
+    for line_no, player, kind, unit, amount, source, reversal in lines:
+        chunk.append(
+            f"{line_no}\t{len(player)}:{player}\t{kind}\t{unit}\t{amount}\t{source}\t{reversal:d}\n"
+        )
+        if len(chunk) == _CHUNK:
+            digest.update("".join(chunk).encode())
+            chunk.clear()
+    digest.update("".join(chunk).encode())
+    return digest.hexdigest()
+
+
+def items_digest(items: Iterable[tuple]) -> str:
+    """SHA-256 over compensation items (line_no, player, unit, amount), in line order."""
+    return ledger_digest(
+        (line_no, player, "compensation", unit, amount, "house", False)
+        for line_no, player, unit, amount in items
+    )
+
+
+def subject_facts(subject) -> dict:
+    """What ``subject`` is that must never change, as the event about it seals it."""
+    if isinstance(subject, Settlement):
+        return _settlement_facts(subject)
+    if isinstance(subject, Compensation):
+        return {"totals": subject.totals, "items": subject.items_digest}
+    if isinstance(subject, Case) and subject.snapshot_id is not None:
+        return {"snapshot": subject.snapshot.sha256}
+    return {}
+
+
+def _settlement_facts(settlement: Settlement, ledger: str | None = None) -> dict:
+    return {
+        "totals": settlement.totals,
+        "line_count": settlement.line_count,
+        "payout_count": settlement.payout_count,
+        "pool": settlement.pool,
+        "pool_distributed": settlement.pool_distributed,
+        "ledger": settlement.ledger_digest if ledger is None else ledger,
+    }
+
+
+def canonical(event: Event) -> bytes:
+    """The bytes an event's hash covers: every field but its own hash, in a fixed form."""
+    content = {
+        "seq": event.seq,
+        "prev": event.prev_hash,
+        "type": event.type,
+        "at": event.at.astimezone(UTC).isoformat(timespec="microseconds"),
+        "actor": event.actor_id,
+        "incident": event.incident_id,
+        "case": event.case_id,
+        "tournament": event.tournament_id,
+        "subject": [event.subject_type, event.subject_id],
+        "reason": event.reason,
+        "data": event.data,
+        "facts": event.subject_facts,
+    }
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def seal(event: Event) -> None:
+    """Chain an unsaved event onto the head. Call with the commit-order lock held."""
+    head = Event.objects.order_by("-seq").values_list("seq", "hash").first()
+    event.seq, event.prev_hash = (head[0] + 1, head[1]) if head else (1, GENESIS)
+    event.hash = hashlib.sha256(canonical(event)).hexdigest()
+
+
+def head() -> tuple[int, str]:
+    """(number of events, head hash); (0, GENESIS) for an empty log."""
+    latest = Event.objects.order_by("-seq").values_list("seq", "hash").first()
+    return latest or (0, GENESIS)
+
+
+@dataclass(frozen=True)
+class Verification:
+    count: int
+    head: str
+    problem: str = ""  # empty when the chain and everything it seals check out
+    event_id: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem
+
+
+def verify(*, after: tuple[int, str] | None = None) -> Verification:
+    """Recompute the chain and what it seals; the first event that does not match, if any.
+
+    ``after`` (seq, hash) of an event already verified: check only the events after it (their
+    chain from it, and the records they seal), for an auditor's page that stays cheap. Events
+    appended while this runs are left for the next verification.
+    """
+    seq, previous = after or (0, GENESIS)
+    last = Event.objects.aggregate(last=Max("seq"))["last"] or 0
+    events = Event.objects.filter(seq__gt=seq, seq__lte=last).order_by("seq")
+    facts = _current_facts(events)
+    count, head_hash = seq, previous
+    for event in events.iterator(chunk_size=_ITERATOR_CHUNK):
+        count += 1
+        problem = _problem(event, count, head_hash, facts)
+        if problem:
+            return Verification(
+                count=count,
+                head=event.hash,
+                problem=f"Event #{event.pk} (number {event.seq}, {event.type}, "
+                f"{event.at.isoformat()}) {problem}.",
+                event_id=event.pk,
+            )
+        head_hash = event.hash
+    return Verification(count=count, head=head_hash)
+
+
+def _problem(event: Event, expected_seq: int, previous: str, facts: dict) -> str:
+    if event.seq != expected_seq:
+        return f"is numbered {event.seq} where {expected_seq} was expected (one is missing)"
+    if event.prev_hash != previous:
+        return "does not follow the event before it (its previous hash differs)"
+    if hashlib.sha256(canonical(event)).hexdigest() != event.hash:
+        return "was changed after it was written (its hash no longer matches)"
+    if not event.subject_facts:
+        return ""
+    subject = f"{event.subject_type} #{event.subject_id}"
+    current = facts.get((event.subject_type, event.subject_id))
+    if current is None:
+        return f"refers to {subject}, which is gone"
+    changed = sorted(key for key, value in event.subject_facts.items() if current.get(key) != value)
+    if changed:
+        return f"refers to {subject}, whose {', '.join(changed)} no longer match what it sealed"
+    return ""
+
+
+def _current_facts(events) -> dict[tuple[str, int], dict]:
+    """The facts of the records ``events`` seal, as they are now, the digests recomputed from
+    the rows. One query per kind of record, whatever the number of records."""
+
+    def sealed(subject_type: str):
+        return events.filter(subject_type=subject_type).exclude(subject_facts={})
+
+    facts: dict[tuple[str, int], dict] = {}
+    settlement_ids = sealed("settlement").values("subject_id")
+    ledgers = _digests(
+        SettlementLine.objects.filter(settlement_id__in=settlement_ids),
+        "settlement_id",
+        ("line_no", "player", "kind", "unit", "amount", "source", "reversal"),
+        ledger_digest,
+    )
+    for settlement in Settlement.objects.filter(pk__in=settlement_ids).iterator():
+        facts["settlement", settlement.pk] = _settlement_facts(
+            settlement, ledgers.get(settlement.pk, ledger_digest(()))
+        )
+    compensation_ids = sealed("compensation").values("subject_id")
+    items = _digests(
+        CompensationItem.objects.filter(compensation_id__in=compensation_ids),
+        "compensation_id",
+        ("line_no", "player", "unit", "amount"),
+        items_digest,
+    )
+    compensations = Compensation.objects.filter(pk__in=compensation_ids)
+    for pk, totals in compensations.values_list("pk", "totals").iterator():
+        facts["compensation", pk] = {"totals": totals, "items": items.get(pk, items_digest(()))}
+    snapshots = Snapshot.objects.filter(case__in=sealed("case").values("subject_id"))
+    for case_id, text in snapshots.values_list("case", "text").iterator(chunk_size=20):
+        facts["case", case_id] = {"snapshot": Snapshot.digest(text)}
+    return facts
+
+
+def _digests(rows, parent: str, fields: tuple[str, ...], digest) -> dict[int, str]:
+    """One digest per parent over its rows in line order, streamed in one ordered pass."""
+    ordered = rows.order_by(parent, "line_no").values_list(parent, *fields)
+    return {
+        key: digest(row[1:] for row in group)
+        for key, group in groupby(ordered.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0))
+    }
+
+
+# --- The auditor's page: the last verification, kept in the shared cache ----------------------
+# Signed with the site's secret key: the cache is a database table the app's role can write, and
+# a forged "verified" must not show.
+_CACHE_KEY = "audit-log:verified"
+_SIGNING_SALT = "settlements.audit_log"
+
+
+@dataclass(frozen=True)
+class Status:
+    count: int
+    head: str
+    ok: bool
+    problem: str
+    full_at: datetime | None  # when the whole chain was last recomputed
+
+
+def remember(result: Verification, *, cache, full_at: str | None = None) -> None:
+    """Keep a verification's outcome, keyed by the head it reached; ``full_at`` is when the
+    whole chain was last recomputed (default: now, by this verification)."""
+    value = {
+        "count": result.count,
+        "head": result.head,
+        "problem": result.problem,
+        "full_at": full_at or timezone.now().isoformat(),
+    }
+    cache.set(_CACHE_KEY, signing.dumps(value, salt=_SIGNING_SALT), None)
+
+
+def status(*, cache) -> Status:
+    """The log's head and whether it verifies, cheaply: a head already verified is answered
+    from the cache; a longer chain is verified from the last verified event on (the events
+    added since and what they seal); with nothing verified yet, the whole chain is."""
+    count, head_hash = head()
+    try:
+        last = signing.loads(cache.get(_CACHE_KEY) or "", salt=_SIGNING_SALT)
+    except signing.BadSignature:
+        last = None
+    if last and last["head"] == head_hash and last["count"] == count:
+        full_at = datetime.fromisoformat(last["full_at"])
+        return Status(count, head_hash, not last["problem"], last["problem"], full_at)
+    extends = last and not last["problem"] and last["count"] < count
+    result = verify(after=(last["count"], last["head"]) if extends else None)
+    full_at = last["full_at"] if extends else timezone.now().isoformat()
+    remember(result, cache=cache, full_at=full_at)
+    return Status(
+        result.count, result.head, result.ok, result.problem, datetime.fromisoformat(full_at)
+    )

@@ -1,0 +1,98 @@
+"""The event log is a hash chain that seals the ledgers, items and snapshots it refers to."""
+
+import hashlib
+import json
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from settlements import audit_log, services
+from settlements.models import Event, Settlement
+from tests.services.helpers import approved, load
+from tests.services.test_concurrency import race
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def settled(users, snapshot_factory) -> Settlement:
+    settlement = approved(users["operator"], users["tournament_manager"], snapshot_factory)
+    services.compensation_propose(
+        case=settlement.case,
+        actor=users["operator"],
+        reason="lag",
+        entries=[services.CompensationEntry(player="p000001", amount=250)],
+    )
+    return settlement
+
+
+def test_events_are_numbered_and_chained_from_the_genesis(settled):
+    events = list(Event.objects.order_by("seq"))
+    assert [event.seq for event in events] == list(range(1, len(events) + 1))
+    previous = audit_log.GENESIS
+    for event in events:
+        assert event.prev_hash == previous
+        assert event.hash == hashlib.sha256(audit_log.canonical(event)).hexdigest()
+        previous = event.hash
+    assert audit_log.head() == (len(events), previous)
+
+
+def test_an_event_seals_the_ledger_it_refers_to(settled):
+    lines = settled.lines.order_by("line_no").values_list(
+        "line_no", "player", "kind", "unit", "amount", "source", "reversal"
+    )
+    ledger = audit_log.ledger_digest(lines)
+    assert settled.ledger_digest == ledger
+    approval = Event.objects.get(type="settlement_approved")
+    assert approval.subject_facts["ledger"] == ledger
+    assert approval.subject_facts["totals"] == settled.totals
+    loaded = Event.objects.get(type="snapshot_loaded")
+    assert loaded.subject_facts == {"snapshot": settled.case.snapshot.sha256}
+    proposal = Event.objects.get(type="compensation_proposed")
+    assert proposal.subject_facts["totals"] == {"cash": 250}
+
+
+def test_the_ledger_digest_tells_field_boundaries_apart():
+    one = audit_log.ledger_digest([(1, "ab", "prize", "cash", 5, "pool", False)])
+    other = audit_log.ledger_digest([(1, "a", "bprize", "cash", 5, "pool", False)])
+    assert one != other
+    assert audit_log.ledger_digest([]) == hashlib.sha256(b"").hexdigest()
+
+
+def test_verify_audit_prints_the_count_and_the_head(settled, capsys):
+    call_command("verify_audit")
+    count, head = audit_log.head()
+    assert capsys.readouterr().out.strip() == f"{count} events verified; head {head}"
+
+
+def test_verification_from_a_verified_event_checks_only_what_follows(settled, users):
+    count, head = audit_log.head()
+    services.incident_report(actor=users["operator"], title="later", started_at=settled.prepared_at)
+    result = audit_log.verify(after=(count, head))
+    assert result.ok and result.count == count + 1
+    assert not audit_log.verify(after=(count, "f" * 64)).ok
+
+
+def test_canonical_content_covers_every_field(settled):
+    event = Event.objects.get(type="settlement_approved")
+    content = json.loads(audit_log.canonical(event))
+    assert set(content) == {
+        "seq", "prev", "type", "at", "actor", "incident", "case", "tournament", "subject",
+        "reason", "data", "facts",
+    }  # fmt: skip
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="writers overlap on PostgreSQL only")
+def test_concurrent_writers_extend_one_chain(users, snapshot_factory):
+    outcomes = race(
+        *[
+            lambda n=n: load(users["operator"], snapshot_factory, tournament_id=f"RACE-{n}")
+            for n in range(6)
+        ]
+    )
+    assert not [outcome for outcome in outcomes if isinstance(outcome, Exception)]
+    result = audit_log.verify()
+    assert result.ok, result.problem
+    assert result.count == Event.objects.count()
