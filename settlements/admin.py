@@ -1,15 +1,17 @@
-"""Django admin: a window onto every record for the site's administrators.
+"""Django admin: a window onto every record for the site's administrators, not a door.
 
 Business records change only through the services, which check roles, keep the state
-machine and write the event log; the admin must not bypass them. So everything here is
-read-only except the descriptive fields of tournaments and incidents (their history still
-records who changed what). Version histories come from simple-history's admin.
+machine and write the event log; the admin must not bypass them. So nothing here adds,
+changes or deletes a record, and simple-history's version pages show old versions without
+saving them back: its form view would save whatever is POSTed to it (a "revert", even with
+reverting disabled), so it answers GET only. Users and groups are the admin's to manage; their
+changes are audited as business events (settlements.access).
 """
 
 from django.contrib import admin
+from django.http import HttpResponseNotAllowed
 from simple_history.admin import SimpleHistoryAdmin
 
-from settlements import change_mark
 from settlements.models import (
     ApiToken,
     Case,
@@ -46,6 +48,23 @@ class ReadOnlyMixin:
     def has_delete_permission(self, request, obj=None):
         return False
 
+    def history_view(self, request, object_id, extra_context=None):
+        if request.method not in ("GET", "HEAD"):
+            return HttpResponseNotAllowed(["GET", "HEAD"])
+        return super().history_view(request, object_id, extra_context)
+
+
+class HistoryWindowAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+    """A record and its versions, to look at only."""
+
+    def has_change_history_permission(self, request, obj=None):
+        return False
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        if request.method not in ("GET", "HEAD"):
+            return HttpResponseNotAllowed(["GET", "HEAD"])
+        return super().history_form_view(request, object_id, version_id, extra_context)
+
 
 class BulkRowsAdmin(ReadOnlyMixin, admin.ModelAdmin):
     """For the tables that may hold millions of rows: no full counts, search by player."""
@@ -55,50 +74,23 @@ class BulkRowsAdmin(ReadOnlyMixin, admin.ModelAdmin):
     search_fields = ["player"]
 
 
-class DescriptionAdmin(SimpleHistoryAdmin):
-    """For the records whose descriptive fields the admin may correct."""
-
-    def save_model(self, request, obj, form, change):
-        # Their history versions key the dashboard's cache, as events do (settlements.change_mark).
-        change_mark.hold_commit_order()
-        super().save_model(request, obj, form, change)
-
-
 @admin.register(Tournament)
-class TournamentAdmin(DescriptionAdmin):
+class TournamentAdmin(HistoryWindowAdmin):
     list_display = ["operator_id", "name", "type", "currency", "scheduled_start", "created_at"]
     list_filter = ["type", "currency"]
     search_fields = ["operator_id", "name"]
-    # What settles money comes from the snapshot; only the description may be corrected here.
-    readonly_fields = [
-        "operator_id", "type", "currency", "buy_in", "fee", "guarantee", "fpp_buy_in",
-        "prize_pool", "payouts", "seat_value", "created_at",
-    ]  # fmt: skip
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Incident)
-class IncidentAdmin(DescriptionAdmin):
+class IncidentAdmin(HistoryWindowAdmin):
     list_display = ["id", "title", "started_at", "reported_by", "closed_at"]
     list_filter = [("closed_at", admin.EmptyFieldListFilter)]
     list_select_related = ["reported_by"]
     search_fields = ["title", "description"]
-    readonly_fields = ["reported_by", "reported_at", "closed_at", "closed_by"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Case)
-class CaseAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+class CaseAdmin(HistoryWindowAdmin):
     list_display = ["id", "tournament", "kind", "status", "stage", "entrants", "incident"]
     list_filter = ["kind", "status", "stage"]
     list_select_related = ["tournament", "incident"]
@@ -122,14 +114,14 @@ class CasePlayerAdmin(BulkRowsAdmin):
 
 
 @admin.register(Decision)
-class DecisionAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+class DecisionAdmin(HistoryWindowAdmin):
     list_display = ["id", "case", "option", "decided_by", "decided_at", "reschedule_at"]
     list_filter = ["option"]
     list_select_related = ["case__tournament", "decided_by"]
 
 
 @admin.register(Settlement)
-class SettlementAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+class SettlementAdmin(HistoryWindowAdmin):
     list_display = [
         "id", "case", "kind", "status", "remedy", "prepared_by", "approved_by", "prepared_at",
     ]  # fmt: skip
@@ -162,7 +154,7 @@ class CompensationItemInline(admin.TabularInline):
 
 
 @admin.register(Compensation)
-class CompensationAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+class CompensationAdmin(HistoryWindowAdmin):
     list_display = ["id", "case", "status", "proposed_by", "approved_by", "proposed_at"]
     list_filter = ["status"]
     list_select_related = ["case__tournament", "proposed_by", "approved_by"]
@@ -170,7 +162,7 @@ class CompensationAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
 
 
 @admin.register(PrizeWithdrawal)
-class PrizeWithdrawalAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+class PrizeWithdrawalAdmin(HistoryWindowAdmin):
     list_display = ["id", "case", "player", "prize", "outcome", "decided_by", "decided_at"]
     list_filter = ["outcome"]
     list_select_related = ["case__tournament", "decided_by"]
@@ -187,7 +179,7 @@ class EventAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+class ApiTokenAdmin(HistoryWindowAdmin):
     list_display = ["name", "user", "created_at", "last_used_at", "revoked_at"]
     list_select_related = ["user"]
     exclude = ["token_hash"]

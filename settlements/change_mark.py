@@ -1,8 +1,9 @@
 """The desk's change mark: what cached reads of business data are keyed by.
 
-Every business change writes an event (the services) or, for the few descriptive fields the
-admin may correct, a version in the incident's or tournament's history. The mark is the latest
-of each, read in one query, so a cache entry keyed by it is never read after a change.
+Every business change writes an event (the services); a correction made outside them (a
+shell, a data migration) leaves at least a version in the incident's or tournament's history.
+The mark is the latest of each, read in one query, so a cache entry keyed by it is never read
+after a change.
 
 That needs the ids to grow in commit order: a sequence hands ids out at insert time, so a
 transaction that inserted id 100 and commits after another's 101 would add a change the mark

@@ -1,6 +1,8 @@
 """Small builders on top of the services, for the service tests."""
 
-from settlements import services
+from django.utils import timezone
+
+from settlements import roles, services
 from settlements.models import (
     ApiToken,
     Case,
@@ -17,6 +19,8 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
+from settlements.selectors import payments as payment_reads
+from settlements.services.payments import ConfirmationEntry
 
 ALL_MODELS = (
     Tournament, Incident, Snapshot, Case, CasePlayer, Decision, Settlement, SettlementPayout,
@@ -52,3 +56,45 @@ def approved(operator, manager, snapshot_factory, **kwargs) -> Settlement:
 
 def event_types(**filters) -> list[str]:
     return list(Event.objects.filter(**filters).order_by("at", "id").values_list("type", flat=True))
+
+
+def every_record(users, snapshot_factory) -> dict:
+    """An approved settlement with approved compensation, a decision, a prize withdrawal, an
+    API token and an approved re-issue: a row in every audited table and history table."""
+    operator, manager = users["operator"], users["tournament_manager"]
+    settlement = approved(operator, manager, snapshot_factory)
+    case = settlement.case
+    compensation = services.compensation_propose(
+        case=case,
+        actor=operator,
+        reason="lag spike",
+        entries=[services.CompensationEntry(player="p000001", amount=500)],
+    )
+    compensation = services.compensation_approve(
+        compensation=compensation, actor=manager, reason="fair"
+    )
+    services.prize_withdrawal_decide(
+        case=case, actor=manager, player="p000002", prize="seat", outcome="leave",
+        reason="given in good faith",
+    )  # fmt: skip
+    other = load(operator, snapshot_factory, type="satellite", stage="middle")
+    services.decision_record(
+        case=other, actor=users["marketing_manager"], option="chip_equity", reason="fair"
+    )
+    services.api_token_create(user=operator, name="game server", actor=operator)
+    # A line the cashier could not pay, paid again by an approved re-issue.
+    line = next(iter(payment_reads.approved_lines(None)))
+    failed = ConfirmationEntry(
+        idempotency_key=line.key,
+        status="failed",
+        external_reference="account closed",
+        at=timezone.now(),
+        amount=line.amount,
+    )
+    services.payments.payment_confirm(actor=users[roles.CASHIER], confirmations=[failed])
+    reissue = services.payments.reissue_propose(
+        actor=operator, idempotency_key=line.key, reason="new account"
+    )
+    reissue = services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    assert all(row_counts().values()), row_counts()
+    return {"settlement": settlement, "compensation": compensation, "reissue": reissue}

@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from settlements.models import Event, Settlement, SettlementLine
-from tests.services.helpers import approved
+from tests.services.helpers import approved, every_record, row_counts
 
 pytestmark = pytest.mark.django_db
 
@@ -72,25 +72,65 @@ def test_lines_and_events_are_read_only(admin_client, approved_settlement):
         assert admin_client.post(url, {}).status_code == 403
 
 
-def test_history_pages_are_shown_and_cannot_revert(admin_client, approved_settlement):
+def test_history_pages_are_shown(admin_client, approved_settlement):
     url = reverse("admin:settlements_settlement_history", args=[approved_settlement.pk])
     page = admin_client.get(url)
     assert page.status_code == 200
     assert b"Submitted for approval" in page.content
     first = approved_settlement.history.order_by("history_id").first()
-    revert = reverse(
+    version = reverse(
         "admin:settlements_settlement_simple_history",
         args=[approved_settlement.pk, first.history_id],
     )
-    # Reverting is disabled: the old version is shown, never saved back.
-    assert admin_client.post(revert, {"status": "prepared"}).status_code != 302
-    approved_settlement.refresh_from_db()
-    assert approved_settlement.status == "approved"
+    assert admin_client.get(version).status_code == 200
 
 
-def test_only_descriptions_of_tournaments_can_be_edited(admin_client, approved_settlement):
-    tournament = approved_settlement.case.tournament
-    url = reverse("admin:settlements_tournament_change", args=[tournament.pk])
-    page = admin_client.get(url)
-    assert b'name="name"' in page.content
-    assert b'name="buy_in"' not in page.content
+def _admin_urls(model, obj) -> dict[str, str]:
+    name = f"admin:settlements_{model._meta.model_name}"
+    urls = {
+        "change": reverse(f"{name}_change", args=[obj.pk]),
+        "delete": reverse(f"{name}_delete", args=[obj.pk]),
+        "history": reverse(f"{name}_history", args=[obj.pk]),
+    }
+    history = getattr(model, "history", None)
+    if history is not None:
+        version = history.filter(id=obj.pk).order_by("history_id").first()
+        urls["version"] = reverse(f"{name}_simple_history", args=[obj.pk, version.history_id])
+    return urls
+
+
+def _form_of(model, obj) -> dict:
+    """The record's own field values, changed: what a forged change or revert would send."""
+    form = {}
+    for field in model._meta.concrete_fields:
+        value = field.value_from_object(obj)
+        if isinstance(value, str) and not field.choices:
+            form[field.attname] = value + " (edited)"
+        elif isinstance(value, bool):
+            form[field.attname] = "" if value else "on"
+        elif value is not None:
+            form[field.name] = value
+    return {**form, "post": "yes", "_save": "Save", "_change_history": "1"}
+
+
+@pytest.mark.parametrize(
+    "model",
+    [m for m in admin.site._registry if m._meta.app_label == "settlements"],
+    ids=lambda model: model.__name__,
+)
+def test_no_admin_post_changes_a_record_or_its_history(
+    admin_client, users, snapshot_factory, model
+):
+    every_record(users, snapshot_factory)
+    obj = model.objects.order_by("pk").first()
+    before = row_counts(), _values(model, obj)
+    for kind, url in _admin_urls(model, obj).items():
+        response = admin_client.post(url, _form_of(model, obj))
+        assert response.status_code in (403, 405), (kind, url, response.status_code)
+    changelist = reverse(f"admin:settlements_{model._meta.model_name}_changelist")
+    admin_client.post(changelist, {"action": "delete_selected", "_selected_action": [obj.pk]})
+    assert (row_counts(), _values(model, obj)) == before
+
+
+def _values(model, obj) -> dict:
+    return model.objects.filter(pk=obj.pk).values().get()

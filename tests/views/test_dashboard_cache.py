@@ -113,7 +113,7 @@ def test_a_later_view_reads_the_cache_instead_of_the_data(
 
 def test_corrections_made_outside_the_services_show_at_once(as_operator, operator, incident):
     _dashboard(as_operator)
-    # The admin may correct an incident's description; the history version moves the mark.
+    # An edit outside the services (a shell, say) leaves a history version, which moves the mark.
     incident.title = "Cluster B power outage"
     incident.save()
     operator.username = "renamed_operator"
