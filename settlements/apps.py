@@ -15,7 +15,10 @@ class SettlementsConfig(AppConfig):
     verbose_name = "Crash settlements"
 
     def ready(self) -> None:
-        from settlements import checks  # noqa: F401  (registers the system checks)
+        from settlements import (  # noqa: F401  (register the system checks and signals)
+            access,
+            checks,
+        )
 
         # Each trigger a migration installs rewrites pgtrigger's ignore function; this runs
         # after the last of them.

@@ -662,6 +662,7 @@ class Event(models.Model):
         REISSUE_REJECTED = "reissue_rejected", "Re-issue rejected"
         API_TOKEN_CREATED = "api_token_created", "API token created"
         API_TOKEN_REVOKED = "api_token_revoked", "API token revoked"
+        USER_ACCESS_CHANGED = "user_access_changed", "User's access changed"
 
     type = models.CharField(max_length=32, choices=Type.choices)
     # The foreign keys are covered by the composite indexes in Meta.

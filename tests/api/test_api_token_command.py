@@ -41,7 +41,11 @@ def test_the_token_created_works_against_the_api(api, operator):
 def test_issue_and_revoke_are_audited_without_a_user_as_actor(operator):
     raw = run("create", "operator", "--name", "eu-1")[0].strip()
     run("revoke", raw[:12])
-    events = list(Event.objects.order_by("id").values_list("type", "actor", "data"))
+    events = list(
+        Event.objects.filter(type__startswith="api_token")
+        .order_by("id")
+        .values_list("type", "actor", "data")
+    )
     prefix = raw[4:12]
     assert events == [
         ("api_token_created", None, {"user": "operator", "name": "eu-1", "prefix": prefix}),

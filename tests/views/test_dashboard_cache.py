@@ -166,7 +166,11 @@ def test_events_commit_in_the_order_of_their_ids(operator):
     first.join(timeout=30)
     second.join(timeout=30)
     assert blocked, "the later event committed while the earlier one was pending"
-    events = list(Event.objects.order_by("id").values_list("incident__title", flat=True))
+    events = list(
+        Event.objects.filter(type="incident_reported")
+        .order_by("id")
+        .values_list("incident__title", flat=True)
+    )
     assert events == ["First", "Second"]
 
 
