@@ -335,7 +335,8 @@ class Decision(models.Model):
 SETTLEMENT_FIXED = (
     "case", "kind", "corrects", "currency", "stage", "remedy", "decision", "policy",
     "engine_version", "entrants", "eliminated", "remaining", "pool", "pool_distributed", "totals",
-    "line_count", "payout_count", "ledger_digest", "note", "prepared_by", "prepared_at",
+    "line_count", "payout_count", "ledger_digest", "note", "loaded_by", "prepared_by",
+    "prepared_at",
 )  # fmt: skip
 
 
@@ -375,6 +376,17 @@ class Settlement(models.Model):
     ledger_digest = models.CharField(max_length=64, blank=True)
 
     note = models.TextField("preparer's note or reason", blank=True)
+    # Who loaded the case's snapshot, which set every amount: kept here so that the database
+    # can refuse them as the approver (approver_is_not_loader). Empty only on a settlement its
+    # loader approved before that rule (migration 0019 leaves those as they were).
+    loaded_by = models.ForeignKey(
+        USER,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="snapshot loaded by",
+    )
     prepared_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
     prepared_at = models.DateTimeField(auto_now_add=True)
     submitted_by = models.ForeignKey(
@@ -414,6 +426,18 @@ class Settlement(models.Model):
             models.CheckConstraint(
                 condition=Q(rejected_by__isnull=True) | ~Q(rejected_by=F("prepared_by")),
                 name="rejecter_is_not_preparer",
+            ),
+            # Separation of duties on the data: whoever set the amounts (loading the snapshot)
+            # or sent them for approval does not approve them.
+            models.CheckConstraint(
+                condition=Q(approved_by__isnull=True) | ~Q(approved_by=F("loaded_by")),
+                name="approver_is_not_loader",
+            ),
+            models.CheckConstraint(
+                condition=Q(approved_by__isnull=True)
+                | Q(submitted_by__isnull=True)
+                | ~Q(approved_by=F("submitted_by")),
+                name="approver_is_not_submitter",
             ),
             models.CheckConstraint(
                 condition=Q(status="approved", approved_by__isnull=False)

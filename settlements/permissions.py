@@ -276,11 +276,12 @@ def _settlement_answer(settlement: Settlement, user, action: str) -> Refusal | N
     refusal = refusal or _settlement_state(settlement, action, with_case=False)
     if refusal is None:
         # Whoever loaded the snapshot chose the data the settlement rests on: a first pair of
-        # eyes as much as its preparer.
+        # eyes as much as its preparer. Read from the records, so a role granted later changes
+        # nothing; the database refuses the loader and the submitter as approver too.
         for did, author in (
             ("prepared", settlement.prepared_by_id),
             ("submitted", settlement.submitted_by_id),
-            ("loaded the snapshot of", settlement.case.created_by_id),
+            ("loaded the snapshot of", settlement.loaded_by_id),
         ):
             if user.pk == author:
                 return Refusal(

@@ -106,6 +106,7 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
             for line_no, line in enumerate(result.lines, start=1)
         ),
         note=note.strip(),
+        loaded_by_id=case.created_by_id,
         prepared_by=actor,
     )
     try:
@@ -294,6 +295,7 @@ def settlement_adjust(
             for ln in lines
         ),
         note=reason,
+        loaded_by_id=case.created_by_id,
         prepared_by=actor,
     )
     _save(adjustment, actor=actor, reason=reason)
