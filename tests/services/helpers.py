@@ -12,6 +12,8 @@ from settlements.models import (
     Decision,
     Event,
     Incident,
+    Job,
+    JobItem,
     PrizeWithdrawal,
     Settlement,
     SettlementLine,
@@ -98,5 +100,8 @@ def every_record(users, snapshot_factory) -> dict:
         actor=operator, idempotency_key=line.key, reason="new account"
     )
     reissue = services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    # Background work is not a business record; a row is enough for the admin's pages.
+    job = Job.objects.create(kind=Job.Kind.PREPARE, target=f"case:{other.pk}", created_by=operator)
+    JobItem.objects.create(job=job, position=0, key=str(other.pk), label="case", case=other)
     assert all(row_counts().values()), row_counts()
     return {"settlement": settlement, "compensation": compensation, "reissue": reissue}
