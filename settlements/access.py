@@ -64,9 +64,14 @@ def _record(user, data: dict, words: list[str]) -> None:
         )
 
 
+def _flags_untouched(update_fields) -> bool:
+    # A sign-in saves last_login only: no query for it.
+    return update_fields is not None and not set(update_fields) & set(FLAGS)
+
+
 @receiver(pre_save, sender=User)
-def _remember_flags(sender, instance, raw=False, **kwargs):
-    if raw or instance.pk is None:
+def _remember_flags(sender, instance, raw=False, update_fields=None, **kwargs):
+    if raw or instance.pk is None or _flags_untouched(update_fields):
         instance._access_before = None
         return
     instance._access_before = (
@@ -75,8 +80,8 @@ def _remember_flags(sender, instance, raw=False, **kwargs):
 
 
 @receiver(post_save, sender=User)
-def _record_flags(sender, instance, created, raw=False, **kwargs):
-    if raw:
+def _record_flags(sender, instance, created, raw=False, update_fields=None, **kwargs):
+    if raw or _flags_untouched(update_fields):
         return
     before = getattr(instance, "_access_before", None)
     if before is None:
