@@ -2,7 +2,7 @@
 and one 300,000-entrant settlement, 50 concurrent clients per page.
 
     .venv/bin/python benchmarks/page_latency.py [--seconds 10] [--connections 50] [--rate 1]
-        [--keep | --reuse] [--only PAGE ...]
+        [--keep | --reuse] [--only PAGE ...] [--verify-audit]
 
 Seeds a scratch PostgreSQL database (crashdesk_bench_pages, dropped at the end unless --keep;
 DATABASE_URL names the server), starts gunicorn on 127.0.0.1 with crashdesk/gunicorn.conf.py
@@ -18,8 +18,9 @@ role, checks that each page answers 200 with its content, then for each page:
 Prints p50, p95 and p99 for each, and the throughput. Seeding is fast: two small incidents
 are built through the services (every table, history and event rows included), then copied
 with INSERT ... SELECT, shifting ids and dates; the big settlement is loaded and prepared
-through the services. --keep leaves the seeded database; --reuse measures it again without
-seeding.
+through the services. The copies' events are numbered and chained again (settlements.audit_log)
+as if written one after another. --keep leaves the seeded database; --reuse measures it again
+without seeding. --verify-audit times `manage.py verify_audit` on the desk instead of the pages.
 """
 
 import argparse
@@ -76,14 +77,22 @@ def main() -> None:
     parser.add_argument(
         "--only", action="append", metavar="PAGE", help="measure only this page (repeatable)"
     )
+    parser.add_argument(
+        "--verify-audit",
+        action="store_true",
+        help="time manage.py verify_audit on the desk (three runs) instead of the pages",
+    )
     args = parser.parse_args()
 
     url = use_scratch_database(DATABASE, fresh=not args.reuse)
     try:
         pages = _pages() if args.reuse else seed(args.entrants)
-        if args.only:
-            pages = {name: path for name, path in pages.items() if name in args.only}
-        measure(url, pages, args.seconds, args.connections, args.rate)
+        if args.verify_audit:
+            time_verify_audit()
+        else:
+            if args.only:
+                pages = {name: path for name, path in pages.items() if name in args.only}
+            measure(url, pages, args.seconds, args.connections, args.rate)
     finally:
         if not (args.keep or args.reuse):
             drop_scratch_database(DATABASE)
@@ -122,9 +131,60 @@ def seed(entrants: int) -> dict[str, str]:
         f"{settlement.line_count:,} lines, loaded and prepared in "
         f"{time.perf_counter() - started:.1f} s"
     )
+    _chain_copied_events()
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     return _pages()
+
+
+def _chain_copied_events() -> None:
+    """Number the events 1, 2, 3, … in id order and chain their hashes, as if each copy had been
+    written through the services; the copies seal the same ledgers, snapshots and totals as the
+    records they copy, so only the chain has to be computed again."""
+    import hashlib
+
+    from django.db import connection, transaction
+
+    from settlements import audit_log
+    from settlements.models import Event
+
+    started = time.perf_counter()
+    rows, previous = [], audit_log.GENESIS
+    for seq, event in enumerate(Event.objects.order_by("pk").iterator(chunk_size=5000), start=1):
+        event.seq, event.prev_hash = seq, previous
+        event.hash = previous = hashlib.sha256(audit_log.canonical(event)).hexdigest()
+        rows.append((event.pk, seq, event.prev_hash, event.hash))
+    with transaction.atomic(), connection.cursor() as cursor:
+        # The seeding superuser passes the write-once trigger for this one rewrite.
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute("CREATE TEMPORARY TABLE chain (id bigint, seq bigint, prev text, hash text)")
+        with cursor.cursor.copy("COPY chain FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        cursor.execute(
+            "UPDATE settlements_event AS e SET seq = c.seq, prev_hash = c.prev, hash = c.hash"
+            " FROM chain AS c WHERE e.id = c.id"
+        )
+        cursor.execute("DROP TABLE chain")
+    print(f"chained {len(rows):,} events in {time.perf_counter() - started:.1f} s")
+
+
+def time_verify_audit(runs: int = 3) -> None:
+    from django.core.management import call_command
+
+    from settlements.models import Event
+
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        call_command("verify_audit")
+        timings.append(time.perf_counter() - started)
+    print(
+        f"verify_audit over {Event.objects.count():,} events: "
+        + ", ".join(f"{t:.2f} s" for t in timings)
+        + f" (median {sorted(timings)[len(timings) // 2]:.2f} s, load average "
+        f"{os.getloadavg()[0]:.1f})"
+    )
 
 
 def _pages() -> dict[str, str]:
@@ -278,18 +338,21 @@ def _copy_rows(*, copies: range, after: dict[str, int], hours: int) -> None:
                     values.append(f"{column} + k * {STRIDE}")
                 elif original is Tournament and field.name == "operator_id":
                     values.append(f"{column} || '-' || k")
-                elif model is Event and field.name == "subject_id":
-                    values.append(f"{column} + k * {STRIDE}")  # NULL stays NULL
+                elif model is Event and field.name in ("subject_id", "seq"):
+                    # NULL stays NULL; the chain is computed again once every copy is in.
+                    values.append(f"{column} + k * {STRIDE}")
                 elif isinstance(field, models.DateTimeField):
                     values.append(f"{column} - k * interval '{hours} hours'")
                 else:
                     values.append(column)
             table, pk = quote(model._meta.db_table), quote(model._meta.pk.column)
+            # The benchmark users' role grants happened once; copies of them would be noise.
+            only = " AND type <> 'user_access_changed'" if model is Event else ""
             cursor.execute(
                 f"INSERT INTO {table} ({', '.join(columns)}) "
                 f"SELECT {', '.join(values)} FROM {table}, "
                 f"generate_series({copies.start}, {copies.stop - 1}) AS k "
-                f"WHERE {pk} > %s",
+                f"WHERE {pk} > %s{only}",
                 [after.get(model._meta.db_table, 0)],
             )
         for statement in connection.ops.sequence_reset_sql(no_style(), _settlement_models()):
