@@ -75,6 +75,8 @@ def _context(request, case: Case, form: DecisionForm) -> dict:
     previews = selectors.decision_previews(case)
     options = []
     radios = {radio.data["value"]: radio for radio in form["option"]}
+    # The charts sit side by side to be compared by eye, so they share one y axis.
+    scale_top = max((point.amount for p in previews for point in p.chart), default=0)
     for preview in previews:
         chart = None
         if preview.chart:
@@ -85,6 +87,7 @@ def _context(request, case: Case, form: DecisionForm) -> dict:
                 currency=currency,
                 title=title,
                 title_id=f"preview-{preview.option}",
+                scale_top=scale_top,
             )
         options.append(
             {

@@ -1,5 +1,6 @@
 """The Marketing Manager's decision page: previews side by side, reason, confirmation."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -8,6 +9,7 @@ from django.utils import timezone
 
 from settlements import selectors, services
 from settlements.models import Decision
+from settlements.money import format_minor_units
 from settlements.rules import Policy, parse_snapshot, settle
 from settlements.templatetags.review import payout_text
 from settlements.workflow import CaseStatus
@@ -52,6 +54,18 @@ def test_the_previews_differ_where_the_formulas_do(as_marketing, load_case):
     html = as_marketing.get(url(case)).content.decode()
     for preview in (proportional, equity):
         assert payout_text(preview.smallest, "USD") in html
+
+
+def test_the_two_option_charts_share_one_y_scale(as_marketing, load_case):
+    case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-SCALE")
+    previews = selectors.decision_previews(case)
+    tops = {max(point.amount for point in preview.chart) for preview in previews}
+    assert len(tops) == 2  # the options' biggest payouts differ...
+    html = as_marketing.get(url(case)).content.decode()
+    ticks = re.findall(r'class="tick-label">([^<]+)</text>', html)
+    assert len(ticks) == 6
+    assert ticks[:3] == ticks[3:]  # ...yet both charts run up to the same amount
+    assert ticks[2] == format_minor_units(max(tops), "USD")
 
 
 def test_a_freeroll_reschedule_shows_the_remaining_players_as_invitees(as_marketing, load_case):
