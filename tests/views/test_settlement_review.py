@@ -339,3 +339,14 @@ def test_the_review_page_runs_as_many_queries_whatever_its_size(as_operator, pre
     assert counts[:3] == counts[3:]
     # The first view also computes the chart and stores it in the database cache.
     assert max(counts) <= 12
+
+
+def test_large_counts_carry_thousands_separators(as_operator, prepared):
+    # 4,000 entrants, 2,000 left: 40 pages of payouts.
+    settlement = prepared(type="regular", stage="middle", entrants=4000, tournament_id="T-BIG")
+    html = squash(as_operator.get(review(settlement)).content.decode())
+    assert "<dt>Entrants (N)</dt><dd>4,000</dd>" in html
+    assert "<dt>Players paid</dt><dd>2,000</dd>" in html
+    assert "Page 1 of 40 · 2,000 players" in html
+    case_page = as_operator.get(reverse("case_detail", args=[settlement.case_id])).content
+    assert "<dt>Eliminated (E)</dt><dd>2,000</dd>" in case_page.decode()
