@@ -22,9 +22,11 @@ from settlements.selectors.cases import (
     case_list,
     case_status_counts,
     crash_case_in_force,
+    decision_invitee_ids,
     decision_invitees,
     incident_detail,
     incident_list,
+    settlement_decision,
 )
 from settlements.selectors.common import BIG_TOURNAMENT_FIELDS
 from settlements.selectors.compensation import (
@@ -92,6 +94,8 @@ __all__ = [
     "case_current_settlement",
     "case_entrants",
     "decision_invitees",
+    "decision_invitee_ids",
+    "settlement_decision",
     "settlement_detail",
     "settlement_payouts",
     "settlement_payout",

@@ -24,7 +24,7 @@ from settlements.forms import ReasonForm
 from settlements.models import Settlement
 from settlements.rules import Basis
 from settlements.selectors import payments as payment_reads
-from settlements.views import confirming
+from settlements.views import confirming, invitations
 from settlements.views.decorators import role_required
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -33,7 +33,11 @@ from settlements.workflow import SettlementStatus
 PAYOUTS_PER_PAGE = 50
 UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
 
-REVIEW_PARTIALS = {"payouts": "payouts", "settlement-actions": "actions"}
+REVIEW_PARTIALS = {
+    "payouts": "payouts",
+    "settlement-actions": "actions",
+    **invitations.PARTIALS,
+}
 
 # What the Tournament Manager's two answers do: service, permission, words for the page.
 REVIEW_ACTIONS = {
@@ -161,6 +165,8 @@ def _summary(settlement: Settlement) -> dict:
         "totals": totals,
         "units": units,
         "footer": footer,
+        # Who chose the option it settles by, and why: the approver weighs that reason too.
+        "decision": selectors.settlement_decision(settlement),
     }
 
 
@@ -195,8 +201,10 @@ def _review_context(request, settlement: Settlement) -> dict:
         parts_shown = _name_parts(settlement, page)
         if search and not page.object_list:
             unpaid = selectors.settlement_unpaid_entrants(settlement, search=search)
+    summary = _summary(settlement)
     return {
-        **_summary(settlement),
+        **summary,
+        "invitations": invitations.invitations(request, settlement.case, summary["decision"]),
         "search": search,
         "page": page,
         "parts_shown": parts_shown,

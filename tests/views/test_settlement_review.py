@@ -350,3 +350,24 @@ def test_large_counts_carry_thousands_separators(as_operator, prepared):
     assert "Page 1 of 40 · 2,000 players" in html
     case_page = as_operator.get(reverse("case_detail", args=[settlement.case_id])).content
     assert "<dt>Eliminated (E)</dt><dd>2,000</dd>" in case_page.decode()
+
+
+def test_the_approver_reads_the_marketing_managers_reason(
+    as_manager, operator, marketing_manager, load_case
+):
+    case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-WHY")
+    services.decision_record(
+        case=case,
+        actor=marketing_manager,
+        option="chip_equity",
+        reason="Flatter payouts after a long outage.",
+    )
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    services.settlement_submit(settlement=settlement, actor=operator)
+    html = as_manager.get(review(settlement)).content.decode()
+    assert "Split by chip equity, by marketing on" in html
+    assert "“Flatter payouts after a long outage.”" in html
+    confirm = as_manager.get(review(settlement, "settlement_approve")).content.decode()
+    assert 'id="confirm-decision"' in confirm
+    assert "<strong>Split by chip equity</strong>, was chosen by marketing" in confirm
+    assert "“Flatter payouts after a long outage.”" in confirm
