@@ -15,14 +15,22 @@ from settlements import bounds
 from settlements.errors import DomainError
 from settlements.models import Incident, PrizeWithdrawal, Tournament, Unit
 from settlements.money import AmountError, parse_amount
-from settlements.services import CompensationEntry, check_prize_amount, check_reschedule_date
+from settlements.services import (
+    CompensationEntry,
+    check_invitees,
+    check_prize_amount,
+    check_reschedule_date,
+)
 from settlements.templatetags.remedies import option_label
 
 
 class DomainErrorsMixin:
+    # A service's name for a value -> the form field that holds it, where the two differ.
+    field_aliases: dict[str, str] = {}
+
     def add_domain_error(self, error: DomainError) -> None:
-        field = error.field if error.field in self.fields else None
-        self.add_error(field, error.message)
+        field = self.field_aliases.get(error.field, error.field)
+        self.add_error(field if field in self.fields else None, error.message)
 
 
 class IncidentForm(DomainErrorsMixin, forms.Form):
@@ -162,13 +170,19 @@ class DecisionForm(DomainErrorsMixin, forms.Form):
         help_text="Player ids, one per line. Leave it empty to invite the list above.",
     )
 
-    def __init__(self, *args, case, **kwargs):
+    field_aliases = {"invited_players": "invited"}
+
+    def __init__(self, *args, case, locked: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        self.case = case
         self.fields["option"].choices = [
             (code, option_label(code)) for code in case.decision_options
         ]
         zone = timezone.get_current_timezone_name()
         self.fields["reschedule_at"].help_text = f"When the freeroll runs again, in {zone} time."
+        # A decision that can no longer change is shown, not offered.
+        for field in self.fields.values():
+            field.disabled = locked
 
     def clean(self):
         cleaned = super().clean()
@@ -180,6 +194,11 @@ class DecisionForm(DomainErrorsMixin, forms.Form):
         if "reschedule_at" not in self.errors:
             try:
                 check_reschedule_date(cleaned.get("reschedule_at"))
+            except DomainError as error:
+                self.add_domain_error(error)
+        if self.invited_players is not None:
+            try:
+                check_invitees(case=self.case, invited=self.invited_players)
             except DomainError as error:
                 self.add_domain_error(error)
         return cleaned

@@ -21,6 +21,7 @@ from django.db.models import F, Q
 from simple_history.models import HistoricalRecords
 
 from settlements import bounds
+from settlements.wording import option_label
 from settlements.workflow import CaseStatus, CompensationStatus, ReissueStatus, SettlementStatus
 
 USER = settings.AUTH_USER_MODEL
@@ -316,7 +317,7 @@ class Decision(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Decision #{self.pk}: {self.option}"
+        return f"Decision #{self.pk}: {option_label(self.option)}"
 
 
 class Settlement(models.Model):

@@ -24,7 +24,7 @@ from settlements.services.compensation import (
     compensation_propose,
     compensation_reject,
 )
-from settlements.services.decisions import check_reschedule_date, decision_record
+from settlements.services.decisions import check_invitees, check_reschedule_date, decision_record
 from settlements.services.incidents import incident_close, incident_report, tournament_create
 from settlements.services.individual_cases import (
     check_prize_amount,
@@ -66,6 +66,7 @@ __all__ = [
     "case_load_snapshot",
     "case_withdraw",
     "check_reschedule_date",
+    "check_invitees",
     "decision_record",
     "LINE_SHAPES",
     "AdjustmentEntry",
