@@ -27,6 +27,7 @@ from settlements.services.compensation import (
 from settlements.services.decisions import check_invitees, check_reschedule_date, decision_record
 from settlements.services.incidents import incident_close, incident_report, tournament_create
 from settlements.services.individual_cases import (
+    NewTournament,
     check_prize_amount,
     individual_case_open,
     individual_case_resolve,
@@ -80,6 +81,7 @@ __all__ = [
     "compensation_propose",
     "compensation_approve",
     "compensation_reject",
+    "NewTournament",
     "individual_case_open",
     "individual_case_resolve",
     "prize_withdrawal_decide",
