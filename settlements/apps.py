@@ -7,4 +7,7 @@ class SettlementsConfig(AppConfig):
     verbose_name = "Crash settlements"
 
     def ready(self) -> None:
-        from settlements import checks  # noqa: F401  (registers the system checks)
+        from settlements import (
+            checks,  # noqa: F401  (registers the system checks)
+            middleware,  # noqa: F401  (the time zone taken at sign-in)
+        )

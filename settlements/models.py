@@ -656,6 +656,19 @@ class Event(models.Model):
         return f"{self.get_type_display()} #{self.pk}"
 
 
+class Profile(models.Model):
+    """A user's own settings. A user without one sees the site's defaults."""
+
+    user = models.OneToOneField(USER, on_delete=models.PROTECT, related_name="profile")
+    # An IANA zone name ("Europe/Paris"); empty for the site's TIME_ZONE.
+    time_zone = models.CharField(max_length=64, blank=True)
+
+    history = HistoricalRecords()
+
+    def __str__(self) -> str:
+        return f"Profile of {self.user}"
+
+
 TOKEN_TAG = "cdk_"
 TOKEN_PREFIX_LENGTH = 8
 

@@ -41,6 +41,7 @@ from settlements.services.payments import (
     reissue_propose,
     reissue_reject,
 )
+from settlements.services.profiles import profile_set_time_zone, time_zone_names
 from settlements.services.settlements import (
     LINE_SHAPES,
     SETTLEMENT_PAYOUT_FIELDS,
@@ -92,6 +93,8 @@ __all__ = [
     "reissue_propose",
     "reissue_approve",
     "reissue_reject",
+    "profile_set_time_zone",
+    "time_zone_names",
     "TOKEN_USE_RESOLUTION",
     "api_token_create",
     "api_token_revoke",

@@ -21,8 +21,8 @@ from settlements.services.common import (
     _required_text,
     _save,
 )
-from settlements.services.payments import release_lines
 from settlements.services.incidents import tournament_create
+from settlements.services.payments import release_lines
 from settlements.workflow import CaseStatus, case_next_status
 
 

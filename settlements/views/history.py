@@ -10,7 +10,7 @@ GET /history/incidents/<id>/      an incident's timeline of business events, old
 """
 
 import json
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
@@ -94,7 +94,8 @@ def history_export(request):
     if filters is None:
         raise Http404("These filters are not valid; correct them on the history page.")
     rows = _change_rows(filters) if view == "changes" else _event_rows(filters)
-    stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
+    # Exports are in UTC whatever zone the auditor's pages use, so they compare across desks.
+    stamp = timezone.now().astimezone(UTC).strftime("%Y%m%d-%H%MZ")
     return csv_download(csv_chunks(rows), f"crashdesk-{view}-{stamp}.csv")
 
 
@@ -227,7 +228,7 @@ def _change_rows(filters: dict):
     yield CHANGE_HEADER
     for row in selectors.history_entries(**filters).iterator(chunk_size=2000):
         yield (
-            row["history_date"].isoformat(),
+            _utc(row["history_date"]),
             row["model"],
             row["id"],
             row["history_id"],
@@ -241,7 +242,7 @@ def _event_rows(filters: dict):
     yield EVENT_HEADER
     for event in _events(filters).iterator(chunk_size=2000):
         yield (
-            event.at.isoformat(),
+            _utc(event.at),
             event.type,
             event.pk,
             event.actor.get_username() if event.actor else "",
@@ -253,6 +254,10 @@ def _event_rows(filters: dict):
             event.reason,
             json.dumps(event.data, sort_keys=True),
         )
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()
 
 
 # --- Showing stored values -------------------------------------------------------------------
