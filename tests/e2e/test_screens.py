@@ -2,10 +2,13 @@
 their panel with text a person can read, focus after a failed submit, Back after "Explain",
 times in the user's own zone."""
 
+import json
 import re
+import time
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from settlements import services
@@ -57,3 +60,76 @@ def test_the_option_charts_are_legible_side_by_side(signed_in_page):
     expect(charts).to_have_count(2)
     sizes = page.locator("#decision-form").evaluate(RENDERED_TEXT_SIZES)
     assert sizes and min(sizes) >= LEGIBLE_PX
+
+
+def test_after_a_refused_snapshot_focus_is_on_its_problems(signed_in_page, tmp_path):
+    from settlements.models import Incident
+    from tests.conftest import build_snapshot
+
+    page = signed_in_page("operator")
+    incident = Incident.objects.create(
+        title="Focus", started_at=timezone.now(), reported_by=get_user_model().objects.get()
+    )
+    page.goto(f"/incidents/{incident.pk}/upload/")
+    document = build_snapshot(type="regular", stage="middle", tournament_id="T-FOCUS")
+    document["tournament"]["fee"] = 1.5
+    document["players"][3]["chips"] = "many"
+    page.get_by_label("Or paste the snapshot").fill(json.dumps(document))
+    page.get_by_role("button", name="Load the snapshot").click()
+    summary = page.locator("#snapshot-problems-summary")
+    expect(summary).to_be_focused()
+    expect(summary).to_contain_text("2 problems")
+    expect(page.locator("#snapshot-problems")).to_contain_text(document["players"][3]["id"])
+
+
+def test_after_a_refused_form_focus_is_on_the_list_of_problems(signed_in_page):
+    case = load_case(type="satellite", stage="middle", entrants=20, tournament_id="S-FOCUS")
+    page = signed_in_page("marketing_manager", username="marketing")
+    page.goto(f"/cases/{case.pk}/decision/")
+    page.get_by_role("button", name="Review the decision").click()
+    summary = page.locator("[data-error-summary]")
+    expect(summary).to_be_focused()
+    expect(summary).to_contain_text("Not sent: 2 fields need attention.")
+    summary.get_by_role("link", name="Why this option").click()
+    expect(page.get_by_label("Why this option")).to_be_focused()
+
+
+def test_the_upload_says_the_server_is_checking_once_everything_is_sent(
+    signed_in_page, monkeypatch
+):
+    from settlements.models import Incident
+
+    page = signed_in_page("operator")
+    incident = Incident.objects.create(
+        title="Checking", started_at=timezone.now(), reported_by=get_user_model().objects.get()
+    )
+    # The live server runs in this process: its check of the snapshot is made to take a while.
+    load = services.case_load_snapshot
+    monkeypatch.setattr(
+        services, "case_load_snapshot", lambda **kwargs: time.sleep(2) or load(**kwargs)
+    )
+    page.goto(f"/incidents/{incident.pk}/upload/")
+    page.get_by_label("Or paste the snapshot").fill(
+        snapshot_bytes(type="regular", stage="middle", entrants=400).decode()
+    )
+    page.get_by_role("button", name="Load the snapshot").click()
+    expect(page.locator("#upload-progress-label")).to_have_text(
+        "All sent. The server is checking the snapshot…"
+    )
+    expect(page.get_by_role("button", name="Load the snapshot")).to_be_disabled()
+    expect(page).to_have_url(re.compile(r"/cases/\d+/$"))
+
+
+def test_preparing_disables_its_button_and_says_it_is_working(signed_in_page, monkeypatch):
+    case = load_case(type="regular", stage="middle", entrants=40, tournament_id="T-BUSY")
+    prepare = services.settlement_prepare
+    monkeypatch.setattr(
+        services, "settlement_prepare", lambda **kwargs: time.sleep(2) or prepare(**kwargs)
+    )
+    page = signed_in_page("operator")
+    page.goto(f"/cases/{case.pk}/")
+    button = page.get_by_role("button", name="Prepare the settlement")
+    button.click()
+    expect(button).to_be_disabled()
+    expect(page.locator("#prepare-working")).to_have_css("opacity", "1")
+    expect(page.get_by_text(re.compile(r"Settlement #\d+ prepared"))).to_be_visible()

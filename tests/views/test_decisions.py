@@ -359,3 +359,15 @@ def test_each_satellite_option_says_how_many_seats_it_gives(as_marketing, load_c
         else:
             assert "<strong>No seats.</strong>" in line
             assert "all of the 400.00 USD pool is paid in T$" in line
+
+
+def test_a_refused_form_lists_its_problems_at_the_top_for_the_focus(as_marketing, load_case):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-SUMMARY")
+    response = as_marketing.post(url(case), {"reason": ""}, **HTMX)
+    html = assert_partial(response, "decision-form")
+    summary = re.search(r"<div [^>]*data-error-summary[^>]*>(.*?)</div>", html, re.S)
+    assert 'tabindex="-1"' in summary[0] and 'role="alert"' in summary[0]
+    assert "Not sent: 2 fields need attention." in summary[1]
+    assert '<a href="#id_option_0">Option</a>' in summary[1]
+    assert '<a href="#id_reason">Why this option</a>' in summary[1]
+    assert 'id="id_reason"' in html and 'id="id_option_0"' in html
