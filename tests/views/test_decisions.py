@@ -355,9 +355,11 @@ def test_each_satellite_option_says_how_many_seats_it_gives(as_marketing, load_c
         seats = preview.totals.by_source["pool"].get("tickets", 0)
         if seats:
             assert f"<strong>{seats} seat{'s' if seats > 1 else ''}</strong>" in line
-            assert f"{format_minor_units(seats * 3000, 'USD')} of the 400.00 USD pool" in line
+            assert "an entry to the target tournament, worth 30.00 USD" in line
+            assert f"Together {format_minor_units(seats * 3000, 'USD')} of the 400.00 USD" in line
         else:
             assert "<strong>No seats.</strong>" in line
+            assert "A seat (an entry to the target tournament) is worth 30.00 USD" in line
             assert "all of the 400.00 USD pool is paid in T$" in line
 
 
