@@ -72,6 +72,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Times on pages in the signed-in user's own zone (kept in the session).
+    "settlements.middleware.UserTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -241,6 +243,8 @@ CRASH_POLICY = {
 
 # --- Internationalisation -------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
+# The zone pages show times in for users who have not chosen their own (settings page);
+# exports and the API are always in UTC.
 TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True

@@ -27,6 +27,7 @@ from settlements.models import (
     PaymentConfirmation,
     PaymentTally,
     PrizeWithdrawal,
+    Profile,
     Reissue,
     Settlement,
     SettlementLine,
@@ -96,6 +97,12 @@ class CaseAdmin(HistoryWindowAdmin):
     list_select_related = ["tournament", "incident"]
     search_fields = ["tournament__operator_id", "tournament__name"]
     exclude = ["snapshot"]
+
+
+@admin.register(Profile)
+class ProfileAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+    list_display = ["user", "time_zone"]
+    list_select_related = ["user"]
 
 
 @admin.register(Snapshot)

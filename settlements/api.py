@@ -54,6 +54,17 @@ def _errors(status: int, *problems: tuple[str, str], **extra) -> JsonResponse:
     return _json({**body, **extra}, status=status)
 
 
+def _snapshot_errors(problems) -> JsonResponse:
+    """A refused snapshot's problems; a problem in a player's row also names the player."""
+    errors = []
+    for problem in problems:
+        error = {"path": problem.path, "message": problem.message}
+        if problem.player is not None:
+            error["player"] = problem.player
+        errors.append(error)
+    return _json({"errors": errors}, status=400)
+
+
 def _json(data: dict, *, status: int = 200) -> JsonResponse:
     response = JsonResponse(data, status=status, json_dumps_params={"ensure_ascii": False})
     # Cases and settlements are confidential and change: no cache may keep them.
@@ -160,7 +171,7 @@ def snapshots(request: HttpRequest, user) -> JsonResponse:
     try:
         case = services.case_load_snapshot(actor=user, snapshot=body, incident=incident)
     except InvalidInput as invalid:
-        return _errors(400, *((problem.path, problem.message) for problem in invalid.problems))
+        return _snapshot_errors(invalid.problems)
     except Duplicate as duplicate:
         return _duplicate(request, duplicate, body)
     except NotAllowed as refusal:

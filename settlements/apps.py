@@ -18,6 +18,7 @@ class SettlementsConfig(AppConfig):
         from settlements import (  # noqa: F401  (register the system checks and signals)
             access,
             checks,
+            middleware,  # the time zone taken at sign-in
         )
 
         # Each trigger a migration installs rewrites pgtrigger's ignore function; this runs

@@ -71,38 +71,26 @@ def stage_segments(*, entrants: int, paid_places: int, policy: Policy) -> list[S
     return segments
 
 
-@dataclass(frozen=True)
-class Box:
-    x: float
-    y: float
-    width: float
-    height: float
+# Charts stretch to the width of their panel while their text keeps the stylesheet's size:
+# horizontal positions are percentages of the width, vertical ones pixels, and there is no
+# viewBox, so nothing is scaled (a scaled 720-pixel drawing rendered its 12-pixel labels at 8
+# in a half-width panel, and a fixed 720 pixels left wide panels half empty).
 
-    @property
-    def right(self) -> float:
-        return self.x + self.width
-
-    @property
-    def bottom(self) -> float:
-        return self.y + self.height
-
-    @property
-    def center_x(self) -> float:
-        return self.x + self.width / 2
-
-    @property
-    def middle_y(self) -> float:
-        return self.y + self.height / 2
+# Labels are drawn where they fit at this width; below it the stylesheet hides the stage
+# names inside the bar (the legend under it says the same).
+NARROWEST_PX = 640
+# About how wide one character of chart text is, in pixels, for fitting labels.
+CHAR_PX = 7.5
 
 
 @dataclass(frozen=True)
 class Mark:
-    """A vertical line across the bar, with its label."""
+    """A vertical line across the bar at ``x`` % of the width, with its label."""
 
     x: float
-    y1: float
-    y2: float
-    label_y: float
+    y1: int
+    y2: int
+    label_y: int
     anchor: str  # the label's text-anchor
     label: str
 
@@ -111,8 +99,10 @@ class Mark:
 class StageBand:
     stage: str
     label: str
-    box: Box
-    label_x: float | None  # None when the band is too narrow for its name
+    x: float  # percent of the width
+    width: float  # percent of the width
+    range_text: str  # the eliminated share it covers, for the legend
+    label_x: float | None  # None when no stretch of the band clear of marks fits its name
 
 
 @dataclass(frozen=True)
@@ -123,20 +113,26 @@ class StageBar:
     title: str
     text: str
     eliminated_pct: str
-    width: int
     height: int
-    frame: Box
+    bar_x: float  # percent
+    bar_width: float  # percent
+    bar_y: int
+    bar_height: int
     bands: list[StageBand]
-    band_label_y: float
+    band_label_y: int
     thresholds: list[Mark]
     money: Mark  # where the paid places begin
     case: Mark
-    marker_y: float  # the tip of the case's arrow
+    marker_y: int  # the top of the case's arrow
 
 
-def _px(value: float) -> float:
-    # A tenth of a pixel is finer than any screen draws and keeps the markup short.
-    return round(float(value), 1)
+def _pct(value: float) -> float:
+    # A hundredth of a percent is finer than any screen draws and keeps the markup short.
+    return round(float(value), 2)
+
+
+# The bar's ends, in percent of the width, leaving room for the case's arrow at 0 % or 100 %.
+BAR_LEFT, BAR_RIGHT = 1.5, 98.5
 
 
 def stage_bar(
@@ -150,39 +146,43 @@ def stage_bar(
 ) -> StageBar:
     """A horizontal bar of % eliminated: stage bands, the policy's two thresholds, the
     in-the-money point and this case's position, with a title and a description."""
-    width, left, right = 720, 12, 12
-    bar_top, bar_height = 34, 26
-    inner = width - left - right
+    bar_y, bar_height = 24, 26
 
     def x_at(count_num: int, count_den: int) -> float:
-        return left + inner * (count_num / count_den if count_den else 0)
+        share = count_num / count_den if count_den else 0
+        return BAR_LEFT + (BAR_RIGHT - BAR_LEFT) * share
 
+    money_count = max(entrants - paid_places, 0)
+    x_money = x_at(money_count, entrants)
+    x_case = x_at(eliminated, entrants)
+    marks = sorted({policy.pre_pct, policy.early_pct})
+    lines = [x_at(pct, 100) for pct in marks] + [x_money, x_case]
     bands = []
     for segment in stage_segments(entrants=entrants, paid_places=paid_places, policy=policy):
         x0 = x_at(segment.start, entrants)
         x1 = x_at(min(segment.end, entrants), entrants)
+        label = STAGE_LABELS.get(segment.stage, segment.stage)
         bands.append(
             StageBand(
                 stage=segment.stage,
-                label=STAGE_LABELS.get(segment.stage, segment.stage),
-                box=Box(_px(x0), bar_top, _px(max(x1 - x0, 0)), bar_height),
-                label_x=_px((x0 + x1) / 2) if x1 - x0 > 44 else None,
+                label=label,
+                x=_pct(x0),
+                width=_pct(max(x1 - x0, 0)),
+                range_text=_range_text(segment, entrants),
+                label_x=_label_spot(x0, x1, lines, len(label)),
             )
         )
     thresholds = [
         Mark(
-            x=_px(x_at(pct, 100)),
-            y1=bar_top - 6,
-            y2=bar_top + bar_height + 6,
-            label_y=bar_top - 10,
-            anchor="middle",
+            x=_pct(x_at(pct, 100)),
+            y1=bar_y - 6,
+            y2=bar_y + bar_height + 6,
+            label_y=bar_y - 10,
+            anchor=_anchor(x_at(pct, 100), edge=8),
             label=f"{pct} %",
         )
-        for pct in sorted({policy.pre_pct, policy.early_pct})
+        for pct in marks
     ]
-    money_count = max(entrants - paid_places, 0)
-    x_money = x_at(money_count, entrants)
-    x_case = x_at(eliminated, entrants)
     eliminated_pct = percent_text(eliminated, entrants)
     return StageBar(
         title_id=title_id,
@@ -195,30 +195,53 @@ def stage_bar(
             started=started,
         ),
         eliminated_pct=eliminated_pct,
-        width=width,
-        height=110,
-        frame=Box(left, bar_top, inner, bar_height),
+        height=96,
+        bar_x=BAR_LEFT,
+        bar_width=_pct(BAR_RIGHT - BAR_LEFT),
+        bar_y=bar_y,
+        bar_height=bar_height,
         bands=bands,
-        band_label_y=bar_top + bar_height / 2 + 4,
+        band_label_y=bar_y + bar_height // 2 + 5,
         thresholds=thresholds,
         money=Mark(
-            x=_px(x_money),
-            y1=bar_top,
-            y2=bar_top + bar_height + 10,
-            label_y=bar_top + bar_height + 24,
-            anchor=_anchor(x_money, width),
+            x=_pct(x_money),
+            y1=bar_y,
+            y2=bar_y + bar_height + 10,
+            label_y=bar_y + bar_height + 22,
+            anchor=_anchor(x_money, edge=20),
             label=f"In the money ({percent_text(money_count, entrants)})",
         ),
         case=Mark(
-            x=_px(x_case),
-            y1=bar_top - 2,
-            y2=bar_top + bar_height + 2,
-            label_y=bar_top + bar_height + 40,
-            anchor=_anchor(x_case, width),
+            x=_pct(x_case),
+            y1=bar_y - 2,
+            y2=bar_y + bar_height + 2,
+            label_y=bar_y + bar_height + 40,
+            anchor=_anchor(x_case, edge=15),
             label=f"This case: {eliminated_pct}",
         ),
-        marker_y=bar_top + bar_height,
+        marker_y=bar_y + bar_height,
     )
+
+
+def _label_spot(x0: float, x1: float, lines: list[float], characters: int) -> float | None:
+    """The middle of the widest stretch of the band [x0, x1] that no mark crosses, if the
+    label fits there at the narrowest width drawn; else None."""
+    if x1 <= x0:
+        return None
+    cuts = sorted({x0, x1, *(x for x in lines if x0 < x < x1)})
+    start, end = max(zip(cuts, cuts[1:], strict=False), key=lambda gap: gap[1] - gap[0])
+    room_px = (end - start) / 100 * NARROWEST_PX
+    if room_px < characters * CHAR_PX + 12:
+        return None
+    return _pct((start + end) / 2)
+
+
+def _range_text(segment: StageSegment, entrants: int) -> str:
+    low = percent_text(segment.start, entrants)
+    if segment.end > entrants:
+        return f"from {low} eliminated"
+    high = percent_text(segment.end, entrants)
+    return f"under {high} eliminated" if segment.start == 0 else f"{low} to under {high}"
 
 
 def _stage_text(
@@ -241,21 +264,21 @@ def _stage_text(
     if not started:
         return (
             f"The tournament had not started, so the stage is {label} whatever the counts: "
-            f"{entrants} entrants, {eliminated} eliminated."
+            f"{entrants:,} entrants, {eliminated:,} eliminated."
         )
     return (
-        f"{eliminated} of {entrants} entrants eliminated ({percent_text(eliminated, entrants)}); "
-        f"the policy's marks are {policy.pre_pct} % and {policy.early_pct} %, and the money "
-        f"starts when {max(entrants - paid_places, 0)} are out ({paid_places} paid places). "
-        f"Stage: {label}."
+        f"{eliminated:,} of {entrants:,} entrants eliminated "
+        f"({percent_text(eliminated, entrants)}); the policy's marks are {policy.pre_pct} % and "
+        f"{policy.early_pct} %, and the money starts when {max(entrants - paid_places, 0):,} are "
+        f"out ({paid_places:,} paid places). Stage: {label}."
     )
 
 
-def _anchor(x: float, width: int) -> str:
-    # Keeps labels near the ends of the bar inside the drawing.
-    if x < 90:
+def _anchor(x: float, *, edge: float) -> str:
+    # A label within `edge` % of an end of the drawing grows inwards, so it stays inside.
+    if x < edge:
         return "start"
-    if x > width - 90:
+    if x > 100 - edge:
         return "end"
     return "middle"
 
@@ -278,8 +301,13 @@ def sample_by_rank(amounts: Sequence[int], limit: int = MAX_CHART_POINTS) -> lis
 @dataclass(frozen=True)
 class Tick:
     amount: int  # minor units
-    y: float
-    label_y: float
+    y: int  # pixels from the top of the drawing
+    label_y: int
+
+
+# The series is drawn in a nested drawing stretched over the plot: x from 0 to SERIES_WIDTH
+# along the ranks, y in pixels. Its lines keep their width (non-scaling stroke).
+SERIES_WIDTH = 1000
 
 
 @dataclass(frozen=True)
@@ -291,16 +319,26 @@ class PayoutChart:
     text: str
     currency: str
     count: int  # players paid, the last rank
-    width: int
     height: int
-    plot: Box
+    left: float  # percent of the width where the plot begins
+    width: float  # percent of the width the plot spans
+    top: int  # pixels
+    plot_height: int
     ticks: list[Tick]
-    tick_label_x: float
-    rank_label_y: float
-    caption_y: float
-    axis_title_x: float
-    series: str  # polyline points, "x,y x,y ..."; empty when nobody is paid
+    rank_label_y: int
+    caption_y: int
+    axis_title_y: int
+    series_width: int
+    series: str  # polyline points in the nested drawing; empty when nobody is paid
     area: str  # the same points closed along the x axis
+
+    @property
+    def right(self) -> float:
+        return _pct(self.left + self.width)
+
+    @property
+    def bottom(self) -> int:
+        return self.top + self.plot_height
 
 
 def payout_chart(
@@ -310,46 +348,60 @@ def payout_chart(
     currency: str,
     title: str = "Payout by chip rank",
     title_id: str = "payout-chart",
+    scale_top: int = 0,
 ) -> PayoutChart:
     """Each player's payout against their chip rank (1 = most chips), from points already
     sampled by rank (see ``sample_by_rank``), for `count` players in all; the first and the
-    last rank should be among the points."""
-    width, height = 720, 260
-    left, right, top, bottom = 96, 16, 24, 48
-    plot = Box(left, top, width - left - right, height - top - bottom)
-    highest = max((p.amount for p in points), default=0)
+    last rank should be among the points.
+
+    The y axis runs from 0 to the highest payout, or to ``scale_top`` if that is higher: charts
+    meant to be compared side by side pass the same ``scale_top`` so that one height means one
+    amount in all of them."""
+    height, top, plot_height = 236, 28, 172
+    left, width = 1.0, 98.0
+    highest = max(scale_top, max((p.amount for p in points), default=0))
 
     def x_at(rank: int) -> float:
-        return left + (plot.width * (rank - 1) / (count - 1) if count > 1 else plot.width / 2)
+        if count <= 1:
+            return SERIES_WIDTH / 2
+        return SERIES_WIDTH * (rank - 1) / (count - 1)
 
     def y_at(amount: int) -> float:
-        return plot.bottom - (plot.height * amount / highest if highest else 0)
+        return plot_height - (plot_height * amount / highest if highest else 0)
 
     ticks = []
     for numerator in (0, 1, 2):
         amount = highest * numerator // 2
-        ticks.append(Tick(amount, _px(y_at(amount)), _px(y_at(amount) + 4)))
+        y = top + round(y_at(amount))
+        ticks.append(Tick(amount, y, y - 5))
     series = area = ""
     if points:
         series = " ".join(f"{_px(x_at(p.rank))},{_px(y_at(p.amount))}" for p in points)
-        area = f"{series} {_px(x_at(points[-1].rank))},{plot.bottom} {_px(x_at(1))},{plot.bottom}"
+        area = f"{series} {_px(x_at(points[-1].rank))},{plot_height} {_px(x_at(1))},{plot_height}"
     return PayoutChart(
         title_id=title_id,
         title=title,
         text=_payout_text(points, count=count, currency=currency),
         currency=currency,
         count=count,
-        width=width,
         height=height,
-        plot=plot,
+        left=left,
+        width=width,
+        top=top,
+        plot_height=plot_height,
         ticks=ticks,
-        tick_label_x=left - 6,
-        rank_label_y=plot.bottom + 16,
-        caption_y=height - 8,
-        axis_title_x=14,
+        rank_label_y=top + plot_height + 18,
+        caption_y=height - 4,
+        axis_title_y=14,
+        series_width=SERIES_WIDTH,
         series=series,
         area=area,
     )
+
+
+def _px(value: float) -> float:
+    # A tenth of a unit is finer than any screen draws and keeps the markup short.
+    return round(float(value), 1)
 
 
 def _payout_text(points: Sequence[ChartPoint], *, count: int, currency: str) -> str:

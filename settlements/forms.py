@@ -13,16 +13,25 @@ from django.utils import timezone
 
 from settlements import bounds
 from settlements.errors import DomainError
-from settlements.models import Incident, PrizeWithdrawal, Tournament, Unit
+from settlements.models import Incident, PrizeWithdrawal, Tournament, TournamentType, Unit
 from settlements.money import AmountError, parse_amount
-from settlements.services import CompensationEntry, check_prize_amount, check_reschedule_date
+from settlements.services import (
+    CompensationEntry,
+    NewTournament,
+    check_invitees,
+    check_prize_amount,
+    check_reschedule_date,
+)
 from settlements.templatetags.remedies import option_label
 
 
 class DomainErrorsMixin:
+    # A service's name for a value -> the form field that holds it, where the two differ.
+    field_aliases: dict[str, str] = {}
+
     def add_domain_error(self, error: DomainError) -> None:
-        field = error.field if error.field in self.fields else None
-        self.add_error(field, error.message)
+        field = self.field_aliases.get(error.field, error.field)
+        self.add_error(field if field in self.fields else None, error.message)
 
 
 class IncidentForm(DomainErrorsMixin, forms.Form):
@@ -162,13 +171,19 @@ class DecisionForm(DomainErrorsMixin, forms.Form):
         help_text="Player ids, one per line. Leave it empty to invite the list above.",
     )
 
-    def __init__(self, *args, case, **kwargs):
+    field_aliases = {"invited_players": "invited"}
+
+    def __init__(self, *args, case, locked: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        self.case = case
         self.fields["option"].choices = [
             (code, option_label(code)) for code in case.decision_options
         ]
         zone = timezone.get_current_timezone_name()
         self.fields["reschedule_at"].help_text = f"When the freeroll runs again, in {zone} time."
+        # A decision that can no longer change is shown, not offered.
+        for field in self.fields.values():
+            field.disabled = locked
 
     def clean(self):
         cleaned = super().clean()
@@ -180,6 +195,11 @@ class DecisionForm(DomainErrorsMixin, forms.Form):
         if "reschedule_at" not in self.errors:
             try:
                 check_reschedule_date(cleaned.get("reschedule_at"))
+            except DomainError as error:
+                self.add_domain_error(error)
+        if self.invited_players is not None:
+            try:
+                check_invitees(case=self.case, invited=self.invited_players)
             except DomainError as error:
                 self.add_domain_error(error)
         return cleaned
@@ -285,12 +305,13 @@ class PrizeWithdrawalForm(DomainErrorsMixin, forms.Form):
 
 
 class IndividualCaseForm(DomainErrorsMixin, forms.Form):
-    """One or a few players hit while the tournament went on for everyone else."""
+    """One or a few players hit while the tournament went on for everyone else. A tournament
+    CrashDesk does not know yet (one that never crashed) is registered with the case."""
 
     tournament = forms.CharField(
         max_length=200,
         label="Tournament id",
-        help_text="The operator's id of a registered tournament.",
+        help_text="The operator's id of the tournament.",
     )
     players = forms.CharField(
         widget=_ids(3),
@@ -304,20 +325,71 @@ class IndividualCaseForm(DomainErrorsMixin, forms.Form):
         label="Part of an open incident",
         empty_label="No incident",
     )
+    # Only for a tournament not registered yet; a registered one keeps what it has.
+    type = forms.ChoiceField(
+        required=False, label="Type", choices=TournamentType.choices, initial="regular"
+    )
+    currency = forms.CharField(
+        required=False,
+        max_length=3,
+        label="Currency",
+        help_text="Three capital letters, e.g. USD.",
+    )
+    buy_in = forms.CharField(
+        required=False,
+        max_length=30,
+        label="Buy-in",
+        help_text="Without the fee, e.g. 10.00 (none for a freeroll).",
+    )
+    fee = forms.CharField(required=False, max_length=30, label="Fee")
+    name = forms.CharField(required=False, max_length=200, label="Tournament name")
+
+    field_aliases = {"operator_id": "tournament"}
+    NEW_TOURNAMENT_FIELDS = ("type", "currency", "buy_in", "fee", "name")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["incident"].queryset = Incident.objects.filter(closed_at__isnull=True)
 
-    def clean_tournament(self) -> Tournament:
+    def clean_tournament(self) -> Tournament | str:
+        """The registered tournament, or the id of one to register."""
         operator_id = self.cleaned_data["tournament"].strip()
-        tournament = Tournament.objects.filter(operator_id=operator_id).first()
-        if tournament is None:
-            raise forms.ValidationError(f"No registered tournament has the id “{operator_id}”.")
-        return tournament
+        return Tournament.objects.filter(operator_id=operator_id).first() or operator_id
 
     def clean_players(self) -> list[str]:
         return player_list(self.cleaned_data["players"])
+
+    def clean(self):
+        cleaned = super().clean()
+        chosen = cleaned.get("tournament")
+        if not isinstance(chosen, str):
+            return cleaned
+        currency = (cleaned.get("currency") or "").strip().upper()
+        if not currency:
+            self.add_error(
+                "tournament",
+                f"No registered tournament has the id “{chosen}”. To register it with this "
+                "case, give its type, currency and buy-in below.",
+            )
+            return cleaned
+        amounts = {}
+        for field in ("buy_in", "fee"):
+            raw = (cleaned.get(field) or "").strip()
+            amounts[field] = None
+            try:
+                if raw:
+                    amounts[field] = parse_amount(raw, unit=Unit.CASH, currency=currency)
+            except AmountError as error:
+                self.add_error(field, str(error))
+        if not self.errors:
+            cleaned["tournament"] = NewTournament(
+                operator_id=chosen,
+                type=cleaned.get("type") or TournamentType.REGULAR,
+                currency=currency,
+                name=(cleaned.get("name") or "").strip(),
+                **amounts,
+            )
+        return cleaned
 
 
 class ResolveForm(DomainErrorsMixin, forms.Form):

@@ -6,8 +6,13 @@ before any view is called, so a check in the upload view would come after the wh
 had been received. No endpoint takes more than one snapshot plus form overhead.
 """
 
+import zoneinfo
+
 from django.conf import settings
+from django.contrib.auth.signals import user_logged_in
+from django.dispatch import receiver
 from django.http import HttpResponse
+from django.utils import timezone
 from django.utils.cache import patch_cache_control
 
 from settlements import bounds
@@ -79,3 +84,45 @@ class QueryTextMiddleware:
                     f"{where} {message}.\n", status=400, content_type="text/plain; charset=utf-8"
                 )
         return self.get_response(request)
+
+
+# The signed-in user's time zone name, kept in their session so that no page pays a query for
+# it: copied from their profile when they sign in, and set again when they change it.
+TIME_ZONE_SESSION_KEY = "crashdesk_time_zone"
+
+
+class UserTimeZoneMiddleware:
+    """Show every time in the signed-in user's own zone (their profile's choice), or the site's
+    TIME_ZONE. Pages read times through the active zone; exports and the API never do (they
+    write UTC), and a request without a session (the API) keeps the site's zone."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        name = request.session.get(TIME_ZONE_SESSION_KEY, "")
+        try:
+            zone = zoneinfo.ZoneInfo(name) if name else None
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            zone = None  # a zone since removed from the system's database
+        if zone is None:
+            timezone.deactivate()
+        else:
+            timezone.activate(zone)
+        try:
+            return self.get_response(request)
+        finally:
+            timezone.deactivate()
+
+
+def remember_time_zone(request, time_zone: str) -> None:
+    request.session[TIME_ZONE_SESSION_KEY] = time_zone
+
+
+@receiver(user_logged_in, dispatch_uid="crashdesk-time-zone-at-sign-in")
+def _time_zone_at_sign_in(sender, request, user, **kwargs):
+    from settlements.models import Profile
+
+    if request is not None and hasattr(request, "session"):
+        chosen = Profile.objects.filter(user=user).values_list("time_zone", flat=True).first()
+        remember_time_zone(request, chosen or "")

@@ -29,6 +29,7 @@ from settlements.triggers import (
     fixed_fields,
     write_once,
 )
+from settlements.wording import option_label
 from settlements.workflow import CaseStatus, CompensationStatus, ReissueStatus, SettlementStatus
 
 USER = settings.AUTH_USER_MODEL
@@ -329,7 +330,7 @@ class Decision(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Decision #{self.pk}: {self.option}"
+        return f"Decision #{self.pk}: {option_label(self.option)}"
 
 
 SETTLEMENT_FIXED = (
@@ -739,6 +740,19 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_type_display()} #{self.pk}"
+
+
+class Profile(models.Model):
+    """A user's own settings. A user without one sees the site's defaults."""
+
+    user = models.OneToOneField(USER, on_delete=models.PROTECT, related_name="profile")
+    # An IANA zone name ("Europe/Paris"); empty for the site's TIME_ZONE.
+    time_zone = models.CharField(max_length=64, blank=True)
+
+    history = WriteOnceHistory()
+
+    def __str__(self) -> str:
+        return f"Profile of {self.user}"
 
 
 TOKEN_TAG = "cdk_"

@@ -268,6 +268,16 @@ def api_token_revoke(*, token: ApiToken, user) -> Refusal | None:
     return refusal
 
 
+# --- A user's own settings ---------------------------------------------------------------------
+
+
+def profile_update(*, owner, user) -> Refusal | None:
+    """Anyone signed in keeps their own settings, and only their own."""
+    if user is None or user.pk != owner.pk:
+        return Refusal("Each person chooses their own settings.", ROLE)
+    return None
+
+
 # --- Shared rules -------------------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from settlements.views import (
     players,
     policy,
     prize_withdrawals,
+    profile,
     settlement_review,
 )
 
@@ -27,6 +28,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", dashboard.dashboard, name="dashboard"),
     path("policy/", policy.crash_policy, name="policy"),
+    path("settings/", profile.user_settings, name="user_settings"),
     path("incidents/new/", incidents.incident_new, name="incident_new"),
     path(
         "incidents/<int:incident_id>/tournaments/",

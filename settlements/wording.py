@@ -76,6 +76,15 @@ def option_label(code: str | None) -> str:
     return OPTION_LABELS.get(code or "", code or "")
 
 
+def policy_summary(policy: dict) -> str:
+    """A recorded policy ({"pre_pct": 5, "early_pct": 25, "late_formula": "chip_equity"}) in
+    words: "stage marks at 5 % and 25 %, late stage by chip equity split"."""
+    words = [f"stage marks at {policy.get('pre_pct')} % and {policy.get('early_pct')} %"]
+    if policy.get("late_formula"):
+        words.append(f"late stage by {remedy_label(policy['late_formula']).lower()}")
+    return ", ".join(words)
+
+
 def policy_anchor(tournament_type: str, stage: str) -> str:
     """The id of a cell's section on the crash policy page."""
     return f"cell-{tournament_type}-{stage}"

@@ -31,6 +31,11 @@ def parse(svg: str) -> ElementTree.Element:
     return ElementTree.fromstring(svg)
 
 
+def percent(value: str) -> float:
+    assert value.endswith("%"), value
+    return float(value[:-1])
+
+
 def engine_stage(entrants: int, eliminated: int, paid_places: int, policy: Policy) -> str:
     return classify(
         started=True,
@@ -47,7 +52,9 @@ def band_holding(segments, eliminated: int):
 
 
 def draw_stage_bar(**counts) -> str:
-    return render_to_string("settlements/charts/stage_bar.html", {"bar": stage_bar(**counts)})
+    html = render_to_string("settlements/charts/stage_bar.html", {"bar": stage_bar(**counts)})
+    # The legend under the bar is HTML, not part of the drawing.
+    return html[: html.index("</svg>", html.rindex("</text>")) + len("</svg>")].strip()
 
 
 def draw_payout_chart(points, *, count, currency="USD", **labels) -> str:
@@ -104,9 +111,9 @@ def test_the_drawn_band_under_the_case_marker_is_the_engines_stage(entrants, pai
     for eliminated in range(entrants + 1):
         counts = {"entrants": entrants, "eliminated": eliminated, "paid_places": paid}
         root = parse(draw_stage_bar(**counts, policy=policy))
-        marker = float(root.find(f"{SVG}line[@class='marker-line']").get("x1"))
+        marker = percent(root.find(f"{SVG}line[@class='marker-line']").get("x1"))
         bands = [r for r in root.findall(f"{SVG}rect") if r.get("class").startswith("stage-")]
-        under = [band for band in bands if float(band.get("x")) <= marker][-1]
+        under = [band for band in bands if percent(band.get("x")) <= marker][-1]
         expected = engine_stage(entrants, eliminated, paid, policy)
         assert under.get("class") == f"stage-{expected}"
         assert f"Stage: {expected.title()}." in root.find(f"{SVG}desc").text
@@ -176,14 +183,14 @@ def test_payout_chart_axes_labels_and_money_ticks():
     assert "Payout (USD)" in texts
     assert "3,867.00 USD" in texts
     assert "0.00 USD" in texts
-    polyline = root.find(f"{SVG}polyline")
+    polyline = root.find(f".//{SVG}polyline")
     assert len(polyline.get("points").split()) == 3
     assert "the most chips receive 3,867.00 USD" in root.find(f"{SVG}desc").text
 
 
 def test_payout_chart_of_a_huge_settlement_draws_at_most_the_limit():
     svg = draw_payouts([1000 + i for i in range(300_000, 0, -1)])
-    points = parse(svg).find(f"{SVG}polyline").get("points").split()
+    points = parse(svg).find(f".//{SVG}polyline").get("points").split()
     assert len(points) == MAX_CHART_POINTS
     assert "(drawn from 200 ranks)" in svg
 
@@ -196,7 +203,7 @@ def test_chart_text_is_escaped():
 
 def test_empty_payout_chart():
     assert payout_chart([], count=0, currency="USD").text == "Nobody is paid."
-    assert parse(draw_payouts([])).find(f"{SVG}polyline") is None
+    assert parse(draw_payouts([])).find(f".//{SVG}polyline") is None
 
 
 def test_no_float_noise_in_labels():
@@ -212,3 +219,65 @@ def test_a_sampled_chart_labels_the_full_rank_range():
         "300,000 players (drawn from 3 ranks): the most chips receive 50.00 USD, "
         "the fewest 1.00 USD."
     )
+
+
+# --- Responsive drawings: positions in percent, text never scaled -------------------------------
+
+
+@pytest.mark.parametrize(
+    "svg",
+    [
+        draw_stage_bar(entrants=40, eliminated=20, paid_places=3, policy=Policy(5, 25)),
+        draw_payouts([386700, 326700, 286600]),
+    ],
+)
+def test_charts_fill_their_panel_without_scaling_their_text(svg):
+    root = parse(svg)
+    assert root.get("width") == "100%"
+    assert root.get("viewBox") is None
+    for text in root.iter(f"{SVG}text"):
+        assert text.get("x").endswith("%") or text.get("x") == "0"
+
+
+@pytest.mark.parametrize(("entrants", "paid"), [(40, 3), (20, 18), (1000, 150), (300_000, 45_000)])
+@pytest.mark.parametrize("policy", POLICIES)
+def test_no_mark_crosses_a_stage_name_at_the_narrowest_width(entrants, paid, policy):
+    from settlements.charts import CHAR_PX, NARROWEST_PX
+
+    for eliminated in (0, entrants // 20, entrants // 4, entrants // 2, entrants - paid, entrants):
+        bar = stage_bar(entrants=entrants, eliminated=eliminated, paid_places=paid, policy=policy)
+        marks = [m.x for m in bar.thresholds] + [bar.money.x, bar.case.x]
+        for band in bar.bands:
+            if band.label_x is None:
+                continue
+            half = (len(band.label) * CHAR_PX / 2 + 4) / NARROWEST_PX * 100
+            left, right = band.label_x - half, band.label_x + half
+            assert band.x <= left and right <= band.x + band.width
+            assert not any(left < x < right for x in marks), (band, marks)
+
+
+def test_a_pre_stage_wide_enough_for_its_name_keeps_it_clear_of_the_mark():
+    # 20 % of the bar is pre: its name fits between the bar's start and the 20 % mark.
+    bar = stage_bar(entrants=100, eliminated=50, paid_places=10, policy=Policy(20, 40))
+    pre = bar.bands[0]
+    assert (pre.stage, pre.label_x) == ("pre", pytest.approx((1.5 + bar.thresholds[0].x) / 2))
+
+
+def test_the_legend_gives_every_stage_its_range():
+    html = render_to_string(
+        "settlements/charts/stage_bar.html",
+        {"bar": stage_bar(entrants=40, eliminated=20, paid_places=3, policy=Policy(5, 25))},
+    )
+    legend = re.sub(r"<[^>]+>", "", html[html.index('<ul class="chart-legend"') :])
+    assert "Pre: under 5 % eliminated" in legend
+    assert "Early: 5 % to under 25 %" in legend
+    assert "Middle: 25 % to under 92.5 %" in legend
+    assert "Late: from 92.5 % eliminated" in legend
+
+
+def test_charts_compared_side_by_side_share_their_scale():
+    low = payout_chart(sample_by_rank([4762, 2000]), count=2, currency="USD", scale_top=5000)
+    high = payout_chart(sample_by_rank([5000, 2000]), count=2, currency="USD", scale_top=5000)
+    assert [t.amount for t in low.ticks] == [t.amount for t in high.ticks] == [0, 2500, 5000]
+    # The same amount is drawn at the same height in both.
+    assert low.series.split()[1].split(",")[1] == high.series.split()[1].split(",")[1] == "103.2"

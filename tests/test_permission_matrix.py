@@ -102,6 +102,8 @@ MATRIX: dict[str, Entry] = {
     # Dashboard and the report-a-crash wizard.
     "dashboard": Entry(by_role(ALL, 200), by_role(ALL, 200)),
     "policy": page(*ALL),  # the crash policy, for every role
+    # Each signed-in person's own settings, with a role or none.
+    "user_settings": Entry({**everyone(200), ANON: 302}, {**everyone(422), ANON: 302}),
     # An empty POST shows the empty form again, as a GET would.
     "incident_new": form(OP, post=200),
     "incident_tournaments": Entry(by_role(ALL, 200), by_role(ALL, 200)),

@@ -12,9 +12,19 @@ from dataclasses import dataclass
 class Problem:
     path: str
     message: str
+    # The id of the player a `players[i]...` path points at, when the document names one: an
+    # index alone sends the reader counting rows.
+    player: str | None = None
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
+
+    @property
+    def described(self) -> str:
+        """The problem in one line, naming the player beside the row's index."""
+        if self.player is None:
+            return str(self)
+        return f"{self.path} (player {self.player}): {self.message}"
 
 
 class InvalidInput(Exception):

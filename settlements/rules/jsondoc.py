@@ -1,11 +1,13 @@
 """Turning JSON decoding failures into path-first problems.
 
 msgspec reports the first structural error with a path such as `$.players[2].chips`; this module
-rewrites it into the path style of SNAPSHOT.md and into plain words. It also covers the two
-things msgspec does not report the way the spec wants: NaN/Infinity (msgspec calls them
-malformed JSON without a path) and duplicate keys (msgspec keeps the last value silently).
-Both fallbacks re-read the document with the standard library, which is slow but only runs when
-something is already wrong or suspicious.
+rewrites it into the path style of SNAPSHOT.md and into plain words. Since a person fixing a file
+wants every such problem at once, ``format_problems`` then walks the whole document against the
+same msgspec types (read through ``msgspec.inspect``) and reports each misfit with the path and
+words msgspec's own error would have had. It also covers the two things msgspec does not report
+the way the spec wants: NaN/Infinity (msgspec calls them malformed JSON without a path) and
+duplicate keys (msgspec keeps the last value silently). These fallbacks re-read the document,
+which is slower but only runs when something is already wrong or suspicious.
 
 The patterns below match msgspec's wording, which is not an API: pyproject.toml bounds msgspec to
 one minor version and tests/rules/test_jsondoc.py pins every message relied on here.
@@ -16,6 +18,7 @@ import re
 from collections.abc import Callable
 
 import msgspec
+import msgspec.inspect as schema
 
 from .errors import Problem
 
@@ -65,6 +68,23 @@ def join_path(root: str, where: str) -> str:
     return root + where
 
 
+def _type_problem(path: str, want: str, got: str) -> Problem:
+    return Problem(path, f"must be {_WANT.get(want, want)}, not {_GOT.get(got, got)}")
+
+
+def _unknown_problem(parent: str, field: str, path: str, hint: "UnknownHint | None") -> Problem:
+    words = hint(parent, field) if hint else None
+    return Problem(path, words or "is not a known field (check the spelling)")
+
+
+def _invalid_problem(path: str, value: str, hint: Callable[[str], str] | None) -> Problem:
+    words = hint(path) if hint else None
+    return Problem(path, words or f"has an unacceptable value {value}")
+
+
+_TOO_LARGE = "is a number too large to be read"
+
+
 def problem_from_validation(
     error: msgspec.ValidationError,
     *,
@@ -77,21 +97,156 @@ def problem_from_validation(
     message, where = match["message"], match["where"] or ""
     parent = join_path(root, where)
     if found := _EXPECTED.match(message):
-        want = _WANT.get(found["want"], found["want"])
-        got = _GOT.get(found["got"], found["got"])
-        return Problem(parent, f"must be {want}, not {got}")
+        return _type_problem(parent, found["want"], found["got"])
     if found := _UNKNOWN.match(message):
         path = join_path(root, where + key_step(found["field"]))
-        hint = unknown_hint(parent, found["field"]) if unknown_hint else None
-        return Problem(path, hint or "is not a known field (check the spelling)")
+        return _unknown_problem(parent, found["field"], path, unknown_hint)
     if found := _MISSING.match(message):
         return Problem(join_path(root, where + key_step(found["field"])), "is required")
     if found := _INVALID.match(message):
-        hint = invalid_hint(parent) if invalid_hint else None
-        return Problem(parent, hint or f"has an unacceptable value {found['value']}")
+        return _invalid_problem(parent, found["value"], invalid_hint)
     if message == "Number out of range":
-        return Problem(parent, "is a number too large to be read")
+        return Problem(parent, _TOO_LARGE)
     return Problem(parent, message)
+
+
+# --- Every format problem of a document at once ------------------------------------------------
+
+
+class _Decimal:
+    """A JSON number written with a fraction or an exponent, kept as written: never an integer
+    amount, and 1e400 is a number too large rather than infinity."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+_LENIENT = msgspec.json.Decoder(float_hook=_Decimal)
+
+# msgspec's names for the JSON kinds, as its messages use them.
+_KIND = {dict: "object", list: "array", str: "str", bool: "bool", int: "int", type(None): "null"}
+
+
+def read_leniently(data: bytes):
+    """The well-formed JSON document `data` as plain Python values (objects as dicts, numbers
+    with a fraction as markers), or None when it cannot be read that way (nested too deeply, an
+    integer beyond what msgspec reads)."""
+    try:
+        return _LENIENT.decode(data)
+    except (msgspec.MsgspecError, RecursionError):
+        return None
+
+
+def format_problems(
+    tree,
+    type_: type,
+    *,
+    root: str = "$",
+    unknown_hint: UnknownHint | None = None,
+    invalid_hint: Callable[[str], str] | None = None,
+) -> list[Problem]:
+    """Every place where the document `tree` (from ``read_leniently``) does not fit `type_`, in
+    document order, each with the path and words ``problem_from_validation`` gives the same
+    misfit when msgspec stops at it."""
+    problems: list[Problem] = []
+
+    def problem(where: str, kind: str, *detail: str) -> None:
+        path = join_path(root, where)
+        if kind == "type":
+            problems.append(_type_problem(path, *detail))
+        elif kind == "too large":
+            problems.append(Problem(path, _TOO_LARGE))
+        elif kind == "missing":
+            problems.append(Problem(path, "is required"))
+        elif kind == "unknown":
+            parent, field = detail
+            problems.append(_unknown_problem(join_path(root, parent), field, path, unknown_hint))
+        else:
+            problems.append(_invalid_problem(path, detail[0], invalid_hint))
+
+    def got(node) -> str:
+        return "float" if isinstance(node, _Decimal) else _KIND.get(type(node), "value")
+
+    def check(node, info, where: str) -> None:
+        if isinstance(info, schema.UnionType):
+            check_union(node, info, where)
+        elif isinstance(info, schema.StructType):
+            if not isinstance(node, dict):
+                problem(where, "type", "object", got(node))
+            else:
+                check_fields(node, info, where)
+        elif isinstance(info, schema.ListType):
+            if not isinstance(node, list):
+                problem(where, "type", "array", got(node))
+            else:
+                for index, item in enumerate(node):
+                    check(item, info.item_type, f"{where}[{index}]")
+        elif isinstance(info, schema.IntType):
+            if isinstance(node, _Decimal) and float(node.text) in (float("inf"), float("-inf")):
+                problem(where, "too large")
+            elif not isinstance(node, int) or isinstance(node, bool):
+                problem(where, "type", "int", got(node))
+        elif isinstance(info, schema.StrType | schema.BoolType | schema.NoneType):
+            want = {schema.StrType: str, schema.BoolType: bool, schema.NoneType: type(None)}
+            if type(node) is not want[type(info)]:
+                problem(where, "type", _KIND[want[type(info)]], got(node))
+
+    def check_union(node, info, where: str) -> None:
+        kinds = [t for t in info.types if not isinstance(t, schema.NoneType)]
+        if node is None and len(kinds) < len(info.types):
+            return
+        tagged = [t for t in kinds if isinstance(t, schema.StructType) and t.tag_field]
+        if len(kinds) == 1 or not tagged:
+            check(node, kinds[0], where)
+            return
+        if not isinstance(node, dict):
+            problem(where, "type", "object", got(node))
+            return
+        field = tagged[0].tag_field
+        tag_where = where + key_step(field)
+        if field not in node:
+            problem(tag_where, "missing")
+        elif not isinstance(node[field], str):
+            problem(tag_where, "type", "str", got(node[field]))
+        else:
+            chosen = next((t for t in tagged if t.tag == node[field]), None)
+            if chosen is None:
+                problem(tag_where, "invalid", repr(node[field]))
+            else:
+                check_fields(node, chosen, where)
+
+    def check_fields(node: dict, info, where: str) -> None:
+        fields = {field.encode_name: field for field in info.fields}
+        for key, value in node.items():
+            if key in fields:
+                check(value, fields[key].type, where + key_step(key))
+            elif key != info.tag_field and info.forbid_unknown_fields:
+                problem(where + key_step(key), "unknown", where, key)
+        for name, field in fields.items():
+            if field.required and name not in node:
+                problem(where + key_step(name), "missing")
+
+    check(tree, schema.type_info(type_), "")
+    return problems
+
+
+def summarised(problems: list[Problem], limit: int) -> list[Problem]:
+    """The problems with at most `limit` of each kind (the same message at paths that differ
+    only by their indexes); the rest of a kind become one line at the list they belong to."""
+    counts: dict[tuple[str, str], int] = {}
+    kept: list[Problem] = []
+    for problem in problems:
+        kind = (re.sub(r"\[\d+\]", "[]", problem.path), problem.message)
+        counts[kind] = counts.get(kind, 0) + 1
+        if counts[kind] <= limit:
+            kept.append(problem)
+    for (path, message), count in counts.items():
+        if count > limit:
+            where = path.split("[]", 1)[0] or "$"
+            kept.append(Problem(where, f"{count - limit} more have the same problem: {message}"))
+    return kept
 
 
 def _position(data: bytes, offset: int) -> str:

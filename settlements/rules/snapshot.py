@@ -9,6 +9,7 @@ every problem found is reported, not just the first.
 
 import calendar
 import codecs
+import dataclasses
 import re
 from typing import ClassVar
 
@@ -19,7 +20,14 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from .errors import InvalidInput, Problem
-from .jsondoc import duplicate_key_problems, problem_from_validation, problems_from_decode_error
+from .jsondoc import (
+    duplicate_key_problems,
+    format_problems,
+    problem_from_validation,
+    problems_from_decode_error,
+    read_leniently,
+    summarised,
+)
 
 FORMAT = "crash-snapshot/1"
 TYPES = ("regular", "freeroll", "satellite")
@@ -153,22 +161,54 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
             pass  # well-formed, or too deeply nested to tell: the field's problem stands
         except msgspec.DecodeError as syntax:
             raise InvalidInput(problems_from_decode_error(syntax, raw)) from None
-        problem = problem_from_validation(
-            error,
-            unknown_hint=lambda parent, field: _foreign_field_hint(raw, parent, field),
-            invalid_hint=_invalid_value_hint,
-        )
-        raise InvalidInput([problem]) from None
+        raise InvalidInput(_format_problems(raw, error)) from None
     except msgspec.DecodeError as error:
         raise InvalidInput(problems_from_decode_error(error, raw)) from None
     except RecursionError:
         raise InvalidInput.at("$", "is nested too deeply to be a snapshot") from None
     ids = [p.id for p in doc.players]
     if _may_repeat_keys(raw, doc, ids) and (repeated := duplicate_key_problems(raw)):
-        raise InvalidInput(repeated)
+        raise InvalidInput(name_players(repeated, ids))
     if problems := _semantic_problems(doc, ids):
-        raise InvalidInput(problems)
+        raise InvalidInput(name_players(problems, ids))
     return _publish(doc)
+
+
+def _format_problems(raw: bytes, error: msgspec.ValidationError) -> list[Problem]:
+    """Every field of the wrong type, unknown or missing, not only the first one msgspec met
+    (which is always among them, at the same path)."""
+    hints = {
+        "unknown_hint": lambda parent, field: _foreign_field_hint(raw, parent, field),
+        "invalid_hint": _invalid_value_hint,
+    }
+    first = problem_from_validation(error, **hints)
+    tree = read_leniently(raw)
+    if tree is None:  # nested too deeply, or a number too long to read: msgspec's word stands
+        return [first]
+    problems = format_problems(tree, _SnapshotDoc, **hints)
+    if all(problem.path != first.path for problem in problems):
+        problems.insert(0, first)
+    players = tree.get("players") if isinstance(tree, dict) else None
+    ids = [
+        row.get("id") if isinstance(row, dict) and isinstance(row.get("id"), str) else None
+        for row in (players if isinstance(players, list) else [])
+    ]
+    return name_players(summarised(problems, LIST_LIMIT), ids)
+
+
+_ROW = re.compile(r"players\[(?P<index>\d+)\]")
+
+
+def name_players(problems: list[Problem], ids: list[str | None]) -> list[Problem]:
+    """Each problem at `players[i]...` with the id of player i, where the document gives one."""
+    named = []
+    for problem in problems:
+        row = _ROW.match(problem.path)
+        index = int(row["index"]) if row else -1
+        if 0 <= index < len(ids) and ids[index] is not None and problem.player is None:
+            problem = dataclasses.replace(problem, player=ids[index])
+        named.append(problem)
+    return named
 
 
 def _foreign_field_hint(raw: bytes, parent: str, field: str) -> str | None:
@@ -304,19 +344,22 @@ def _semantic_problems(doc: _SnapshotDoc, ids: list[str]) -> list[Problem]:
         empty = [i for i, player_id in enumerate(ids) if not player_id]
         _report(problems, empty, lambda i: f"players[{i}].id", "must not be empty", "players")
     if len(set(ids)) != entrants:
-        seen: set[str] = set()
+        first_at: dict[str, int] = {}
         repeated = []
         for i, player_id in enumerate(ids):
-            if player_id in seen and player_id:
+            if player_id in first_at and player_id:
                 repeated.append(i)
-            seen.add(player_id)
-        _report(
-            problems,
-            repeated,
-            lambda i: f"players[{i}].id",
-            "repeats the id of an earlier player; ids must be unique",
-            "players",
-        )
+            first_at.setdefault(player_id, i)
+        for i in repeated[:LIST_LIMIT]:
+            problems.append(
+                Problem(
+                    f"players[{i}].id",
+                    f"repeats the id “{ids[i]}” of players[{first_at[ids[i]]}]; ids must be unique",
+                )
+            )
+        if len(repeated) > LIST_LIMIT:
+            rest = len(repeated) - LIST_LIMIT
+            problems.append(Problem("players", f"{rest} more repeat the id of an earlier player"))
     if entrants < 2:
         problems.append(Problem("players", f"must list at least 2 entrants, not {entrants}"))
     elif chips_ok and max(chips) == 0:

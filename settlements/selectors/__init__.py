@@ -22,9 +22,11 @@ from settlements.selectors.cases import (
     case_list,
     case_status_counts,
     crash_case_in_force,
+    decision_invitee_ids,
     decision_invitees,
     incident_detail,
     incident_list,
+    settlement_decision,
 )
 from settlements.selectors.common import BIG_TOURNAMENT_FIELDS
 from settlements.selectors.compensation import (
@@ -62,9 +64,14 @@ from settlements.selectors.players import (
     statement_settlements,
 )
 from settlements.selectors.previews import (
+    COMPARISON_ROWS,
     PREVIEW_CACHE_SECONDS,
+    Comparison,
     DecisionPreview,
+    DecisionReads,
     PayoutExample,
+    PlayerDifference,
+    decision_page_reads,
     decision_previews,
     payout_worth,
     settlement_chart_points,
@@ -92,6 +99,8 @@ __all__ = [
     "case_current_settlement",
     "case_entrants",
     "decision_invitees",
+    "decision_invitee_ids",
+    "settlement_decision",
     "settlement_detail",
     "settlement_payouts",
     "settlement_payout",
@@ -104,6 +113,11 @@ __all__ = [
     "DecisionPreview",
     "PREVIEW_CACHE_SECONDS",
     "decision_previews",
+    "decision_page_reads",
+    "DecisionReads",
+    "Comparison",
+    "PlayerDifference",
+    "COMPARISON_ROWS",
     "payout_worth",
     "settlement_payout_curve",
     "settlement_chart_points",

@@ -110,6 +110,30 @@ def case_entrants(case: Case, *, search: str = "", remaining_only: bool = False)
     return entries.order_by("position")
 
 
+def settlement_decision(settlement: Settlement) -> Decision | None:
+    """The decision a settlement was prepared under (the one in force when it was prepared),
+    or None for a settlement the rules settled without one."""
+    if not settlement.decision:
+        return None
+    return (
+        Decision.objects.filter(case_id=settlement.case_id, decided_at__lte=settlement.prepared_at)
+        .select_related("decided_by")
+        .order_by("-decided_at", "-id")
+        .first()
+    )
+
+
+def decision_invitee_ids(decision: Decision, case: Case):
+    """The ids a reschedule of ``case`` invites, in snapshot order, unevaluated where they come
+    from the snapshot (a freeroll may have 300,000 entrants), with how many there are."""
+    if decision.invite_scope == Decision.InviteScope.CUSTOM:
+        return list(decision.invited_players), len(decision.invited_players)
+    remaining_only = decision.invite_scope == Decision.InviteScope.REMAINING
+    count = (case.remaining if remaining_only else case.entrants) or 0
+    entries = case_entrants(case, remaining_only=remaining_only)
+    return entries.values_list("player", flat=True), count
+
+
 def decision_invitees(decision: Decision) -> list[str]:
     """The players a reschedule invites (the default lists are derived from the snapshot)."""
     if decision.invite_scope == Decision.InviteScope.CUSTOM:

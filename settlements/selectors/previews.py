@@ -50,28 +50,96 @@ class DecisionPreview:
     problem: str = ""
 
 
+@dataclass(frozen=True)
+class Amounts:
+    """What one player receives under one option (all zero when they get nothing)."""
+
+    cash: int = 0
+    tdollars: int = 0
+    tickets: int = 0
+    fpp: int = 0
+
+
+@dataclass(frozen=True)
+class PlayerDifference:
+    """One player's payouts under the two options and the difference, second minus first
+    (in minor units of the currency, a seat at its value; in points when neither option pays
+    money)."""
+
+    player: str
+    chips: int
+    first: Amounts
+    second: Amounts
+    difference: int
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Who gains and who loses between the two options of a decision, largest differences
+    first (at most COMPARISON_ROWS of them)."""
+
+    options: tuple[str, str]
+    in_points: bool  # FPP, where neither option pays money
+    better_first: int  # players who get more under the first option
+    better_second: int
+    same: int  # players paid the same (and something) under both
+    largest: list[PlayerDifference]
+
+
+@dataclass(frozen=True)
+class DecisionReads:
+    previews: list[DecisionPreview]
+    comparison: Comparison | None
+
+
+# How many players the comparison lists, the largest differences first.
+COMPARISON_ROWS = 20
+
 # Previews are cached by everything that decides them, so a snapshot of 300,000 entrants is
 # settled once per option rather than on every view of the decision page.
 PREVIEW_CACHE_SECONDS = 24 * 60 * 60
 
+_COMPARISON = "comparison"
+
 
 def decision_previews(case: Case) -> list[DecisionPreview]:
     """A preview of every option the case's decision offers, in the rules' order."""
+    return _decision_reads(case, compare=False).previews
+
+
+def decision_page_reads(case: Case) -> DecisionReads:
+    """The previews and, for a choice between two options, the per-player comparison; all
+    computed from one settling of each option the first time, then read from the cache."""
+    return _decision_reads(case, compare=True)
+
+
+def _decision_reads(case: Case, *, compare: bool) -> DecisionReads:
     options = list(case.decision_options)
     if not options:
-        return []
+        return DecisionReads([], None)
     keys = {option: _preview_key(case, option) for option in options}
+    if compare and len(options) == 2:
+        keys[_COMPARISON] = _preview_key(case, ":".join([_COMPARISON, *options]))
     found = cache.get_many(list(keys.values()))
-    missing = [option for option in options if keys[option] not in found]
+    missing = [name for name in keys if keys[name] not in found]
     if missing:
         snapshot = parse_snapshot(case.snapshot.text)
-        computed = {option: _preview(snapshot, case, option) for option in missing}
+        needed = options if _COMPARISON in missing else missing
+        results = {option: _settled(snapshot, case, option) for option in needed}
+        computed = {
+            name: _comparison(snapshot, options, results)
+            if name == _COMPARISON
+            else _preview(snapshot, case, name, results[name])
+            for name in missing
+        }
         cache.set_many(
-            {keys[option]: preview for option, preview in computed.items()},
-            PREVIEW_CACHE_SECONDS,
+            {keys[name]: value for name, value in computed.items()}, PREVIEW_CACHE_SECONDS
         )
-        found.update({keys[option]: preview for option, preview in computed.items()})
-    return [found[keys[option]] for option in options]
+        found.update({keys[name]: value for name, value in computed.items()})
+    return DecisionReads(
+        previews=[found[keys[option]] for option in options],
+        comparison=found.get(keys.get(_COMPARISON, "")),
+    )
 
 
 def payout_worth(*, cash: int, tdollars: int, tickets: int, seat_value: int | None) -> int:
@@ -85,10 +153,17 @@ def _preview_key(case: Case, option: str) -> str:
     return f"crashdesk:preview:{ENGINE_VERSION}:{case.snapshot.sha256}:{policy}:{option}"
 
 
-def _preview(snapshot, case: Case, option: str) -> DecisionPreview:
+def _settled(snapshot, case: Case, option: str):
+    """The engine's settlement under ``option``, or its refusal (InvalidInput)."""
     try:
-        result = settle(snapshot, decision=option, policy=Policy(**case.policy))
-    except InvalidInput as exc:
+        return settle(snapshot, decision=option, policy=Policy(**case.policy))
+    except InvalidInput as refusal:
+        return refusal
+
+
+def _preview(snapshot, case: Case, option: str, result) -> DecisionPreview:
+    """The summary of ``result``, the engine's settlement under ``option`` or its refusal."""
+    if isinstance(result, InvalidInput):
         return DecisionPreview(
             option=option,
             remedy=None,
@@ -98,7 +173,7 @@ def _preview(snapshot, case: Case, option: str) -> DecisionPreview:
             biggest=None,
             smallest=None,
             chart=[],
-            problem="; ".join(problem.message for problem in exc.problems),
+            problem="; ".join(problem.message for problem in result.problems),
         )
     totals: dict[str, dict[str, int]] = {}
     for line in result.lines:
@@ -139,6 +214,55 @@ def _preview(snapshot, case: Case, option: str) -> DecisionPreview:
         biggest=biggest,
         smallest=smallest,
         chart=sample_by_rank(worth) if any(worth) else [],
+    )
+
+
+def _comparison(snapshot, options: list[str], results: dict) -> Comparison | None:
+    first, second = options
+    if any(isinstance(results[option], InvalidInput) for option in options):
+        return None
+    seat_value = getattr(snapshot.tournament, "seat_value", None)
+    chips = {player.id: player.chips for player in snapshot.players}
+    paid = {
+        option: {
+            row.player: Amounts(row.cash, row.tdollars, row.tickets, row.fpp)
+            for row in results[option].payouts
+        }
+        for option in options
+    }
+    nothing = Amounts()
+
+    def worth(amounts: Amounts) -> int:
+        return payout_worth(
+            cash=amounts.cash,
+            tdollars=amounts.tdollars,
+            tickets=amounts.tickets,
+            seat_value=seat_value,
+        )
+
+    players = paid[first].keys() | paid[second].keys()
+    in_points = not any(worth(amounts) for rows in paid.values() for amounts in rows.values())
+    measure = (lambda amounts: amounts.fpp) if in_points else worth
+    differences = [
+        PlayerDifference(
+            player=player,
+            chips=chips[player],
+            first=paid[first].get(player, nothing),
+            second=paid[second].get(player, nothing),
+            difference=measure(paid[second].get(player, nothing))
+            - measure(paid[first].get(player, nothing)),
+        )
+        for player in players
+    ]
+    changed = [row for row in differences if row.difference]
+    changed.sort(key=lambda row: (-abs(row.difference), -row.chips, row.player))
+    return Comparison(
+        options=(first, second),
+        in_points=in_points,
+        better_first=sum(row.difference < 0 for row in changed),
+        better_second=sum(row.difference > 0 for row in changed),
+        same=len(differences) - len(changed),
+        largest=changed[:COMPARISON_ROWS],
     )
 
 

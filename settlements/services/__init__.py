@@ -24,9 +24,10 @@ from settlements.services.compensation import (
     compensation_propose,
     compensation_reject,
 )
-from settlements.services.decisions import check_reschedule_date, decision_record
+from settlements.services.decisions import check_invitees, check_reschedule_date, decision_record
 from settlements.services.incidents import incident_close, incident_report, tournament_create
 from settlements.services.individual_cases import (
+    NewTournament,
     check_prize_amount,
     individual_case_open,
     individual_case_resolve,
@@ -40,6 +41,7 @@ from settlements.services.payments import (
     reissue_propose,
     reissue_reject,
 )
+from settlements.services.profiles import profile_set_time_zone, time_zone_names
 from settlements.services.settlements import (
     LINE_SHAPES,
     SETTLEMENT_PAYOUT_FIELDS,
@@ -66,6 +68,7 @@ __all__ = [
     "case_load_snapshot",
     "case_withdraw",
     "check_reschedule_date",
+    "check_invitees",
     "decision_record",
     "LINE_SHAPES",
     "AdjustmentEntry",
@@ -79,6 +82,7 @@ __all__ = [
     "compensation_propose",
     "compensation_approve",
     "compensation_reject",
+    "NewTournament",
     "individual_case_open",
     "individual_case_resolve",
     "prize_withdrawal_decide",
@@ -89,6 +93,8 @@ __all__ = [
     "reissue_propose",
     "reissue_approve",
     "reissue_reject",
+    "profile_set_time_zone",
+    "time_zone_names",
     "TOKEN_USE_RESOLUTION",
     "api_token_create",
     "api_token_revoke",

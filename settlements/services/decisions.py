@@ -6,7 +6,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import permissions, roles
+from settlements import permissions, roles, wording
 from settlements.errors import DomainError
 from settlements.models import Case, Decision, Event, Stage
 from settlements.services.common import (
@@ -39,7 +39,7 @@ def decision_record(
     permissions.enforce(permissions.decision_record(case=case, user=actor))
     next_status = case_next_status(case.status, "decide", label=str(case))
     if option not in case.decision_options:
-        offered = " or ".join(case.decision_options)
+        offered = " or ".join(wording.option_label(code) for code in case.decision_options)
         raise DomainError(f"Choose {offered}.", field="option")
     reason = _required_text(reason, "reason")
 
@@ -57,7 +57,7 @@ def decision_record(
             )
         else:
             scope = Decision.InviteScope.CUSTOM
-            custom = _checked_invitees(case, invited_players)
+            custom = check_invitees(case=case, invited=invited_players)
     elif reschedule_at is not None or invited_players is not None:
         raise DomainError("Only a reschedule takes a new date and invitations.", field="option")
 
@@ -74,7 +74,7 @@ def decision_record(
     _save(decision, actor=actor, reason=reason)
     case.decision = option
     case.status = next_status
-    _save(case, actor=actor, reason=f"Decision: {option}")
+    _save(case, actor=actor, reason=f"Decision: {wording.option_label(option)}")
     _record(
         Event.Type.DECISION_RECORDED,
         actor=actor,
@@ -100,7 +100,9 @@ def check_reschedule_date(reschedule_at: datetime | None) -> None:
         raise DomainError("The new date must be in the future.", field="reschedule_at")
 
 
-def _checked_invitees(case: Case, invited: Sequence[str]) -> list[str]:
+def check_invitees(*, case: Case, invited: Sequence[str]) -> list[str]:
+    """A hand-picked invitation list: entrants of the case, each once. The decision form asks
+    too, so that the refusal shows at the list before the confirmation step."""
     invited = list(invited)
     if not invited:
         raise DomainError("Invite at least one player.", field="invited_players")

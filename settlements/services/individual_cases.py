@@ -1,6 +1,7 @@
 """Individual cases (players hit while the tournament went on) and prizes given in error."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
@@ -20,20 +21,35 @@ from settlements.services.common import (
     _required_text,
     _save,
 )
+from settlements.services.incidents import tournament_create
 from settlements.services.payments import release_lines
 from settlements.workflow import CaseStatus, case_next_status
+
+
+@dataclass(frozen=True)
+class NewTournament:
+    """A tournament CrashDesk has not seen (it never crashed, so no snapshot registered it),
+    registered with the individual case that concerns it. Amounts in minor units."""
+
+    operator_id: str
+    type: str
+    currency: str
+    buy_in: int | None = None
+    fee: int | None = None
+    name: str = ""
 
 
 @transaction.atomic
 def individual_case_open(
     *,
-    tournament: Tournament,
+    tournament: Tournament | NewTournament,
     actor,
     players: Sequence[str],
     description: str,
     incident: Incident | None = None,
 ) -> Case:
-    """Open a case for one or a few players hit while the tournament went on for the rest."""
+    """Open a case for one or a few players hit while the tournament went on for the rest;
+    a ``NewTournament`` is registered first, in the same transaction."""
     if incident is not None:
         incident = Incident.objects.select_for_update().get(pk=incident.pk)
     permissions.enforce(permissions.individual_case_open(user=actor, incident=incident))
@@ -46,6 +62,20 @@ def individual_case_open(
     if len(set(players)) != len(players):
         raise DomainError("A player is named twice.", field="players")
     _check_look_alikes(players, field="players")
+    if isinstance(tournament, NewTournament):
+        if tournament.type == "freeroll" and tournament.buy_in:
+            raise DomainError("A freeroll has no buy-in to give.", field="buy_in")
+        if tournament.type != "freeroll" and tournament.buy_in is None:
+            raise DomainError("Give the tournament's buy-in.", field="buy_in")
+        tournament = tournament_create(
+            actor=actor,
+            operator_id=tournament.operator_id,
+            type=tournament.type,
+            currency=tournament.currency,
+            name=tournament.name,
+            buy_in=tournament.buy_in,
+            fee=tournament.fee,
+        )
     # On a tournament with a snapshot, its entrants are known: name one of them. Without one,
     # the ids typed have passed the same character checks as a snapshot's.
     crash_case = crash_case_in_force(tournament)

@@ -293,7 +293,7 @@ def _finish_item(item: JobItem, status: str, message: str, case: Case | None) ->
 
 def _why(error: Exception) -> str:
     if isinstance(error, InvalidInput):
-        return "; ".join(str(problem) for problem in error.problems)
+        return "; ".join(problem.described for problem in error.problems)
     if isinstance(error, DomainError):
         return error.message
     return f"Unexpected error ({type(error).__name__}): {error}"

@@ -19,6 +19,7 @@ from settlements.models import (
     Tournament,
 )
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, Problem, assess, parse_snapshot
+from settlements.rules.snapshot import name_players
 from settlements.selectors import crash_case_in_force
 from settlements.services.common import (
     MAX_AMOUNT,
@@ -277,8 +278,9 @@ def _storage_problems(parsed) -> list[Problem]:
     """What the engine accepts but the desk refuses: what the database cannot hold or the
     pages cannot show (ids too long, NUL characters, numbers beyond 64 bits, times beyond
     settlements.bounds), and ids that are not what they look like (settlements.player_ids),
-    reported with paths like the engine's own problems."""
+    reported with paths like the engine's own problems, naming the player of a row."""
     problems: list[Problem] = []
+    ids = [player.id for player in parsed.players]
     if parsed.crashed_at is not None:
         try:
             bounds.parse_rfc3339(parsed.crashed_at)
@@ -311,9 +313,9 @@ def _storage_problems(parsed) -> list[Problem]:
         if player.chips > MAX_AMOUNT:
             problems.append(Problem(f"players[{index}].chips", "is too large"))
         if len(problems) >= 100:
-            return problems
-    problems += _player_id_problems([player.id for player in parsed.players])
-    return problems
+            return name_players(problems, ids)
+    problems += _player_id_problems(ids)
+    return name_players(problems, ids)
 
 
 def _player_id_problems(ids: list[str]) -> list[Problem]:

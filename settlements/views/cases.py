@@ -19,11 +19,17 @@ from settlements.models import Case, Job
 from settlements.rules import Policy
 from settlements.selectors import payments as payment_reads
 from settlements.services import jobs
-from settlements.views import confirming
+from settlements.views import confirming, invitations
 from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
-from settlements.workflow import CaseStatus, CompensationStatus, case_allows, settlement_allows
+from settlements.workflow import (
+    CaseStatus,
+    CompensationStatus,
+    SettlementStatus,
+    case_allows,
+    settlement_allows,
+)
 
 # The case page's swap targets: element id -> partialdef in case_detail.html. Sections added
 # later (decisions, compensation) register theirs here.
@@ -31,6 +37,7 @@ CASE_PARTIALS = {
     "case-next-step": "next_step",
     "case-stage": "stage",
     "case-settlements": "settlements",
+    **invitations.PARTIALS,
 }
 
 
@@ -123,11 +130,19 @@ def _context(request, case: Case) -> dict:
     settlements = list(case.settlements.all())
     withdrawals = list(selectors.prize_withdrawal_list(case=case))
     payment_reads.withdrawals_collected(withdrawals)
+    decision = next(iter(case.decisions.all()), None)
     context = {
         "case": case,
         "tournament": case.tournament,
         "remedy": wording.case_remedy(case),
-        "decision": next(iter(case.decisions.all()), None),
+        "decision": decision,
+        "invitations": invitations.invitations(request, case, decision),
+        # Why the last settlement came back, while the case waits to be prepared again.
+        "rejected": next(
+            (item for item in settlements if item.status == SettlementStatus.REJECTED), None
+        )
+        if case.status == CaseStatus.REJECTED
+        else None,
         "settlements": settlements,
         # Asked only where a prepare could be under way, so other pages pay no query for it.
         "preparing": jobs.case_being_prepared(case)

@@ -26,8 +26,13 @@ DECISION_PARTIALS = {"decision-form": "decision_form", "invitees": "invitees"}
 @role_required(roles.MARKETING_MANAGER)
 def case_decision(request, case_id: int):
     case = _case(case_id)
-    form = DecisionForm(request.POST or None, case=case)
-    context = _context(request, case, form)
+    refusal = permissions.decision_record(case=case, user=request.user)
+    decision = next(iter(case.decisions.all()), None)
+    # A decision that can no longer change is shown with its radios and date disabled.
+    locked = refusal is not None
+    initial = _in_force(decision) if locked else None
+    form = DecisionForm(request.POST or None, case=case, locked=locked, initial=initial)
+    context = _context(request, case, form, decision=decision, refusal=refusal)
     template = "settlements/case_decision.html"
     if request.method != "POST":
         return render_page(request, template, context, partial=DECISION_PARTIALS)
@@ -44,7 +49,8 @@ def case_decision(request, case_id: int):
             reschedule_at=data["reschedule_at"],
             invited_players=form.invited_players,
         )
-        message = f"Decision recorded for case #{case.pk}: {decision.option}."
+        label = wording.option_label(decision.option)
+        message = f"Decision recorded for case #{case.pk}: {label}."
         return message, reverse("case_detail", args=[case.pk])
 
     def restate(page):
@@ -70,11 +76,24 @@ def _case(case_id: int) -> Case:
     return case
 
 
-def _context(request, case: Case, form: DecisionForm) -> dict:
+def _in_force(decision) -> dict | None:
+    if decision is None:
+        return None
+    return {
+        "option": decision.option,
+        "reschedule_at": decision.reschedule_at,
+        "invited": "\n".join(decision.invited_players),
+    }
+
+
+def _context(request, case: Case, form: DecisionForm, *, decision, refusal) -> dict:
     currency = case.tournament.currency
-    previews = selectors.decision_previews(case)
+    reads = selectors.decision_page_reads(case)
+    previews = reads.previews
     options = []
     radios = {radio.data["value"]: radio for radio in form["option"]}
+    # The charts sit side by side to be compared by eye, so they share one y axis.
+    scale_top = max((point.amount for p in previews for point in p.chart), default=0)
     for preview in previews:
         chart = None
         if preview.chart:
@@ -85,6 +104,7 @@ def _context(request, case: Case, form: DecisionForm) -> dict:
                 currency=currency,
                 title=title,
                 title_id=f"preview-{preview.option}",
+                scale_top=scale_top,
             )
         options.append(
             {
@@ -96,6 +116,7 @@ def _context(request, case: Case, form: DecisionForm) -> dict:
                 "radio": radios.get(preview.option),
                 "preview": preview,
                 "chart": chart,
+                "seats": _seats(case, preview),
             }
         )
 
@@ -108,7 +129,6 @@ def _context(request, case: Case, form: DecisionForm) -> dict:
         count=invite_count or 0,
     ).get_page(page_number(request, "invite_page"))
 
-    refusal = permissions.decision_record(case=case, user=request.user)
     return {
         "case": case,
         "tournament": case.tournament,
@@ -119,10 +139,51 @@ def _context(request, case: Case, form: DecisionForm) -> dict:
         "invite_remaining_only": remaining_only,
         "invite_count": invite_count,
         "invitees": invitees,
-        "decision": next(iter(case.decisions.all()), None),
+        "decision": decision,
         "can_decide": refusal is None,
         "closed_reason": refusal or "",
         "confirming": False,
+        "comparison": _comparison(reads.comparison, form),
+    }
+
+
+def _seats(case: Case, preview) -> dict | None:
+    """What a satellite option's seats come to: how many, their worth at the seat value, and
+    the rest of the pool paid in T$. None for other tournaments."""
+    seat_value = case.tournament.seat_value
+    if case.tournament.type != "satellite" or not seat_value or preview.problem:
+        return None
+    pool = preview.totals.by_source.get("pool", {})
+    count = pool.get("tickets", 0)
+    return {
+        "count": count,
+        "value": seat_value,
+        "worth": count * seat_value,
+        "tdollars": pool.get("tdollars", 0),
+        "pool": case.pool,
+    }
+
+
+def _comparison(comparison, form: DecisionForm) -> dict | None:
+    """The comparison with the options' labels, for the table."""
+    if comparison is None:
+        return None
+    first, second = comparison.options
+    return {
+        "first": _label(form, first),
+        "second": _label(form, second),
+        "better_first": comparison.better_first,
+        "better_second": comparison.better_second,
+        "same": comparison.same,
+        "in_points": comparison.in_points,
+        "rows": [
+            {
+                "row": row,
+                "gainer": _label(form, second if row.difference > 0 else first),
+                "gain": abs(row.difference),
+            }
+            for row in comparison.largest
+        ],
     }
 
 

@@ -25,12 +25,7 @@ def role_required(*allowed: str):
         @wraps(view)
         def wrapper(request, *args, **kwargs):
             if not request.user.is_authenticated:
-                if request.htmx:
-                    back_to = request.htmx.current_url_abs_path or "/"
-                    return HttpResponseClientRedirect(
-                        f"{reverse('login')}?{urlencode({'next': back_to})}"
-                    )
-                return redirect_to_login(request.get_full_path())
+                return _to_sign_in(request)
             if not has_role(request.user, *allowed):
                 raise PermissionDenied
             return view(request, *args, **kwargs)
@@ -38,3 +33,22 @@ def role_required(*allowed: str):
         return wrapper
 
     return decorator
+
+
+def signed_in_required(view):
+    """Let through every signed-in user, with or without a role (their own settings)."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return _to_sign_in(request)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _to_sign_in(request):
+    if request.htmx:
+        back_to = request.htmx.current_url_abs_path or "/"
+        return HttpResponseClientRedirect(f"{reverse('login')}?{urlencode({'next': back_to})}")
+    return redirect_to_login(request.get_full_path())

@@ -12,22 +12,25 @@ GET /history/audit-head.json      the event log's head hash and whether it verif
 """
 
 import json
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.exceptions import FieldDoesNotExist
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 from django.http import Http404, JsonResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
-from settlements import audit_log, roles, selectors
+from settlements import audit_log, roles, selectors, wording
 from settlements.csv_export import csv_chunks, csv_download
 from settlements.forms import HistoryFilterForm
 from settlements.models import Case, Incident, Tournament
 from settlements.money import format_fpp, format_in_unit, format_minor_units
+from settlements.templatetags.timezones import when
 from settlements.views.decorators import role_required
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
@@ -96,7 +99,8 @@ def history_export(request):
     if filters is None:
         raise Http404("These filters are not valid; correct them on the history page.")
     rows = _change_rows(filters) if view == "changes" else _event_rows(filters)
-    stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
+    # Exports are in UTC whatever zone the auditor's pages use, so they compare across desks.
+    stamp = timezone.now().astimezone(UTC).strftime("%Y%m%d-%H%MZ")
     return csv_download(csv_chunks(rows), f"crashdesk-{view}-{stamp}.csv")
 
 
@@ -128,6 +132,10 @@ def history_record(request, model: str, pk: int):
         selectors.HISTORY_MODELS[model][0]
         .history.filter(id=pk)
         .select_related("history_user")
+        # Numbered 1, 2, 3 … within this record, oldest first, whatever the other records'.
+        .annotate(
+            number=Window(RowNumber(), order_by=[F("history_date").asc(), F("history_id").asc()])
+        )
         .order_by("-history_date", "-history_id")
     )
     page = peek_page(versions, request.GET.get("page"), VERSIONS_PER_PAGE)
@@ -154,6 +162,7 @@ def history_record(request, model: str, pk: int):
         "page": page,
         "events": list(selectors.event_list(subject_type=model, subject_id=pk)[:50]),
         "title": str(page.items[0].instance) if page.items else f"{MODEL_LABELS[model]} #{pk}",
+        "live": _live_link(model, pk, page.items[0] if page.items else None),
     }
     return render_page(request, "settlements/history_record.html", context, partial="versions")
 
@@ -243,7 +252,7 @@ def _change_rows(filters: dict):
     yield CHANGE_HEADER
     for row in selectors.history_entries(**filters).iterator(chunk_size=2000):
         yield (
-            row["history_date"].isoformat(),
+            _utc(row["history_date"]),
             row["model"],
             row["id"],
             row["history_id"],
@@ -257,7 +266,7 @@ def _event_rows(filters: dict):
     yield EVENT_HEADER
     for event in _events(filters).iterator(chunk_size=2000):
         yield (
-            event.at.isoformat(),
+            _utc(event.at),
             event.type,
             event.pk,
             event.actor.get_username() if event.actor else "",
@@ -271,7 +280,31 @@ def _event_rows(filters: dict):
         )
 
 
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()
+
+
 # --- Showing stored values -------------------------------------------------------------------
+
+
+def _live_link(model: str, pk: int, latest) -> tuple[str, str] | None:
+    """The page of the record as it is now, as (url, words), where it has one: a decision or
+    a prize withdrawal is shown on its case; a tournament or an API token has no page."""
+    if latest is None or latest.history_type == "-":
+        return None
+    if model in ("decision", "prizewithdrawal"):
+        name, target, words = "case_detail", latest.case_id, f"its case, #{latest.case_id}"
+    else:
+        pages = {
+            "incident": ("incident_tournaments", f"Incident #{pk}"),
+            "case": ("case_detail", f"Case #{pk}"),
+            "settlement": ("settlement_review", f"Settlement #{pk}"),
+            "compensation": ("compensation_detail", f"Compensation #{pk}"),
+        }
+        if model not in pages:
+            return None
+        (name, words), target = pages[model], pk
+    return reverse(name, args=[target]), words
 
 
 def _currency(model: str, version) -> str:
@@ -302,19 +335,44 @@ def _usernames(model: str, changes) -> dict[int, str]:
     return dict(user_model.objects.filter(pk__in=ids).values_list("pk", "username"))
 
 
-def _related_model(meta, field: str):
+def _model_field(meta, field: str):
     try:
-        return meta.get_field(field).related_model
+        return meta.get_field(field)
     except FieldDoesNotExist:  # a field removed since the version was written
         return None
 
 
+def _related_model(meta, field: str):
+    found = _model_field(meta, field)
+    return found.related_model if found is not None else None
+
+
+# Engine codes stored without Django choices, in the words the pages use for them.
+CODE_LABELS = {
+    "option": wording.option_label,
+    "decision": wording.option_label,
+    "remedy": wording.remedy_label,
+}
+
+
 def _display(model: str, field: str, value, currency: str, usernames: dict) -> str:
     """A stored value as a person reads it: amounts in the currency, people by name,
-    records by number, the rest as stored."""
+    records by number, codes by their labels, times in the reader's zone, the rest as
+    stored."""
     if value is None or value == "":
         return "—"
-    related = _related_model(selectors.HISTORY_MODELS[model][0]._meta, field)
+    meta = selectors.HISTORY_MODELS[model][0]._meta
+    model_field = _model_field(meta, field)
+    choices = dict(model_field.flatchoices) if model_field and model_field.choices else {}
+    if isinstance(value, str) and value in choices:
+        return str(choices[value])
+    if field in CODE_LABELS and isinstance(value, str):
+        return CODE_LABELS[field](value)
+    if field == "decision_options" and isinstance(value, list):
+        return " or ".join(wording.option_label(code) for code in value)
+    if field == "policy" and isinstance(value, dict):
+        return wording.policy_summary(value)
+    related = _related_model(meta, field)
     if related is get_user_model():
         return usernames.get(value, f"user #{value}")
     if related is not None:
@@ -327,10 +385,14 @@ def _display(model: str, field: str, value, currency: str, usernames: dict) -> s
         return format_fpp(value)
     if currency and field == "totals" and isinstance(value, dict):
         return _totals_text(value, currency)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return ", ".join(value)  # player ids
     if isinstance(value, dict | list):
         return json.dumps(value, sort_keys=True)
     if isinstance(value, datetime):
-        return timezone.localtime(value).strftime("%d %b %Y, %H:%M:%S")
+        return when(value, "seconds")
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     return str(value)
 
 

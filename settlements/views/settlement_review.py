@@ -15,6 +15,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
 
 from settlements import charts, ledger, permissions, roles, selectors, services, statements
@@ -24,7 +25,7 @@ from settlements.forms import ReasonForm
 from settlements.models import Settlement
 from settlements.rules import Basis
 from settlements.selectors import payments as payment_reads
-from settlements.views import confirming
+from settlements.views import confirming, invitations
 from settlements.views.decorators import role_required
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -33,7 +34,12 @@ from settlements.workflow import SettlementStatus
 PAYOUTS_PER_PAGE = 50
 UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
 
-REVIEW_PARTIALS = {"payouts": "payouts", "settlement-actions": "actions"}
+REVIEW_PARTIALS = {
+    "payouts": "payouts",
+    "settlement-actions": "actions",
+    "player-detail": "player_panel",
+    **invitations.PARTIALS,
+}
 
 # What the Tournament Manager's two answers do: service, permission, words for the page.
 REVIEW_ACTIONS = {
@@ -47,6 +53,14 @@ REVIEW_ACTIONS = {
 def settlement_review(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     context = _review_context(request, settlement)
+    # ?player=ID opens the explain panel: "Explain" pushes that URL, so Back closes the panel
+    # and a reload or a shared link shows the page with it open.
+    player = request.GET.get("player", "")
+    if player and not settlement.is_adjustment:
+        explained = _explained(settlement, player)
+        if explained is None and request.htmx and request.htmx.target == "player-detail":
+            raise Http404("This player was not an entrant of the settlement's tournament.")
+        context.update(explained or {})
     return render_page(
         request, "settlements/settlement_review.html", context, partial=REVIEW_PARTIALS
     )
@@ -57,15 +71,14 @@ def settlement_review(request, settlement_id: int):
 def settlement_player(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     player = request.GET.get("player", "")
-    statement = selectors.player_statement(settlement, player) if player else None
-    if statement is None:
+    explained = _explained(settlement, player) if player else None
+    if explained is None:
         raise Http404("This player was not an entrant of the settlement's tournament.")
     context = {
         "settlement": settlement,
         "case": settlement.case,
         "currency": settlement.currency,
-        "statement": statement,
-        "player": player,
+        **explained,
     }
     return render_page(
         request, "settlements/settlement_player.html", context, partial="player_detail"
@@ -136,6 +149,14 @@ def _answer(request, settlement_id: int, action: str):
     )
 
 
+def _explained(settlement: Settlement, player: str) -> dict | None:
+    """What the explain panel shows of ``player``, or None when they were not an entrant."""
+    statement = selectors.player_statement(settlement, player)
+    if statement is None:
+        return None
+    return {"explained": True, "statement": statement, "player": player}
+
+
 def _settlement(settlement_id: int) -> Settlement:
     try:
         return selectors.settlement_detail(settlement_id)
@@ -161,6 +182,8 @@ def _summary(settlement: Settlement) -> dict:
         "totals": totals,
         "units": units,
         "footer": footer,
+        # Who chose the option it settles by, and why: the approver weighs that reason too.
+        "decision": selectors.settlement_decision(settlement),
     }
 
 
@@ -182,6 +205,7 @@ def _review_context(request, settlement: Settlement) -> dict:
         paginator = CountedPaginator(rows, PAYOUTS_PER_PAGE, count=rows.count())
     else:
         paginator = RangePaginator(rows, PAYOUTS_PER_PAGE, count=known, field=field, first=first)
+    page = paginator.get_page(request.GET.get("page"))
     points = selectors.settlement_chart_points(settlement)
     chart = None
     if points:
@@ -195,8 +219,14 @@ def _review_context(request, settlement: Settlement) -> dict:
         parts_shown = _name_parts(settlement, page)
         if search and not page.object_list:
             unpaid = selectors.settlement_unpaid_entrants(settlement, search=search)
+    summary = _summary(settlement)
     return {
-        **_summary(settlement),
+        **summary,
+        "invitations": invitations.invitations(request, settlement.case, summary["decision"]),
+        # The explain links keep the search and the page, so Back returns to this very list.
+        "explain_url": "?" + urlencode({"q": search, "page": page.number, "player": ""}),
+        "explained": False,
+        "player": "",
         "search": search,
         "page": page,
         "parts_shown": parts_shown,

@@ -185,6 +185,22 @@ def test_every_problem_is_listed_with_its_path_and_nothing_is_stored(api, operat
     assert row_counts() == before
 
 
+def test_format_problems_come_all_at_once_naming_the_player(api, operator_token):
+    snapshot = build_snapshot(type="regular", stage="late")
+    snapshot["tournament"]["fee"] = 2.5
+    snapshot["players"][3]["chips"] = 1.5
+    response = post_snapshot(api, operator_token, json.dumps(snapshot).encode())
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"path": "tournament.fee", "message": "must be an integer, not a decimal number"},
+        {
+            "path": "players[3].chips",
+            "message": "must be an integer, not a decimal number",
+            "player": snapshot["players"][3]["id"],
+        },
+    ]
+
+
 @pytest.mark.parametrize(
     ("body", "path"),
     [

@@ -2,10 +2,12 @@
 
 import json
 
+import msgspec
 import pytest
 
 from settlements.rules import InvalidInput, Snapshot, parse_snapshot
-from settlements.rules.snapshot import MAX_AMOUNT, MAX_CHIPS, is_rfc3339
+from settlements.rules.jsondoc import problem_from_validation
+from settlements.rules.snapshot import _DECODER, MAX_AMOUNT, MAX_CHIPS, is_rfc3339
 
 from .builders import encode, freeroll, players, regular, satellite
 
@@ -208,6 +210,78 @@ def test_broken_json_wins_over_a_field_error_msgspec_saw_first():
     assert list(problems(b'{"unknown": 1, ')) == ["$"]
 
 
+def test_every_format_problem_of_a_file_is_reported_at_once():
+    document = regular([5, 6, 7], stack=1)
+    document["tournament"]["seat_value"] = 100
+    document["tournament"]["name"] = 7
+    del document["tournament"]["currency"]
+    document["players"][1]["chips"] = True
+    text = with_raw(document, ("tournament", "fee"), "1.5")
+    found = problems(text)
+    assert found == {
+        "tournament.fee": "must be an integer, not a decimal number",
+        "tournament.stack": "is not a known field (check the spelling)",
+        "tournament.seat_value": "belongs to a satellite tournament, not to a regular one",
+        "tournament.name": "must be a string, not a number",
+        "tournament.currency": "is required",
+        "players[1].chips": "must be an integer, not true/false",
+    }
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda d: d["tournament"].update(fee=True),
+        lambda d: d["tournament"].pop("payouts"),
+        lambda d: d["players"][2].update(chips="7"),
+        lambda d: d["players"][0].update(stack=1),
+        lambda d: d["tournament"].update(type="sitngo"),
+        lambda d: d["tournament"].update(type=3),
+        lambda d: d.update(players={}),
+        lambda d: d.update(tournament=[]),
+        lambda d: d.update(crashed_at=None),
+    ],
+)
+def test_the_problem_msgspec_stops_at_keeps_its_path_among_all_of_them(broken):
+    document = regular([5, 6, 7], format=False)
+    broken(document)
+    with pytest.raises(msgspec.ValidationError) as stopped:
+        _DECODER.decode(encode(document))
+    first = problem_from_validation(stopped.value)
+    found = problems(document)
+    assert len(found) == 2
+    assert first.path in found
+
+
+def test_format_problems_name_the_player_beside_the_row():
+    document = regular([5, 6, 7])
+    document["players"][2]["chips"] = 1.5
+    document["players"][0]["stack"] = 1
+    with pytest.raises(InvalidInput) as rejected:
+        parse_snapshot(encode(document))
+    named = {problem.path: problem.player for problem in rejected.value.problems}
+    assert named == {"players[0].stack": "p01", "players[2].chips": "p03"}
+    described = [problem.described for problem in rejected.value.problems]
+    assert "players[2].chips (player p03): must be an integer, not a decimal number" in described
+
+
+def test_rule_problems_name_the_player_too():
+    with pytest.raises(InvalidInput) as rejected:
+        parse_snapshot(encode(regular([5, -1, 7])))
+    (problem,) = rejected.value.problems
+    assert (problem.path, problem.player) == ("players[1].chips", "p02")
+
+
+def test_many_format_problems_of_one_kind_are_summarised():
+    document = regular([1] * 31)
+    text = encode(document).replace(b'"chips": 1}', b'"chips": 1.5}')
+    found = problems(text)
+    assert "players[19].chips" in found and "players[20].chips" not in found
+    assert found["players"] == (
+        "11 more have the same problem: must be an integer, not a decimal number"
+    )
+
+
 # --- Duplicate keys ---------------------------------------------------------------------------
 
 
@@ -330,6 +404,13 @@ def test_the_second_occurrence_of_a_player_id_is_the_one_reported():
         regular([{"id": "x", "chips": 1}, {"id": "y", "chips": 1}, {"id": "x", "chips": 0}])
     )
     assert list(found) == ["players[2].id"]
+
+
+def test_a_repeated_id_names_the_id_and_where_it_first_appears():
+    found = problems(
+        regular([{"id": "y", "chips": 1}, {"id": "x", "chips": 1}, {"id": "x", "chips": 0}])
+    )
+    assert found["players[2].id"] == "repeats the id “x” of players[1]; ids must be unique"
 
 
 def test_many_bad_chip_counts_are_summarised():

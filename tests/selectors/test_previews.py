@@ -79,6 +79,28 @@ def test_previews_are_computed_once_then_cached(operator, snapshot_factory, monk
         selectors.decision_previews(case)
 
 
+def test_the_comparison_is_computed_with_the_previews_then_cached(
+    operator, snapshot_factory, monkeypatch
+):
+    case = load(operator, snapshot_factory, type="satellite", stage="middle", entrants=40)
+    settled = []
+    original = selectors.previews._settled
+    monkeypatch.setattr(
+        "settlements.selectors.previews._settled",
+        lambda *args: settled.append(args[2]) or original(*args),
+    )
+    reads = selectors.decision_page_reads(case)
+    assert sorted(settled) == ["chip_equity", "chip_proportional"]  # each option once
+    assert reads.previews == selectors.decision_previews(case)
+    comparison = reads.comparison
+    assert comparison.options == ("chip_proportional", "chip_equity")
+    assert comparison.better_first + comparison.better_second + comparison.same == 20
+    gaps = [abs(row.difference) for row in comparison.largest]
+    assert gaps == sorted(gaps, reverse=True) and 0 not in gaps
+    assert selectors.decision_page_reads(case) == reads
+    assert len(settled) == 2
+
+
 def test_a_case_without_options_has_no_previews(operator, snapshot_factory):
     assert selectors.decision_previews(load(operator, snapshot_factory)) == []
 

@@ -356,3 +356,30 @@ def test_a_user_cannot_issue_tokens_for_someone_else(operator, tournament_manage
         services.api_token_create(user=operator, name="x", actor=tournament_manager)
     token, _ = services.api_token_create(user=operator, name="mine", actor=operator)
     assert token.history.get().history_user == operator
+
+
+def test_an_individual_case_registers_its_tournament_in_the_same_transaction(
+    operator, tournament_manager
+):
+    new = services.NewTournament(operator_id="T-NEVER", type="satellite", currency="USD",
+                                 buy_in=1000, fee=100)  # fmt: skip
+    before = row_counts()
+    with pytest.raises(DomainError, match="description"):
+        services.individual_case_open(
+            tournament=new, actor=tournament_manager, players=["a"], description=" "
+        )
+    with pytest.raises(NotAllowed):
+        services.individual_case_open(
+            tournament=new, actor=operator, players=["a"], description="d"
+        )
+    assert row_counts() == before
+    case = services.individual_case_open(
+        tournament=new, actor=tournament_manager, players=["a"], description="d"
+    )
+    tournament = Tournament.objects.get(operator_id="T-NEVER")
+    assert case.tournament == tournament and (tournament.buy_in, tournament.fee) == (1000, 100)
+    assert event_types()[-2:] == ["tournament_created", "individual_case_opened"]
+    with pytest.raises(Duplicate):
+        services.individual_case_open(
+            tournament=new, actor=tournament_manager, players=["b"], description="d"
+        )

@@ -100,7 +100,7 @@ def test_a_chosen_invite_list_must_name_entrants_once_each(
 @pytest.mark.parametrize(
     ("kwargs", "field", "message"),
     [
-        ({"option": "split_evenly"}, "option", "Choose reschedule or chip_equity"),
+        ({"option": "split_evenly"}, "option", "Choose Reschedule or Split by chip equity"),
         ({"option": "chip_equity", "reason": " "}, "reason", "reason"),
         ({"option": "reschedule"}, "reschedule_at", "new date"),
         (

@@ -1,7 +1,10 @@
 """The case page: stage with its numbers, the remedy or the hand-off, and preparing."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from settlements import services
 from settlements.models import Settlement
@@ -138,3 +141,84 @@ def test_each_swap_target_of_the_case_page_gets_its_own_partial(
     )
     html = assert_partial(response, target)
     assert inside in html and outside not in html
+
+
+def case_url(case) -> str:
+    return reverse("case_detail", args=[case.pk])
+
+
+def test_a_rejected_case_says_who_rejected_it_and_why(
+    as_operator, operator, tournament_manager, load_case
+):
+    case = load_case(type="regular", stage="middle", tournament_id="T-REJ")
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    services.settlement_submit(settlement=settlement, actor=operator)
+    services.settlement_reject(
+        settlement=settlement, actor=tournament_manager, reason="Chip counts look stale."
+    )
+    html = assert_full_page(as_operator.get(case_url(case)))
+    assert 'id="case-rejection"' in html
+    assert f"{settlement}</a> was rejected</strong> by manager on" in html
+    assert "“Chip counts look stale.”" in html
+    assert "Prepare the settlement" in html  # and it can be prepared anew
+
+
+def test_a_rescheduled_freeroll_shows_its_new_date_and_invitations(
+    as_operator, operator, marketing_manager, load_case, settings
+):
+    settings.TIME_ZONE = "UTC"
+    case = load_case(type="freeroll", stage="middle", entrants=60, tournament_id="F-NEW")
+    new_date = (timezone.now() + timedelta(days=7)).replace(
+        hour=20, minute=0, second=0, microsecond=0
+    )
+    services.decision_record(
+        case=case,
+        actor=marketing_manager,
+        option="reschedule",
+        reason="Prime time crash",
+        reschedule_at=new_date,
+    )
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    shown = new_date.strftime("%-d %b %Y, 20:00 UTC")
+    for url in (case_url(case), reverse("settlement_review", args=[settlement.pk])):
+        html = assert_full_page(as_operator.get(url))
+        assert f"Rescheduled to {shown}" in html
+        assert "the 30 players still holding chips at the crash" in html
+        assert "p000001" in html and "p000021" not in html  # 20 a page
+        assert "Page 1 of 2" in html
+        page2 = assert_partial(
+            as_operator.get(f"{url}?invite_page=2", **HTMX, HTTP_HX_TARGET="invitations"),
+            "invitations",
+        )
+        assert "p000021" in page2 and "p000030" in page2 and "p000031" not in page2
+
+
+def test_a_hand_picked_invitation_list_is_shown_as_picked(
+    as_operator, marketing_manager, load_case
+):
+    case = load_case(type="freeroll", stage="early", entrants=20, tournament_id="F-PICKED")
+    services.decision_record(
+        case=case,
+        actor=marketing_manager,
+        option="reschedule",
+        reason="Only one table",
+        reschedule_at=timezone.now() + timedelta(days=2),
+        invited_players=["p000004", "p000002"],
+    )
+    html = as_operator.get(case_url(case)).content.decode()
+    assert "the 2 players the Marketing Manager listed" in html
+    assert html.index("p000004</td>") < html.index("p000002</td>")
+
+
+def test_an_individual_case_shows_no_crash_panels(as_manager, tournament_manager, load_case):
+    crash = load_case(type="regular", stage="middle", tournament_id="T-IND")
+    case = services.individual_case_open(
+        tournament=crash.tournament,
+        actor=tournament_manager,
+        players=["p000001"],
+        description="Disconnected at the final table.",
+    )
+    html = assert_full_page(as_manager.get(case_url(case)))
+    assert 'id="case-individual"' in html
+    assert 'id="case-next-step"' not in html and "Next step" not in html
+    assert 'id="case-settlements"' not in html and "No settlement yet" not in html

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from settlements import services
-from settlements.models import Case, Compensation, PrizeWithdrawal
+from settlements.models import Case, Compensation, Event, PrizeWithdrawal, Tournament
 from settlements.services import CompensationEntry
 from settlements.workflow import CaseStatus, CompensationStatus
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
@@ -232,6 +232,59 @@ def test_an_unknown_tournament_is_named_next_to_its_field(as_manager):
     assert response.status_code == 422
     html = assert_partial(response, "individual-case-form")
     assert "No registered tournament has the id “NOPE”." in html
+    assert "give its type, currency and buy-in below" in html
+
+
+def test_an_individual_case_registers_a_tournament_that_never_crashed(
+    as_manager, tournament_manager
+):
+    response = as_manager.post(
+        reverse("individual_case_new"),
+        {
+            "tournament": "T-NEVER",
+            "type": "regular",
+            "currency": "eur",
+            "buy_in": "5.50",
+            "fee": "0.50",
+            "name": "Tuesday Turbo",
+            "players": "p1",
+            "description": "Disconnected for ten minutes.",
+        },
+    )
+    case = Case.objects.get(kind=Case.Kind.INDIVIDUAL)
+    assert response.status_code == 302
+    tournament = case.tournament
+    assert (tournament.operator_id, tournament.currency, tournament.buy_in, tournament.fee) == (
+        "T-NEVER",
+        "EUR",
+        550,
+        50,
+    )
+    assert tournament.name == "Tuesday Turbo" and not tournament.cases.filter(kind="crash")
+    types = list(Event.objects.filter(tournament=tournament).values_list("type", flat=True))
+    assert sorted(types) == ["individual_case_opened", "tournament_created"]
+    assert tournament.history.get().history_user == tournament_manager
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "words"),
+    [
+        ({"currency": "EUR", "buy_in": "5.555"}, "buy_in", "more than 2 decimals"),
+        ({"currency": "EU", "buy_in": "5"}, "currency", "three capital letters"),
+        ({"currency": "EUR"}, "buy_in", "Give the tournament"),
+        ({"currency": "EUR", "type": "freeroll", "buy_in": "5"}, "buy_in", "no buy-in"),
+    ],
+)
+def test_a_tournament_to_register_is_checked_at_its_fields(as_manager, fields, field, words):
+    data = {"tournament": "T-NEW", "players": "p1", "description": "d", "type": "regular"}
+    response = as_manager.post(reverse("individual_case_new"), {**data, **fields}, **HTMX)
+    assert response.status_code == 422
+    html = response.content.decode()
+    error = html[html.index('<div class="field field--error">') :]
+    assert f'id="id_{field}"' in error[: error.index("</div>")]
+    assert words in error[: error.index("</div>")]
+    assert not Tournament.objects.filter(operator_id="T-NEW").exists()
+    assert not Case.objects.exists()
 
 
 def test_the_proposal_page_pages_its_players_in_a_partial(as_auditor, operator, settled_case):

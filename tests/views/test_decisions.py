@@ -1,5 +1,6 @@
 """The Marketing Manager's decision page: previews side by side, reason, confirmation."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -8,6 +9,7 @@ from django.utils import timezone
 
 from settlements import selectors, services
 from settlements.models import Decision
+from settlements.money import format_minor_units
 from settlements.rules import Policy, parse_snapshot, settle
 from settlements.templatetags.review import payout_text
 from settlements.workflow import CaseStatus
@@ -52,6 +54,18 @@ def test_the_previews_differ_where_the_formulas_do(as_marketing, load_case):
     html = as_marketing.get(url(case)).content.decode()
     for preview in (proportional, equity):
         assert payout_text(preview.smallest, "USD") in html
+
+
+def test_the_two_option_charts_share_one_y_scale(as_marketing, load_case):
+    case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-SCALE")
+    previews = selectors.decision_previews(case)
+    tops = {max(point.amount for point in preview.chart) for preview in previews}
+    assert len(tops) == 2  # the options' biggest payouts differ...
+    html = as_marketing.get(url(case)).content.decode()
+    ticks = re.findall(r'class="tick-label">([^<]+)</text>', html)
+    assert len(ticks) == 6
+    assert ticks[:3] == ticks[3:]  # ...yet both charts run up to the same amount
+    assert ticks[2] == format_minor_units(max(tops), "USD")
 
 
 def test_a_freeroll_reschedule_shows_the_remaining_players_as_invitees(as_marketing, load_case):
@@ -182,18 +196,24 @@ def test_a_hand_picked_invitation_list_goes_to_the_service(as_marketing, load_ca
     assert decision.invited_players == ["p000001", "p000002", "p000003"]
 
 
-def test_an_unknown_invitee_is_refused_by_the_service_next_to_the_field(as_marketing, load_case):
+@pytest.mark.parametrize("step", ["", "confirm"])
+def test_an_unknown_invitee_is_refused_next_to_the_field(as_marketing, load_case, step):
     case = load_case(type="freeroll", stage="middle", entrants=20, tournament_id="F-BAD")
     data = {
         "option": "reschedule",
         "reason": "r",
         "reschedule_at": in_a_week(),
         "invited": "p000001 nobody",
-        "step": "confirm",
+        "step": step,
     }
     response = as_marketing.post(url(case), data, **HTMX)
     assert response.status_code == 422
-    assert "Only entrants can be invited; not entrants: nobody." in response.content.decode()
+    html = response.content.decode()
+    field = html[html.index('<div class="field field--error">') :]
+    field = field[: field.index("</div>")]
+    assert 'id="id_invited"' in field
+    assert "Only entrants can be invited; not entrants: nobody." in field
+    assert "Check before recording" not in html
     assert not Decision.objects.exists()
 
 
@@ -208,6 +228,13 @@ def test_a_case_past_its_decision_cannot_be_decided_again(
     html = as_marketing.get(url(case)).content.decode()
     assert f"Cannot record a decision on Case #{case.pk} (S-LATE): it is prepared." in html
     assert "Review the decision" not in html
+    # One message, and the choice shown as made, not offered.
+    assert html.count('class="alert') == 1
+    assert "A new decision replaces it" not in html
+    assert "<strong>Split by chip equity</strong> is in force, decided by marketing" in html
+    radios = re.findall(r'<input type="radio" name="option"[^>]*>', html)
+    assert len(radios) == 2 and all(" disabled" in radio for radio in radios)
+    assert "checked" in next(radio for radio in radios if 'value="chip_equity"' in radio)
     response = as_marketing.post(
         url(case), {"option": "chip_proportional", "reason": "r", "step": "confirm"}, **HTMX
     )
@@ -240,3 +267,109 @@ def test_the_case_page_links_the_marketing_manager_to_the_decision(
     page = reverse("case_detail", args=[case.pk])
     assert f'href="{url(case)}"' in as_marketing.get(page).content.decode()
     assert f'href="{url(case)}"' not in as_operator.get(page).content.decode()
+
+
+def test_the_recorded_decision_is_announced_in_words(as_marketing, load_case):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-WORDS")
+    data = {"option": "chip_proportional", "reason": "Site custom", "step": "confirm"}
+    page = as_marketing.post(url(case), data, follow=True).content.decode()
+    assert f"Decision recorded for case #{case.pk}: Split in proportion to chips." in page
+    assert "chip_proportional." not in page
+
+
+def test_a_locked_reschedule_shows_its_date_and_list_disabled(
+    as_marketing, marketing_manager, operator, load_case
+):
+    case = load_case(type="freeroll", stage="middle", entrants=20, tournament_id="F-LOCK")
+    services.decision_record(
+        case=case,
+        actor=marketing_manager,
+        option="reschedule",
+        reason="rerun",
+        reschedule_at=timezone.now() + timedelta(days=3),
+        invited_players=["p000001"],
+    )
+    services.settlement_prepare(case=case, actor=operator)
+    html = as_marketing.get(url(case)).content.decode()
+    date = re.search(r'<input type="datetime-local" name="reschedule_at"[^>]*>', html)[0]
+    assert " disabled" in date and 'value="' in date
+    assert re.search(r'<textarea name="invited"[^>]*disabled[^>]*>\s*p000001</textarea>', html)
+
+
+def test_the_comparison_lists_the_largest_differences_first(as_marketing, load_case):
+    case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-CMP")
+    html = as_marketing.get(url(case)).content.decode()
+    assert 'id="comparison-title">Who gains and who loses' in html
+    policy = Policy(**case.policy)
+    snapshot = parse_snapshot(case.snapshot.text)
+    first, second = (
+        {row.player: row for row in settle(snapshot, decision=option, policy=policy).payouts}
+        for option in ("chip_proportional", "chip_equity")
+    )
+    # T$ only here (no share reaches a seat at this seat value), so worth is T$.
+    gaps = {player: second[player].tdollars - first[player].tdollars for player in first}
+    more_equity = sum(gap > 0 for gap in gaps.values())
+    more_proportional = sum(gap < 0 for gap in gaps.values())
+    assert (
+        f"{more_equity} players get more with <strong>Split by chip equity</strong>, "
+        f"{more_proportional} more with <strong>Split in proportion to chips</strong>"
+    ) in html
+    table = html[html.index('id="comparison-table"') :]
+    shown = re.findall(r'<td class="mono">(p\d+)</td>', table)
+    expected = sorted(
+        (player for player in gaps if gaps[player]),
+        key=lambda player: (-abs(gaps[player]), -snapshot_chips(snapshot, player), player),
+    )[:20]
+    assert shown == expected
+    leader = shown[0]
+    row = table[table.index(f">{leader}<") :]
+    row = row[: row.index("</tr>")]
+    assert payout_text(first[leader], "USD") in row and payout_text(second[leader], "USD") in row
+    gainer = "Split by chip equity" if gaps[leader] > 0 else "Split in proportion to chips"
+    assert f"<td>{gainer}</td>" in row
+    assert format_minor_units(abs(gaps[leader]), "USD") in row
+
+
+def snapshot_chips(snapshot, player: str) -> int:
+    return next(entry.chips for entry in snapshot.players if entry.id == player)
+
+
+def test_options_that_pay_the_same_say_so(as_marketing, load_case):
+    case = load_case(type="freeroll", stage="early", entrants=20, tournament_id="F-SAME")
+    html = as_marketing.get(url(case)).content.decode()
+    assert "Both options pay every player exactly the same." in html
+    assert 'id="comparison-table"' not in html
+
+
+def test_each_satellite_option_says_how_many_seats_it_gives(as_marketing, load_case):
+    case = load_case(
+        type="satellite", stage="middle", entrants=40, seat_value=3000, tournament_id="S-SEAT"
+    )
+    html = as_marketing.get(url(case)).content.decode()
+    previews = selectors.decision_previews(case)
+    # The two options differ here: proportional gives the leaders seats, equity none.
+    assert {bool(p.totals.by_source["pool"].get("tickets")) for p in previews} == {True, False}
+    for preview in previews:
+        line = html[html.index(f'id="seats-{preview.option}"') :]
+        line = line[: line.index("</p>")]
+        seats = preview.totals.by_source["pool"].get("tickets", 0)
+        if seats:
+            assert f"<strong>{seats} seat{'s' if seats > 1 else ''}</strong>" in line
+            assert "an entry to the target tournament, worth 30.00 USD" in line
+            assert f"Together {format_minor_units(seats * 3000, 'USD')} of the 400.00 USD" in line
+        else:
+            assert "<strong>No seats.</strong>" in line
+            assert "A seat (an entry to the target tournament) is worth 30.00 USD" in line
+            assert "all of the 400.00 USD pool is paid in T$" in line
+
+
+def test_a_refused_form_lists_its_problems_at_the_top_for_the_focus(as_marketing, load_case):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-SUMMARY")
+    response = as_marketing.post(url(case), {"reason": ""}, **HTMX)
+    html = assert_partial(response, "decision-form")
+    summary = re.search(r"<div [^>]*data-error-summary[^>]*>(.*?)</div>", html, re.S)
+    assert 'tabindex="-1"' in summary[0] and 'role="alert"' in summary[0]
+    assert "Not sent: 2 fields need attention." in summary[1]
+    assert '<a href="#id_option_0">Option</a>' in summary[1]
+    assert '<a href="#id_reason">Why this option</a>' in summary[1]
+    assert 'id="id_reason"' in html and 'id="id_option_0"' in html

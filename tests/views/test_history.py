@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 from datetime import timedelta
 
 import pytest
@@ -106,8 +107,12 @@ def test_a_record_shows_each_version_with_its_diff(as_auditor, approved):
     html = assert_full_page(as_auditor.get(url))
     assert f"History of Settlement #{approved.pk}" in html
     assert html.count('class="panel version"') == 3  # prepared, submitted, approved
-    # The approval changed the status from awaiting approval to approved.
-    assert '<td class="diff-old">awaiting_approval</td><td class="diff-new">approved</td>' in html
+    # The approval changed the status from awaiting approval to approved, in words.
+    assert '<td class="diff-old">Awaiting approval</td><td class="diff-new">Approved</td>' in html
+    # Versions are numbered within the record, newest first; the record links to itself.
+    numbers = re.findall(r">Version (\d+): ", html)
+    assert numbers == ["3", "2", "1"]
+    assert f'<a href="{reverse("settlement_review", args=[approved.pk])}" id="live-record">' in html
     assert "Reason: “Matches the server log”" in html
     assert "200.00 USD" in html  # amounts in the currency, not in cents
     assert "Settlement approved</strong> by manager" in html
@@ -116,6 +121,26 @@ def test_a_record_shows_each_version_with_its_diff(as_auditor, approved):
     missing = as_auditor.get(reverse("history_record", args=["settlement", 999_999]))
     assert missing.status_code == 404
     assert as_auditor.get(reverse("history_record", args=["user", 1])).status_code == 404
+
+
+def test_codes_and_policies_read_as_words(as_auditor, marketing_manager, load_case):
+    case = load_case(type="satellite", stage="middle", tournament_id="S-WORDS")
+    decision = services.decision_record(
+        case=case, actor=marketing_manager, option="chip_equity", reason="flatter"
+    )
+    html = as_auditor.get(reverse("history_record", args=["case", case.pk])).content.decode()
+    assert "Split in proportion to chips or Split by chip equity" in html
+    assert "stage marks at 5 % and 25 %, late stage by chip equity split" in html
+    status = '<td class="diff-old">Awaiting decision</td><td class="diff-new">Ready to prepare</td>'
+    assert status in html
+    assert '<td class="diff-new">Split by chip equity</td>' in html
+    assert "chip_equity" not in html and "awaiting_decision" not in html
+    assert "Reason: “Decision: Split by chip equity”" in html
+    record = reverse("history_record", args=["decision", decision.pk])
+    html = as_auditor.get(record).content.decode()
+    assert f"History of Decision #{decision.pk}: Split by chip equity" in html
+    assert f'href="{reverse("case_detail", args=[case.pk])}" id="live-record">' in html
+    assert f"See its case, #{case.pk} as it is now" in html
 
 
 def test_the_incident_timeline_reads_oldest_first(as_auditor, approved):

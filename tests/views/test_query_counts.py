@@ -36,7 +36,8 @@ BOUNDS = {
     # The workbench: a page of cases, their count, the counts by status, the latest jobs,
     # and the payments of the incident (one query over its releases and their tallies).
     "incident page": 9,
-    "decision page": 18,
+    # Three entries stored on a first view: the two previews and the per-player comparison.
+    "decision page": 23,
     # An approved settlement's review also shows its payments (one query, from the tallies).
     "settlement review": 13,
     "settlement review, a later page": 13,

@@ -167,6 +167,29 @@ def test_each_player_amount_is_explained(as_auditor, prepared):
     assert "knocked out before the crash" in out.content.decode()
 
 
+def test_the_explain_panel_has_its_own_url_on_the_review_page(as_auditor, prepared):
+    settlement = prepared(type="regular", stage="middle", entrants=200, tournament_id="T-URL")
+    html = as_auditor.get(review(settlement) + "?q=p0000&page=2").content.decode()
+    # Each "Explain" link keeps the search and the page, and pushes its URL so Back works.
+    link = re.search(r'<a href="([^"]*player=p000060)" hx-get="([^"]*)"([^>]*)>Explain', html)
+    assert link[1] == link[2] == "?q=p0000&amp;page=2&amp;player=p000060"
+    assert 'hx-target="#player-detail"' in link[3] and 'hx-push-url="true"' in link[3]
+    url = review(settlement) + "?q=p0000&page=2&player=p000060"
+    # The URL it pushes shows the whole page with the panel open: a reload, Back then Forward.
+    page = squash(assert_full_page(as_auditor.get(url)))
+    assert 'id="player-detail"' in page and "Why p000060 gets" in page
+    assert "Guaranteed first" in page and "<dt>Players paid</dt>" in page
+    assert 'aria-current="true">Explain<span class="visually-hidden"> the amount of p000060' in page
+    # Under htmx only the panel is sent.
+    panel = assert_partial(as_auditor.get(url, **HTMX, HTTP_HX_TARGET="player-detail"),
+                           "player-detail")  # fmt: skip
+    assert "Why p000060 gets" in panel and 'id="payouts"' not in panel
+    # A player the settlement does not pay: the page without the panel; no panel under htmx.
+    unknown = review(settlement) + "?player=nobody"
+    assert "Choose “Explain”" in as_auditor.get(unknown).content.decode()
+    assert as_auditor.get(unknown, **HTMX, HTTP_HX_TARGET="player-detail").status_code == 404
+
+
 def test_a_capped_player_and_a_rounding_cent_are_named(as_operator, prepared):
     # A late regular: the leader is held at the first prize; cents go to the largest remainders.
     settlement = prepared(type="regular", stage="late", entrants=20, tournament_id="T-CAP",
@@ -339,3 +362,35 @@ def test_the_review_page_runs_as_many_queries_whatever_its_size(as_operator, pre
     assert counts[:3] == counts[3:]
     # The first view also computes the chart and stores it in the database cache.
     assert max(counts) <= 12
+
+
+def test_large_counts_carry_thousands_separators(as_operator, prepared):
+    # 4,000 entrants, 2,000 left: 40 pages of payouts.
+    settlement = prepared(type="regular", stage="middle", entrants=4000, tournament_id="T-BIG")
+    html = squash(as_operator.get(review(settlement)).content.decode())
+    assert "<dt>Entrants (N)</dt><dd>4,000</dd>" in html
+    assert "<dt>Players paid</dt><dd>2,000</dd>" in html
+    assert "Page 1 of 40 · 2,000 players" in html
+    case_page = as_operator.get(reverse("case_detail", args=[settlement.case_id])).content
+    assert "<dt>Eliminated (E)</dt><dd>2,000</dd>" in case_page.decode()
+
+
+def test_the_approver_reads_the_marketing_managers_reason(
+    as_manager, operator, marketing_manager, load_case
+):
+    case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-WHY")
+    services.decision_record(
+        case=case,
+        actor=marketing_manager,
+        option="chip_equity",
+        reason="Flatter payouts after a long outage.",
+    )
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    services.settlement_submit(settlement=settlement, actor=operator)
+    html = as_manager.get(review(settlement)).content.decode()
+    assert "Split by chip equity, by marketing on" in html
+    assert "“Flatter payouts after a long outage.”" in html
+    confirm = as_manager.get(review(settlement, "settlement_approve")).content.decode()
+    assert 'id="confirm-decision"' in confirm
+    assert "<strong>Split by chip equity</strong>, was chosen by marketing" in confirm
+    assert "“Flatter payouts after a long outage.”" in confirm

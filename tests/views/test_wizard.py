@@ -188,6 +188,35 @@ def test_every_problem_of_a_snapshot_has_its_own_row(as_operator, incident):
     assert "2 problems" in html
 
 
+def test_every_format_problem_of_a_file_is_listed_with_the_player_it_concerns(
+    as_operator, incident
+):
+    document = build_snapshot(type="regular", stage="middle", tournament_id="T-FMT")
+    document["tournament"]["fee"] = 1.5
+    document["tournament"]["stack"] = 3
+    document["tournament"]["name"] = 7
+    document["players"][2]["chips"] = "12"
+    document["players"][4]["chips"] = True
+    player_2, player_4 = document["players"][2]["id"], document["players"][4]["id"]
+    response = as_operator.post(upload_url(incident), {"text": json.dumps(document)}, **HTMX)
+    html = assert_partial(response, "upload-form")
+    assert "5 problems" in html
+    for path in ("tournament.fee", "tournament.stack", "tournament.name"):
+        assert f'<td>{path}</td><td class="mono"></td>' in html
+    assert f'<td>players[2].chips</td><td class="mono">{player_2}</td>' in html
+    assert f'<td>players[4].chips</td><td class="mono">{player_4}</td>' in html
+
+
+def test_a_repeated_player_id_names_the_id_and_its_first_row(as_operator, incident):
+    document = build_snapshot(type="regular", stage="middle", tournament_id="T-DUP")
+    repeated = document["players"][1]["id"]
+    document["players"][5]["id"] = repeated
+    response = as_operator.post(upload_url(incident), {"text": json.dumps(document)})
+    html = assert_full_page(response)
+    assert f'<td>players[5].id</td><td class="mono">{repeated}</td>' in html
+    assert f"repeats the id “{repeated}” of players[1]" in html
+
+
 def test_invalid_json_is_reported_at_the_document(as_operator, incident):
     response = as_operator.post(upload_url(incident), {"text": '{"format": '})
     assert response.status_code == 422

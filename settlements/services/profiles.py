@@ -1,0 +1,43 @@
+"""A user's own settings: the time zone their screens show times in.
+
+A setting is not a business event: it changes how one person's pages read, never a record of
+the workflow, so it writes no ``Event`` (nor moves the dashboard's change mark); its history
+version still records who changed it and when.
+"""
+
+import zoneinfo
+
+from django.db import IntegrityError, transaction
+
+from settlements import permissions
+from settlements.errors import DomainError
+from settlements.models import Profile
+from settlements.services.common import _save
+
+
+def time_zone_names() -> list[str]:
+    """Every zone a user may choose, sorted (the system's IANA database)."""
+    return sorted(zoneinfo.available_timezones() - {"Factory", "localtime"})
+
+
+@transaction.atomic
+def profile_set_time_zone(*, user, actor, time_zone: str) -> Profile:
+    """Show ``user``'s times in ``time_zone`` (an IANA name), or in the site's zone for ""."""
+    permissions.enforce(permissions.profile_update(owner=user, user=actor))
+    time_zone = (time_zone or "").strip()
+    if time_zone and time_zone not in time_zone_names():
+        raise DomainError(f"“{time_zone[:64]}” is not a time zone name.", field="time_zone")
+    reason = f"Time zone: {time_zone or 'the site default'}"
+    profile = Profile.objects.select_for_update().filter(user=user).first()
+    if profile is None:
+        try:
+            with transaction.atomic():  # a second tab may be creating it at the same moment
+                profile = Profile(user=user, time_zone=time_zone)
+                _save(profile, actor=actor, reason=reason)
+                return profile
+        except IntegrityError:
+            profile = Profile.objects.select_for_update().get(user=user)
+    if profile.time_zone != time_zone:
+        profile.time_zone = time_zone
+        _save(profile, actor=actor, reason=reason)
+    return profile

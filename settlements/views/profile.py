@@ -1,0 +1,57 @@
+"""The signed-in user's own settings.
+
+GET/POST /settings/     the time zone their pages show times in
+"""
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.urls import reverse
+from django.utils import timezone
+
+from settlements import services
+from settlements.errors import DomainError
+from settlements.forms import DomainErrorsMixin
+from settlements.middleware import remember_time_zone
+from settlements.models import Profile
+from settlements.views.decorators import signed_in_required
+from settlements.views.rendering import go_to, render_invalid, render_page
+
+
+class TimeZoneForm(DomainErrorsMixin, forms.Form):
+    time_zone = forms.ChoiceField(
+        required=False,
+        label="Time zone",
+        help_text="Every date and time on your pages is shown in this zone, with its name. "
+        "Exports and the API stay in UTC.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["time_zone"].choices = [
+            ("", f"The site's zone ({settings.TIME_ZONE})"),
+            *((name, name) for name in services.time_zone_names()),
+        ]
+
+
+@signed_in_required
+def user_settings(request):
+    chosen = Profile.objects.filter(user=request.user).values_list("time_zone", flat=True).first()
+    form = TimeZoneForm(request.POST or None, initial={"time_zone": chosen or ""})
+    context = {"form": form, "now": timezone.now()}
+    template = "settlements/user_settings.html"
+    if request.method != "POST":
+        return render_page(request, template, context, partial="settings_form")
+    if form.is_valid():
+        try:
+            profile = services.profile_set_time_zone(
+                user=request.user, actor=request.user, time_zone=form.cleaned_data["time_zone"]
+            )
+        except DomainError as error:
+            form.add_domain_error(error)
+        else:
+            remember_time_zone(request, profile.time_zone)
+            zone = profile.time_zone or settings.TIME_ZONE
+            messages.success(request, f"Times are now shown in {zone} time.")
+            return go_to(request, reverse("user_settings"))
+    return render_invalid(request, template, context, partial="settings_form")

@@ -1,0 +1,93 @@
+"""Times on every page carry their zone; each person chooses theirs; exports stay in UTC."""
+
+import csv
+import io
+from datetime import UTC, datetime
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from settlements import services
+from settlements.middleware import TIME_ZONE_SESSION_KEY
+from settlements.models import Incident
+from settlements.templatetags.timezones import when
+from tests.conftest import DEMO_PASSWORD
+from tests.views.conftest import HTMX, assert_full_page, assert_partial
+
+pytestmark = pytest.mark.django_db
+
+
+def test_times_say_their_zone_even_in_the_sites_default(as_operator, load_case, settings):
+    settings.TIME_ZONE = "UTC"
+    case = load_case(type="regular", stage="middle", tournament_id="T-TZ")
+    html = assert_full_page(as_operator.get(reverse("case_detail", args=[case.pk])))
+    assert "<dt>Crashed at</dt><dd>30 Nov 2026, 20:14:05 UTC</dd>" in html
+    assert "Times in UTC</a>" in html
+
+
+def test_the_settings_page_sets_the_zone_and_every_page_follows(as_operator, operator, load_case):
+    case = load_case(type="regular", stage="middle", tournament_id="T-TOKYO")
+    url = reverse("user_settings")
+    page = assert_full_page(as_operator.get(url))
+    assert '<option value="Asia/Tokyo">Asia/Tokyo</option>' in page
+    response = as_operator.post(url, {"time_zone": "Asia/Tokyo"})
+    assert response.status_code == 302 and response.url == url
+    assert as_operator.session[TIME_ZONE_SESSION_KEY] == "Asia/Tokyo"
+    settled = as_operator.get(url).content.decode()
+    assert "Times are now shown in Asia/Tokyo time." in settled
+    assert '<strong id="current-zone">Asia/Tokyo</strong>' in settled
+    html = as_operator.get(reverse("case_detail", args=[case.pk])).content.decode()
+    # 20:14 UTC is 05:14 the next morning in Tokyo.
+    assert "<dt>Crashed at</dt><dd>1 Dec 2026, 05:14:05 JST</dd>" in html
+    assert "Times in Asia/Tokyo</a>" in html
+
+
+def test_a_bad_zone_is_named_at_its_field(as_operator):
+    response = as_operator.post(reverse("user_settings"), {"time_zone": "Mars/Olympus"}, **HTMX)
+    assert response.status_code == 422
+    html = assert_partial(response, "settings-form")
+    assert "Select a valid choice." in html
+
+
+def test_signing_in_brings_back_the_chosen_zone(operator, settings):
+    settings.AXES_ENABLED = False
+    services.profile_set_time_zone(user=operator, actor=operator, time_zone="America/New_York")
+    client = Client()
+    assert client.login(username=operator.username, password=DEMO_PASSWORD)
+    assert client.session[TIME_ZONE_SESSION_KEY] == "America/New_York"
+    assert "Times in America/New_York</a>" in client.get(reverse("dashboard")).content.decode()
+
+
+def test_forms_read_typed_times_in_the_users_zone(as_operator, operator):
+    services.profile_set_time_zone(user=operator, actor=operator, time_zone="Asia/Tokyo")
+    session = as_operator.session
+    session[TIME_ZONE_SESSION_KEY] = "Asia/Tokyo"
+    session.save()
+    form = as_operator.get(reverse("incident_new")).content.decode()
+    assert "in Asia/Tokyo time" in form
+    as_operator.post(
+        reverse("incident_new"),
+        {"title": "Tokyo outage", "started_at": "2026-01-15T09:00", "description": ""},
+    )
+    incident = Incident.objects.get(title="Tokyo outage")
+    assert incident.started_at == datetime(2026, 1, 15, 0, 0, tzinfo=UTC)
+
+
+def test_exports_stay_in_utc_whatever_the_readers_zone(as_auditor, auditor, load_case):
+    load_case(type="regular", stage="middle", tournament_id="T-EXPORT")
+    session = as_auditor.session
+    session[TIME_ZONE_SESSION_KEY] = "Asia/Tokyo"
+    session.save()
+    response = as_auditor.get(reverse("history_export"), {"view": "events"})
+    assert response["Content-Disposition"].endswith('Z.csv"')
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert rows and all(row["at"].endswith("+00:00") for row in rows)
+
+
+def test_the_when_filter():
+    moment = datetime(2026, 11, 30, 20, 14, 5, tzinfo=UTC)
+    assert when(None) == ""
+    assert when(moment) == "30 Nov 2026, 20:14 UTC"
+    assert when(moment, "seconds") == "30 Nov 2026, 20:14:05 UTC"
+    assert when(moment, "time") == "20:14 UTC"
