@@ -2,7 +2,7 @@
 and one 300,000-entrant settlement, 50 concurrent clients per page.
 
     .venv/bin/python benchmarks/page_latency.py [--seconds 10] [--connections 50] [--rate 1]
-        [--keep | --reuse] [--only PAGE ...]
+        [--keep | --reuse] [--only PAGE ...] [--database NAME]
 
 Seeds a scratch PostgreSQL database (crashdesk_bench_pages, dropped at the end unless --keep;
 DATABASE_URL names the server), starts gunicorn on 127.0.0.1 with crashdesk/gunicorn.conf.py
@@ -69,6 +69,9 @@ def main() -> None:
         "--rate", type=float, default=1.0, help="requests per second of each paced user"
     )
     parser.add_argument("--entrants", type=int, default=300_000)
+    parser.add_argument(
+        "--database", default=DATABASE, help="scratch database (one each on a shared server)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument(
         "--reuse", action="store_true", help="measure the database a --keep run left"
@@ -78,7 +81,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    url = use_scratch_database(DATABASE, fresh=not args.reuse)
+    url = use_scratch_database(args.database, fresh=not args.reuse)
     try:
         pages = _pages() if args.reuse else seed(args.entrants)
         if args.only:
@@ -86,7 +89,7 @@ def main() -> None:
         measure(url, pages, args.seconds, args.connections, args.rate)
     finally:
         if not (args.keep or args.reuse):
-            drop_scratch_database(DATABASE)
+            drop_scratch_database(args.database)
 
 
 # --- Seeding ---------------------------------------------------------------------------------
