@@ -236,13 +236,15 @@ def _now():
 def _settlement_models():
     from django.apps import apps
 
-    from settlements.models import ApiToken
+    from settlements.models import ApiToken, SignInEpoch
 
-    # API tokens are not copied: their hashes are unique and no page here lists them.
+    # API tokens are not copied: their hashes are unique and no page here lists them. Sign-in
+    # epochs belong to the (uncopied) users.
+    skipped = (ApiToken, SignInEpoch)
     return [
         model
         for model in apps.get_app_config("settlements").get_models()
-        if model is not ApiToken and getattr(model, "instance_type", None) is not ApiToken
+        if model not in skipped and getattr(model, "instance_type", None) not in skipped
     ]
 
 

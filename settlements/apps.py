@@ -7,4 +7,4 @@ class SettlementsConfig(AppConfig):
     verbose_name = "Crash settlements"
 
     def ready(self) -> None:
-        from settlements import checks  # noqa: F401  (registers the system checks)
+        from settlements import auth, checks  # noqa: F401  (signal receivers, system checks)

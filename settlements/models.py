@@ -1055,3 +1055,17 @@ class Reissue(models.Model):
 
     def __str__(self) -> str:
         return f"Re-issue #{self.pk} of {self.original_key}"
+
+
+class SignInEpoch(models.Model):
+    """How many times a user has signed out. Sessions live in a signed cookie, which the
+    server cannot take back; each carries the epoch it was issued in, and a cookie of an
+    earlier epoch is refused (see settlements.auth). Not business data, so not audited."""
+
+    user = models.OneToOneField(
+        USER, on_delete=models.CASCADE, primary_key=True, related_name="signin_epoch"
+    )
+    epoch = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"Sign-in epoch {self.epoch} of user #{self.user_id}"

@@ -105,8 +105,8 @@ def test_a_later_view_reads_the_cache_instead_of_the_data(
     )
     with CaptureQueriesContext(connection) as first:
         _dashboard(as_manager)
-    # Session, user, roles, the change mark, the cached parts, the reporters' names.
-    with django_assert_max_num_queries(7) as later:
+    # The user with their roles, the change mark, the cached parts, the reporters' names.
+    with django_assert_max_num_queries(5) as later:
         _dashboard(as_manager)
     assert len(later) < len(first)
 
