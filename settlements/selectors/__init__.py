@@ -9,6 +9,7 @@ holds it.
 from settlements.selectors.audit import (
     HISTORY_MODELS,
     FieldChange,
+    HistoryEntries,
     event_list,
     history_changes,
     history_entries,
@@ -124,6 +125,7 @@ __all__ = [
     "incident_timeline",
     "HISTORY_MODELS",
     "history_entries",
+    "HistoryEntries",
     "history_record",
     "FieldChange",
     "history_changes",
