@@ -11,6 +11,8 @@ Every figure on these pages is the engine's output as stored when the settlement
 prepared (payout rows, explanations, totals); nothing is computed again here.
 """
 
+from urllib.parse import quote
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
@@ -164,6 +166,28 @@ def _summary(settlement: Settlement) -> dict:
     }
 
 
+# Payout charts drawn in this process, by settlement and preparation time. A settlement's
+# payouts are written once and never change, so an entry is never stale; this spares every
+# view the shared cache's read of the points and the drawing. Bounded.
+_CHARTS: dict[tuple[int, str], charts.PayoutChart | None] = {}
+_CHARTS_KEPT = 64
+
+
+def _payout_chart(settlement: Settlement) -> charts.PayoutChart | None:
+    key = (settlement.pk, settlement.prepared_at.isoformat())
+    if key not in _CHARTS:
+        points = selectors.settlement_chart_points(settlement)
+        chart = None
+        if points:
+            chart = charts.payout_chart(
+                points, count=settlement.payout_count, currency=settlement.currency
+            )
+        if len(_CHARTS) >= _CHARTS_KEPT:
+            _CHARTS.clear()
+        _CHARTS[key] = chart
+    return _CHARTS[key]
+
+
 def _review_context(request, settlement: Settlement) -> dict:
     user = request.user
     can_download = settlement.status == SettlementStatus.APPROVED and roles.has_role(
@@ -182,14 +206,15 @@ def _review_context(request, settlement: Settlement) -> dict:
         paginator = CountedPaginator(rows, PAYOUTS_PER_PAGE, count=rows.count())
     else:
         paginator = RangePaginator(rows, PAYOUTS_PER_PAGE, count=known, field=field, first=first)
-    points = selectors.settlement_chart_points(settlement)
-    chart = None
-    if points:
-        chart = charts.payout_chart(
-            points, count=settlement.payout_count, currency=settlement.currency
-        )
+    chart = _payout_chart(settlement)
     answer_refusal = permissions.settlement_approve(settlement=settlement, user=user)
     page = paginator.get_page(page_number(request))
+    if not settlement.is_adjustment:
+        # Each row links to its player's explanation: one reversal for the page, not two and
+        # two urlencode filters per row (tests/views/test_review_rows.py counts them).
+        explain = reverse("settlement_player", args=[settlement.pk]) + "?player="
+        for payout in page:
+            payout.explain_url = explain + quote(payout.player, safe="/")
     parts_shown = unpaid = ()
     if not settlement.is_adjustment:
         parts_shown = _name_parts(settlement, page)
