@@ -29,6 +29,8 @@ from settlements.selectors.cases import (
 )
 from settlements.selectors.common import BIG_TOURNAMENT_FIELDS
 from settlements.selectors.compensation import (
+    case_compensations,
+    case_prize_withdrawals,
     compensation_approved_ids,
     compensation_detail,
     compensation_list,
@@ -119,6 +121,8 @@ __all__ = [
     "dashboard_summary",
     "compensation_list",
     "compensation_approved_ids",
+    "case_compensations",
+    "case_prize_withdrawals",
     "compensation_detail",
     "prize_withdrawal_list",
     "event_list",

@@ -2,9 +2,18 @@
 
 from collections.abc import Iterable
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from settlements.models import Case, CasePlayer, Decision, Incident, Settlement, Tournament
+from settlements.models import (
+    Case,
+    CasePlayer,
+    Compensation,
+    Decision,
+    Incident,
+    PrizeWithdrawal,
+    Settlement,
+    Tournament,
+)
 from settlements.selectors.common import _lean, _prefetch
 from settlements.workflow import CASE_FINAL, CaseStatus
 
@@ -61,25 +70,33 @@ def case_status_counts(*, incident: Incident | int | None = None) -> dict[str, i
 
 
 def case_detail(case_id: int) -> Case:
-    """A case with what its page shows; decisions and settlements prefetched, newest first."""
-    return (
+    """A case with what its page shows; decisions and settlements prefetched, newest first.
+
+    ``has_compensation`` and ``has_prize_withdrawal`` say whether the case has any, so the
+    page asks for its lists only then (most crash cases have neither: two queries fewer).
+    """
+    found = list(
         _lean(
             Case.objects.select_related("tournament", "incident", "snapshot", "created_by"),
             "tournament",
         )
         # The snapshot text may be tens of MB; a page needs only its hash and size.
         .defer("snapshot__text")
+        .annotate(
+            has_compensation=Exists(Compensation.objects.filter(case=OuterRef("pk"))),
+            has_prize_withdrawal=Exists(PrizeWithdrawal.objects.filter(case=OuterRef("pk"))),
+        )
         .prefetch_related(
             _prefetch("decisions", Decision.objects.select_related("decided_by")),
-            _prefetch(
-                "settlements",
-                Settlement.objects.select_related(
-                    "prepared_by", "submitted_by", "approved_by", "rejected_by", "corrects"
-                ),
-            ),
+            # The pages list a case's settlements with who prepared them, nothing more.
+            _prefetch("settlements", Settlement.objects.select_related("prepared_by")),
         )
-        .get(pk=case_id)
+        # Not .get(): its LIMIT 21 makes PostgreSQL plan the joins for longer.
+        .filter(pk=case_id)[:1]
     )
+    if not found:
+        raise Case.DoesNotExist(f"No case #{case_id}.")
+    return found[0]
 
 
 def crash_case_in_force(tournament: Tournament | int) -> Case | None:
