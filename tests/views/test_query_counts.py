@@ -25,11 +25,12 @@ pytestmark = pytest.mark.django_db
 # signed cookie, see settlements.auth), then the page's own reads. The
 # decision and review pages also compute and store their previews and chart in the database
 # cache (a first view; later views read them with one query). So does the dashboard: a first
-# view after any business change reads its 15 queries of data and stores its three entries (5
-# queries each); a later view reads the change mark, the entries and the reporters' names.
+# view after any business change reads its 15 queries of data and stores its three entries and
+# the rendered incident list (4-5 queries each); a later view reads the change mark, the
+# entries (in one query) and the reporters' names.
 BOUNDS = {
-    "dashboard": 36,
-    "dashboard, a later view": 5,
+    "dashboard": 40,
+    "dashboard, a later view": 4,
     "case page": 6,
     # The workbench: a page of cases, their count, the counts by status, the latest jobs,
     # and the payments of the incident (one query over its releases and their tallies).
@@ -191,4 +192,6 @@ def test_every_page_runs_the_same_few_queries_on_a_small_and_a_busy_desk(
     busy = build_desk(users, django_user_model, prefix="B", incidents=12, cases=5, entrants=600)
     busy_counts = _counts(busy, "a busy desk", django_assert_max_num_queries)
 
-    assert busy_counts == small_counts
+    # The case page reads a case's compensation list only when it has one (most have none):
+    # the busy desk's featured case has one, one query more however long the list.
+    assert busy_counts == {**small_counts, "case page": small_counts["case page"] + 1}
