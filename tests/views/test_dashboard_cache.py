@@ -5,8 +5,8 @@ the data between two views of the same user and expects the second view to show 
 """
 
 import threading
-from unittest import mock
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.db import connection, transaction
