@@ -2,7 +2,7 @@
 and one 300,000-entrant settlement, 50 concurrent clients per page.
 
     .venv/bin/python benchmarks/page_latency.py [--seconds 10] [--connections 50] [--rate 1]
-        [--keep | --reuse] [--only PAGE ...] [--verify-audit]
+        [--keep | --reuse] [--only PAGE ...] [--database NAME] [--verify-audit]
 
 Seeds a scratch PostgreSQL database (crashdesk_bench_pages, dropped at the end unless --keep;
 DATABASE_URL names the server), starts gunicorn on 127.0.0.1 with crashdesk/gunicorn.conf.py
@@ -70,6 +70,9 @@ def main() -> None:
         "--rate", type=float, default=1.0, help="requests per second of each paced user"
     )
     parser.add_argument("--entrants", type=int, default=300_000)
+    parser.add_argument(
+        "--database", default=DATABASE, help="scratch database (one each on a shared server)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument(
         "--reuse", action="store_true", help="measure the database a --keep run left"
@@ -84,7 +87,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    url = use_scratch_database(DATABASE, fresh=not args.reuse)
+    url = use_scratch_database(args.database, fresh=not args.reuse)
     try:
         pages = _pages() if args.reuse else seed(args.entrants)
         if args.verify_audit:
@@ -95,7 +98,7 @@ def main() -> None:
             measure(url, pages, args.seconds, args.connections, args.rate)
     finally:
         if not (args.keep or args.reuse):
-            drop_scratch_database(DATABASE)
+            drop_scratch_database(args.database)
 
 
 # --- Seeding ---------------------------------------------------------------------------------
@@ -293,13 +296,15 @@ def _now():
 def _settlement_models():
     from django.apps import apps
 
-    from settlements.models import ApiToken
+    from settlements.models import ApiToken, SignInEpoch
 
-    # API tokens are not copied: their hashes are unique and no page here lists them.
+    # API tokens are not copied: their hashes are unique and no page here lists them. Sign-in
+    # epochs belong to the (uncopied) users.
+    skipped = (ApiToken, SignInEpoch)
     return [
         model
         for model in apps.get_app_config("settlements").get_models()
-        if model is not ApiToken and getattr(model, "instance_type", None) is not ApiToken
+        if model not in skipped and getattr(model, "instance_type", None) not in skipped
     ]
 
 

@@ -71,7 +71,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Django's, refusing the sessions of a user who has signed out since (settlements.auth).
+    "settlements.auth.EpochAuthenticationMiddleware",
     # Times on pages in the signed-in user's own zone (kept in the session).
     "settlements.middleware.UserTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -132,7 +133,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTHENTICATION_BACKENDS = [
     # Axes first, so a locked-out client is refused before its password is checked.
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's model backend, reading the user's roles in the same query as the user.
+    "settlements.auth.RoleModelBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -160,6 +162,9 @@ AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_VERBOSE = False
 
 # --- Security -------------------------------------------------------------------------------
+# Sessions in a signed cookie: a page reads no session row (settlements.auth refuses the cookies
+# of a user who has signed out since, and Django those issued before a password change).
+SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 8 * 60 * 60)  # one working shift
 SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 SESSION_COOKIE_HTTPONLY = True

@@ -15,8 +15,9 @@ class SettlementsConfig(AppConfig):
     verbose_name = "Crash settlements"
 
     def ready(self) -> None:
-        from settlements import (  # noqa: F401  (register the system checks and signals)
+        from settlements import (  # noqa: F401  (signal receivers, system checks)
             access,
+            auth,
             checks,
             middleware,  # the time zone taken at sign-in
         )

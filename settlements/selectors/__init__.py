@@ -9,6 +9,7 @@ holds it.
 from settlements.selectors.audit import (
     HISTORY_MODELS,
     FieldChange,
+    HistoryEntries,
     event_list,
     history_changes,
     history_entries,
@@ -30,6 +31,8 @@ from settlements.selectors.cases import (
 )
 from settlements.selectors.common import BIG_TOURNAMENT_FIELDS
 from settlements.selectors.compensation import (
+    case_compensations,
+    case_prize_withdrawals,
     compensation_approved_ids,
     compensation_detail,
     compensation_list,
@@ -132,12 +135,15 @@ __all__ = [
     "dashboard_summary",
     "compensation_list",
     "compensation_approved_ids",
+    "case_compensations",
+    "case_prize_withdrawals",
     "compensation_detail",
     "prize_withdrawal_list",
     "event_list",
     "incident_timeline",
     "HISTORY_MODELS",
     "history_entries",
+    "HistoryEntries",
     "history_record",
     "FieldChange",
     "history_changes",

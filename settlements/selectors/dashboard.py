@@ -1,5 +1,6 @@
 """What is waiting for whom, and the dashboard, cached under the desk's change mark."""
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -152,19 +153,31 @@ DASHBOARD_QUEUES = (
 class DashboardSummary:
     """The dashboard's data as plain values: ``counts`` by case status, one ``page`` of open
     incidents (``incidents``, dicts with their ``case_rows``), and the user's ``queues`` as
-    (title, count, items, kind, queue name)."""
+    (title, count, items, kind, queue name).
+
+    ``incident_list`` is the page's incident list as rendered before for the same data, the
+    same reporters' names and the same ``variant`` (what else the markup depends on), or None;
+    the view renders it then and hands it to ``keep_incident_list``."""
 
     counts: dict[str, int]
     page: Page
     incidents: list[dict]
     queues: list[tuple[str, int, list[dict], str]]
+    incident_list: str | None = None
+    incident_list_key: tuple[str, str, dict] = ("", "", {})
 
     @property
     def waiting_total(self) -> int:
         return sum(count for _, count, *_ in self.queues)
 
+    def keep_incident_list(self, html: str) -> None:
+        key, names, kept = self.incident_list_key
+        cache.set(key, {**kept, names: html}, DASHBOARD_CACHE_SECONDS)
 
-def dashboard_summary(user, *, page: str | int | None = None) -> DashboardSummary:
+
+def dashboard_summary(
+    user, *, page: str | int | None = None, variant: str = ""
+) -> DashboardSummary:
     """What the dashboard shows ``user`` on incident ``page``.
 
     Reading it costs a user with every role 19 queries, so the parts are kept in the shared
@@ -172,7 +185,8 @@ def dashboard_summary(user, *, page: str | int | None = None) -> DashboardSummar
     only ever read for the data it was computed from. The counts and incident pages are the
     same for everyone; the queues depend on the roles and, where a manager's own work is left
     out, on the user. Usernames are not business data (an administrator may rename a user),
-    so they are read fresh on each view.
+    so they are read fresh on each view. The rendered incident list is kept the same way, under
+    the mark, the page, ``variant`` and the reporters' names.
     """
     held = sorted(roles.user_roles(user))
     prefix = f"dashboard:{change_mark.mark()}"
@@ -180,7 +194,11 @@ def dashboard_summary(user, *, page: str | int | None = None) -> DashboardSummar
     queues_key = f"{prefix}:queues:{'+'.join(held) or '-'}"
     if roles.TOURNAMENT_MANAGER in held:
         queues_key += f":{user.pk}"
-    found = cache.get_many([counts_key, queues_key])
+    # The page asked for is almost always the page shown: its entries are read with the rest.
+    guess = int(page) if str(page or "").isdigit() and int(page) > 0 else 1
+    variant = hashlib.blake2b(variant.encode(), digest_size=8).hexdigest()
+    guessed = [f"{prefix}:incidents:{guess}", f"{prefix}:incident-list:{guess}:{variant}"]
+    found = cache.get_many([counts_key, queues_key, *guessed])
     fresh = {}
     if counts_key not in found:
         fresh[counts_key] = {
@@ -194,10 +212,13 @@ def dashboard_summary(user, *, page: str | int | None = None) -> DashboardSummar
     queues = found[queues_key] if queues_key in found else fresh[queues_key]
 
     # Paging over the count alone settles the page number (out of range or not a number gives
-    # the last or first page) before the page's own entry is looked up.
+    # the last or first page) before the page's own entries are looked up.
     paged = Paginator(range(counts["open_incidents"]), DASHBOARD_INCIDENTS_PER_PAGE).get_page(page)
     page_key = f"{prefix}:incidents:{paged.number}"
-    incidents = cache.get(page_key, MISSING)
+    list_key = f"{prefix}:incident-list:{paged.number}:{variant}"
+    if page_key not in guessed:
+        found.update(cache.get_many([page_key, list_key]))
+    incidents = found.get(page_key, MISSING)
     if incidents is MISSING:
         incidents = fresh[page_key] = _dashboard_incidents(paged)
     if fresh:
@@ -208,6 +229,8 @@ def dashboard_summary(user, *, page: str | int | None = None) -> DashboardSummar
     if reporters:
         users = get_user_model()
         names = dict(users.objects.filter(pk__in=reporters).values_list("pk", users.USERNAME_FIELD))
+    named = hashlib.blake2b(repr(sorted(names.items())).encode(), digest_size=8).hexdigest()
+    rendered = found.get(list_key) or {}
     return DashboardSummary(
         counts=counts["statuses"],
         page=paged,
@@ -216,6 +239,8 @@ def dashboard_summary(user, *, page: str | int | None = None) -> DashboardSummar
             for incident in incidents
         ],
         queues=queues,
+        incident_list=rendered.get(named),
+        incident_list_key=(list_key, named, rendered),
     )
 
 

@@ -5,24 +5,54 @@ crash-settlement/1 documents.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 
 from settlements.models import Settlement, SettlementLine, SettlementPayout
 from settlements.rules import Line, PayoutRow, SettlementDocument
 from settlements.selectors.common import _lean, _rank
 
+# The people a settlement's pages name, on the settlement and on its case.
+_SETTLEMENT_PEOPLE = ("prepared_by", "submitted_by", "approved_by", "rejected_by")
+_CASE_PEOPLE = ("withdrawn_by",)
+
 
 def settlement_detail(settlement_id: int) -> Settlement:
-    settlements = Settlement.objects.select_related(
+    """A settlement with its case, tournament and incident, and the people its pages name
+    (read in one more query); the settlement it corrects is read only if asked for.
+
+    Joining all of them (ten tables) through ``.get()`` took PostgreSQL 3 ms to plan, with
+    ``.get()``'s LIMIT 21, for a query that ran in 0.1 ms.
+    """
+    settlements = _lean(
+        Settlement.objects.select_related("case__tournament", "case__incident"),
         "case__tournament",
-        "case__incident",
-        "corrects",
-        "prepared_by",
-        "submitted_by",
-        "approved_by",
-        "rejected_by",
     )
-    return _lean(settlements, "case__tournament").get(pk=settlement_id)
+    found = list(settlements.filter(pk=settlement_id)[:1])
+    if not found:
+        raise Settlement.DoesNotExist(f"No settlement #{settlement_id}.")
+    settlement = found[0]
+    attach_people((settlement, _SETTLEMENT_PEOPLE), (settlement.case, _CASE_PEOPLE))
+    return settlement
+
+
+def attach_people(*records: tuple[object, tuple[str, ...]]) -> None:
+    """Set the user foreign keys ``fields`` of each record from one query, as select_related
+    would have, so that e.g. ``settlement.prepared_by`` reads no more."""
+    wanted = {
+        user_id
+        for record, fields in records
+        for field in fields
+        if (user_id := getattr(record, f"{field}_id")) is not None
+    }
+    if not wanted:
+        return
+    users = get_user_model()._default_manager.in_bulk(wanted)
+    for record, fields in records:
+        for field in fields:
+            user_id = getattr(record, f"{field}_id")
+            if user_id in users:
+                setattr(record, field, users[user_id])
 
 
 def settlement_payouts(settlement: Settlement, *, search: str = "") -> QuerySet[SettlementPayout]:

@@ -125,10 +125,10 @@ def _context(request, case: Case) -> dict:
     services ask again when they act)."""
     user = request.user
     withdrawn = case.status == CaseStatus.WITHDRAWN
-    compensations = list(selectors.compensation_list(case=case))
+    compensations = selectors.case_compensations(case)
     approved = [item.pk for item in compensations if item.status == CompensationStatus.APPROVED]
     settlements = list(case.settlements.all())
-    withdrawals = list(selectors.prize_withdrawal_list(case=case))
+    withdrawals = selectors.case_prize_withdrawals(case)
     payment_reads.withdrawals_collected(withdrawals)
     decision = next(iter(case.decisions.all()), None)
     context = {

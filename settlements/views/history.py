@@ -20,9 +20,11 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 from django.http import Http404, JsonResponse
+from django.template.loader import get_template
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
+from django.utils.text import Truncator
 from django.views.decorators.http import require_safe
 
 from settlements import audit_log, roles, selectors, wording
@@ -34,6 +36,7 @@ from settlements.templatetags.timezones import when
 from settlements.views.decorators import role_required
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
+from settlements.views.rows import RowUrls, stamp
 
 PER_PAGE = 50
 VERSIONS_PER_PAGE = 20
@@ -65,9 +68,7 @@ def history(request):
     page = None
     if filters is not None:
         if view == "changes":
-            page = peek_page(
-                selectors.history_entries(**filters), request.GET.get("page"), PER_PAGE
-            )
+            page = peek_page(selectors.HistoryEntries(**filters), request.GET.get("page"), PER_PAGE)
             _annotate_changes(page.items)
         else:
             page = peek_page(_events(filters), request.GET.get("page"), PER_PAGE)
@@ -75,6 +76,7 @@ def history(request):
     query = {name: request.GET[name] for name in FILTER_FIELDS if request.GET.get(name)}
     context = {
         "form": form,
+        "filter_fields": _filter_fields(form),
         "view": view,
         "views": VIEWS,
         "page": page,
@@ -204,6 +206,28 @@ def _filters(form: HistoryFilterForm) -> dict | None:
     }
 
 
+# The filter fields as rendered for each set of submitted values (a valid form's fields show
+# nothing but those values, so the markup is a function of them); rendering the seven fields
+# and their widgets' templates took a quarter of the page's time. Bounded; per process.
+_FILTER_FIELDS_HTML: dict[tuple[str, ...], str] = {}
+_FILTER_FIELDS_KEPT = 256
+FILTER_FIELDS_TEMPLATE = "settlements/includes/history_filters.html"
+
+
+def _filter_fields(form: HistoryFilterForm) -> str:
+    if form.errors:
+        return get_template(FILTER_FIELDS_TEMPLATE).render({"form": form})
+    values = tuple(str(form.data.get(name, "")) for name in FILTER_FIELDS)
+    html = _FILTER_FIELDS_HTML.get(values)
+    if html is None:
+        if len(_FILTER_FIELDS_HTML) >= _FILTER_FIELDS_KEPT:
+            _FILTER_FIELDS_HTML.clear()
+        html = _FILTER_FIELDS_HTML[values] = get_template(FILTER_FIELDS_TEMPLATE).render(
+            {"form": form}
+        )
+    return html
+
+
 def _start_of(day) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
 
@@ -222,22 +246,32 @@ def _events(filters: dict):
 
 
 def _annotate_changes(rows: list[dict]) -> None:
+    """What each row shows, computed here: one reversal per record type, not one per row
+    (tests/views/test_history_rows.py counts them)."""
     users = get_user_model().objects.in_bulk({row["history_user_id"] for row in rows} - {None})
+    record_url = RowUrls("history_record")
     for row in rows:
         user = users.get(row["history_user_id"])
         row["user"] = user.get_username() if user else ""
         row["model_label"] = MODEL_LABELS.get(row["model"], row["model"])
         row["type_label"] = HISTORY_TYPES.get(row["history_type"], row["history_type"])
-        row["url"] = reverse("history_record", args=[row["model"], row["id"]])
+        row["url"] = record_url(row["model"], row["id"])
+        row["when"] = stamp(row["history_date"])
+        row["reason"] = Truncator(row["history_change_reason"] or "").chars(120)
 
 
 def _annotate_events(events) -> None:
+    record_url, incident_url = RowUrls("history_record"), RowUrls("incident_timeline")
+    case_url = RowUrls("case_detail")
     for event in events:
         event.subject_url = (
-            reverse("history_record", args=[event.subject_type, event.subject_id])
+            record_url(event.subject_type, event.subject_id)
             if event.subject_type in selectors.HISTORY_MODELS and event.subject_id
             else ""
         )
+        event.incident_url = incident_url(event.incident_id) if event.incident_id else ""
+        event.case_url = case_url(event.case_id) if event.case_id else ""
+        event.when = stamp(event.at)
 
 
 CHANGE_HEADER = ("at", "record_type", "record_id", "version", "change", "user", "reason")

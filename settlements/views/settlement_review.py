@@ -11,6 +11,8 @@ Every figure on these pages is the engine's output as stored when the settlement
 prepared (payout rows, explanations, totals); nothing is computed again here.
 """
 
+from urllib.parse import quote
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
@@ -187,6 +189,28 @@ def _summary(settlement: Settlement) -> dict:
     }
 
 
+# Payout charts drawn in this process, by settlement and preparation time. A settlement's
+# payouts are written once and never change, so an entry is never stale; this spares every
+# view the shared cache's read of the points and the drawing. Bounded.
+_CHARTS: dict[tuple[int, str], charts.PayoutChart | None] = {}
+_CHARTS_KEPT = 64
+
+
+def _payout_chart(settlement: Settlement) -> charts.PayoutChart | None:
+    key = (settlement.pk, settlement.prepared_at.isoformat())
+    if key not in _CHARTS:
+        points = selectors.settlement_chart_points(settlement)
+        chart = None
+        if points:
+            chart = charts.payout_chart(
+                points, count=settlement.payout_count, currency=settlement.currency
+            )
+        if len(_CHARTS) >= _CHARTS_KEPT:
+            _CHARTS.clear()
+        _CHARTS[key] = chart
+    return _CHARTS[key]
+
+
 def _review_context(request, settlement: Settlement) -> dict:
     user = request.user
     can_download = settlement.status == SettlementStatus.APPROVED and roles.has_role(
@@ -205,15 +229,16 @@ def _review_context(request, settlement: Settlement) -> dict:
         paginator = CountedPaginator(rows, PAYOUTS_PER_PAGE, count=rows.count())
     else:
         paginator = RangePaginator(rows, PAYOUTS_PER_PAGE, count=known, field=field, first=first)
-    page = paginator.get_page(request.GET.get("page"))
-    points = selectors.settlement_chart_points(settlement)
-    chart = None
-    if points:
-        chart = charts.payout_chart(
-            points, count=settlement.payout_count, currency=settlement.currency
-        )
+    chart = _payout_chart(settlement)
     answer_refusal = permissions.settlement_approve(settlement=settlement, user=user)
     page = paginator.get_page(page_number(request))
+    if not settlement.is_adjustment:
+        # Each row links to this page with its player's explanation open, keeping the search
+        # and the page so Back returns to this very list; the link's fixed part is built once
+        # per page (tests/views/test_review_rows.py counts the work per row).
+        explain = "?" + urlencode({"q": search, "page": page.number, "player": ""})
+        for payout in page:
+            payout.explain_url = explain + quote(payout.player, safe="/")
     parts_shown = unpaid = ()
     if not settlement.is_adjustment:
         parts_shown = _name_parts(settlement, page)
@@ -223,8 +248,6 @@ def _review_context(request, settlement: Settlement) -> dict:
     return {
         **summary,
         "invitations": invitations.invitations(request, settlement.case, summary["decision"]),
-        # The explain links keep the search and the page, so Back returns to this very list.
-        "explain_url": "?" + urlencode({"q": search, "page": page.number, "player": ""}),
         "explained": False,
         "player": "",
         "search": search,

@@ -6,6 +6,7 @@ the data between two views of the same user and expects the second view to show 
 
 import threading
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.db import connection, transaction
@@ -105,8 +106,8 @@ def test_a_later_view_reads_the_cache_instead_of_the_data(
     )
     with CaptureQueriesContext(connection) as first:
         _dashboard(as_manager)
-    # Session, user, roles, the change mark, the cached parts, the reporters' names.
-    with django_assert_max_num_queries(7) as later:
+    # The user with their roles, the change mark, the cached parts, the reporters' names.
+    with django_assert_max_num_queries(5) as later:
         _dashboard(as_manager)
     assert len(later) < len(first)
 
@@ -189,3 +190,58 @@ def test_every_role_can_view_the_dashboard_again(django_user_model, users, load_
         again = client.get(reverse("dashboard"))
         assert (first.status_code, again.status_code) == (200, 200), role
         assert _main(again) == _main(first), role
+
+
+def _renders_of_the_incident_list(client, **params) -> tuple[int, str]:
+    from settlements.views import dashboard
+
+    real = dashboard.render_to_string
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    with mock.patch.object(dashboard, "render_to_string", counting):
+        html = _dashboard(client, **params)
+    return len(calls), html
+
+
+def test_the_rendered_incident_list_is_kept_and_changes_at_once(
+    as_operator, operator, tournament_manager, incident, load_case
+):
+    case = load_case(type="regular", stage="middle", tournament_id="T-FRAG")
+    renders, first = _renders_of_the_incident_list(as_operator)
+    assert renders == 1
+    renders, again = _renders_of_the_incident_list(as_operator)
+    assert renders == 0
+    start = first.index('id="incident-list"')
+    assert again[start : again.index("</main>")] == first[start : first.index("</main>")]
+    assert 'data-status="ready">' in first
+
+    # A business change: the case's status in the kept list changes on the very next view.
+    services.settlement_prepare(case=case, actor=operator)
+    renders, after = _renders_of_the_incident_list(as_operator)
+    assert renders == 1
+    assert 'data-status="ready">' not in after
+    assert 'data-status="prepared">' in after
+
+    # A new incident shows at once too.
+    services.incident_report(
+        actor=operator, title="Cluster C outage", started_at=timezone.now() - timedelta(minutes=5)
+    )
+    assert "Cluster C outage" in _dashboard(as_operator)
+
+
+def test_the_kept_incident_list_depends_on_who_looks_and_how(
+    as_operator, as_manager, operator, incident
+):
+    # An incident without cases offers operators, and only them, to add its tournaments.
+    offer = "Add the tournaments it hit"
+    assert offer in _dashboard(as_operator)
+    assert offer not in _dashboard(as_manager)
+    assert offer in _dashboard(as_operator)
+    # A renamed reporter is a new rendering, not the kept one.
+    operator.username = "olivia_renamed"
+    operator.save()
+    assert "reported by olivia_renamed" in _dashboard(as_manager)

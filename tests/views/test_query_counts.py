@@ -21,42 +21,44 @@ from tests.views.conftest import HTMX, signed_in
 
 pytestmark = pytest.mark.django_db
 
-# The most queries each page may run: session, user, roles, then the page's own reads. The
+# The most queries each page may run: the user with their roles (one query; the session is a
+# signed cookie, see settlements.auth), then the page's own reads. The
 # decision and review pages also compute and store their previews and chart in the database
 # cache (a first view; later views read them with one query). So does the dashboard: a first
-# view after any business change reads its 15 queries of data and stores its three entries (5
-# queries each); a later view reads the change mark, the entries and the reporters' names.
+# view after any business change reads its 15 queries of data and stores its three entries and
+# the rendered incident list (4-5 queries each); a later view reads the change mark, the
+# entries (in one query) and the reporters' names.
 # The history browser verifies the event log on a first view (a query per kind of record the
 # chain seals, whatever their number) and stores the outcome; a later view reads the head and
 # that outcome.
 BOUNDS = {
-    "dashboard": 38,
-    "dashboard, a later view": 7,
-    "case page": 8,
+    "dashboard": 40,
+    "dashboard, a later view": 4,
+    "case page": 4,
     # The workbench: a page of cases, their count, the counts by status, the latest jobs,
     # and the payments of the incident (one query over its releases and their tallies).
-    "incident page": 9,
+    "incident page": 7,
     # Three entries stored on a first view: the two previews and the per-player comparison.
-    "decision page": 23,
+    "decision page": 19,
     # An approved settlement's review also shows its payments (one query, from the tallies).
-    "settlement review": 13,
-    "settlement review, a later page": 13,
-    "settlement review, searched": 14,
-    "settlement review, htmx page": 13,
-    "history browser": 14,
-    "history browser, a later view": 7,
-    "history browser, by player": 16,
+    "settlement review": 12,
+    "settlement review, a later page": 5,
+    "settlement review, searched": 6,
+    "settlement review, htmx page": 5,
+    "history browser": 17,
+    "history browser, a later view": 5,
+    "history browser, by player": 19,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed.
-    "players page": 11,
-    "players page, by prefix": 6,
-    "player statement": 10,
-    "player statement, printable": 10,
-    "explain panel": 10,
-    "settlement review, nobody found": 14,
-    "history browser, events": 13,
-    "history of one record": 9,
+    "players page": 9,
+    "players page, by prefix": 4,
+    "player statement": 9,
+    "player statement, printable": 9,
+    "explain panel": 9,
+    "settlement review, nobody found": 6,
+    "history browser, events": 16,
+    "history of one record": 7,
     "API case list": 4,
-    "API case detail": 10,
+    "API case detail": 9,
 }
 
 
@@ -194,4 +196,6 @@ def test_every_page_runs_the_same_few_queries_on_a_small_and_a_busy_desk(
     busy = build_desk(users, django_user_model, prefix="B", incidents=12, cases=5, entrants=600)
     busy_counts = _counts(busy, "a busy desk", django_assert_max_num_queries)
 
-    assert busy_counts == small_counts
+    # The case page reads a case's compensation list only when it has one (most have none):
+    # the busy desk's featured case has one, one query more however long the list.
+    assert busy_counts == {**small_counts, "case page": small_counts["case page"] + 1}

@@ -173,7 +173,9 @@ def test_the_explain_panel_has_its_own_url_on_the_review_page(as_auditor, prepar
     # Each "Explain" link keeps the search and the page, and pushes its URL so Back works.
     link = re.search(r'<a href="([^"]*player=p000060)" hx-get="([^"]*)"([^>]*)>Explain', html)
     assert link[1] == link[2] == "?q=p0000&amp;page=2&amp;player=p000060"
-    assert 'hx-target="#player-detail"' in link[3] and 'hx-push-url="true"' in link[3]
+    assert 'hx-push-url="true"' in link[3]
+    # The rows' links swap the panel named once on their parent (django-htmx's pattern).
+    assert '<tbody hx-target="#player-detail" hx-swap="outerHTML">' in html
     url = review(settlement) + "?q=p0000&page=2&player=p000060"
     # The URL it pushes shows the whole page with the panel open: a reload, Back then Forward.
     page = squash(assert_full_page(as_auditor.get(url)))

@@ -1,0 +1,392 @@
+"""CPU per view, old code against new, alternated request by request on one desk.
+
+    .venv/bin/python benchmarks/page_ab.py [--baseline REV] [--rounds 200]
+        [--database crashdesk_bench_pages]
+
+Measures the desk that `page_latency.py --keep` left (run that once first). The code at
+--baseline (default: main) is exported with `git archive` into a temporary folder; this
+working tree is the new code. Each runs in its own worker process with production settings,
+signed in as the benchmark user holding every role; the parent asks them in turn for the same
+page, one request at a time (old, new, old, new, ...), so the machine's load, which on a
+shared machine changes from second to second, falls on both alike.
+
+A request goes straight into Django's WSGI handler (no server, no sockets). For each the worker
+measures its own CPU time (time.process_time: Python, including the driver) and that of its
+PostgreSQL backend process (utime + stime from /proc, in clock ticks of 10 ms: a sample, so
+only the mean over many requests means anything), and counts the queries. Wall time is printed
+too, but on a loaded machine it mostly measures the other processes.
+
+Pages: the dashboard, the case page of the 300,000-entrant settlement, that settlement's review
+at a middle page, the history browser, and the floor: a signed-in view that answers "ok"
+behind the same role check as every page (mounted by the workers, not by the app).
+
+Before measuring, the old and new HTML of every page are compared, with the per-request CSRF
+tokens masked; the script stops if they differ. Each worker uses its own cache key prefix, so
+neither reads entries the other wrote.
+"""
+
+import argparse
+import json
+import os
+import re
+import secrets
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATABASE = "crashdesk_bench_pages"
+USERNAME = "bench-desk"
+PASSWORD = "benchmark-passphrase-1"
+FLOOR = "/_ab/floor/"
+TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
+
+# Per-request secrets that differ between any two renders of the same page.
+_TOKENS = [
+    re.compile(rb'(name="csrfmiddlewaretoken" value=")[^"]+'),
+    re.compile(rb'("X-CSRFToken": ")[^"]+'),
+    re.compile(rb'(nonce=")[^"]+'),
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default="main", help="git revision of the old code")
+    parser.add_argument("--rounds", type=int, default=200, help="requests per page and side")
+    parser.add_argument("--warmup", type=int, default=10, help="unmeasured requests first")
+    parser.add_argument("--database", default=DATABASE)
+    parser.add_argument("--pages", help="comma-separated subset of the page names")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(Path(args.worker), args.database)
+
+    from _common import database_url  # noqa: PLC0415
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    revision = subprocess.run(
+        ["git", "rev-parse", "--short", args.baseline],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="crashdesk-ab-") as folder:
+        archive = subprocess.run(
+            ["git", "archive", revision], cwd=ROOT, check=True, capture_output=True
+        ).stdout
+        with tarfile.open(fileobj=BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        env = {**os.environ, "DATABASE_URL": database_url(args.database)}
+        env.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+        old = Worker("old", Path(folder), env, args.database, Path(folder) / "_static_old")
+        new = Worker("new", ROOT, env, args.database, Path(folder) / "_static_new")
+        try:
+            pages = old.call({"op": "pages"})["pages"]
+            pages["floor"] = FLOOR
+            if args.pages:
+                pages = {name: pages[name] for name in args.pages.split(",")}
+            print(f"old: {revision} ({args.baseline}); new: this working tree")
+            print(f"load average at start: {os.getloadavg()[0]:.1f}\n")
+            _compare(old, new, pages)
+            results = {}
+            for name, path in pages.items():
+                for _ in range(args.warmup):
+                    old.call({"op": "get", "path": path})
+                    new.call({"op": "get", "path": path})
+                samples = {"old": [], "new": []}
+                for _ in range(args.rounds):
+                    samples["old"].append(old.call({"op": "get", "path": path}))
+                    samples["new"].append(new.call({"op": "get", "path": path}))
+                results[name] = samples
+                print(f"  measured {name} (load average {os.getloadavg()[0]:.1f})", flush=True)
+        finally:
+            old.close()
+            new.close()
+    _report(results, args.rounds)
+
+
+def _report(results: dict, rounds: int) -> None:
+    print(
+        f"\nPer view, {rounds} alternated requests each. py: the worker's CPU (trimmed mean, "
+        "ms); pg: its PostgreSQL backend's CPU (mean of 10 ms ticks); cpu = py + pg; "
+        "wall: median ms, noisy on a shared machine."
+    )
+    print(
+        f"{'page':<18} {'queries':>9}  {'py old':>7} {'new':>6}  {'pg old':>6} {'new':>6}  "
+        f"{'cpu old':>7} {'new':>6} {'new/old':>7}  {'wall old':>8} {'new':>6}"
+    )
+    for name, samples in results.items():
+        figures = {side: _figures(rows) for side, rows in samples.items()}
+        o, n = figures["old"], figures["new"]
+        print(
+            f"{name:<18} {o['queries']:>4}→{n['queries']:<4}  {o['py']:7.2f} {n['py']:6.2f}  "
+            f"{o['pg']:6.2f} {n['pg']:6.2f}  {o['cpu']:7.2f} {n['cpu']:6.2f} "
+            f"{n['cpu'] / o['cpu']:7.2f}  {o['wall']:8.2f} {n['wall']:6.2f}"
+        )
+
+
+def _figures(rows: list[dict]) -> dict:
+    py = sorted(row["py"] for row in rows)
+    cut = len(py) // 10
+    trimmed = py[cut : len(py) - cut] or py
+    pg = statistics.fmean(row["pg_ticks"] for row in rows) * TICK_MS
+    return {
+        "py": statistics.fmean(trimmed),
+        "pg": pg,
+        "cpu": statistics.fmean(trimmed) + pg,
+        "wall": statistics.median(row["wall"] for row in rows),
+        "queries": statistics.mode(row["queries"] for row in rows),
+    }
+
+
+def _compare(old: "Worker", new: "Worker", pages: dict) -> None:
+    for name, path in pages.items():
+        bodies = [
+            _masked(worker.call({"op": "get", "path": path, "body": True})["body"])
+            for worker in (old, new)
+        ]
+        if bodies[0] != bodies[1]:
+            import difflib  # noqa: PLC0415
+
+            diff = difflib.unified_diff(
+                bodies[0].decode().splitlines(), bodies[1].decode().splitlines(), lineterm="", n=1
+            )
+            print("\n".join(list(diff)[:60]))
+            raise SystemExit(f"{name}: the new HTML differs from the old")
+        print(f"  {name:<18} {path:<36} same HTML ({len(bodies[0]) / 1024:.1f} KiB)")
+
+
+def _masked(body: str) -> bytes:
+    data = body.encode()
+    for pattern in _TOKENS:
+        data = pattern.sub(rb"\1*", data)
+    return data
+
+
+class Worker:
+    """A worker process running the code of `tree`, answering one JSON line per request."""
+
+    def __init__(self, side: str, tree: Path, env: dict, database: str, static: Path):
+        self.side = side
+        # Production serves the hashed names of collectstatic's manifest.
+        env = {**env, "STATIC_ROOT": str(static), "DEBUG": "false"}
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput"],
+            cwd=tree, env=env, check=True, capture_output=True, timeout=300,
+        )  # fmt: skip
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--worker", str(tree),
+             "--database", database],
+            cwd=tree, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def call(self, message: dict) -> dict:
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"the {self.side} worker stopped")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise SystemExit(f"{self.side} worker: {answer['error']}")
+        return answer
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+# --- The worker --------------------------------------------------------------------------------
+
+
+def worker(tree: Path, database: str) -> None:
+    """Serve requests for the code in `tree` over stdin/stdout."""
+    sys.path.insert(0, str(tree))
+    sys.path.insert(1, str(tree / "benchmarks"))
+    os.chdir(tree)
+    from _common import PRODUCTION_ENV  # noqa: PLC0415
+
+    os.environ.update(PRODUCTION_ENV)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "crashdesk.settings"
+    from django.conf import settings  # noqa: PLC0415
+
+    # Each side its own cache entries (the dashboard's layout may differ between them).
+    settings.CACHES["default"]["KEY_PREFIX"] = f"ab-{secrets.token_hex(4)}"
+    import django  # noqa: PLC0415
+
+    django.setup()
+    import logging  # noqa: PLC0415
+
+    logging.getLogger("crashdesk.events").setLevel(logging.WARNING)
+    _mount_floor(settings)
+    from django.core.handlers.wsgi import WSGIHandler  # noqa: PLC0415
+    from django.db import connection  # noqa: PLC0415
+
+    client = _Browser(WSGIHandler())
+    client.sign_in()
+    queries = [0]
+
+    def count(execute, sql, params, many, context):
+        queries[0] += 1
+        return execute(sql, params, many, context)
+
+    connection.execute_wrappers.append(count)
+    out = sys.stdout
+    sys.stdout = sys.stderr  # anything the app prints must not break the protocol
+    for line in sys.stdin:
+        message = json.loads(line)
+        try:
+            if message["op"] == "pages":
+                answer = {"pages": _pages()}
+            else:
+                queries[0] = 0
+                pid_before = _backend_pid(connection)
+                ticks_before = _ticks(pid_before)
+                wall, cpu = time.perf_counter(), time.process_time()
+                status, body = client.get(message["path"])
+                cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+                pid_after = _backend_pid(connection)
+                ticks = _ticks(pid_after) - ticks_before if pid_after == pid_before else 0
+                if status != 200:
+                    raise RuntimeError(f"{message['path']} answered HTTP {status}")
+                answer = {
+                    "py": cpu * 1000,
+                    "wall": wall * 1000,
+                    "pg_ticks": ticks,
+                    "queries": queries[0],
+                }
+                if message.get("body"):
+                    answer["body"] = body.decode()
+        except Exception as error:  # noqa: BLE001 -- reported to the parent, which stops
+            answer = {"error": f"{type(error).__name__}: {error}"}
+        out.write(json.dumps(answer) + "\n")
+        out.flush()
+
+
+def _pages() -> dict[str, str]:
+    from settlements.models import Settlement  # noqa: PLC0415
+
+    settlement = Settlement.objects.get(case__tournament__operator_id="BIG-1")
+    middle = max(1, settlement.payout_count // 50 // 2)
+    return {
+        "dashboard": "/",
+        "case page": f"/cases/{settlement.case_id}/",
+        "settlement review": f"/settlements/{settlement.pk}/?page={middle}",
+        "history browser": "/history/",
+    }
+
+
+def _mount_floor(settings) -> None:
+    """The project's URLs plus the floor view, as this worker's URL configuration."""
+    import types  # noqa: PLC0415
+
+    from django.http import HttpResponse  # noqa: PLC0415
+    from django.urls import path  # noqa: PLC0415
+
+    from settlements import roles  # noqa: PLC0415
+    from settlements.views.decorators import role_required  # noqa: PLC0415
+
+    @role_required(*roles.ALL_ROLES)
+    def floor(request):
+        return HttpResponse("ok")
+
+    project = __import__(settings.ROOT_URLCONF, fromlist=["urlpatterns"])
+    module = types.ModuleType("page_ab_urls")
+    module.urlpatterns = [path(FLOOR.strip("/") + "/", floor), *project.urlpatterns]
+    for name in ("handler404", "handler500"):
+        if hasattr(project, name):
+            setattr(module, name, getattr(project, name))
+    sys.modules[module.__name__] = module
+    settings.ROOT_URLCONF = module.__name__
+
+
+def _backend_pid(connection) -> int | None:
+    raw = connection.connection
+    return raw.info.backend_pid if raw is not None and not raw.closed else None
+
+
+def _ticks(pid: int | None) -> int:
+    """utime + stime of a process, in clock ticks (0 when unknown)."""
+    if pid is None:
+        return 0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+class _Browser:
+    """Requests straight into a WSGI handler, keeping cookies like a browser."""
+
+    def __init__(self, handler):
+        self.handler = handler
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method: str, path: str, body: bytes = b"", content_type: str = ""):
+        path, _, query = path.partition("?")
+        environ = {
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "QUERY_STRING": query,
+            "SCRIPT_NAME": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "80",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "HTTP_HOST": "127.0.0.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "HTTP_COOKIE": "; ".join(f"{k}={v}" for k, v in self.cookies.items()),
+            "wsgi.input": BytesIO(body),
+            "wsgi.errors": sys.stderr,
+            "wsgi.url_scheme": "http",
+            "wsgi.version": (1, 0),
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+            "CONTENT_LENGTH": str(len(body)),
+            "CONTENT_TYPE": content_type,
+        }
+        answer = {}
+
+        def start_response(status, headers, exc_info=None):
+            answer["status"] = int(status.split()[0])
+            answer["headers"] = headers
+
+        response = self.handler(environ, start_response)
+        try:
+            data = b"".join(response)
+        finally:
+            if hasattr(response, "close"):
+                response.close()
+        for name, value in answer["headers"]:
+            if name.lower() == "set-cookie":
+                key, _, rest = value.partition("=")
+                self.cookies[key.strip()] = rest.split(";", 1)[0]
+        return answer["status"], data
+
+    def get(self, path: str):
+        return self.request("GET", path)
+
+    def sign_in(self) -> None:
+        from urllib.parse import urlencode  # noqa: PLC0415
+
+        self.get("/accounts/login/")
+        form = urlencode(
+            {
+                "username": USERNAME,
+                "password": PASSWORD,
+                "csrfmiddlewaretoken": self.cookies["csrftoken"],
+            }
+        ).encode()
+        status, _ = self.request(
+            "POST", "/accounts/login/", form, "application/x-www-form-urlencoded"
+        )
+        if status != 302:
+            raise RuntimeError(f"signing in as {USERNAME} failed (HTTP {status})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""The history browser computes once per page what it used to compute once per row."""
+
+from datetime import timedelta
+from itertools import combinations
+from unittest import mock
+
+import pytest
+from django.urls import reverse
+from django.urls.resolvers import URLResolver
+from django.utils import timezone
+
+from settlements import selectors, services
+from settlements.templatetags.timezones import when
+from settlements.views import rows
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def busy_history(operator, tournament_manager, load_case):
+    """Versions of several record types, more than one page of them."""
+    for number in range(9):
+        case = load_case(type="regular", stage="middle", tournament_id=f"T-ROWS-{number}")
+        settlement = services.settlement_prepare(case=case, actor=operator)
+        services.settlement_submit(settlement=settlement, actor=operator)
+    return case
+
+
+def _reversals(client, url: str) -> tuple[int, int]:
+    """(URLs reversed, table rows) of one view of `url`: reverse() and {% url %} alike."""
+    real = URLResolver._reverse_with_prefix
+    calls = []
+
+    def counting(self, *args, **kwargs):
+        calls.append(args[0])
+        return real(self, *args, **kwargs)
+
+    with mock.patch.object(URLResolver, "_reverse_with_prefix", counting):
+        response = client.get(url)
+    assert response.status_code == 200
+    return len(calls), response.content.decode().count("<tr>")
+
+
+def test_row_links_are_reversed_once_per_kind_not_per_row(as_auditor, busy_history):
+    case = busy_history
+    for view in ("changes", "events"):
+        full, full_rows = _reversals(as_auditor, f"{reverse('history')}?view={view}")
+        few, few_rows = _reversals(as_auditor, f"{reverse('history')}?view={view}&case={case.pk}")
+        assert full_rows >= few_rows + 20
+        # A page of 50 rows reverses at most one URL per record type (and, for events, the
+        # incident and case links) more than a page of a few rows: not one per row.
+        assert full - few <= len(selectors.HISTORY_MODELS) + 2, view
+
+
+def test_row_links_are_the_ones_reverse_gives(busy_history):
+    links = rows.RowUrls("history_record")
+    assert links("case", 12) == reverse("history_record", args=["case", 12])
+    assert links("settlement", 7) == reverse("history_record", args=["settlement", 7])
+    assert rows.RowUrls("case_detail")(3) == reverse("case_detail", args=[3])
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Malta", "America/St_Johns"])
+def test_stamps_read_as_the_when_filter_writes_them(settings, zone):
+    settings.TIME_ZONE = zone
+    moment = timezone.now().replace(microsecond=0)
+    for months in range(12):
+        value = moment + timedelta(days=31 * months, hours=months)
+        assert rows.stamp(value) == when(value, "seconds")
+
+
+def test_compiled_history_entries_read_what_the_queryset_reads(
+    busy_history, operator, tournament_manager
+):
+    case = busy_history
+    now = timezone.now()
+    values = {
+        "model": "settlement",
+        "user": operator,
+        "since": now - timedelta(hours=1),
+        "until": now + timedelta(hours=1),
+        "incident": case.incident_id,
+        "case": case.pk,
+        "tournament": case.tournament,
+    }
+    shapes = [()]
+    shapes += [(name,) for name in values]
+    shapes += [("user", "since", "until"), ("incident", "model"), ("case", "tournament", "user")]
+    shapes += list(combinations(("since", "until", "user", "tournament"), 2))
+    for shape in shapes:
+        filters = {name: values[name] for name in shape}
+        expected = list(selectors.history_entries(**filters)[3:40])
+        # Twice: compiled the first time, filled in the second.
+        assert selectors.HistoryEntries(**filters)[3:40] == expected, shape
+        assert selectors.HistoryEntries(**filters)[3:40] == expected, shape
+    other = {**values, "user": tournament_manager, "case": case.pk - 1}
+    assert selectors.HistoryEntries(**other)[0:50] == list(selectors.history_entries(**other)[0:50])
