@@ -86,6 +86,7 @@ def every_record(users, snapshot_factory) -> dict:
         case=other, actor=users["marketing_manager"], option="chip_equity", reason="fair"
     )
     services.api_token_create(user=operator, name="game server", actor=operator)
+    services.profile_set_time_zone(user=operator, actor=operator, time_zone="Europe/Malta")
     # A line the cashier could not pay, paid again by an approved re-issue.
     line = next(iter(payment_reads.approved_lines(None)))
     failed = ConfirmationEntry(
