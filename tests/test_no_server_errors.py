@@ -75,6 +75,7 @@ def _extra_urls(world) -> list[str]:
     ]
 
 
+@pytest.mark.slow  # some two thousand pages
 def test_every_page_answers_every_visitor_twice_without_a_server_error(world, visitors):
     urls = []
     for name, pattern in sorted(walk(get_resolver().url_patterns)):
@@ -197,7 +198,8 @@ def _pages(case: Case, settlement: Settlement | None, compensation) -> list[tupl
 
 
 # Each example renders some ninety pages, so it runs a tenth of the examples the hypothesis
-# profile gives a property (a few locally, 50 in CI where the profile says 500).
+# profile gives a property (3 locally, 50 in CI where the profile says 500).
+@pytest.mark.slow
 @settings(
     max_examples=max(3, settings.default.max_examples // 10),
     deadline=None,

@@ -11,10 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 TIMES = ("0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01")
 
 
+@pytest.mark.slow  # a child process with Django and its own migrated database
 def test_a_time_beyond_the_bounds_is_refused_on_sqlite_too(tmp_path):
     env = {
         **os.environ,
