@@ -6,9 +6,10 @@ record does not depend on every writer behaving. Models list them in ``Meta.trig
 migrations install them; on SQLite (quick start only) pgtrigger installs nothing.
 
 - ``write_once()``: rows written once (snapshots, entrants, payouts, ledger lines, compensation
-  items, events, every history version) refuse UPDATE and DELETE.
-- ``final_when_approved()`` and ``fixed_fields()``: an approved settlement or compensation
-  refuses every change, and what the engine or the proposer wrote never changes at all.
+  items, events, ledger releases, payment confirmations, every history version) refuse UPDATE
+  and DELETE.
+- ``final_when_approved()`` and ``fixed_fields()``: an approved settlement, compensation or
+  re-issue refuses every change, and what the engine or the proposer wrote never changes.
 - ``RowsHaveParent`` and ``KeepsRows``: the bulk rows' links to their case or settlement, checked
   once per statement instead of once per row (a foreign key's cost on a 300,000-row COPY).
 
