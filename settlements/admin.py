@@ -100,7 +100,7 @@ class CaseAdmin(HistoryWindowAdmin):
 
 
 @admin.register(Profile)
-class ProfileAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+class ProfileAdmin(HistoryWindowAdmin):
     list_display = ["user", "time_zone"]
     list_select_related = ["user"]
 
@@ -233,7 +233,7 @@ class PaymentConfirmationAdmin(BulkRowsAdmin):
 
 
 @admin.register(Reissue)
-class ReissueAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
+class ReissueAdmin(HistoryWindowAdmin):
     list_display = ["id", "original_key", "player", "amount", "unit", "status", "proposed_by"]
     list_filter = ["status"]
     list_select_related = ["proposed_by"]
