@@ -281,3 +281,13 @@ def test_charts_compared_side_by_side_share_their_scale():
     assert [t.amount for t in low.ticks] == [t.amount for t in high.ticks] == [0, 2500, 5000]
     # The same amount is drawn at the same height in both.
     assert low.series.split()[1].split(",")[1] == high.series.split()[1].split(",")[1] == "103.2"
+
+
+def test_the_nested_drawings_are_not_images_of_their_own():
+    # Screen readers and role queries must find one image per chart, not its parts.
+    for svg in (
+        draw_stage_bar(entrants=40, eliminated=20, paid_places=3, policy=Policy(5, 25)),
+        draw_payouts([386700, 326700, 286600]),
+    ):
+        nested = parse(svg).findall(f".//{SVG}svg")
+        assert nested and all(inner.get("aria-hidden") == "true" for inner in nested)

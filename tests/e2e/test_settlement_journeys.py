@@ -228,7 +228,8 @@ def test_a_satellite_split_then_compensation_then_the_audit(signed_in_page, scre
     expect(
         auditor.get_by_role("heading", name=f"History of Compensation #{compensation.pk}")
     ).to_be_visible()
-    expect(auditor.locator(".version").first).to_contain_text("proposedapproved")
+    # The status change reads in words: "Awaiting approval" became "Approved".
+    expect(auditor.locator(".version").first).to_contain_text("StatusAwaiting approvalApproved")
     screenshot(auditor, "16-history-record")
     auditor.go_back()
     auditor.get_by_role("link", name=f"Incident #{case.incident_id}").first.click()
