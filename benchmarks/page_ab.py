@@ -173,10 +173,12 @@ class Worker:
         self.side = side
         # Production serves the hashed names of collectstatic's manifest.
         env = {**env, "STATIC_ROOT": str(static), "DEBUG": "false"}
-        subprocess.run(
+        done = subprocess.run(
             [sys.executable, "manage.py", "collectstatic", "--noinput"],
-            cwd=tree, env=env, check=True, capture_output=True, timeout=300,
+            cwd=tree, env=env, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
+        if done.returncode:
+            raise SystemExit(f"collectstatic for the {side} code failed:\n{done.stderr[-3000:]}")
         self.process = subprocess.Popen(
             [sys.executable, str(Path(__file__).resolve()), "--worker", str(tree),
              "--database", database],

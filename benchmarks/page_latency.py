@@ -327,7 +327,7 @@ def _copy_rows(*, copies: range, after: dict[str, int], hours: int) -> None:
     from django.core.management.color import no_style
     from django.db import connection, models, transaction
 
-    from settlements.models import Event, Tournament
+    from settlements.models import Event, LedgerRelease, Tournament
 
     shifted = {model for model in _settlement_models() if not hasattr(model, "instance_type")}
     quote = connection.ops.quote_name
@@ -340,6 +340,9 @@ def _copy_rows(*, copies: range, after: dict[str, int], hours: int) -> None:
                 columns.append(column)
                 is_key = field.primary_key or field.name == "id"
                 if is_key or (field.is_relation and field.related_model in shifted):
+                    values.append(f"{column} + k * {STRIDE}")
+                elif original is LedgerRelease and field.name.endswith("_position"):
+                    # Places in the ledger feed are unique; shifted like keys, gaps allowed.
                     values.append(f"{column} + k * {STRIDE}")
                 elif original is Tournament and field.name == "operator_id":
                     values.append(f"{column} || '-' || k")

@@ -123,7 +123,7 @@ def incident_statements_csv(request, incident_id: int):
 
 def _settlement(settlement_id: int) -> Settlement:
     try:
-        settlement = selectors.settlement_detail(settlement_id)
+        settlement = selectors.settlement_detail(settlement_id, people=False)
     except Settlement.DoesNotExist:
         raise Http404("No such settlement.") from None
     if settlement.is_adjustment:

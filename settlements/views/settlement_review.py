@@ -71,7 +71,7 @@ def settlement_review(request, settlement_id: int):
 @require_safe
 @role_required(*permissions.AMOUNT_READERS)
 def settlement_player(request, settlement_id: int):
-    settlement = _settlement(settlement_id)
+    settlement = _settlement(settlement_id, people=False)
     player = request.GET.get("player", "")
     explained = _explained(settlement, player) if player else None
     if explained is None:
@@ -159,9 +159,9 @@ def _explained(settlement: Settlement, player: str) -> dict | None:
     return {"explained": True, "statement": statement, "player": player}
 
 
-def _settlement(settlement_id: int) -> Settlement:
+def _settlement(settlement_id: int, *, people: bool = True) -> Settlement:
     try:
-        return selectors.settlement_detail(settlement_id)
+        return selectors.settlement_detail(settlement_id, people=people)
     except Settlement.DoesNotExist:
         raise Http404("No such settlement.") from None
 
