@@ -85,19 +85,20 @@ def test_a_players_cases_in_a_constant_number_of_queries(
 
 def test_the_cases_that_concern_a_player(operator, tournament_manager, snapshot_factory):
     crash = load(operator, snapshot_factory, tournament_id="T-CRASH")
-    individual = services.individual_case_open(
-        tournament=crash.tournament, actor=tournament_manager, players=["walk-in"], description="d"
+    # A tournament without a snapshot: an individual case names whom it concerns.
+    quiet = services.tournament_create(
+        actor=tournament_manager, operator_id="T-QUIET", type="regular", currency="USD"
     )
-    services.prize_withdrawal_decide(
-        case=crash, actor=tournament_manager, player="stranger", prize="a ticket",
-        outcome="withdraw", reason="not an entrant",
-    )  # fmt: skip
+    individual = services.individual_case_open(
+        tournament=quiet, actor=tournament_manager, players=["walk-in"], description="d"
+    )
     assert set(selectors.player_case_ids("p000001").values_list("pk", flat=True)) == {crash.pk}
     assert set(selectors.player_case_ids("walk-in").values_list("pk", flat=True)) == {individual.pk}
-    assert [case.pk for case in selectors.player_other_cases("stranger")] == [crash.pk]
+    assert [case.pk for case in selectors.player_other_cases("walk-in")] == [individual.pk]
     # An entrant's own case is listed with the entries, not again among the others.
     services.prize_withdrawal_decide(
         case=crash, actor=tournament_manager, player="p000001", prize="a ticket",
         outcome="leave", reason="fine",
     )  # fmt: skip
     assert selectors.player_other_cases("p000001") == []
+    assert set(selectors.player_case_ids("p000001").values_list("pk", flat=True)) == {crash.pk}

@@ -143,9 +143,13 @@ def test_no_match_says_so_and_the_page_swaps_as_a_partial(as_operator, desk):
 
 
 def test_players_named_by_an_individual_case_are_found(as_operator, tournament_manager, desk):
+    # A tournament without a snapshot: the individual case names whom it concerns.
+    quiet = services.tournament_create(
+        actor=tournament_manager, operator_id="T-QUIET", type="regular", currency="USD"
+    )
     case = services.individual_case_open(
         actor=tournament_manager,
-        tournament=desk["first"].tournament,
+        tournament=quiet,
         players=["walk-in-7", "walk-in-77"],
         description="lost connection for an hour",
     )
