@@ -8,7 +8,8 @@ On a scratch PostgreSQL database (crashdesk_bench_cashier, dropped at the end; D
 names the server): a regular tournament of 300,000 entrants crashes in the early stage (each of
 the 270,000 players left is refunded buy-in and fee and gets an even share: 810,000 ledger
 lines), is prepared and approved through the services; then, against gunicorn started with
-crashdesk/gunicorn.conf.py and production settings, a cashier token
+crashdesk/gunicorn.conf.py and production settings, a cashier token (the settlement's ledger
+CSV is also generated in this process, timed, for comparison with the other benchmarks)
 
 1. reads the whole feed (GET /api/v1/ledger, ``--limit`` lines a page) on one keep-alive
    connection, as a wallet system would, while the workers' resident memory is sampled;
@@ -63,7 +64,7 @@ def main() -> None:
 
 
 def run(url: str, args) -> None:
-    from settlements import roles, services
+    from settlements import ledger, roles, services
 
     watch = Stopwatch()
     operator = make_user("bench-operator", roles.OPERATOR)
@@ -81,7 +82,11 @@ def run(url: str, args) -> None:
     services.settlement_submit(settlement=settlement, actor=operator)
     with watch("approve (releases the lines)"):
         settlement = services.settlement_approve(settlement=settlement, actor=manager)
-    print(f"  {settlement.line_count:,} approved lines\n")
+    print(f"  {settlement.line_count:,} approved lines")
+    settlement.case = case
+    with watch("its ledger CSV, generated in this process"):
+        size = sum(len(chunk) for chunk in ledger.settlement_ledger_csv(settlement))
+    print(f"  {size / 1e6:.0f} MB of CSV\n")
 
     headers = {"Authorization": f"Bearer {token}"}
     with Gunicorn(url) as server:

@@ -4,10 +4,9 @@ import importlib
 import random
 from datetime import timedelta
 
-import pgtrigger
 import pytest
 from django.apps import apps
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from settlements import services
@@ -174,30 +173,53 @@ def test_a_prize_withdrawn_must_say_what_to_take_back(
         withdrawal(case, tournament_manager, amount=0)
 
 
-def test_the_history_migration_releases_what_was_approved_before(desk):
-    settlement, paid, taken = desk
-    before = [(line.key, line.amount, line.position) for line in lines()]
-    PaymentTally.objects.all().delete()
-    # Releases are write-once (settlements.triggers); the test's owner role may lift that.
-    with pgtrigger.ignore("settlements.LedgerRelease:write_once"):
-        LedgerRelease.objects.all().delete()
+def test_the_history_migration_releases_what_was_approved_before(
+    operator, tournament_manager, second_manager, snapshot_factory, monkeypatch
+):
+    # Records approved before the feed existed: the services then released nothing.
+    for module in ("settlements", "compensation", "individual_cases"):
+        monkeypatch.setattr(f"settlements.services.{module}.release_lines", lambda **kw: None)
+    settlement = approved(operator, tournament_manager, snapshot_factory, stage="late")
+    paid = compensation(settlement.case, operator, second_manager, ("p000001", 500))
+    taken = withdrawal(settlement.case, tournament_manager)
+    withdrawal(settlement.case, tournament_manager, outcome="leave", amount=None, unit="")
+    assert not LedgerRelease.objects.exists()
+
     migration = importlib.import_module(
         "settlements.migrations.0011_release_records_approved_before_the_feed"
     )
     migration.release_history(apps, None)
-    assert [(line.key, line.amount, line.position) for line in lines()] == before
+
+    got = lines()
+    stored = list(settlement.lines.order_by("line_no"))
+    assert [line.key for line in got] == [
+        *(f"{settlement.pk}-{line.line_no}" for line in stored),
+        f"C{paid.pk}-1",
+        f"W{taken.pk}-1",
+    ]
+    assert [line.position for line in got] == list(range(1, len(got) + 1))
+    assert [line.amount for line in got] == [line.amount for line in stored] + [500, -700]
     assert PaymentTally.objects.count() == 3
 
 
-def test_places_are_unique_in_the_database(desk):
-    release = LedgerRelease.objects.first()
-    # Past the write-once trigger, to reach the constraint (the owner role may).
-    with (
-        pgtrigger.ignore("settlements.LedgerRelease:write_once"),
-        pytest.raises(IntegrityError),
-        transaction.atomic(),
-    ):
-        LedgerRelease.objects.filter(pk=release.pk).update(last_position=release.last_position + 1)
+def test_a_release_is_never_changed_and_its_places_never_shared(desk, operator):
+    settlement, _, _ = desk
+    release = LedgerRelease.objects.get(settlement=settlement)
+    unpaid = services.compensation_propose(
+        case=settlement.case, actor=operator, reason="r", entries=[CompensationEntry("p000001", 5)]
+    )
+    copy = {
+        field.attname: getattr(release, field.attname)
+        for field in LedgerRelease._meta.concrete_fields
+        if not field.primary_key
+    }
+    # A record without a release of its own, given the settlement's places.
+    copy.update(record="compensation", settlement_id=None, compensation_id=unpaid.pk)
+    with pytest.raises(IntegrityError, match="first_position|last_position"), transaction.atomic():
+        LedgerRelease.objects.create(**copy)
+    if connection.vendor == "postgresql":
+        with pytest.raises(DatabaseError, match="Cannot update or delete"), transaction.atomic():
+            LedgerRelease.objects.filter(pk=release.pk).update(line_count=release.line_count + 1)
 
 
 # --- Confirmations -------------------------------------------------------------------------
