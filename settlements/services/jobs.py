@@ -4,7 +4,9 @@ A job goes through its items one by one. Each step runs the same service a perso
 for that one item (so the same roles, state checks, locks and business events apply), in one
 transaction together with the item's outcome: a worker killed mid-step leaves the step
 undone and the item pending, never half-written. A refusal of one item (already approved,
-the user's own work, a bad snapshot) is that item's outcome; the others go on.
+the user's own work, a bad snapshot) is that item's outcome, shown with the rule's words; an
+unexpected error in one item fails that item alone, with a message that gives nothing of the
+error away (its traceback goes to the log); either way the others go on.
 
 Running a job again (``job_retry`` after a failure, or the recovery of a job whose worker
 died) only takes the items still pending or failed, so nothing is done twice.
@@ -35,6 +37,12 @@ from settlements.services.settlements import (
 from settlements.services.snapshots import case_load_snapshot
 
 log = logging.getLogger("crashdesk.jobs")
+
+# What a person is shown for an error that is no refusal; its traceback is in the log.
+UNEXPECTED = (
+    "An unexpected error, logged for the administrators; running it again may help once they "
+    "have looked into it."
+)
 
 # Who may start each kind of job (each step's service checks the role again).
 STARTERS = {
@@ -278,6 +286,14 @@ def _run_step(job: Job, item_id: int, step) -> None:
         with transaction.atomic():
             item = JobItem.objects.select_for_update().get(pk=item_id)
             _finish_item(item, JobItem.Status.FAILED, "It no longer exists.", None)
+    except Exception:
+        # A fault of ours, not a refusal: the step's transaction is rolled back, the details go
+        # to the log (never to the page) and the other items still run. Should recording the
+        # failure fail too (the database gone), that error stops the job, which can be retried.
+        log.exception("job %s: item %s failed unexpectedly", job.pk, item_id)
+        with transaction.atomic():
+            item = JobItem.objects.select_for_update().get(pk=item_id)
+            _finish_item(item, JobItem.Status.FAILED, UNEXPECTED, None)
 
 
 def _finish_item(item: JobItem, status: str, message: str, case: Case | None) -> None:
@@ -296,7 +312,7 @@ def _why(error: Exception) -> str:
         return "; ".join(problem.described for problem in error.problems)
     if isinstance(error, DomainError):
         return error.message
-    return f"Unexpected error ({type(error).__name__}): {error}"
+    return UNEXPECTED
 
 
 def _enqueue(job: Job) -> None:

@@ -198,3 +198,43 @@ def test_whoever_loaded_the_snapshot_may_not_approve_its_settlement(
     services.settlement_submit(settlement=settlement, actor=operator)
     with pytest.raises(NotAllowed, match="You loaded the snapshot"):
         services.settlement_approve(settlement=settlement, actor=loader)
+
+
+def test_an_unexpected_error_fails_its_item_safely_and_the_job_goes_on(
+    monkeypatch, caplog, operator, incident, snapshot_factory
+):
+    cases = late_cases(operator, incident, snapshot_factory, 3)
+    prepare = jobs.STEPS[Job.Kind.PREPARE]
+
+    def faulty(job, item):
+        if item.key == str(cases[1].pk):
+            raise RuntimeError("connection string postgres://secret@db")
+        return prepare(job, item)
+
+    monkeypatch.setitem(jobs.STEPS, Job.Kind.PREPARE, faulty)
+    job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
+    job.refresh_from_db()
+    items = list(job.items.order_by("position"))
+    assert [item.status for item in items] == ["done", "failed", "done"]
+    assert items[1].message == jobs.UNEXPECTED and "secret" not in items[1].message
+    assert job.status == Job.Status.DONE and job.error == ""
+    cases[1].refresh_from_db()
+    assert cases[1].status == CaseStatus.READY
+    assert not Settlement.objects.filter(case=cases[1]).exists()
+    logged = [r for r in caplog.records if r.name == "crashdesk.jobs" and r.exc_info]
+    assert len(logged) == 1 and "secret" in str(logged[0].exc_info[1])
+    # Once the fault is gone a retry does the failed item alone.
+    monkeypatch.setitem(jobs.STEPS, Job.Kind.PREPARE, prepare)
+    jobs.job_retry(job=job, actor=operator)
+    assert Settlement.objects.filter(case__in=cases).count() == 3
+
+
+def test_a_refusal_stays_the_items_own_message_not_an_error(operator, incident, snapshot_factory):
+    case = late_cases(operator, incident, snapshot_factory, 1)[0]
+    services.settlement_prepare(case=case, actor=operator)
+    job = jobs.job_start(
+        kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items([case])
+    )
+    item = job.items.get()
+    assert item.status == JobItem.Status.FAILED
+    assert item.message != jobs.UNEXPECTED and item.message

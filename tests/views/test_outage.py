@@ -221,3 +221,26 @@ def test_a_queue_shows_everything_paged_and_by_incident(
     assert "OTHER" in only and cases[0].tournament.operator_id not in only
     assert as_marketing.get(url).status_code == 403
     assert as_operator.get(reverse("queue", args=["nothing"])).status_code == 404
+
+
+def test_an_unexpected_error_shows_as_one_failed_item_without_its_details(
+    monkeypatch, as_operator, incident, late_cases
+):
+    from settlements.services import jobs
+
+    prepare = jobs.STEPS[Job.Kind.PREPARE]
+
+    def faulty(job, item):
+        if item.key == str(late_cases[0].pk):
+            raise ValueError("internal detail 0xdeadbeef")
+        return prepare(job, item)
+
+    monkeypatch.setitem(jobs.STEPS, Job.Kind.PREPARE, faulty)
+    job = job_of(as_operator.post(reverse("incident_prepare_ready", args=[incident.pk])))
+    url = reverse("job_detail", args=[job.pk])
+    html = assert_full_page(as_operator.get(url))
+    assert '<dd id="job-failed">1</dd>' in html and '<dd id="job-done">2</dd>' in html
+    assert "unexpected error" in html and "0xdeadbeef" not in html
+    assert "Run again over what is not done" in html
+    failed = assert_partial(as_operator.get(url, {"status": "failed"}, **HTMX), "job-progress")
+    assert failed.count('class="job-item ') == 1 and "unexpected error" in failed
