@@ -6,6 +6,8 @@ GET/POST /incidents/<id>/approve/           chosen settlements approved with one
 GET/POST /incidents/<id>/decide/            one answer to several alike cases (MM)
 GET/POST /incidents/<id>/upload-many/       several snapshots or one zip (operator, a job)
 GET/POST /incidents/<id>/close/             close an incident whose work is done
+GET      /queues/<name>/                    one "waiting for you" list in full
+GET      /queues/cases/, /queues/incidents/ the lists behind the dashboard's counts
 GET      /jobs/<id>/                        a job's progress (polled) and its outcome per item
 POST     /jobs/<id>/retry/                  run a stopped job again over what is left
 """
@@ -30,6 +32,7 @@ from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.paging import page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.workflow import CaseStatus
 
 ITEMS_SHOWN = 500
 QUEUE_PER_PAGE = 25
@@ -196,6 +199,49 @@ def queue(request, name: str):
         "incidents": selectors.incident_list(open_only=True)[:50],
     }
     return render_page(request, "settlements/queue.html", context, partial="queue")
+
+
+@require_safe
+@role_required(*roles.ALL_ROLES)
+def case_queue(request):
+    """Every case, or those in one status: the list behind each status count on the dashboard
+    (which counts every case, so this lists every case, whoever asks)."""
+    status = request.GET.get("status", "")
+    status = status if status in CaseStatus.values else ""
+    incident = bounds.whole_number(request.GET.get("incident"))
+    cases = selectors.case_list(status=status or None, incident=incident)
+    context = {
+        "title": f"Cases: {CaseStatus(status).label.lower()}" if status else "Every case",
+        "status": status,
+        "statuses": CaseStatus.choices,
+        "incident": "" if incident is None else str(incident),
+        "incidents": selectors.incident_list(open_only=True)[:50],
+        # Oldest first, as in the queues: the longest waiting is the first to see to.
+        "page": Paginator(cases.order_by("created_at", "pk"), QUEUE_PER_PAGE).get_page(
+            page_number(request)
+        ),
+    }
+    return render_page(request, "settlements/case_queue.html", context, partial="queue")
+
+
+@require_safe
+@role_required(*roles.ALL_ROLES)
+def incident_queue(request):
+    """Incidents, open ones by default (the dashboard's count), or closed, or all."""
+    state = request.GET.get("state", "open")
+    state = state if state in INCIDENT_STATES else "open"
+    incidents = selectors.incident_list(open_only=state == "open")
+    if state == "closed":
+        incidents = incidents.filter(closed_at__isnull=False)
+    context = {
+        "state": state,
+        "states": INCIDENT_STATES.items(),
+        "page": Paginator(incidents, QUEUE_PER_PAGE).get_page(page_number(request)),
+    }
+    return render_page(request, "settlements/incident_queue.html", context, partial="queue")
+
+
+INCIDENT_STATES = {"open": "Open", "closed": "Closed", "all": "All"}
 
 
 @role_required(roles.OPERATOR, roles.TOURNAMENT_MANAGER)
