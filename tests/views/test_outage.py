@@ -56,29 +56,91 @@ def test_prepare_every_ready_case_then_submit_them_all(as_operator, incident, la
     assert again["Location"] == reverse("incident_tournaments", args=[incident.pk])
 
 
-def test_approve_many_restates_count_totals_and_skips_before_approving(
-    as_manager, operator, tournament_manager, incident, late_cases
-):
+def submitted(cases, operator):
     settlements = []
-    for case in late_cases:
+    for case in cases:
         settlement = services.settlement_prepare(case=case, actor=operator)
         settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
+    return settlements
+
+
+SELECTION = re.compile(r'name="selection" value="([\d,]*)"')
+
+
+def selection(html: str) -> str:
+    return SELECTION.search(html).group(1)
+
+
+def test_approve_many_restates_count_totals_and_skips_before_approving(
+    as_manager, operator, incident, late_cases
+):
+    settlements = submitted(late_cases, operator)
     url = reverse("incident_approve", args=[incident.pk])
     html = assert_full_page(as_manager.get(url))
-    assert html.count('name="settlement"') == 3
-    chosen = [str(s.pk) for s in settlements[:2]]
-    confirm = as_manager.post(url, {"settlement": chosen, "reason": "outage checked"}, **HTMX)
+    assert html.count('id="approve-choice"') == 1 and "Review the approval of 3" in html
+    # Leaving one out: the link says so and the selection drops it.
+    out = f"out={settlements[2].pk}"
+    assert f"?{out}" in html
+    html = assert_partial(as_manager.get(f"{url}?{out}", **HTMX), "bulk-form")
+    assert "except the 1 you left out" in html and "Review the approval of 2" in html
+    chosen = selection(html)
+    assert chosen == f"{settlements[0].pk},{settlements[1].pk}"
+    confirm = as_manager.post(f"{url}?{out}", {"selection": chosen}, **HTMX)
     html = assert_partial(confirm, "bulk-form")
-    assert "Approve 2 settlements" in html
+    assert "Approve 2 settlements" in html and "This field is required" not in html
     cash = sum(s.totals["cash"]["pool"] for s in settlements[:2] if "cash" in s.totals)
     assert f"{cash / 100:,.2f}" in html
+    no_reason = as_manager.post(url, {"selection": chosen, "step": "confirm"}, **HTMX)
+    assert no_reason.status_code == 422 and "Approve 2 settlements" in no_reason.content.decode()
     done = as_manager.post(
-        url, {"settlement": chosen, "reason": "outage checked", "step": "confirm"}
+        url, {"selection": chosen, "reason": "outage checked", "step": "confirm"}
     )
     job = job_of(done)
     assert job.params == {"reason": "outage checked"}
     statuses = [s.status for s in type(settlements[0]).objects.order_by("pk")]
     assert statuses == [SettlementStatus.APPROVED] * 2 + [SettlementStatus.AWAITING_APPROVAL]
+
+
+def test_approve_many_pages_the_list_but_takes_in_every_page(
+    as_manager, operator, incident, load_case
+):
+    cases = [load_case(stage="late", tournament_id=f"P{n:02}") for n in range(27)]
+    middle = load_case(stage="middle", tournament_id="MID")
+    settlements = submitted([*cases, middle], operator)
+    url = reverse("incident_approve", args=[incident.pk])
+    html = assert_full_page(as_manager.get(url))
+    assert html.count('aria-label="Leave out') == 25 and "Page 1 of 2" in html
+    assert "Review the approval of 28" in html
+    assert selection(html) == ",".join(str(s.pk) for s in settlements)
+    second = assert_partial(as_manager.get(url, {"page": 2}, **HTMX), "bulk-form")
+    assert second.count('aria-label="Leave out') == 3
+    assert selection(second) == selection(html)
+    late = assert_partial(as_manager.get(url, {"stage": "late"}, **HTMX), "bulk-form")
+    assert "Review the approval of 27" in late and "MID" not in late
+    # The page's links keep the filter and the left-out ones.
+    left = assert_full_page(as_manager.get(url, {"stage": "late", "out": settlements[0].pk}))
+    assert f"stage=late&amp;out={settlements[0].pk}&amp;page=2" in left
+    job = job_of(
+        as_manager.post(
+            f"{url}?stage=late", {"selection": selection(late), "reason": "ok", "step": "confirm"}
+        )
+    )
+    assert job.items.count() == 27
+
+
+def test_approve_many_refuses_a_selection_that_changed_meanwhile(
+    as_manager, operator, second_manager, incident, late_cases
+):
+    settlements = submitted(late_cases, operator)
+    url = reverse("incident_approve", args=[incident.pk])
+    chosen = selection(as_manager.get(url).content.decode())
+    services.settlement_approve(settlement=settlements[0], actor=second_manager, reason="mine")
+    response = as_manager.post(url, {"selection": chosen, "reason": "r", "step": "confirm"})
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "1 of the chosen settlements is no longer waiting" in html
+    assert "Review the approval of 2" in html
+    assert not Job.objects.exists()
 
 
 def test_approve_many_lists_own_work_as_skipped(
@@ -87,12 +149,12 @@ def test_approve_many_lists_own_work_as_skipped(
     from tests.conftest import make_user
 
     operator.groups.add(make_user(django_user_model, "x", "tournament_manager").groups.get())
-    settlement = services.settlement_prepare(case=late_cases[0], actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = submitted(late_cases[:1], operator)[0]
     url = reverse("incident_approve", args=[incident.pk])
-    response = as_operator.post(url, {"settlement": [settlement.pk], "reason": "r"})
+    assert "You prepared" in as_operator.get(url).content.decode()
+    response = as_operator.post(url, {"selection": str(settlement.pk)})
     assert response.status_code == 422
-    assert "You prepared" in response.content.decode()
+    assert "None of the chosen settlements is one you may approve" in response.content.decode()
 
 
 def test_decide_alike_cases_together_each_with_its_own_record(
@@ -102,15 +164,54 @@ def test_decide_alike_cases_together_each_with_its_own_record(
     url = reverse("incident_decide", args=[incident.pk])
     html = assert_full_page(as_marketing.get(url))
     assert 'id="decide-previews"' in html and "paid" in html
+    assert "Record the decision for 3 cases" in html
+    left = assert_partial(as_marketing.get(url, {"out": cases[2].pk}, **HTMX), "bulk-form")
+    assert "Record the decision for 2 cases" in left and "except the 1 you left out" in left
     response = as_marketing.post(
-        url, {"case": [c.pk for c in cases[:2]], "option": "chip_equity", "reason": "fair"}
+        f"{url}?out={cases[2].pk}",
+        {"selection": selection(left), "option": "chip_equity", "reason": "fair"},
     )
     assert job_of(response).status == Job.Status.DONE
     assert not cases[2].decisions.exists()
     for case in cases[:2]:
         assert case.decisions.get().decided_by == marketing_manager
-    missing = as_marketing.post(url, {"case": [cases[2].pk], "reason": "fair"}, **HTMX)
-    assert missing.status_code == 422
+    missing = as_marketing.post(url, {"selection": str(cases[2].pk), "reason": "fair"}, **HTMX)
+    assert missing.status_code == 422 and "Choose the answer" in missing.content.decode()
+    # Decided meanwhile: the post names the change and records nothing.
+    stale = as_marketing.post(
+        url, {"selection": f"{cases[0].pk},{cases[2].pk}", "option": "chip_equity", "reason": "x"}
+    )
+    assert stale.status_code == 422 and "no longer waiting" in stale.content.decode()
+    assert not cases[2].decisions.exists()
+
+
+def test_decide_pages_the_previews_and_answers_every_page(
+    as_marketing, incident, load_case, monkeypatch
+):
+    from settlements import selectors
+
+    cases = [
+        load_case(type="freeroll", stage="middle", tournament_id=f"F{n:02}") for n in range(27)
+    ]
+    previewed = []
+    preview = selectors.decision_previews
+    monkeypatch.setattr(
+        selectors, "decision_previews", lambda case: previewed.append(case.pk) or preview(case)
+    )
+    url = reverse("incident_decide", args=[incident.pk])
+    html = assert_full_page(as_marketing.get(url))
+    assert "Page 1 of 2" in html and "Record the decision for 27 cases" in html
+    assert len(previewed) == 25
+    second = assert_partial(as_marketing.get(url, {"page": 2}, **HTMX), "bulk-form")
+    assert second.count('aria-label="Leave out') == 2
+    assert selection(second) == ",".join(str(c.pk) for c in cases)
+    job = job_of(
+        as_marketing.post(
+            f"{url}?page=2",
+            {"selection": selection(second), "option": "chip_equity", "reason": "r"},
+        )
+    )
+    assert job.items.filter(status=JobItem.Status.DONE).count() == 27
 
 
 def test_many_snapshots_from_files_and_a_zip_each_with_its_outcome(
@@ -312,3 +413,14 @@ def test_the_incident_list_shows_open_closed_or_all(as_operator, operator, incid
     only_closed = assert_partial(as_operator.get(url, {"state": "closed"}, **HTMX), "queue")
     assert "Gone" in only_closed and "Cluster B outage" not in only_closed
     assert "2 incidents" in assert_partial(as_operator.get(url, {"state": "all"}, **HTMX), "queue")
+
+
+def test_a_selection_of_junk_chooses_nothing(as_manager, operator, incident, late_cases):
+    submitted(late_cases[:1], operator)
+    url = reverse("incident_approve", args=[incident.pk])
+    junk = "x,-1,99999999999999999999999,١٢, ,"
+    response = as_manager.post(url, {"selection": junk}, **HTMX)
+    assert response.status_code == 422
+    assert "None of the chosen settlements" in response.content.decode()
+    page = as_manager.get(url, {"out": junk})
+    assert page.status_code == 200 and "Review the approval of 1" in page.content.decode()
