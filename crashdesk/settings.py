@@ -230,6 +230,9 @@ PREPARE_INLINE_MAX_ENTRANTS = env_int("PREPARE_INLINE_MAX_ENTRANTS", 20_000)
 # Bounds of a snapshot archive (zip): how many files, and how large once decompressed.
 ARCHIVE_MAX_FILES = env_int("ARCHIVE_MAX_FILES", 1000)
 ARCHIVE_MAX_BYTES = env_int("ARCHIVE_MAX_BYTES", 256 * 1024 * 1024)
+# As many loose files in one form as an archive may hold: Django's default of 100 refused an
+# outage of 200 snapshot files with a bare 400 (before the view, so it cannot explain itself).
+DATA_UPLOAD_MAX_NUMBER_FILES = ARCHIVE_MAX_FILES
 
 # --- Crash policy ---------------------------------------------------------------------------
 # The site's stage thresholds (percent of entrants knocked out) and late-stage split formula,

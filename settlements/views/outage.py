@@ -12,6 +12,7 @@ GET      /jobs/<id>/                        a job's progress (polled) and its ou
 POST     /jobs/<id>/retry/                  run a stopped job again over what is left
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -224,7 +225,7 @@ def _changed(count: int, noun: str, waiting: str) -> str:
 @role_required(roles.OPERATOR)
 def incident_upload_many(request, incident_id: int):
     incident = _incident(incident_id)
-    context = {"incident": incident, "refused": []}
+    context = {"incident": incident, "refused": [], "max_files": settings.ARCHIVE_MAX_FILES}
     if request.method == "POST":
         uploads = request.FILES.getlist("files")
         if not uploads:

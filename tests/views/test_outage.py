@@ -242,6 +242,15 @@ def test_many_snapshots_from_files_and_a_zip_each_with_its_outcome(
     assert "Case #" in page and "outside the archive" in page
 
 
+def test_an_outage_of_more_than_a_hundred_loose_files_is_taken(as_operator, incident):
+    # Django's own limit (100 files a request) refused this before the view.
+    files = [SimpleUploadedFile(f"{number}.json", b"{}") for number in range(150)]
+    url = reverse("incident_upload_many", args=[incident.pk])
+    assert "Up to 1000 files" in as_operator.get(url).content.decode()
+    job = job_of(as_operator.post(url, {"files": files}))
+    assert job.items.count() == 150
+
+
 def test_a_zip_with_too_many_files_is_refused_whole(settings, as_operator, incident):
     settings.ARCHIVE_MAX_FILES = 2
     archive = io.BytesIO()
