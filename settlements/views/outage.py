@@ -32,7 +32,7 @@ from settlements.services import jobs
 from settlements.views import confirming
 from settlements.views.decorators import role_required
 from settlements.views.paging import page_number
-from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.views.rendering import go_to, render_invalid, render_page, wants_partial
 from settlements.workflow import CaseStatus
 
 ITEMS_SHOWN = 500
@@ -347,20 +347,38 @@ def incident_close(request, incident_id: int):
 @require_safe
 @role_required(*roles.ALL_ROLES)
 def job_detail(request, job_id: int):
+    """A job's progress, polled each second while it runs, and each item's outcome."""
     job = get_object_or_404(Job.objects.select_related("incident", "created_by"), pk=job_id)
     status = request.GET.get("status", "")
-    items = job.items.select_related("case").order_by("position")
-    if status in JobItem.Status.values:
-        items = items.filter(status=status)
+    status = status if status in JobItem.Status.values else ""
+    polled = wants_partial(request) and request.htmx.target != "job-items-section"
     context = {
         "job": job,
         "progress": jobs.job_progress(job),
-        "job_items": items[:ITEMS_SHOWN],
         "items_shown": ITEMS_SHOWN,
         "status": status,
+        "outcome_filters": OUTCOME_FILTERS,
         "can_retry": request.user.pk == job.created_by_id and not job.is_active,
     }
-    return render_page(request, "settlements/job_detail.html", context, partial="progress")
+    if not polled:
+        items = job.items.select_related("case").order_by("position")
+        context["job_items"] = (items.filter(status=status) if status else items)[:ITEMS_SHOWN]
+    response = render_page(
+        request, "settlements/job_detail.html", context,
+        partial={"job-progress": "progress", "job-items-section": "items"},
+    )  # fmt: skip
+    if polled and not job.is_active:
+        # The list of items, read once when the page loaded, reads itself again now.
+        response["HX-Trigger"] = "job-finished"
+    return response
+
+
+OUTCOME_FILTERS = (
+    ("", "All"),
+    (JobItem.Status.FAILED, "Failed"),
+    (JobItem.Status.SKIPPED, "Skipped"),
+    (JobItem.Status.DONE, "Done"),
+)
 
 
 @require_POST

@@ -276,10 +276,21 @@ def test_job_progress_polls_while_active_and_stops_when_done(
     url = reverse("job_detail", args=[job.pk])
     html = assert_full_page(as_operator.get(url))
     assert 'hx-trigger="every 1s"' in html and "0 of 3" in html
+    assert html.count('class="job-item ') == 3 and 'hx-trigger="job-finished from:body"' in html
+    # A poll while the work runs reads the counts, not the items, and asks for nothing more.
+    poll = as_operator.get(url, HTTP_HX_TARGET="job-progress", **HTMX)
+    html = assert_partial(poll, "job-progress")
+    assert "every 1s" in html and "job-item" not in html and "HX-Trigger" not in poll.headers
     Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
     job.items.update(status=JobItem.Status.DONE)
-    html = assert_partial(as_operator.get(url, **HTMX), "job-progress")
+    last = as_operator.get(url, HTTP_HX_TARGET="job-progress", **HTMX)
+    html = assert_partial(last, "job-progress")
     assert "every 1s" not in html and "3 of 3" in html
+    assert last.headers["HX-Trigger"] == "job-finished"
+    items = assert_partial(
+        as_operator.get(url, HTTP_HX_TARGET="job-items-section", **HTMX), "job-items-section"
+    )
+    assert items.count('class="job-item job-item--done"') == 3 and "job-finished" not in items
 
 
 def test_close_an_incident_only_when_its_work_is_done(as_operator, incident, load_case):
@@ -353,7 +364,10 @@ def test_an_unexpected_error_shows_as_one_failed_item_without_its_details(
     assert '<dd id="job-failed">1</dd>' in html and '<dd id="job-done">2</dd>' in html
     assert "unexpected error" in html and "0xdeadbeef" not in html
     assert "Run again over what is not done" in html
-    failed = assert_partial(as_operator.get(url, {"status": "failed"}, **HTMX), "job-progress")
+    failed = assert_partial(
+        as_operator.get(url, {"status": "failed"}, HTTP_HX_TARGET="job-items-section", **HTMX),
+        "job-items-section",
+    )
     assert failed.count('class="job-item ') == 1 and "unexpected error" in failed
 
 
