@@ -225,6 +225,10 @@ TASKS = {
 # lost with its worker (killed, machine gone) and queued again by any other worker.
 JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 5)
 JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 30)
+# How long an idle worker waits before looking at the task table again: the delay before a job
+# starts. django-tasks-db's second would add up to a second to a prepare that takes two; five
+# looks a second cost each idle worker about 1 ms of the database's time.
+JOB_POLL_MILLISECONDS = env_int("JOB_POLL_MILLISECONDS", 200)
 # A case with more entrants than this is prepared in the background, a smaller one at once.
 PREPARE_INLINE_MAX_ENTRANTS = env_int("PREPARE_INLINE_MAX_ENTRANTS", 20_000)
 # Bounds of a snapshot archive (zip): how many files, and how large once decompressed.
