@@ -229,6 +229,9 @@ JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 30)
 # starts. django-tasks-db's second would add up to a second to a prepare that takes two; five
 # looks a second cost each idle worker about 1 ms of the database's time.
 JOB_POLL_MILLISECONDS = env_int("JOB_POLL_MILLISECONDS", 200)
+# Each job is queued as this many tasks (at most one per item), so that as many workers share
+# its items; on a machine of N cores, N workers running one bulk action use them all.
+JOB_WORKERS_PER_JOB = env_int("JOB_WORKERS_PER_JOB", 2)
 # A case with more entrants than this is prepared in the background, a smaller one at once.
 PREPARE_INLINE_MAX_ENTRANTS = env_int("PREPARE_INLINE_MAX_ENTRANTS", 20_000)
 # Bounds of a snapshot archive (zip): how many files, and how large once decompressed.
