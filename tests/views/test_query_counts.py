@@ -42,9 +42,9 @@ BOUNDS = {
     "decision page": 19,
     # The lists behind the dashboard's counts, and the approval of many settlements (every
     # one waiting in the incident is read once for the count and totals, the page shown).
-    "case list": 6,
-    "incident list": 5,
-    "approve many": 5,
+    "case list": 4,
+    "incident list": 3,
+    "approve many": 3,
     # An approved settlement's review also shows its payments (one query, from the tallies).
     "settlement review": 12,
     "settlement review, a later page": 5,
