@@ -266,6 +266,168 @@ class Gunicorn:
         self._folder.cleanup()
 
 
+# --- The background worker ---------------------------------------------------------------------
+
+
+class Worker:
+    """``manage.py run_worker`` with production settings, as its own process (as compose.yaml
+    runs it): started, waited for until it polls the task table, stopped with SIGTERM."""
+
+    def __init__(self, database: str, *, interval: float | None = None):
+        self.database, self.interval = database, interval
+        self._log = tempfile.NamedTemporaryFile(prefix="crashdesk-worker-", suffix=".log")  # noqa: SIM115
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self):
+        env = {
+            **os.environ,
+            **PRODUCTION_ENV,
+            "DATABASE_URL": self.database,
+            # The worker says "Starting worker" at INFO once it is ready to take tasks.
+            "LOG_LEVEL": "INFO",
+        }
+        interval = [] if self.interval is None else ["--interval", str(self.interval)]
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "run_worker", "--no-startup-delay", *interval],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=self._log,
+        )  # fmt: skip
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while b"Starting worker" not in Path(self._log.name).read_bytes():
+            if self.process.poll() is not None:
+                raise SystemExit("the worker exited:\n" + self.log())
+            if time.monotonic() > deadline:
+                raise SystemExit("the worker never started:\n" + self.log())
+            time.sleep(0.1)
+        return self
+
+    def log(self) -> str:
+        return Path(self._log.name).read_text(errors="replace")[-4000:]
+
+    def __exit__(self, *exc):
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()
+
+
+# --- Machine time ------------------------------------------------------------------------------
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a live process has used so far, all its threads included (0 if
+    it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+class MachineTime:
+    """CPU seconds the system under test spends between `start()` and `stop()`: the processes of
+    each group (gunicorn's master and workers, the job worker; a callable gives the group's
+    current pids) and the PostgreSQL backends serving the scratch database. They are sampled
+    every few milliseconds, so a process that comes and goes (a recycled gunicorn worker, a
+    backend of a closed connection) is counted up to its last sample. PostgreSQL's shared
+    processes (WAL writer, checkpointer) serve every database on the server, other people's
+    too, and are left out."""
+
+    def __init__(self, database: str, groups: dict, interval: float = 0.05):
+        import psycopg
+
+        parts = urlsplit(database_url(database))
+        self._connection = psycopg.connect(
+            host=parts.hostname or "127.0.0.1", port=parts.port or 5432,
+            user=parts.username or None, password=parts.password or None,
+            dbname=database, autocommit=True,
+        )  # fmt: skip
+        self.database, self.interval = database, interval
+        self.groups = {**groups, "PostgreSQL": self._backend_pids}
+        self._own = self._connection.info.backend_pid
+        # group -> pid -> [CPU at start (0 for a process born since), latest CPU]
+        self._seen: dict[str, dict[int, list[float]]] = {name: {} for name in self.groups}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self.figures: dict[str, float] = {}
+
+    def _backend_pids(self) -> list[int]:
+        rows = self._connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> %s",
+            (self.database, self._own),
+        ).fetchall()
+        return [pid for (pid,) in rows]
+
+    def _read(self, *, born_since: bool) -> None:
+        with self._lock:
+            for name, pids in self.groups.items():
+                seen = self._seen[name]
+                for pid in pids():
+                    used = cpu_seconds(pid)
+                    if used == 0.0:
+                        continue
+                    entry = seen.setdefault(pid, [0.0 if born_since else used, used])
+                    entry[1] = max(entry[1], used)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self._read(born_since=True)
+            except Exception:
+                # The run failed and its database is going away; the figures are void anyway.
+                return
+
+    def start(self) -> "MachineTime":
+        self._read(born_since=False)
+        self.started = time.perf_counter()
+        self._thread.start()
+        return self
+
+    def stop(self) -> dict[str, float]:
+        self.wall = time.perf_counter() - self.started
+        self._stop.set()
+        self._thread.join()
+        self._read(born_since=True)
+        self.figures = {
+            name: sum(last - first for first, last in seen.values())
+            for name, seen in self._seen.items()
+        }
+        return self.figures
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self._connection.close()
+
+    def so_far(self) -> dict[str, float]:
+        """CPU seconds by group from `start()` to now (for the steps of a run)."""
+        self._read(born_since=True)
+        with self._lock:
+            return {
+                name: sum(last - first for first, last in seen.values())
+                for name, seen in self._seen.items()
+            }
+
+    @property
+    def total(self) -> float:
+        return sum(self.figures.values())
+
+    def line(self) -> str:
+        parts = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.figures.items())
+        return f"{self.total:.1f} s of CPU ({parts})"
+
+    def query(self, sql: str, params=()):
+        """A read on the sampler's own connection, which is left out of the figures."""
+        with self._lock:
+            return self._connection.execute(sql, params).fetchall()
+
+
 # --- HTTP --------------------------------------------------------------------------------------
 
 
@@ -309,6 +471,31 @@ class Client:
         return self.request(
             "POST", path, data, {"Content-Type": "application/x-www-form-urlencoded"}
         )
+
+    def post_files(self, path: str, fields: dict[str, str], files: list[tuple[str, str, bytes]]):
+        """A multipart/form-data POST, as a browser sends a form with file inputs: `files` as
+        (field name, file name, content)."""
+        if "csrftoken" not in self.cookies:
+            self.get("/accounts/login/")
+        boundary = f"----crashdesk{secrets.token_hex(12)}"
+        parts = []
+        for name, value in {**fields, "csrfmiddlewaretoken": self.cookies["csrftoken"]}.items():
+            parts.append(
+                f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
+                f"{value}\r\n".encode()
+            )
+        for name, filename, content in files:
+            parts.append(
+                f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; '
+                f'filename="{filename}"\r\nContent-Type: application/octet-stream\r\n\r\n'.encode()
+                + content
+                + b"\r\n"
+            )
+        parts.append(f"--{boundary}--\r\n".encode())
+        return self.request(
+            "POST", path, b"".join(parts),
+            {"Content-Type": f"multipart/form-data; boundary={boundary}"},
+        )  # fmt: skip
 
     def login(self, username: str, password: str = PASSWORD) -> "Client":
         status, headers, _ = self.post_form(

@@ -1,33 +1,51 @@
 """One outage, 200 tournaments of 2,000 entrants each: loaded and settled together, timed.
 
-    .venv/bin/python benchmarks/incident_200.py [--tournaments 200] [--entrants 2000]
-        [--clients 8] [--keep]
+    .venv/bin/python benchmarks/incident_200.py [--path bulk|one-by-one] [--tournaments 200]
+        [--entrants 2000] [--zip] [--workers 2] [--worker-interval S] [--clients 8] [--keep]
 
 On a scratch PostgreSQL database (crashdesk_bench_incident, dropped at the end unless --keep;
 DATABASE_URL names the server), with gunicorn started with crashdesk/gunicorn.conf.py and
-production settings on 127.0.0.1, the way the people and game servers would:
+production settings on 127.0.0.1, the way people and game servers would. The tournaments are
+regular, satellite and freeroll, crashed at every stage; 60 of the 200 wait for a decision.
 
-1. an operator reports the incident;
-2. the game servers post the 200 snapshots to POST /api/v1/snapshots?incident=ID, --clients
-   at a time (regular, satellite and freeroll tournaments, crashed at every stage);
-3. a Marketing Manager records the decisions the rules ask for (in this process, through the
-   services: the decision page is not what is measured here);
-4. operators prepare every settlement (POST /cases/ID/prepare/), then submit them, and
-   Tournament Managers approve them (POST /settlements/ID/approve/), --clients at a time;
-5. the cashier downloads every ledger CSV; the incident is closed.
+--path bulk (the default), as a desk would settle an outage today:
 
-Prints each step's wall time and throughput, each tournament's request times (p50, p95,
-max), the time from the first upload to the last approval, and peak memory (this process and
-the gunicorn workers).
+1. an operator reports the incident (before the clock starts);
+2. the operator loads every snapshot at once on "Load many snapshots" (one form post with 200
+   files, or one zip with --zip); a job loads them;
+3. a Marketing Manager answers each kind of case waiting for a decision once, on the decision
+   page of the incident (one post per kind, each a job recording one decision per case);
+4. the operator prepares every ready case, then submits every prepared settlement (two
+   buttons, two jobs);
+5. a Tournament Manager reviews the approval of all 200 and confirms it with a reason (two
+   posts, one job).
+
+The jobs run in real worker processes (--workers of them, 2 by default: `manage.py run_worker`,
+production settings, polling the task table every JOB_POLL_MILLISECONDS as deployed, each job
+shared by JOB_WORKERS_PER_JOB of them), started beside gunicorn. While a job runs, its page is
+polled every second as the browser does; the script itself notices the end of each job from the
+database (every 50 ms) and goes on at once, as a person would not.
+
+--path one-by-one: the same outage a request per tournament and step (the API upload, the
+prepare, submit and approve buttons), --clients at a time; decisions through the services.
+
+Prints each step's wall time and machine time (CPU seconds of gunicorn, the job workers and the
+PostgreSQL backends of the scratch database, read from /proc), the totals from the first upload
+to the last approval, the human actions counted, and the load average before and after.
 """
 
 import argparse
+import io
 import json
+import os
+import re
 import statistics
 import sys
 import threading
 import time
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,7 +53,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     Client,
     Gunicorn,
+    MachineTime,
     RssSampler,
+    Worker,
     drop_scratch_database,
     make_user,
     own_peak_rss_mb,
@@ -63,16 +83,280 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tournaments", type=int, default=200)
     parser.add_argument("--entrants", type=int, default=2000)
-    parser.add_argument("--clients", type=int, default=8, help="requests in flight at once")
+    parser.add_argument("--path", choices=("bulk", "one-by-one"), default="bulk")
+    parser.add_argument("--zip", action="store_true", help="bulk: one zip, not 200 files")
+    parser.add_argument(
+        "--worker-interval", type=float, default=None,
+        help="bulk: seconds the idle worker waits between looks at the task table "
+        "(default: JOB_POLL_MILLISECONDS, as deployed)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--workers", type=int, default=2,
+        help="bulk: job workers (run_worker processes), each job shared by JOB_WORKERS_PER_JOB",
+    )  # fmt: skip
+    parser.add_argument(
+        "--clients", type=int, default=8, help="one-by-one: requests in flight at once"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
 
     url = use_scratch_database(DATABASE)
+    print(f"load average before: {_load()}")
     try:
-        run(url, args.tournaments, args.entrants, args.clients)
+        if args.path == "bulk":
+            run_bulk(
+                url, args.tournaments, args.entrants, args.zip, args.worker_interval, args.workers
+            )
+        else:
+            run(url, args.tournaments, args.entrants, args.clients)
     finally:
+        print(f"load average after: {_load()}")
         if not args.keep:
             drop_scratch_database(DATABASE)
+
+
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def _snapshots(tournaments: int, entrants: int) -> list[bytes]:
+    snapshots = []
+    for number in range(tournaments):
+        type_, stage, _ = MIX[number % len(MIX)]
+        text = snapshot_text(
+            tournament_id=f"T{number:04d}", type=type_, stage=stage, entrants=entrants, seed=number
+        )
+        snapshots.append(text.encode())
+    return snapshots
+
+
+# --- The bulk path ----------------------------------------------------------------------------
+
+
+class Desk:
+    """The people at their browsers: what each does, counted, and the machine time of each
+    step (from the start of its first request to the end of the job it started)."""
+
+    def __init__(self, meter: MachineTime, base: str):
+        self.meter, self.base = meter, base
+        self.actions: list[tuple[str, str, bool]] = []  # (who, what, a decision?)
+        self.steps: list[tuple[str, float, float, float]] = []  # (name, wall, job run, CPU)
+        self._step_start = (0.0, 0.0)
+
+    def act(self, who: str, what: str, *, decision: bool = False) -> None:
+        self.actions.append((who, what, decision))
+
+    def begin(self) -> None:
+        self._step_start = (time.perf_counter(), sum(self.meter.so_far().values()))
+
+    def end(self, name: str, job_run: float) -> None:
+        started, cpu = self._step_start
+        wall = time.perf_counter() - started
+        used = sum(self.meter.so_far().values()) - cpu
+        self.steps.append((name, wall, job_run, used))
+        print(
+            f"  {name:<44} {wall:6.2f} s wall  {job_run:6.2f} s running  {used:6.2f} s CPU",
+            flush=True,
+        )
+
+    def wait(self, browser: Client, job_id: int) -> float:
+        """Until the job ends, its page polled each second as the browser does; returns how
+        long the workers ran it."""
+        stop = threading.Event()
+
+        def poll():
+            while not stop.wait(1.0):
+                _as(browser).request("GET", f"/jobs/{job_id}/", None, {"HX-Request": "true"})
+
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
+        try:
+            while True:
+                ((status, run, failed),) = self.meter.query(
+                    "SELECT status, extract(epoch FROM finished_at - started_at), "
+                    "(SELECT count(*) FROM settlements_jobitem WHERE job_id = j.id "
+                    "AND status = 'failed') FROM settlements_job j WHERE id = %s",
+                    (job_id,),
+                )
+                if status in ("done", "failed"):
+                    break
+                time.sleep(0.05)
+        finally:
+            stop.set()
+            poller.join()
+        if status != "done" or failed:
+            raise SystemExit(f"job #{job_id} {status} with {failed} failed items")
+        return float(run or 0)
+
+
+def _job_of(status: int, headers, body: bytes, what: str) -> int:
+    expect(status, 302, what, body)
+    match = re.search(r"/jobs/(\d+)/$", headers["Location"])
+    if not match:
+        raise SystemExit(f"{what}: went to {headers['Location']}, not to a job")
+    return int(match.group(1))
+
+
+def _selection(body: bytes) -> str:
+    match = re.search(rb'name="selection" value="([\d,]*)"', body)
+    if not match:
+        raise SystemExit(f"no selection on the page:\n{body[:800]!r}")
+    return match.group(1).decode()
+
+
+def run_bulk(
+    url: str, tournaments: int, entrants: int, as_zip: bool, interval: float | None, workers: int
+) -> None:
+    from settlements import roles, services
+    from settlements.models import Settlement
+
+    operator = make_user("bench-operator", roles.OPERATOR)
+    marketing = make_user("bench-marketing", roles.MARKETING_MANAGER)
+    manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)
+    snapshots = _snapshots(tournaments, entrants)
+    files = [(f"T{number:04d}.json", body) for number, body in enumerate(snapshots)]
+    if as_zip:
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+            for name, body in files:
+                zipped.writestr(name, body)
+        files = [("snapshots.zip", archive.getvalue())]
+    size = sum(len(body) for _, body in files)
+    print(
+        f"{tournaments} tournaments of {entrants:,} entrants: {len(files)} file"
+        f"{'s' if len(files) > 1 else ''}, {size / 1e6:.1f} MB in one upload"
+    )
+    options = {(type_, stage): option for type_, stage, option in MIX if option}
+
+    with Gunicorn(url) as server, ExitStack() as stack:
+        started = [stack.enter_context(Worker(url, interval=interval)) for _ in range(workers)]
+        print(
+            f"gunicorn on {server.base}: {len(server.worker_pids())} workers, production config; "
+            f"{workers} job worker{'s' if workers > 1 else ''}"
+            f"{'' if interval is None else f' (polling every {interval:g} s)'}\n"
+        )
+        incident = services.incident_report(
+            actor=operator, title="Cluster outage", started_at=_now()
+        )
+        desk_client = Client(server.base).login(operator.username)
+        mm_client = Client(server.base).login(marketing.username)
+        tm_client = Client(server.base).login(manager.username)
+        meter = MachineTime(
+            DATABASE,
+            {
+                "gunicorn": lambda: [server.process.pid, *server.worker_pids()],
+                "job workers": lambda: [worker.process.pid for worker in started],
+            },
+        )
+        try:
+            desk, kinds = _settle(
+                meter, server, incident, tournaments, files, options,
+                desk_client, mm_client, tm_client,
+            )  # fmt: skip
+        finally:
+            meter.close()
+
+    approved = Settlement.objects.filter(case__incident=incident, status="approved").count()
+    others = [a for a in desk.actions if not a[2]]
+    decisions = [a for a in desk.actions if a[2]]
+    print(f"\n{approved} of {tournaments} settlements approved")
+    print(f"first upload to last approval: {meter.wall:.1f} s wall, {meter.line()}")
+    print(f"the jobs ran {sum(step[2] for step in desk.steps):.1f} s on the workers")
+    print(f"human actions besides decisions: {len(others)}")
+    for who, what, _ in others:
+        print(f"  {who}: {what}")
+    print(f"decisions: {len(decisions)} (one per kind of case, {kinds} kinds)")
+    for who, what, _ in decisions:
+        print(f"  {who}: {what}")
+
+
+def _settle(meter, server, incident, tournaments, files, options, *clients):
+    """From the first upload to the last approval; returns the desk's record and the number
+    of kinds of case decided."""
+    desk_client, mm_client, tm_client = clients
+    desk = Desk(meter, server.base)
+    base = f"/incidents/{incident.pk}"
+    meter.start()
+    desk.begin()
+    desk_client.get(f"{base}/upload-many/")
+    job = _job_of(
+        *desk_client.post_files(
+            f"{base}/upload-many/", {}, [("files", name, body) for name, body in files]
+        ),
+        "upload many",
+    )
+    desk.act("operator", f"load {len(files)} file{'s' if len(files) > 1 else ''} at once")
+    desk.end(f"load {tournaments} snapshots", desk.wait(desk_client, job))
+
+    kinds = 0
+    while True:
+        desk.begin()
+        status, _, page = mm_client.get(f"{base}/decide/")
+        expect(status, 200, "decision page", page)
+        key = re.search(rb'action="/incidents/\d+/decide/\?group=([^"]+)"', page)
+        if key is None:
+            break
+        group = _unquote(key.group(1).decode())
+        type_, stage = group.split("|")[:2]
+        chosen = _selection(page)
+        job = _job_of(
+            *mm_client.post_form(
+                f"{base}/decide/?group={_quote(group)}",
+                {"selection": chosen, "option": options[type_, stage], "reason": "policy"},
+            ),
+            "decide",
+        )
+        desk.act("marketing manager", f"{type_} {stage}: {options[type_, stage]}", decision=True)
+        kinds += 1
+        count = chosen.count(",") + 1
+        desk.end(f"decide {count} {type_} {stage} cases", desk.wait(mm_client, job))
+
+    desk.begin()
+    desk_client.get(f"{base}/tournaments/")
+    job = _job_of(*desk_client.post_form(f"{base}/prepare-ready/", {}), "prepare ready")
+    desk.act("operator", "prepare every ready case")
+    desk.end(f"prepare {tournaments} settlements", desk.wait(desk_client, job))
+
+    desk.begin()
+    job = _job_of(*desk_client.post_form(f"{base}/submit-prepared/", {}), "submit prepared")
+    desk.act("operator", "submit every prepared settlement")
+    desk.end(f"submit {tournaments} settlements", desk.wait(desk_client, job))
+
+    desk.begin()
+    status, _, page = tm_client.get(f"{base}/approve/")
+    expect(status, 200, "approval page", page)
+    status, _, page = tm_client.post_form(f"{base}/approve/", {"selection": _selection(page)})
+    expect(status, 200, "approval review", page)
+    desk.act("tournament manager", "review the approval of all")
+    if f"Approve {tournaments} settlements".encode() not in page:
+        raise SystemExit(f"the confirmation does not restate {tournaments}:\n{page[:800]!r}")
+    job = _job_of(
+        *tm_client.post_form(
+            f"{base}/approve/",
+            {"selection": _selection(page), "reason": "outage checked", "step": "confirm"},
+        ),
+        "approve",
+    )
+    desk.act("tournament manager", "confirm: approve all, with one reason")
+    desk.end(f"approve {tournaments} settlements", desk.wait(tm_client, job))
+    meter.stop()
+    return desk, kinds
+
+
+def _quote(value: str) -> str:
+    from urllib.parse import quote
+
+    return quote(value, safe="")
+
+
+def _unquote(value: str) -> str:
+    from html import unescape
+    from urllib.parse import unquote
+
+    return unquote(unescape(value))
+
+
+# --- One request per tournament and step -----------------------------------------------------
 
 
 class Step:
@@ -122,13 +406,7 @@ def run(url: str, tournaments: int, entrants: int, clients: int) -> None:
     manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)
     _, token = services.api_token_create(user=operator, name="benchmark game servers")
 
-    snapshots = []
-    for number in range(tournaments):
-        type_, stage, _ = MIX[number % len(MIX)]
-        text = snapshot_text(
-            tournament_id=f"T{number:04d}", type=type_, stage=stage, entrants=entrants, seed=number
-        )
-        snapshots.append(text.encode())
+    snapshots = _snapshots(tournaments, entrants)
     size = sum(map(len, snapshots))
     print(
         f"{tournaments} tournaments of {entrants:,} entrants ({size / 1e6:.0f} MB of snapshots), "
@@ -144,8 +422,10 @@ def run(url: str, tournaments: int, entrants: int, clients: int) -> None:
         desk = Client(server.base).login(operator.username)
         approver = Client(server.base).login(manager.username)
         steps = []
+        meter = MachineTime(DATABASE, {"gunicorn": lambda: [server.process.pid, *workers]})
         with RssSampler(workers) as memory:
             started = time.perf_counter()
+            meter.start()
 
             upload = Step("upload snapshots (API)", clients)
             cases: list[int] = []
@@ -221,6 +501,8 @@ def run(url: str, tournaments: int, entrants: int, clients: int) -> None:
             steps.append(approve)
             print(approve.line(), flush=True)
             settled = time.perf_counter() - started
+            meter.stop()
+            meter.close()
 
             export = Step("download ledgers (web)", clients)
             sizes = []
@@ -247,7 +529,11 @@ def run(url: str, tournaments: int, entrants: int, clients: int) -> None:
     )
     print(
         f"first upload to last approval: {settled:.1f} s "
-        f"({settled / tournaments * 1000:.0f} ms per tournament on average)"
+        f"({settled / tournaments * 1000:.0f} ms per tournament on average), {meter.line()}"
+    )
+    print(
+        f"posts by people: {tournaments * 3} (a prepare, a submit and an approval per "
+        f"tournament; the snapshots came through the API); decisions: {len(waiting)}"
     )
     per_tournament = sum(statistics.median(step.times) for step in steps[:5] if step.times)
     print(

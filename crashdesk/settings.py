@@ -225,11 +225,21 @@ TASKS = {
 # lost with its worker (killed, machine gone) and queued again by any other worker.
 JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 5)
 JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 30)
+# How long an idle worker waits before looking at the task table again: the delay before a job
+# starts. django-tasks-db's second would add up to a second to a prepare that takes two; five
+# looks a second cost each idle worker about 1 ms of the database's time.
+JOB_POLL_MILLISECONDS = env_int("JOB_POLL_MILLISECONDS", 200)
+# Each job is queued as this many tasks (at most one per item), so that as many workers share
+# its items; on a machine of N cores, N workers running one bulk action use them all.
+JOB_WORKERS_PER_JOB = env_int("JOB_WORKERS_PER_JOB", 2)
 # A case with more entrants than this is prepared in the background, a smaller one at once.
 PREPARE_INLINE_MAX_ENTRANTS = env_int("PREPARE_INLINE_MAX_ENTRANTS", 20_000)
 # Bounds of a snapshot archive (zip): how many files, and how large once decompressed.
 ARCHIVE_MAX_FILES = env_int("ARCHIVE_MAX_FILES", 1000)
 ARCHIVE_MAX_BYTES = env_int("ARCHIVE_MAX_BYTES", 256 * 1024 * 1024)
+# As many loose files in one form as an archive may hold: Django's default of 100 refused an
+# outage of 200 snapshot files with a bare 400 (before the view, so it cannot explain itself).
+DATA_UPLOAD_MAX_NUMBER_FILES = ARCHIVE_MAX_FILES
 
 # --- Crash policy ---------------------------------------------------------------------------
 # The site's stage thresholds (percent of entrants knocked out) and late-stage split formula,

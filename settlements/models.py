@@ -869,7 +869,9 @@ class Job(models.Model):
     params = models.JSONField(default=dict, blank=True)
     error = models.TextField("why it stopped", blank=True)
     attempts = models.PositiveIntegerField(default=0)
-    task_id = models.CharField(max_length=64, blank=True)
+    # Carried by every task of the job's current run; a new run (retry, recovery) takes a new
+    # one, and a task with an older token does nothing.
+    run_token = models.CharField(max_length=64, blank=True)
     created_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

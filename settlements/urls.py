@@ -56,6 +56,9 @@ urlpatterns = [
     path("incidents/<int:incident_id>/decide/", outage.incident_decide, name="incident_decide"),
     path("incidents/<int:incident_id>/close/", outage.incident_close, name="incident_close"),
     path("jobs/<int:job_id>/", outage.job_detail, name="job_detail"),
+    # The lists behind the dashboard's counts, before the per-role queues that share the prefix.
+    path("queues/cases/", outage.case_queue, name="case_queue"),
+    path("queues/incidents/", outage.incident_queue, name="incident_queue"),
     path("queues/<str:name>/", outage.queue, name="queue"),
     path("jobs/<int:job_id>/retry/", outage.job_retry, name="job_retry"),
     path("cases/<int:case_id>/", cases.case_detail, name="case_detail"),

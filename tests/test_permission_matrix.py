@@ -118,6 +118,9 @@ MATRIX: dict[str, Entry] = {
     "incident_close": form(OP, TM),
     "job_detail": page(*ALL),
     "queue": page(OP, args={"name": "queue_name"}),
+    # The lists behind the dashboard's counts, which every role sees.
+    "case_queue": page(*ALL),
+    "incident_queue": page(*ALL),
     # Only the person who started the work may run it again; others are refused.
     "job_retry": action(*ALL, post=302, exceptions={MM: 403, TM: 403, AU: 403}),
     # Cases, decisions, settlements.

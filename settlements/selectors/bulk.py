@@ -138,8 +138,30 @@ def prepared_settlements(incident: Incident) -> QuerySet[Settlement]:
     return _settlements(incident).filter(status=SettlementStatus.PREPARED, corrects__isnull=True)
 
 
-def awaiting_approval(incident: Incident) -> QuerySet[Settlement]:
-    return _settlements(incident).filter(status=SettlementStatus.AWAITING_APPROVAL)
+@dataclass(frozen=True)
+class ApprovalFilter:
+    """Which of an incident's settlements awaiting approval one approval takes in."""
+
+    type: str = ""
+    stage: str = ""
+
+    @classmethod
+    def from_query(cls, data) -> "ApprovalFilter":
+        return cls(
+            type=_choice(data.get("type", ""), TournamentType.values),
+            stage=_choice(data.get("stage", ""), Stage.values),
+        )
+
+
+def awaiting_approval(
+    incident: Incident, chosen: ApprovalFilter = ApprovalFilter()
+) -> QuerySet[Settlement]:
+    settlements = _settlements(incident).filter(status=SettlementStatus.AWAITING_APPROVAL)
+    if chosen.type:
+        settlements = settlements.filter(case__tournament__type=chosen.type)
+    if chosen.stage:
+        settlements = settlements.filter(stage=chosen.stage)
+    return settlements
 
 
 def awaiting_decision(incident: Incident) -> QuerySet[Case]:

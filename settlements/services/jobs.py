@@ -4,7 +4,9 @@ A job goes through its items one by one. Each step runs the same service a perso
 for that one item (so the same roles, state checks, locks and business events apply), in one
 transaction together with the item's outcome: a worker killed mid-step leaves the step
 undone and the item pending, never half-written. A refusal of one item (already approved,
-the user's own work, a bad snapshot) is that item's outcome; the others go on.
+the user's own work, a bad snapshot) is that item's outcome, shown with the rule's words; an
+unexpected error in one item fails that item alone, with a message that gives nothing of the
+error away (its traceback goes to the log); either way the others go on.
 
 Running a job again (``job_retry`` after a failure, or the recovery of a job whose worker
 died) only takes the items still pending or failed, so nothing is done twice.
@@ -12,6 +14,7 @@ died) only takes the items still pending or failed, so nothing is done twice.
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +38,12 @@ from settlements.services.settlements import (
 from settlements.services.snapshots import case_load_snapshot
 
 log = logging.getLogger("crashdesk.jobs")
+
+# What a person is shown for an error that is no refusal; its traceback is in the log.
+UNEXPECTED = (
+    "An unexpected error, logged for the administrators; running it again may help once they "
+    "have looked into it."
+)
 
 # Who may start each kind of job (each step's service checks the role again).
 STARTERS = {
@@ -132,33 +141,43 @@ def job_retry(*, job: Job, actor) -> Job:
     return job
 
 
-def job_run(*, job_id: int, task_id: str) -> dict:
-    """Run the job's pending items (called by the task; never inside a transaction)."""
+def job_run(*, job_id: int, token: str) -> dict:
+    """Run the job's pending items (called by each of its tasks; never inside a transaction).
+
+    A job is queued as up to JOB_WORKERS_PER_JOB tasks, so that as many workers share its
+    items: each takes the next pending item that no other holds (SKIP LOCKED) and runs it, until
+    none is left; the one that finds none pending at all marks the job done.
+    """
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
-        # A task superseded by a retry or a recovery finds another task id and leaves. (The
-        # immediate backend runs the task before its id is stored: no id yet.)
-        if job is None or (job.task_id and job.task_id != task_id) or not job.is_active:
+        # A task superseded by a retry or a recovery finds another token and leaves.
+        if job is None or job.run_token != token or not job.is_active:
             return {"ran": False}
-        job.status, job.attempts = Job.Status.RUNNING, job.attempts + 1
-        job.started_at = job.heartbeat_at = timezone.now()
+        job.heartbeat_at = timezone.now()
+        if job.status == Job.Status.QUEUED:
+            job.status, job.attempts = Job.Status.RUNNING, job.attempts + 1
+            job.started_at = job.heartbeat_at
         job.save(update_fields=["status", "attempts", "started_at", "heartbeat_at"])
     step = STEPS[job.kind]
     try:
         with _heartbeat(job.pk):
-            for item_id in job.items.filter(status=JobItem.Status.PENDING).values_list(
-                "pk", flat=True
-            ):
-                _run_step(job, item_id, step)
+            while _run_next(job, step):
+                pass
     except Exception as error:
         log.exception("job %s stopped", job.pk)
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.FAILED, error=_why(error), finished_at=timezone.now()
         )
         raise
-    Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
-        status=Job.Status.DONE, finished_at=timezone.now()
-    )
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job_id)
+        # Items still pending are held by another task of this job, which will close it.
+        if (
+            job.status == Job.Status.RUNNING
+            and not job.items.filter(status=JobItem.Status.PENDING).exists()
+        ):
+            job.status, job.finished_at = Job.Status.DONE, timezone.now()
+            job.save(update_fields=["status", "finished_at"])
     return {"ran": True, **job_progress(job).__dict__}
 
 
@@ -176,7 +195,7 @@ def job_recover_stale(*, now=None) -> list[int]:
             status=Job.Status.RUNNING, heartbeat_at__lt=silent_since
         )
         for job in stale:
-            _forget_task(job.task_id)
+            _forget_task(job.run_token)
             job.status = Job.Status.QUEUED
             job.save(update_fields=["status"])
             _enqueue(job)
@@ -258,26 +277,40 @@ STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
 }
 
 
-def _run_step(job: Job, item_id: int, step) -> None:
-    try:
-        with transaction.atomic():
-            item = JobItem.objects.select_for_update().get(pk=item_id)
-            if item.status != JobItem.Status.PENDING:
-                return
-            message, case = step(job, item)
-            _finish_item(item, JobItem.Status.DONE, message, case)
-    except (DomainError, InvalidInput) as refusal:
-        # Refused by the rules: that item's outcome, not the job's failure.
-        status = (
-            JobItem.Status.SKIPPED if isinstance(refusal, NotAllowed) else JobItem.Status.FAILED
+def _run_next(job: Job, step) -> bool:
+    """Take the next pending item no other task holds and run its step, in one transaction
+    with its outcome; False when none is left to take."""
+    with transaction.atomic():
+        item = (
+            JobItem.objects.select_for_update(skip_locked=True)
+            .filter(job_id=job.pk, status=JobItem.Status.PENDING)
+            .order_by("position")
+            .first()
         )
-        with transaction.atomic():
-            item = JobItem.objects.select_for_update().get(pk=item_id)
+        if item is None:
+            return False
+        try:
+            # A savepoint: a step that fails leaves nothing behind, and its item, still locked,
+            # is marked failed in the same transaction.
+            with transaction.atomic():
+                message, case = step(job, item)
+        except (DomainError, InvalidInput) as refusal:
+            # Refused by the rules: that item's outcome, not the job's failure.
+            status = (
+                JobItem.Status.SKIPPED if isinstance(refusal, NotAllowed) else JobItem.Status.FAILED
+            )
             _finish_item(item, status, _why(refusal), None)
-    except (Case.DoesNotExist, Settlement.DoesNotExist):
-        with transaction.atomic():
-            item = JobItem.objects.select_for_update().get(pk=item_id)
+        except (Case.DoesNotExist, Settlement.DoesNotExist):
             _finish_item(item, JobItem.Status.FAILED, "It no longer exists.", None)
+        except Exception:
+            # A fault of ours, not a refusal: the details go to the log (never to the page)
+            # and the other items still run. Should recording the failure fail too (the
+            # database gone), that error stops the job, which can be retried.
+            log.exception("job %s: item %s failed unexpectedly", job.pk, item.pk)
+            _finish_item(item, JobItem.Status.FAILED, UNEXPECTED, None)
+        else:
+            _finish_item(item, JobItem.Status.DONE, message, case)
+    return True
 
 
 def _finish_item(item: JobItem, status: str, message: str, case: Case | None) -> None:
@@ -296,28 +329,32 @@ def _why(error: Exception) -> str:
         return "; ".join(problem.described for problem in error.problems)
     if isinstance(error, DomainError):
         return error.message
-    return f"Unexpected error ({type(error).__name__}): {error}"
+    return UNEXPECTED
 
 
 def _enqueue(job: Job) -> None:
-    """Queue the task in the caller's transaction: with the database backend the task row
-    commits or rolls back with the job row. The immediate backend (tests) runs it here."""
+    """Queue the job's tasks in the caller's transaction: with the database backend the task
+    rows commit or roll back with the job row. The immediate backend (tests) runs them here.
+
+    Each run gets a new token, which its tasks carry: a task of an earlier run (a worker thought
+    lost that wakes up) finds another token and does nothing."""
     from settlements.tasks import run_job
 
-    job.task_id = ""
-    job.save(update_fields=["task_id"])
-    result = run_job.enqueue(job_id=job.pk)
-    Job.objects.filter(pk=job.pk).update(task_id=str(result.id))
+    job.run_token = uuid.uuid4().hex
+    job.save(update_fields=["run_token"])
+    tasks = min(settings.JOB_WORKERS_PER_JOB, job.items.count())
+    for _ in range(max(1, tasks)):
+        run_job.enqueue(job_id=job.pk, token=job.run_token)
     job.refresh_from_db()
 
 
-def _forget_task(task_id: str) -> None:
-    """Mark the lost worker's task row failed, so the task list does not show it running."""
-    if not task_id or "django_tasks_db" not in settings.INSTALLED_APPS:
+def _forget_task(token: str) -> None:
+    """Mark the lost worker's task rows failed, so the task list does not show them running."""
+    if not token or "django_tasks_db" not in settings.INSTALLED_APPS:
         return
     from django_tasks_db.models import DBTaskResult
 
-    DBTaskResult.objects.filter(id=task_id, status="RUNNING").update(
+    DBTaskResult.objects.filter(status="RUNNING", args_kwargs__kwargs__token=token).update(
         status="FAILED",
         finished_at=timezone.now(),
         exception_class_path="settlements.jobs.WorkerLost",

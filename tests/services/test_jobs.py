@@ -1,8 +1,10 @@
 """Background jobs: each item through its own service call, refusals per item, no double work."""
 
+import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connection, transaction
 from django.utils import timezone
 
 from settlements import services
@@ -124,7 +126,7 @@ def test_the_same_work_cannot_start_twice_while_queued(
         kind=Job.Kind.PREPARE, actor=operator, target="incident:1", items=case_items(cases)
     )
     first = jobs.job_start(**start)
-    assert first.status == Job.Status.QUEUED and first.task_id
+    assert first.status == Job.Status.QUEUED and first.run_token
     with pytest.raises(Duplicate) as refused:
         jobs.job_start(**start)
     assert refused.value.existing == first
@@ -163,19 +165,23 @@ def test_a_job_whose_worker_went_silent_is_queued_again(
 
     cases = late_cases(operator, incident, snapshot_factory, 1)
     job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
-    lost_task = job.task_id
-    DBTaskResult.objects.filter(id=lost_task).update(status="RUNNING")
+    lost_run = job.run_token
+
+    def tasks(token):
+        return DBTaskResult.objects.filter(args_kwargs__kwargs__token=token)
+
+    tasks(lost_run).update(status="RUNNING")
     now = timezone.now()
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, heartbeat_at=now)
     assert jobs.job_recover_stale(now=now) == []
     later = now + timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     assert jobs.job_recover_stale(now=later) == [job.pk]
     job.refresh_from_db()
-    assert job.status == Job.Status.QUEUED and job.task_id != lost_task
-    assert DBTaskResult.objects.get(id=lost_task).status == "FAILED"
-    assert DBTaskResult.objects.get(id=job.task_id).status == "READY"
+    assert job.status == Job.Status.QUEUED and job.run_token != lost_run
+    assert set(tasks(lost_run).values_list("status", flat=True)) == {"FAILED"}
+    assert set(tasks(job.run_token).values_list("status", flat=True)) == {"READY"}
     # The lost task, should its worker wake up, finds itself superseded and does nothing.
-    assert jobs.job_run(job_id=job.pk, task_id=lost_task) == {"ran": False}
+    assert jobs.job_run(job_id=job.pk, token=lost_run) == {"ran": False}
 
 
 def test_only_the_roles_of_the_work_may_start_it(marketing_manager, incident):
@@ -198,3 +204,94 @@ def test_whoever_loaded_the_snapshot_may_not_approve_its_settlement(
     services.settlement_submit(settlement=settlement, actor=operator)
     with pytest.raises(NotAllowed, match="You loaded the snapshot"):
         services.settlement_approve(settlement=settlement, actor=loader)
+
+
+def test_an_unexpected_error_fails_its_item_safely_and_the_job_goes_on(
+    monkeypatch, caplog, operator, incident, snapshot_factory
+):
+    cases = late_cases(operator, incident, snapshot_factory, 3)
+    prepare = jobs.STEPS[Job.Kind.PREPARE]
+
+    def faulty(job, item):
+        if item.key == str(cases[1].pk):
+            raise RuntimeError("connection string postgres://secret@db")
+        return prepare(job, item)
+
+    monkeypatch.setitem(jobs.STEPS, Job.Kind.PREPARE, faulty)
+    job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
+    job.refresh_from_db()
+    items = list(job.items.order_by("position"))
+    assert [item.status for item in items] == ["done", "failed", "done"]
+    assert items[1].message == jobs.UNEXPECTED and "secret" not in items[1].message
+    assert job.status == Job.Status.DONE and job.error == ""
+    cases[1].refresh_from_db()
+    assert cases[1].status == CaseStatus.READY
+    assert not Settlement.objects.filter(case=cases[1]).exists()
+    logged = [r for r in caplog.records if r.name == "crashdesk.jobs" and r.exc_info]
+    assert len(logged) == 1 and "secret" in str(logged[0].exc_info[1])
+    # Once the fault is gone a retry does the failed item alone.
+    monkeypatch.setitem(jobs.STEPS, Job.Kind.PREPARE, prepare)
+    jobs.job_retry(job=job, actor=operator)
+    assert Settlement.objects.filter(case__in=cases).count() == 3
+
+
+def test_a_refusal_stays_the_items_own_message_not_an_error(operator, incident, snapshot_factory):
+    case = late_cases(operator, incident, snapshot_factory, 1)[0]
+    services.settlement_prepare(case=case, actor=operator)
+    job = jobs.job_start(
+        kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items([case])
+    )
+    item = job.items.get()
+    assert item.status == JobItem.Status.FAILED
+    assert item.message != jobs.UNEXPECTED and item.message
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_is_queued_as_several_tasks_that_share_its_items(
+    settings, operator, incident, snapshot_factory
+):
+    settings.TASKS = DB_TASKS
+    settings.JOB_WORKERS_PER_JOB = 2
+    from django_tasks_db.models import DBTaskResult
+
+    cases = late_cases(operator, incident, snapshot_factory, 3)
+    job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
+    assert DBTaskResult.objects.filter(args_kwargs__kwargs__token=job.run_token).count() == 2
+
+    # One task is in the middle of the first item (it holds its row) while another runs.
+    holding, release = threading.Event(), threading.Event()
+
+    def first_task_mid_step():
+        with transaction.atomic():
+            JobItem.objects.select_for_update().get(job=job, position=1)
+            holding.set()
+            release.wait(30)
+        connection.close()
+
+    other = threading.Thread(target=first_task_mid_step)
+    other.start()
+    try:
+        assert holding.wait(30)
+        second = jobs.job_run(job_id=job.pk, token=job.run_token)
+        assert second["ran"] and second["done"] == 2
+        job.refresh_from_db()
+        assert job.status == Job.Status.RUNNING and job.attempts == 1
+        assert job.items.get(position=1).status == JobItem.Status.PENDING
+    finally:
+        release.set()
+        other.join()
+    # Had the first task died there, a recovery would queue it; here it goes on and closes.
+    first = jobs.job_run(job_id=job.pk, token=job.run_token)
+    job.refresh_from_db()
+    assert first["done"] == 3 and job.status == Job.Status.DONE and job.attempts == 1
+    assert Settlement.objects.filter(case__in=cases).count() == 3
+    assert Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).count() == 3
+
+
+def test_a_single_item_job_is_one_task(settings, operator, incident, snapshot_factory):
+    settings.TASKS = DB_TASKS
+    from django_tasks_db.models import DBTaskResult
+
+    cases = late_cases(operator, incident, snapshot_factory, 1)
+    job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
+    assert DBTaskResult.objects.filter(args_kwargs__kwargs__token=job.run_token).count() == 1

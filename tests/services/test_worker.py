@@ -85,3 +85,12 @@ def test_a_worker_killed_mid_step_leaves_nothing_and_the_job_runs_again(operator
     assert (job.status, job.attempts) == (Job.Status.DONE, 2)
     assert Settlement.objects.count() == 1
     assert Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).count() == 1
+
+
+def test_an_idle_worker_looks_for_work_as_often_as_the_setting_says(settings):
+    from django.core.management import load_command_class
+
+    settings.JOB_POLL_MILLISECONDS = 150
+    command = load_command_class("settlements", "run_worker")
+    options = command.create_parser("manage.py", "run_worker").parse_args([])
+    assert options.interval == 0.15

@@ -232,5 +232,5 @@ def test_the_dashboard_counts_a_withdrawn_case_as_no_work(as_operator, operator,
     html = as_operator.get(reverse("dashboard")).content.decode()
     assert "1 case, 0 in progress" in html
     assert '<span class="stat__value" data-count="ready">0</span>' in html
-    assert '<h3>Settlements to prepare <span class="muted">(0)</span></h3>' in html
+    assert 'Settlements to prepare <span class="muted">(0)</span></a></h3>' in html
     assert 'data-status="withdrawn">Withdrawn</span>' in html

@@ -40,6 +40,11 @@ BOUNDS = {
     "incident page": 7,
     # Three entries stored on a first view: the two previews and the per-player comparison.
     "decision page": 19,
+    # The lists behind the dashboard's counts, and the approval of many settlements (every
+    # one waiting in the incident is read once for the count and totals, the page shown).
+    "case list": 4,
+    "incident list": 3,
+    "approve many": 3,
     # An approved settlement's review also shows its payments (one query, from the tallies).
     "settlement review": 12,
     "settlement review, a later page": 5,
@@ -123,6 +128,9 @@ def build_desk(
             "case page": f"/cases/{featured.case_id}/",
             "incident page": f"/incidents/{featured.case.incident_id}/tournaments/",
             "decision page": f"/cases/{undecided.pk}/decision/",
+            "case list": "/queues/cases/?status=awaiting_approval",
+            "incident list": "/queues/incidents/",
+            "approve many": f"/incidents/{featured.case.incident_id}/approve/",
             "settlement review": review,
             "settlement review, a later page": f"{review}?page={pages // 2 + 1}",
             "settlement review, searched": f"{review}?q=p0000",

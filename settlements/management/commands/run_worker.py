@@ -20,6 +20,10 @@ log = logging.getLogger("crashdesk.jobs")
 class Command(db_worker.Command):
     help = "Run background tasks (database queue) and recover jobs whose worker was lost."
 
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        parser.set_defaults(interval=settings.JOB_POLL_MILLISECONDS / 1000)
+
     def handle(self, *args, **options):
         stop = threading.Event()
         sweeper = threading.Thread(target=self._sweep, args=(stop,), daemon=True)
