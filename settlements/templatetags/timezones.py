@@ -8,7 +8,7 @@ from django.utils.dateformat import format as date_format
 
 register = template.Library()
 
-FORMATS = {"minutes": "j M Y, H:i T", "seconds": "j M Y, H:i:s T", "time": "H:i T"}
+FORMATS = {"minutes": "j M Y, H:i", "seconds": "j M Y, H:i:s", "time": "H:i"}
 
 
 @register.filter
@@ -17,7 +17,10 @@ def when(value, precision: str = "minutes") -> str:
     {{ at|when:"time" }} leaves out the date."""
     if value in (None, ""):
         return ""
-    return date_format(timezone.localtime(value), FORMATS[precision])
+    local = timezone.localtime(value)
+    # The zone's name from the time itself: Django's "T" leaves it out for a wall time that
+    # occurs twice when clocks go back, which is exactly when the name tells the two apart.
+    return f"{date_format(local, FORMATS[precision])} {local.tzname()}"
 
 
 @register.simple_tag

@@ -61,9 +61,8 @@ def test_signing_in_brings_back_the_chosen_zone(operator, settings):
 
 def test_forms_read_typed_times_in_the_users_zone(as_operator, operator):
     services.profile_set_time_zone(user=operator, actor=operator, time_zone="Asia/Tokyo")
-    session = as_operator.session
-    session[TIME_ZONE_SESSION_KEY] = "Asia/Tokyo"
-    session.save()
+    # The zone travels in the session from sign-in on (the session is a signed cookie).
+    as_operator.force_login(operator)
     form = as_operator.get(reverse("incident_new")).content.decode()
     assert "in Asia/Tokyo time" in form
     as_operator.post(
@@ -76,9 +75,8 @@ def test_forms_read_typed_times_in_the_users_zone(as_operator, operator):
 
 def test_exports_stay_in_utc_whatever_the_readers_zone(as_auditor, auditor, load_case):
     load_case(type="regular", stage="middle", tournament_id="T-EXPORT")
-    session = as_auditor.session
-    session[TIME_ZONE_SESSION_KEY] = "Asia/Tokyo"
-    session.save()
+    services.profile_set_time_zone(user=auditor, actor=auditor, time_zone="Asia/Tokyo")
+    as_auditor.force_login(auditor)
     response = as_auditor.get(reverse("history_export"), {"view": "events"})
     assert response["Content-Disposition"].endswith('Z.csv"')
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
