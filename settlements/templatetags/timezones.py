@@ -8,7 +8,7 @@ from django.utils.dateformat import format as date_format
 
 register = template.Library()
 
-FORMATS = {"minutes": "j M Y, H:i T", "seconds": "j M Y, H:i:s T", "time": "H:i T"}
+FORMATS = {"minutes": "j M Y, H:i", "seconds": "j M Y, H:i:s", "time": "H:i"}
 
 
 @register.filter
@@ -17,7 +17,10 @@ def when(value, precision: str = "minutes") -> str:
     {{ at|when:"time" }} leaves out the date."""
     if value in (None, ""):
         return ""
-    return date_format(timezone.localtime(value), FORMATS[precision])
+    local = timezone.localtime(value)
+    # The zone's name from the moment itself: Django's "T" leaves it out in the hour a clock
+    # goes back, the one hour where "01:30" alone is ambiguous.
+    return f"{date_format(local, FORMATS[precision])} {local.tzname()}"
 
 
 @register.simple_tag
