@@ -18,8 +18,8 @@ def when(value, precision: str = "minutes") -> str:
     if value in (None, ""):
         return ""
     local = timezone.localtime(value)
-    # The zone's name from the time itself: Django's "T" leaves it out for a wall time that
-    # occurs twice when clocks go back, which is exactly when the name tells the two apart.
+    # The zone's name from the moment itself: Django's "T" leaves it out in the hour a clock
+    # goes back, the one hour where "01:30" alone is ambiguous.
     return f"{date_format(local, FORMATS[precision])} {local.tzname()}"
 
 

@@ -59,10 +59,8 @@ def test_signing_in_brings_back_the_chosen_zone(operator, settings):
     assert "Times in America/New_York</a>" in client.get(reverse("dashboard")).content.decode()
 
 
-def test_forms_read_typed_times_in_the_users_zone(as_operator, operator):
-    services.profile_set_time_zone(user=operator, actor=operator, time_zone="Asia/Tokyo")
-    # The zone travels in the session from sign-in on (the session is a signed cookie).
-    as_operator.force_login(operator)
+def test_forms_read_typed_times_in_the_users_zone(as_operator):
+    as_operator.post(reverse("user_settings"), {"time_zone": "Asia/Tokyo"})
     form = as_operator.get(reverse("incident_new")).content.decode()
     assert "in Asia/Tokyo time" in form
     as_operator.post(
@@ -75,17 +73,26 @@ def test_forms_read_typed_times_in_the_users_zone(as_operator, operator):
 
 def test_exports_stay_in_utc_whatever_the_readers_zone(as_auditor, auditor, load_case):
     load_case(type="regular", stage="middle", tournament_id="T-EXPORT")
-    services.profile_set_time_zone(user=auditor, actor=auditor, time_zone="Asia/Tokyo")
-    as_auditor.force_login(auditor)
+    as_auditor.post(reverse("user_settings"), {"time_zone": "Asia/Tokyo"})
+    assert "Times in Asia/Tokyo" in as_auditor.get(reverse("history")).content.decode()
     response = as_auditor.get(reverse("history_export"), {"view": "events"})
     assert response["Content-Disposition"].endswith('Z.csv"')
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert rows and all(row["at"].endswith("+00:00") for row in rows)
 
 
-def test_the_when_filter():
+def test_the_when_filter(settings):
+    settings.TIME_ZONE = "UTC"
     moment = datetime(2026, 11, 30, 20, 14, 5, tzinfo=UTC)
     assert when(None) == ""
     assert when(moment) == "30 Nov 2026, 20:14 UTC"
     assert when(moment, "seconds") == "30 Nov 2026, 20:14:05 UTC"
     assert when(moment, "time") == "20:14 UTC"
+
+
+def test_the_hour_a_clock_goes_back_twice_names_which_one_it_is(settings):
+    settings.TIME_ZONE = "Europe/Paris"
+    # 27 Oct 2024: 02:30 happened once in summer time (00:30 UTC), once in winter (01:30 UTC).
+    first = when(datetime(2024, 10, 27, 0, 30, tzinfo=UTC))
+    second = when(datetime(2024, 10, 27, 1, 30, tzinfo=UTC))
+    assert (first, second) == ("27 Oct 2024, 02:30 CEST", "27 Oct 2024, 02:30 CET")
