@@ -50,8 +50,9 @@ def database_url(name: str) -> str:
 
 
 def use_scratch_database(name: str, *, fresh: bool = True) -> str:
-    """Create database `name` afresh (dropping a leftover one; `fresh` False keeps it), point
-    this process's Django at it, set Django up and migrate. Returns the URL for children."""
+    """Create database `name` afresh (dropping a leftover one; `fresh` False keeps one, or
+    creates it when missing), point this process's Django at it, set Django up and migrate.
+    Returns the URL for children."""
     url = database_url(name)
     os.environ.update(PRODUCTION_ENV)
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
@@ -59,6 +60,8 @@ def use_scratch_database(name: str, *, fresh: bool = True) -> str:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crashdesk.settings")
     if fresh:
         _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _admin(f'CREATE DATABASE "{name}"')
+    elif not _admin("SELECT 1 FROM pg_database WHERE datname = %s", [name]):
         _admin(f'CREATE DATABASE "{name}"')
 
     import django
@@ -80,7 +83,7 @@ def drop_scratch_database(name: str) -> None:
     _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _admin(sql: str) -> None:
+def _admin(sql: str, params=()) -> list[tuple]:
     import psycopg
 
     parts = urlsplit(database_url("postgres"))
@@ -92,7 +95,8 @@ def _admin(sql: str) -> None:
         dbname="postgres",
         autocommit=True,
     ) as connection:
-        connection.execute(sql)
+        cursor = connection.execute(sql, params)
+        return cursor.fetchall() if cursor.description else []
 
 
 _password_hash: list[str] = []

@@ -400,6 +400,7 @@ MAX_CONFIRMATIONS = 5000
 # About 150 bytes a confirmation; a full batch with room to spare.
 CONFIRMATIONS_MAX_BYTES = 4 * 1024 * 1024
 _CONFIRMATION_FIELDS = ("idempotency_key", "status", "external_reference", "at", "amount")
+_CONFIRMATION_FIELD_SET = frozenset(_CONFIRMATION_FIELDS)
 
 
 @api_endpoint("POST", allowed=permissions.CASHIERS)
@@ -453,20 +454,24 @@ def _confirmation(item, path: str):
     """(ConfirmationEntry, None), or (None, (path, message)) for an item of the wrong shape."""
     if not isinstance(item, dict):
         return None, (path, "must be an object")
-    unknown = sorted(set(item) - set(_CONFIRMATION_FIELDS))
-    if unknown:
-        return None, (f"{path}.{unknown[0]}", "is not a field of a confirmation")
-    for name in _CONFIRMATION_FIELDS:
-        if name not in item:
-            return None, (f"{path}.{name}", "is missing")
+    if item.keys() != _CONFIRMATION_FIELD_SET:
+        unknown = sorted(item.keys() - _CONFIRMATION_FIELD_SET)
+        if unknown:
+            return None, (f"{path}.{unknown[0]}", "is not a field of a confirmation")
+        missing = next(name for name in _CONFIRMATION_FIELDS if name not in item)
+        return None, (f"{path}.{missing}", "is missing")
     key, status, reference = item["idempotency_key"], item["status"], item["external_reference"]
-    for name, value in (
-        ("idempotency_key", key),
-        ("status", status),
-        ("external_reference", reference),
-    ):
-        if not isinstance(value, str):
-            return None, (f"{path}.{name}", "must be a string")
+    if not (isinstance(key, str) and isinstance(status, str) and isinstance(reference, str)):
+        name = next(
+            name
+            for name, value in (
+                ("idempotency_key", key),
+                ("status", status),
+                ("external_reference", reference),
+            )
+            if not isinstance(value, str)
+        )
+        return None, (f"{path}.{name}", "must be a string")
     amount = item["amount"]
     if isinstance(amount, bool) or not isinstance(amount, int):
         return None, (f"{path}.amount", "must be a whole number of minor units")

@@ -26,6 +26,7 @@ from settlements import bounds
 from settlements.triggers import (
     KeepsRows,
     RowsHaveParent,
+    RowsRecordedInBatch,
     WriteOnceHistory,
     final_when_approved,
     fixed_fields,
@@ -1073,9 +1074,8 @@ class PaymentConfirmation(models.Model):
         PAID = "paid", "Paid"
         FAILED = "failed", "Failed"
 
-    release = models.ForeignKey(
-        LedgerRelease, on_delete=models.PROTECT, related_name="confirmations", db_index=False
-    )
+    # The links are checked once per batch by a trigger (RowsRecordedInBatch), not per row.
+    release = models.ForeignKey(LedgerRelease, related_name="confirmations", **BULK_LINK)
     line_no = models.PositiveIntegerField()
     idempotency_key = models.CharField(max_length=40)
     player = models.CharField(max_length=ID_MAX_LENGTH)
@@ -1086,13 +1086,10 @@ class PaymentConfirmation(models.Model):
     # When the cashier paid or gave up, by its clock; ``recorded_at`` is ours.
     at = models.DateTimeField()
     recorded_at = models.DateTimeField()
-    recorded_by = models.ForeignKey(
-        USER, on_delete=models.PROTECT, related_name="+", db_index=False
-    )
+    # The actor of ``event``.
+    recorded_by = models.ForeignKey(USER, related_name="+", **BULK_LINK)
     # The batch's business event (one per batch: who sent it, when, what it changed).
-    event = models.ForeignKey(
-        "Event", on_delete=models.PROTECT, related_name="confirmations", db_index=False
-    )
+    event = models.ForeignKey("Event", related_name="confirmations", **BULK_LINK)
 
     class Meta:
         ordering = ["release", "line_no", "recorded_at", "id"]
@@ -1115,7 +1112,10 @@ class PaymentConfirmation(models.Model):
             ),
             models.Index(fields=["event"], name="confirmation_event_idx"),
         ]
-        triggers = [write_once()]
+        triggers = [
+            write_once(),
+            RowsRecordedInBatch(parent="release", batch="event", recorder="recorded_by"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.idempotency_key} {self.status} ({self.external_reference})"

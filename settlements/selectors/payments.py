@@ -9,6 +9,7 @@ places, reading each source table in chunks through its (record, line number) in
 810,000 lines never sit in memory and a page deep into them costs what the first page does.
 """
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -129,24 +130,39 @@ def last_position() -> int:
     return last[0] if last else 0
 
 
-def lines_at(places: Iterable[tuple[int, int]]) -> dict[tuple[int, int], LedgerLine]:
-    """The lines at (release id, line number) pairs, by pair; pairs that name no line are
-    left out. For the payment services, which are given keys: one query per release named."""
-    wanted: dict[int, set[int]] = defaultdict(set)
-    for release_id, line_no in places:
-        wanted[release_id].add(line_no)
-    found: dict[tuple[int, int], LedgerLine] = {}
+def lines_of(keys: Iterable[str]) -> dict[str, LedgerLine]:
+    """{key: line} for the keys that name an approved line; malformed keys, records never
+    approved and line numbers past a record's last are left out. For the payment services,
+    which are given keys: one query for the releases, then one per release named (its lines
+    read as a range when they are nearly contiguous, as a cashier's batch usually is)."""
+    wanted: dict[str, dict[int, list[tuple[str, int]]]] = defaultdict(lambda: defaultdict(list))
+    for key in keys:
+        parsed = parse_key(key)
+        if parsed is not None:
+            field_name, record_id, line_no = parsed
+            wanted[field_name][record_id].append((key, line_no))
+    found: dict[str, LedgerLine] = {}
     if not wanted:
         return found
-    for release in _releases(LedgerRelease.objects.filter(pk__in=wanted), stream=False):
+    condition = Q()
+    for field_name, records in wanted.items():
+        condition |= Q(**{f"{field_name}__in": list(records)})
+    for release in _releases(LedgerRelease.objects.filter(condition), stream=False):
+        asked: dict[int, list[str]] = defaultdict(list)
+        for key, line_no in wanted[_KEY_FIELD[release.record]][release.record_id]:
+            if line_no <= release.line_count:
+                asked[line_no].append(key)
+        if not asked:
+            continue
         table = _TABLE[release.record]
         rows = _READERS[table]([release.record_id], False)
         if table in ("settlement", "compensation"):
-            rows = rows.filter(**line_numbers("line_no", wanted[release.id]))
-        for row in rows:
-            line = _line({release.record_id: release}, table, row)
-            if line.line_no in wanted[release.id]:
-                found[release.id, line.line_no] = line
+            rows = rows.filter(**line_numbers("line_no", list(asked)))
+        for _record_id, line_no, player, kind, unit, amount, source in rows:
+            if line_no in asked:
+                line = LedgerLine(release, line_no, player, kind, unit, amount, source)
+                for key in asked[line_no]:
+                    found[key] = line
     return found
 
 
@@ -160,55 +176,36 @@ def line_numbers(field: str, numbers: set[int] | list[int]) -> dict:
     return {f"{field}__in": sorted(numbers)}
 
 
-def places_of(keys: Iterable[str]) -> dict[str, tuple[int, int]]:
-    """{key: (release id, line number)} for the keys that name a released line; malformed
-    keys, records never approved and line numbers past a record's last are left out. One
-    query whatever the number of keys."""
-    wanted: dict[str, dict[int, list[tuple[str, int]]]] = defaultdict(lambda: defaultdict(list))
-    for key in keys:
-        parsed = parse_key(key)
-        if parsed is not None:
-            field_name, record_id, line_no = parsed
-            wanted[field_name][record_id].append((key, line_no))
-    if not wanted:
-        return {}
-    condition = Q()
-    for field_name, records in wanted.items():
-        condition |= Q(**{f"{field_name}__in": list(records)})
-    places: dict[str, tuple[int, int]] = {}
-    fields = list(_PREFIX_FIELDS.values())
-    for pk, line_count, *ids in LedgerRelease.objects.filter(condition).values_list(
-        "pk", "line_count", *fields
-    ):
-        for field_name, record_id in zip(fields, ids, strict=True):
-            for key, line_no in wanted.get(field_name, {}).get(record_id, ()):
-                if line_no <= line_count:
-                    places[key] = (pk, line_no)
-    return places
-
-
 _PREFIX_FIELDS = {
     "": "settlement_id",
     "C": "compensation_id",
     "W": "prize_withdrawal_id",
     "R": "reissue_id",
 }
+# The release's column its records' keys name.
+_KEY_FIELD = {
+    Record.SETTLEMENT: "settlement_id",
+    Record.ADJUSTMENT: "settlement_id",
+    Record.COMPENSATION: "compensation_id",
+    Record.PRIZE_WITHDRAWAL: "prize_withdrawal_id",
+    Record.REISSUE: "reissue_id",
+}
+# ASCII digits only, at most 18 of them (a bigint), whatever str.isdigit would also accept.
+_KEY = re.compile(r"([CWR]?)([0-9]{1,18})-([0-9]{1,18})")
 
 
 def parse_key(key: str) -> tuple[str, int, int] | None:
     """ "C5-1" -> ("compensation_id", 5, 1); None for anything not shaped like a key."""
     if not isinstance(key, str) or len(key) > 40:
         return None
-    head, dash, line = key.partition("-")
-    prefix = head[:1] if head[:1] in ("C", "W", "R") else ""
-    number = head[len(prefix) :]
-    if not dash or not _digits(number) or not _digits(line):
+    match = _KEY.fullmatch(key)
+    if match is None:
         return None
-    return _PREFIX_FIELDS[prefix], int(number), int(line)
-
-
-def _digits(text: str) -> bool:
-    return text.isascii() and text.isdigit() and len(text) <= 18 and int(text) > 0
+    prefix, number, line = match.groups()
+    record_id, line_no = int(number), int(line)
+    if record_id == 0 or line_no == 0:
+        return None
+    return _PREFIX_FIELDS[prefix], record_id, line_no
 
 
 # --- Totals and reconciliation ----------------------------------------------------------------

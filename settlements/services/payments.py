@@ -15,9 +15,10 @@ only here and under a lock on that tally row::
 
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -114,11 +115,16 @@ def hold_parents(case_id: int | None, incident_id: int | None) -> None:
     other. Taken first, a share lock only waits for that writer to commit."""
     if connection.vendor != "postgresql":
         return
-    with connection.cursor() as cursor:
-        for model, pk in ((Case, case_id), (Incident, incident_id)):
-            if pk is not None:
-                table = connection.ops.quote_name(model._meta.db_table)
-                cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR KEY SHARE", [pk])
+    locks = [
+        (f"(SELECT 1 FROM {connection.ops.quote_name(model._meta.db_table)} WHERE id = %s "
+         "FOR KEY SHARE)", pk)
+        for model, pk in ((Case, case_id), (Incident, incident_id))
+        if pk is not None
+    ]  # fmt: skip
+    if locks:
+        # Both rows in one statement: one round trip fewer for every batch of confirmations.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT " + ", ".join(sql for sql, _ in locks), [pk for _, pk in locks])
 
 
 def unit_totals(by_unit_and_source: dict[str, dict[str, int]]) -> dict[str, int]:
@@ -129,8 +135,8 @@ def unit_totals(by_unit_and_source: dict[str, dict[str, int]]) -> dict[str, int]
 # --- Confirmations ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ConfirmationEntry:
+# One of each per confirmation, a thousand per batch: tuples, cheaper to make than dataclasses.
+class ConfirmationEntry(NamedTuple):
     """What the cashier says about one line (checked for shape by the caller)."""
 
     idempotency_key: str
@@ -140,8 +146,7 @@ class ConfirmationEntry:
     amount: int
 
 
-@dataclass(frozen=True)
-class ConfirmationAnswer:
+class ConfirmationAnswer(NamedTuple):
     """The answer for one confirmation: recorded, already recorded (a repeat: nothing
     written), or refused with the reason."""
 
@@ -156,12 +161,13 @@ class ConfirmationAnswer:
     REFUSED = "refused"
 
 
-@dataclass
+@dataclass(slots=True)
 class _LineState:
     line: LedgerLine
-    paid_reference: str | None
-    failed_references: set[str]
-    reissue: tuple[str, str] | None  # (status, key) of a live re-issue
+    paid_reference: str | None = None
+    # A tuple until the line fails: most lines of a batch never have.
+    failed_references: tuple[str, ...] | set[str] = ()
+    reissue: tuple[str, str] | None = None  # (status, key) of a live re-issue
 
     @property
     def state(self) -> str:
@@ -180,39 +186,41 @@ def payment_confirm(
     refused line never stops the others. A repeat of something already recorded is answered
     the same and writes nothing; so is a batch sent twice."""
     permissions.enforce(permissions.payment_confirm(user=actor))
-    found = payment_reads.places_of({item.idempotency_key for item in confirmations})
-    places = {item.idempotency_key: found.get(item.idempotency_key) for item in confirmations}
-    release_ids = {release_id for release_id, _line_no in found.values()}
+    lines = payment_reads.lines_of({item.idempotency_key for item in confirmations})
     # Lock the tallies first: two batches about the same lines then answer one after the
     # other, and the second sees what the first wrote.
     tallies = {
         tally.release_id: tally
         for tally in PaymentTally.objects.select_for_update()
-        .filter(release_id__in=release_ids)
+        .filter(release_id__in={line.release.id for line in lines.values()})
         .order_by("release_id")
     }
-    states = _states({place for place in places.values() if place is not None})
+    states = _states(lines.values())
 
     answers: list[ConfirmationAnswer] = []
-    rows: list[tuple] = []
+    rows: list[tuple[_LineState, ConfirmationEntry]] = []
+    moves: dict[tuple[int, str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     now = timezone.now()
+    latest = now + CLOCK_SKEW
     for item in confirmations:
-        place = places[item.idempotency_key]
-        if place is None:
+        line = lines.get(item.idempotency_key)
+        if line is None:
             answers.append(
                 _refused(item, "idempotency_key", "No approved line has this idempotency key.")
             )
             continue
-        answer, changed = _judge(item, states[place], now)
+        state = states[line.release.id, line.line_no]
+        answer, changed = _judge(item, state, latest)
         answers.append(answer)
         if changed is not None:
-            before, after = changed
-            _move_tally(tallies[place[0]], states[place].line, before, after)
-            rows.append((place, item))
+            rows.append((state, item))
+            if changed[0] != changed[1]:
+                move = moves[line.release.id, line.unit, *changed]
+                move[0] += 1
+                move[1] += line.amount
 
-    changed = {place[0] for place, _ in rows}
     if rows:
-        subject = _common_subject([states[place].line for place, _ in rows])
+        subject = _common_subject([state.line for state, _ in rows])
         if "case" in subject:
             hold_parents(subject["case"].pk, subject["case"].incident_id)
         elif "incident" in subject:
@@ -223,6 +231,7 @@ def payment_confirm(
             **subject,
             data=_batch_summary(answers, [item for _, item in rows]),
         )
+        recorder, batch = actor.pk, event.pk
         _insert_rows(
             PaymentConfirmation,
             (
@@ -231,17 +240,19 @@ def payment_confirm(
             ),
             (
                 (
-                    release_id, line_no, item.idempotency_key,
-                    states[release_id, line_no].line.player, states[release_id, line_no].line.unit,
-                    item.amount, item.status,
-                    item.external_reference, item.at, now, actor.pk, event.pk,
+                    state.line.release.id, state.line.line_no, item.idempotency_key,
+                    state.line.player, state.line.unit, item.amount, item.status,
+                    item.external_reference, item.at, now, recorder, batch,
                 )
-                for (release_id, line_no), item in rows
+                for state, item in rows
             ),
         )  # fmt: skip
+        changed = set()
+        for (release_id, unit, before, after), (count, amount) in moves.items():
+            _move_tally(tallies[release_id], unit, before, after, count, amount)
+            changed.add(release_id)
         for release_id in sorted(changed):
-            tally = tallies[release_id]
-            tally.save(update_fields=[*TALLY_FIELDS, "updated_at"])
+            tallies[release_id].save(update_fields=[*TALLY_FIELDS, "updated_at"])
     refused = [answer for answer in answers if answer.outcome == ConfirmationAnswer.REFUSED]
     if refused:
         log.warning(
@@ -255,9 +266,10 @@ def payment_confirm(
     return answers
 
 
-def _judge(item: ConfirmationEntry, line: _LineState, now: datetime):
+def _judge(item: ConfirmationEntry, line: _LineState, latest: datetime):
     """The answer for one confirmation and, when it is recorded, the line's state before
-    and after; ``line`` is updated, so a later item of the same batch sees this one."""
+    and after; ``line`` is updated, so a later item of the same batch sees this one.
+    ``latest``: the latest time a cashier may give (our clock and the skew allowed)."""
     key = item.idempotency_key
     if item.status not in (PAID, FAILED):
         return _refused(item, "status", "The status must be paid or failed."), None
@@ -275,7 +287,7 @@ def _judge(item: ConfirmationEntry, line: _LineState, now: datetime):
             "external_reference",
             f"Give the external reference (1 to {MAX_REFERENCE_LENGTH} characters).",
         ), None
-    if item.at > now + CLOCK_SKEW:
+    if item.at > latest:
         return _refused(item, "at", "The time is in the future."), None
     if item.status == PAID and line.paid_reference == reference:
         return ConfirmationAnswer(key, ConfirmationAnswer.ALREADY_RECORDED), None
@@ -295,7 +307,7 @@ def _judge(item: ConfirmationEntry, line: _LineState, now: datetime):
     if item.status == PAID:
         line.paid_reference = reference
     else:
-        line.failed_references.add(reference)
+        line.failed_references = {*line.failed_references, reference}
     after = line.state
     return ConfirmationAnswer(key, ConfirmationAnswer.RECORDED), (before, after)
 
@@ -304,12 +316,14 @@ def _refused(item: ConfirmationEntry, field: str, message: str) -> ConfirmationA
     return ConfirmationAnswer(item.idempotency_key, ConfirmationAnswer.REFUSED, message, field)
 
 
-def _states(places: set[tuple[int, int]]) -> dict[tuple[int, int], _LineState]:
-    lines = payment_reads.lines_at(places)
-    states = {place: _LineState(line, None, set(), None) for place, line in lines.items()}
+def _states(lines: Iterable[LedgerLine]) -> dict[tuple[int, int], _LineState]:
+    """What the cashier said about each line and its live re-issue, by (release id, line
+    number): one query per release, and one more per release with failed lines among them."""
+    states = {(line.release.id, line.line_no): _LineState(line) for line in lines}
     by_release: dict[int, list[int]] = defaultdict(list)
     for release_id, line_no in states:
         by_release[release_id].append(line_no)
+    failed: dict[int, list[int]] = defaultdict(list)
     for release_id, line_nos in by_release.items():
         said = PaymentConfirmation.objects.filter(
             release_id=release_id, **payment_reads.line_numbers("line_no", line_nos)
@@ -321,7 +335,11 @@ def _states(places: set[tuple[int, int]]) -> dict[tuple[int, int], _LineState]:
             if status == PAID:
                 state.paid_reference = reference
             else:
-                state.failed_references.add(reference)
+                state.failed_references = {*state.failed_references, reference}
+                failed[release_id].append(line_no)
+    # Only a failed line is ever re-issued (permissions.reissue_propose), and confirmations
+    # are never removed: lines that never failed need no look-up, nor does a batch of new ones.
+    for release_id, line_nos in failed.items():
         live = Reissue.objects.filter(
             original_release_id=release_id,
             status__in=[ReissueStatus.PROPOSED, ReissueStatus.APPROVED],
@@ -336,17 +354,18 @@ def _states(places: set[tuple[int, int]]) -> dict[tuple[int, int], _LineState]:
     return states
 
 
-def _move_tally(tally: PaymentTally, line: LedgerLine, before: str, after: str) -> None:
-    if before == after:
-        return
+def _move_tally(
+    tally: PaymentTally, unit: str, before: str, after: str, count: int, amount: int
+) -> None:
+    """Move ``count`` lines of ``unit`` worth ``amount`` together from one state to another."""
     for state, sign in ((before, -1), (after, 1)):
         if state == "unconfirmed":
             continue
-        setattr(tally, f"{state}_lines", getattr(tally, f"{state}_lines") + sign)
+        setattr(tally, f"{state}_lines", getattr(tally, f"{state}_lines") + sign * count)
         amounts = getattr(tally, state)
-        amounts[line.unit] = amounts.get(line.unit, 0) + sign * line.amount
-        if amounts[line.unit] == 0:
-            del amounts[line.unit]
+        amounts[unit] = amounts.get(unit, 0) + sign * amount
+        if amounts[unit] == 0:
+            del amounts[unit]
 
 
 def _common_subject(lines: list[LedgerLine]) -> dict:
@@ -388,17 +407,17 @@ def _batch_summary(answers: list[ConfirmationAnswer], recorded: list[Confirmatio
 @transaction.atomic
 def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
     """Propose paying a failed line again, as a new line with its own key."""
-    place = payment_reads.places_of([idempotency_key]).get(idempotency_key)
-    if place is None:
+    line = payment_reads.lines_of([idempotency_key]).get(idempotency_key)
+    if line is None:
         permissions.enforce(
             permissions.reissue_propose(
                 user=actor, key=idempotency_key, state="failed", reissued_as=None
             )
         )
         raise DomainError("No approved line has this key.", field="idempotency_key")
-    release_id, line_no = place
+    release_id, line_no = line.release.id, line.line_no
     PaymentTally.objects.select_for_update().get(release_id=release_id)
-    state = _states({place})[place]
+    state = _states([line])[release_id, line_no]
     permissions.enforce(
         permissions.reissue_propose(
             user=actor,
@@ -408,7 +427,6 @@ def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
         )
     )
     reason = _required_text(reason, "reason")
-    line = state.line
     release = LedgerRelease.objects.select_related("case__incident", "case__tournament").get(
         pk=release_id
     )
@@ -446,8 +464,8 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
     """Approve a re-issue: its line joins the feed under its own key, and the failed line
     counts as re-issued. Never the proposer's own."""
     reissue, release = _lock_reissue(reissue)
-    place = (release.pk, reissue.original_line_no)
-    state = _states({place})[place]
+    line = payment_reads.lines_of([reissue.original_key])[reissue.original_key]
+    state = _states([line])[release.pk, reissue.original_line_no]
     permissions.enforce(
         permissions.reissue_approve(
             reissue=reissue, user=actor, paid_reference=state.paid_reference
@@ -465,7 +483,7 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
         reissue=reissue,
     )
     tally = PaymentTally.objects.get(release=release)
-    _move_tally(tally, state.line, "failed", "reissued")
+    _move_tally(tally, line.unit, "failed", "reissued", 1, line.amount)
     tally.save(update_fields=[*TALLY_FIELDS, "updated_at"])
     _record(
         Event.Type.REISSUE_APPROVED,

@@ -62,8 +62,12 @@ def api_token_authenticate(*, raw: str) -> ApiToken | None:
         prefix=prefix, revoked_at__isnull=True, user__is_active=True
     )
     token = next((candidate for candidate in candidates if candidate.matches(raw)), None)
-    if token is not None:
-        now = timezone.now()
+    now = timezone.now()
+    # Most requests come within the minute of the last recorded use: no write for those.
+    stale = token is not None and (
+        token.last_used_at is None or token.last_used_at < now - TOKEN_USE_RESOLUTION
+    )
+    if stale:
         ApiToken.objects.filter(
             Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - TOKEN_USE_RESOLUTION),
             pk=token.pk,

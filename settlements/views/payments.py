@@ -80,10 +80,9 @@ def payments_queue(request):
 
 @role_required(*permissions.REISSUE_PROPOSERS)
 def reissue_new(request, key: str):
-    place = payment_reads.places_of([key]).get(key)
-    if place is None:
+    line = payment_reads.lines_of([key]).get(key)
+    if line is None:
         raise Http404("No approved line has this key.")
-    line = payment_reads.lines_at([place])[place]
     state = next(payment_reads.with_payments([line]))
     form = ReasonForm(request.POST if request.method == "POST" else None)
     context = {"line": line, "state": state, "form": form, "key": key}

@@ -88,10 +88,14 @@ def test_keys_that_name_no_released_line(desk):
         f"{settlement.pk}-0",
         f"X{settlement.pk}-1",
         f" {settlement.pk}-1",
+        f"{settlement.pk}-1\n",
+        f"{settlement.pk}-\N{ARABIC-INDIC DIGIT ONE}",
+        f"{settlement.pk}-{'9' * 19}",
         "",
     }
-    places = payment_reads.places_of(known | unknown)
-    assert places.keys() == known
+    found = payment_reads.lines_of(known | unknown)
+    assert found.keys() == known
+    assert {key: line.key for key, line in found.items()} == {key: key for key in known}
 
 
 @pytest.mark.parametrize(

@@ -1,15 +1,27 @@
-"""The links of the bulk rows (entrants, payouts, ledger lines) to their case or settlement:
-checked by PostgreSQL triggers once per statement (settlements.triggers), as strictly as a
-foreign key would, for COPY and ORM writes alike. The rows are write-once, so no UPDATE can
-move one to another parent (tests/db/test_immutability.py)."""
+"""The links of the bulk rows (entrants, payouts, ledger lines) to their case or settlement,
+and of payment confirmations to their release, batch event and recorder: checked by
+PostgreSQL triggers once per statement (settlements.triggers), as strictly as a foreign key
+would, for COPY and ORM writes alike. The rows are write-once, so no UPDATE can move one to
+another parent (tests/db/test_immutability.py)."""
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from settlements import services
-from settlements.models import Case, CasePlayer, Settlement, SettlementLine, SettlementPayout
+from settlements.models import (
+    Case,
+    CasePlayer,
+    Event,
+    LedgerRelease,
+    PaymentConfirmation,
+    Settlement,
+    SettlementLine,
+    SettlementPayout,
+)
 from settlements.services import common
-from tests.services.helpers import load
+from settlements.services.payments import ConfirmationEntry, payment_confirm
+from tests.services.helpers import approved, load
 
 pytestmark = [
     pytest.mark.django_db,
@@ -98,3 +110,54 @@ def test_a_parent_without_rows_can_change(operator, marketing_manager, snapshot_
         "UPDATE settlements_settlement SET review_reason = 'x' WHERE id = %s", [settlement.pk]
     )
     assert execute("DELETE FROM settlements_settlement WHERE id = %s", [settlement.pk]) == 1
+
+
+CONFIRMATION_FIELDS = (
+    "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
+    "external_reference", "at", "recorded_at", "recorded_by", "event",
+)  # fmt: skip
+
+
+@pytest.fixture
+def batch(operator, tournament_manager, cashier, snapshot_factory) -> PaymentConfirmation:
+    """One confirmation recorded through the service: its release, event and recorder."""
+    settlement = approved(operator, tournament_manager, snapshot_factory, stage="late")
+    key = f"{settlement.pk}-1"
+    line = settlement.lines.get(line_no=1)
+    entry = ConfirmationEntry(key, "paid", "tx-1", timezone.now(), line.amount)
+    assert payment_confirm(actor=cashier, confirmations=[entry])[0].outcome == "recorded"
+    return PaymentConfirmation.objects.get()
+
+
+def confirmation_row(batch: PaymentConfirmation, line_no: int, **changes) -> tuple:
+    fields = {
+        "release": batch.release_id, "line_no": line_no, "idempotency_key": f"x-{line_no}",
+        "player": batch.player, "unit": batch.unit, "amount": 1, "status": "failed",
+        "external_reference": "tx-2", "at": batch.at, "recorded_at": batch.recorded_at,
+        "recorded_by": batch.recorded_by_id, "event": batch.event_id, **changes,
+    }  # fmt: skip
+    return tuple(fields[name] for name in CONFIRMATION_FIELDS)
+
+
+def test_confirmations_of_a_missing_release_or_batch_are_refused(batch, operator):
+    wrong = {
+        "release": missing_id(LedgerRelease),
+        "event": missing_id(Event),
+        # An event that exists, but whose actor is not the row's recorder.
+        "recorded_by": operator.pk,
+    }
+    for field, value in wrong.items():
+        rows = [confirmation_row(batch, 2), confirmation_row(batch, 3, **{field: value})]
+
+        message = refused(
+            lambda rows=rows: common._insert_rows(PaymentConfirmation, CONFIRMATION_FIELDS, rows)
+        )
+
+        assert "violates its links" in message and str(value) in message
+    assert PaymentConfirmation.objects.count() == 1
+
+
+def test_confirmations_of_an_existing_release_and_batch_are_written(batch):
+    rows = [confirmation_row(batch, 2), confirmation_row(batch, 3)]
+    common._insert_rows(PaymentConfirmation, CONFIRMATION_FIELDS, rows)
+    assert PaymentConfirmation.objects.count() == 3

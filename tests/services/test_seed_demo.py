@@ -27,8 +27,9 @@ def seed(**options) -> str:
 
 def test_seed_demo_builds_every_step_and_can_run_again():
     output = seed()
-    for username in ("operator", "marketing", "manager", "manager2", "auditor", "admin"):
-        assert username in output
+    for username in ("operator", "marketing", "manager", "manager2", "auditor", "cashier"):
+        assert f"  {username} " in output
+    assert "  admin " in output
     assert "crashdesk-demo" in output
 
     statuses = dict(
@@ -70,6 +71,7 @@ def test_demo_users_can_sign_in_with_their_role():
         "manager": {roles.TOURNAMENT_MANAGER},
         "manager2": {roles.TOURNAMENT_MANAGER},
         "auditor": {roles.AUDITOR},
+        "cashier": {roles.CASHIER},
     }
     users = get_user_model().objects
     for username, held in expected.items():

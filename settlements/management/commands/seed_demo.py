@@ -32,6 +32,8 @@ USERS = {
     "manager": (roles.TOURNAMENT_MANAGER, "Tara Manager"),
     "manager2": (roles.TOURNAMENT_MANAGER, "Tom Second-Manager"),
     "auditor": (roles.AUDITOR, "Aude Auditor"),
+    # The wallet system's user: it works through the API only, with a token of its own.
+    "cashier": (roles.CASHIER, "Wally Wallet"),
 }
 
 
@@ -93,6 +95,10 @@ class Command(BaseCommand):
         for name, (role, _full) in USERS.items():
             self.stdout.write(f"  {name:<10} {password:<18} {roles.LABELS[role]}")
         self.stdout.write(f"  {admin.username:<10} {password:<18} site administrator (/admin/)")
+        self.stdout.write(
+            "  (cashier opens no page: give it a token with "
+            "'manage.py api_token create cashier' and call /api/v1/ledger)"
+        )
         self.stdout.write(
             f"{incident}: {incident.cases.count()} cases"
             + (f" (new: {', '.join(created)})" if created else " (already there)")
