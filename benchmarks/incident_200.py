@@ -63,7 +63,8 @@ from _common import (  # noqa: E402
 )
 from _snapshots import snapshot_text  # noqa: E402
 
-DATABASE = "crashdesk_bench_incident"
+# BENCH_DATABASE: a scratch name of ones own when several people share one PostgreSQL server.
+DATABASE = os.environ.get("BENCH_DATABASE", "crashdesk_bench_incident")
 # (type, stage, decision the Marketing Manager takes if the rules ask for one), in turn.
 MIX = (
     ("regular", "middle", None),
