@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, close_old_connections, connection, transaction
@@ -252,11 +252,13 @@ def _approve(job: Job, item: JobItem) -> tuple[str, Case | None]:
 
 def _decide(job: Job, item: JobItem) -> tuple[str, Case | None]:
     case = Case.objects.get(pk=int(item.key))
+    reschedule_at = job.params.get("reschedule_at")
     decision = decision_record(
         case=case,
         actor=job.created_by,
         option=job.params["option"],
         reason=job.params.get("reason", ""),
+        reschedule_at=datetime.fromisoformat(reschedule_at) if reschedule_at else None,
     )
     return f"Decision recorded: {wording.option_label(decision.option)}", case
 

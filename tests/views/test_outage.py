@@ -3,10 +3,12 @@
 import io
 import re
 import zipfile
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from django.utils import timezone
 
 from settlements import services
 from settlements.models import Event, Job, JobItem
@@ -183,6 +185,66 @@ def test_decide_alike_cases_together_each_with_its_own_record(
     )
     assert stale.status_code == 422 and "no longer waiting" in stale.content.decode()
     assert not cases[2].decisions.exists()
+
+
+def test_decide_reschedules_alike_freerolls_to_one_new_date(
+    as_marketing, marketing_manager, incident, load_case
+):
+    cases = [load_case(type="freeroll", stage="early", tournament_id=f"FE{n}") for n in range(2)]
+    url = reverse("incident_decide", args=[incident.pk])
+    html = assert_full_page(as_marketing.get(url))
+    assert 'name="reschedule_at"' in html
+    chosen = selection(html)
+    answer = {"selection": chosen, "option": "reschedule", "reason": "rerun it"}
+
+    # The same checks as one case's decision, before any job starts.
+    undated = as_marketing.post(url, answer, **HTMX)
+    assert (
+        undated.status_code == 422 and "A reschedule needs the new date" in undated.content.decode()
+    )
+    past = (timezone.localtime() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    late = as_marketing.post(url, {**answer, "reschedule_at": past}, **HTMX)
+    assert late.status_code == 422 and "must be in the future" in late.content.decode()
+    assert not Job.objects.exists()
+
+    when = (timezone.localtime() + timedelta(days=3)).replace(second=0, microsecond=0)
+    job = job_of(
+        as_marketing.post(url, {**answer, "reschedule_at": when.strftime("%Y-%m-%dT%H:%M")})
+    )
+    assert job.status == Job.Status.DONE
+    for case in cases:
+        decision = case.decisions.get()
+        assert (decision.option, decision.reschedule_at, decision.invite_scope) == (
+            "reschedule",
+            when,
+            "entrants",
+        )
+        assert decision.decided_by == marketing_manager
+
+
+def test_a_date_typed_before_choosing_another_answer_is_not_recorded(
+    as_marketing, incident, load_case
+):
+    case = load_case(type="freeroll", stage="early", tournament_id="FN")
+    url = reverse("incident_decide", args=[incident.pk])
+    when = (timezone.localtime() + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M")
+    as_marketing.post(
+        url,
+        {
+            "selection": str(case.pk),
+            "option": "no_reschedule",
+            "reason": "r",
+            "reschedule_at": when,
+        },
+    )
+    decision = case.decisions.get()
+    assert (decision.option, decision.reschedule_at) == ("no_reschedule", None)
+
+
+def test_no_date_is_asked_where_no_answer_reschedules(as_marketing, incident, load_case):
+    load_case(type="satellite", stage="middle", tournament_id="SN")
+    html = assert_full_page(as_marketing.get(reverse("incident_decide", args=[incident.pk])))
+    assert 'id="decide-previews"' in html and 'name="reschedule_at"' not in html
 
 
 def test_decide_pages_the_previews_and_answers_every_page(
