@@ -103,6 +103,34 @@ def test_approve_many_restates_count_totals_and_skips_before_approving(
     assert statuses == [SettlementStatus.APPROVED] * 2 + [SettlementStatus.AWAITING_APPROVAL]
 
 
+def test_approve_many_names_each_unit_as_the_other_screens_do(
+    as_manager, operator, incident, load_case
+):
+    cases = [
+        load_case(type="regular", stage="late", tournament_id="R1"),
+        load_case(type="satellite", stage="late", tournament_id="S1"),
+    ]
+    settlements = submitted(cases, operator)
+    units = {unit for s in settlements for unit in s.totals}
+    assert {"cash", "tickets"} <= units
+    url = reverse("incident_approve", args=[incident.pk])
+    html = assert_partial(
+        as_manager.post(url, {"selection": ",".join(str(s.pk) for s in settlements)}, **HTMX),
+        "bulk-form",
+    )
+    table = html[html.index('id="approve-totals"') : html.index("</table>")]
+    rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td>", table)
+    names = {"cash": "Cash", "tdollars": "T$", "tickets": "Tickets", "fpp": "FPP"}
+    # Seats and FPP are no currency's: one row each, whatever the tournaments' currencies.
+    expected = [
+        ("USD" if unit in ("cash", "tdollars") else "—", names[unit])
+        for unit in ("cash", "tdollars", "tickets", "fpp")
+        if unit in units
+    ]
+    assert rows == expected
+    assert not re.search(r">(cash|tdollars|tickets|fpp)<", table)
+
+
 def test_approve_many_pages_the_list_but_takes_in_every_page(
     as_manager, operator, incident, load_case
 ):
