@@ -144,8 +144,6 @@ def incident_decide(request, incident_id: int):
     left_out = _ids(request.GET.get("out", ""))
     selected = [case for case in group.cases if case.pk not in left_out] if group else []
     page = Paginator(group.cases if group else [], BULK_PER_PAGE).get_page(page_number(request))
-    # Previews are the engine's work (cached): only for the cases on the page.
-    previews = {case.pk: selectors.decision_previews(case) for case in page}
     option = request.POST.get("option", "")
     form = BulkDecisionForm(request.POST if request.method == "POST" else None, option=option)
     context = {
@@ -153,7 +151,7 @@ def incident_decide(request, incident_id: int):
         "groups": groups,
         "group": group,
         "page": page,
-        "rows": [(row, previews[row["item"].pk]) for row in _choice_rows(request, page, left_out)],
+        "rows": _preview_rows(request, page, left_out),
         "selected": len(selected),
         "left_out": len(group.cases) - len(selected) if group else 0,
         "selection": _joined(selected),
@@ -192,6 +190,14 @@ def incident_decide(request, incident_id: int):
             request, "settlements/incident_decide.html", context, partial="bulk_form"
         )
     return render_page(request, "settlements/incident_decide.html", context, partial="bulk_form")
+
+
+def _preview_rows(request, page, left_out: set[int]):
+    """Each case on the page with the preview of every option. Previews are the engine's work
+    (cached), read as the page renders: a decision posted without a problem starts its job
+    and renders nothing, so it reads none."""
+    for row in _choice_rows(request, page, left_out):
+        yield row, selectors.decision_previews(row["item"])
 
 
 def _choice_rows(request, page, left_out: set[int]) -> list[dict]:

@@ -295,6 +295,7 @@ def test_decide_pages_the_previews_and_answers_every_page(
     second = assert_partial(as_marketing.get(url, {"page": 2}, **HTMX), "bulk-form")
     assert second.count('aria-label="Leave out') == 2
     assert selection(second) == ",".join(str(c.pk) for c in cases)
+    previewed.clear()
     job = job_of(
         as_marketing.post(
             f"{url}?page=2",
@@ -302,6 +303,8 @@ def test_decide_pages_the_previews_and_answers_every_page(
         )
     )
     assert job.items.filter(status=JobItem.Status.DONE).count() == 27
+    # A post that starts its job shows no page, so it reads no preview.
+    assert previewed == []
 
 
 def test_many_snapshots_from_files_and_a_zip_each_with_its_outcome(
