@@ -63,7 +63,8 @@ from _common import (  # noqa: E402
 )
 from _snapshots import snapshot_text  # noqa: E402
 
-DATABASE = "crashdesk_bench_incident"
+# BENCH_DATABASE: a scratch name of ones own when several people share one PostgreSQL server.
+DATABASE = os.environ.get("BENCH_DATABASE", "crashdesk_bench_incident")
 # (type, stage, decision the Marketing Manager takes if the rules ask for one), in turn.
 MIX = (
     ("regular", "middle", None),
@@ -141,21 +142,24 @@ class Desk:
         self.meter, self.base = meter, base
         self.actions: list[tuple[str, str, bool]] = []  # (who, what, a decision?)
         self.steps: list[tuple[str, float, float, float]] = []  # (name, wall, job run, CPU)
-        self._step_start = (0.0, 0.0)
+        self._step_start: tuple[float, dict[str, float]] = (0.0, {})
 
     def act(self, who: str, what: str, *, decision: bool = False) -> None:
         self.actions.append((who, what, decision))
 
     def begin(self) -> None:
-        self._step_start = (time.perf_counter(), sum(self.meter.so_far().values()))
+        self._step_start = (time.perf_counter(), self.meter.so_far())
 
     def end(self, name: str, job_run: float) -> None:
-        started, cpu = self._step_start
+        started, before = self._step_start
         wall = time.perf_counter() - started
-        used = sum(self.meter.so_far().values()) - cpu
+        by_group = {group: cpu - before[group] for group, cpu in self.meter.so_far().items()}
+        used = sum(by_group.values())
         self.steps.append((name, wall, job_run, used))
+        split = ", ".join(f"{group} {cpu:.2f}" for group, cpu in by_group.items())
         print(
-            f"  {name:<44} {wall:6.2f} s wall  {job_run:6.2f} s running  {used:6.2f} s CPU",
+            f"  {name:<40} {wall:6.2f} s wall  {job_run:6.2f} s running  {used:6.2f} s CPU"
+            f" ({split})",
             flush=True,
         )
 

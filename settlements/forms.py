@@ -218,6 +218,36 @@ class ReasonForm(DomainErrorsMixin, forms.Form):
     )
 
 
+class BulkDecisionForm(ReasonForm):
+    """One answer for several alike cases: the reason, and for a reschedule the new date, the
+    same for all and checked as a single decision's is. Each freeroll then invites the players
+    the rules invite by default (a hand-picked list belongs to one case's own decision)."""
+
+    reschedule_at = forms.DateTimeField(required=False, label="New date", **_DATETIME_INPUT)
+
+    def __init__(self, *args, option: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.option = option
+        zone = timezone.get_current_timezone_name()
+        self.fields[
+            "reschedule_at"
+        ].help_text = (
+            f"When these freerolls run again, in {zone} time; needed for a reschedule only."
+        )
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.option != "reschedule":
+            # A date typed before choosing another answer is not part of the decision.
+            cleaned["reschedule_at"] = None
+        elif "reschedule_at" not in self.errors:
+            try:
+                check_reschedule_date(cleaned.get("reschedule_at"))
+            except DomainError as error:
+                self.add_domain_error(error)
+        return cleaned
+
+
 class CompensationForm(DomainErrorsMixin, forms.Form):
     """Named players and amounts the house pays for an injustice, one player per line."""
 

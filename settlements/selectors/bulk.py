@@ -12,6 +12,7 @@ from django.db.models import QuerySet, When
 
 from settlements import permissions, selectors
 from settlements.models import Case, Incident, Settlement, Stage, TournamentType
+from settlements.money import MONEY_UNITS
 from settlements.workflow import CaseStatus, SettlementStatus
 
 # status -> (what the case needs next, who must do it), in the order work flows
@@ -174,7 +175,7 @@ def awaiting_decision(incident: Incident) -> QuerySet[Case]:
 class ApprovalSummary:
     to_approve: list[Settlement]
     skipped: list[tuple[Settlement, str]]
-    # (currency, unit) -> amount over the settlements to approve
+    # (currency, unit, amount) over the settlements to approve; no currency for seats and FPP
     totals: list[tuple[str, str, int]]
 
 
@@ -188,10 +189,12 @@ def approval_summary(settlements, user) -> ApprovalSummary:
             continue
         to_approve.append(settlement)
         for unit, by_source in settlement.totals.items():
-            sums[settlement.currency, unit] += sum(by_source.values())
+            # Seats and FPP are counted alike whatever the tournament's currency.
+            currency = settlement.currency if unit in MONEY_UNITS else ""
+            sums[currency, unit] += sum(by_source.values())
     totals = sorted(
         ((currency, unit, amount) for (currency, unit), amount in sums.items()),
-        key=lambda row: (row[0], _UNITS.index(row[1]) if row[1] in _UNITS else 9),
+        key=lambda row: (not row[0], row[0], _UNITS.index(row[1]) if row[1] in _UNITS else 9),
     )
     return ApprovalSummary(to_approve=to_approve, skipped=skipped, totals=totals)
 

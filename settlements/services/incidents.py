@@ -18,6 +18,16 @@ _CURRENCY = re.compile(r"[A-Z]{3}")
 
 @transaction.atomic
 def incident_report(*, actor, title: str, started_at: datetime, description: str = "") -> Incident:
+    incident = _incident_new(
+        actor=actor, title=title, started_at=started_at, description=description
+    )
+    _record_incident_reported(incident, actor=actor)
+    return incident
+
+
+def _incident_new(*, actor, title: str, started_at: datetime, description: str = "") -> Incident:
+    """A new incident, stored; the caller records its event (_record_incident_reported) in
+    the same transaction, so a load that reports its own incident can record it last."""
     permissions.enforce(permissions.incident_report(user=actor))
     title = _required_text(title, "title", max_length=200)
     incident = Incident(
@@ -27,6 +37,10 @@ def incident_report(*, actor, title: str, started_at: datetime, description: str
         reported_by=actor,
     )
     _save(incident, actor=actor, reason="Incident reported")
+    return incident
+
+
+def _record_incident_reported(incident: Incident, *, actor) -> None:
     _record(
         Event.Type.INCIDENT_REPORTED,
         actor=actor,
@@ -34,7 +48,6 @@ def incident_report(*, actor, title: str, started_at: datetime, description: str
         subject=incident,
         data={"title": incident.title, "started_at": incident.started_at.isoformat()},
     )
-    return incident
 
 
 @transaction.atomic

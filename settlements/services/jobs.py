@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, close_old_connections, connection, transaction
@@ -228,37 +228,41 @@ def case_being_prepared(case: Case) -> Job | None:
 # --- The steps: one service call per item ---------------------------------------------------
 
 
+# Each service locks and reads its case or settlement itself: the steps hand it a bare
+# reference by id rather than read the row a first time.
+
+
 def _prepare(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    case = Case.objects.get(pk=int(item.key))
     settlement = settlement_prepare(
-        case=case, actor=job.created_by, note=job.params.get("note", "")
+        case=Case(pk=int(item.key)), actor=job.created_by, note=job.params.get("note", "")
     )
-    return f"{settlement} prepared", case
+    return f"{settlement} prepared", settlement.case
 
 
 def _submit(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    settlement = Settlement.objects.select_related("case").get(pk=int(item.key))
-    settlement_submit(settlement=settlement, actor=job.created_by)
+    settlement = settlement_submit(settlement=Settlement(pk=int(item.key)), actor=job.created_by)
     return f"{settlement} submitted", settlement.case
 
 
 def _approve(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    settlement = Settlement.objects.select_related("case").get(pk=int(item.key))
-    settlement_approve(
-        settlement=settlement, actor=job.created_by, reason=job.params.get("reason", "")
+    settlement = settlement_approve(
+        settlement=Settlement(pk=int(item.key)),
+        actor=job.created_by,
+        reason=job.params.get("reason", ""),
     )
     return f"{settlement} approved", settlement.case
 
 
 def _decide(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    case = Case.objects.get(pk=int(item.key))
+    reschedule_at = job.params.get("reschedule_at")
     decision = decision_record(
-        case=case,
+        case=Case(pk=int(item.key)),
         actor=job.created_by,
         option=job.params["option"],
         reason=job.params.get("reason", ""),
+        reschedule_at=datetime.fromisoformat(reschedule_at) if reschedule_at else None,
     )
-    return f"Decision recorded: {wording.option_label(decision.option)}", case
+    return f"Decision recorded: {wording.option_label(decision.option)}", decision.case
 
 
 def _upload(job: Job, item: JobItem) -> tuple[str, Case | None]:

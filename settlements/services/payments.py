@@ -110,8 +110,8 @@ def release_lines(
 def hold_parents(case_id: int | None, incident_id: int | None) -> None:
     """Share-lock the case and incident rows that what follows will point at, before the
     commit-order lock. Their foreign keys are checked at commit, while that lock is held; had
-    another writer locked the case (approving an adjustment) or the incident (loading a
-    snapshot into it) and then queued for the commit-order lock, the two would wait on each
+    another writer locked the case (approving an adjustment) or the incident (closing it)
+    and then queued for the commit-order lock, the two would wait on each
     other. Taken first, a share lock only waits for that writer to commit."""
     if connection.vendor != "postgresql":
         return

@@ -2,7 +2,7 @@
 tournament), and withdrawing a case loaded in error.
 """
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from settlements import bounds, permissions, player_ids
@@ -29,7 +29,7 @@ from settlements.services.common import (
     _required_text,
     _save,
 )
-from settlements.services.incidents import incident_report
+from settlements.services.incidents import _incident_new, _record_incident_reported
 from settlements.site_policy import site_policy
 from settlements.workflow import (
     CaseStatus,
@@ -76,10 +76,10 @@ def case_load_snapshot(
             field="snapshot",
         )
     if incident is not None:
-        incident = Incident.objects.select_for_update().get(pk=incident.pk)
+        incident = _share_incident(incident.pk)
         permissions.enforce(permissions.case_load_snapshot(user=actor, incident=incident))
 
-    tournament = _tournament_for_snapshot(info, actor=actor)
+    tournament, tournament_event = _tournament_for_snapshot(info, actor=actor)
     existing = crash_case_in_force(tournament)
     if existing is not None:
         raise Duplicate(
@@ -90,8 +90,9 @@ def case_load_snapshot(
         )
     # Checked by _storage_problems above.
     crashed_at = bounds.parse_rfc3339(parsed.crashed_at) if parsed.crashed_at else None
-    if incident is None:
-        incident = incident_report(
+    reported = incident is None
+    if reported:
+        incident = _incident_new(
             actor=actor,
             title=f"Crash of {info.name or info.id}"[:200],
             started_at=crashed_at or timezone.now(),
@@ -140,6 +141,13 @@ def case_load_snapshot(
         ("case", "position", "player", "chips"),
         ((case.pk, position, p.id, p.chips) for position, p in enumerate(parsed.players)),
     )
+    # The events last: the first takes the commit-order lock (change_mark), which every writer
+    # of the desk queues for, so it is held only from here to the commit.
+    if tournament_event is not None:
+        event_type, data = tournament_event
+        _record(event_type, actor=actor, tournament=tournament, subject=tournament, data=data)
+    if reported:
+        _record_incident_reported(incident, actor=actor)
     _record(
         Event.Type.SNAPSHOT_LOADED,
         actor=actor,
@@ -223,8 +231,21 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
     return case
 
 
-def _tournament_for_snapshot(info, *, actor) -> Tournament:
-    """The snapshot's tournament, locked; registered if new, brought up to date if known."""
+def _share_incident(pk: int) -> Incident:
+    """The incident, share-locked to the commit: closing it (which locks it for update) waits
+    for the loads under way and then counts their cases, while loads into the same incident
+    run side by side."""
+    if connection.vendor == "postgresql":
+        table = connection.ops.quote_name(Incident._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR SHARE", [pk])
+    return Incident.objects.get(pk=pk)
+
+
+def _tournament_for_snapshot(info, *, actor) -> tuple[Tournament, tuple[str, dict] | None]:
+    """The snapshot's tournament, locked; registered if new, brought up to date if known.
+    With it, the event to record about it (type and data), if any: the caller records it with
+    its own, at the end of its transaction."""
     fields = {
         "name": info.name or "",
         "type": info.type,
@@ -237,7 +258,12 @@ def _tournament_for_snapshot(info, *, actor) -> Tournament:
         "payouts": list(getattr(info, "payouts", None) or []),
         "seat_value": getattr(info, "seat_value", None),
     }
-    tournament = Tournament.objects.select_for_update().filter(operator_id=info.id).first()
+    # FOR NO KEY UPDATE: it serialises loads of one tournament, yet lets a writer that holds
+    # the commit-order lock check its events' link to the tournament (FOR KEY SHARE, at its
+    # commit) while this load waits for that lock: FOR UPDATE would deadlock the two.
+    tournament = (
+        Tournament.objects.select_for_update(no_key=True).filter(operator_id=info.id).first()
+    )
     if tournament is None:
         try:
             with transaction.atomic():
@@ -245,16 +271,10 @@ def _tournament_for_snapshot(info, *, actor) -> Tournament:
                 _save(tournament, actor=actor, reason="Registered from a snapshot")
         except IntegrityError:
             # Registered concurrently by another load; that transaction has committed.
-            tournament = Tournament.objects.select_for_update().get(operator_id=info.id)
+            tournament = Tournament.objects.select_for_update(no_key=True).get(operator_id=info.id)
         else:
-            _record(
-                Event.Type.TOURNAMENT_CREATED,
-                actor=actor,
-                tournament=tournament,
-                subject=tournament,
-                data={"operator_id": info.id, "type": info.type, "from_snapshot": True},
-            )
-            return tournament
+            created = {"operator_id": info.id, "type": info.type, "from_snapshot": True}
+            return tournament, (Event.Type.TOURNAMENT_CREATED, created)
     changed = {
         name: value
         for name, value in fields.items()
@@ -264,14 +284,8 @@ def _tournament_for_snapshot(info, *, actor) -> Tournament:
         for name, value in changed.items():
             setattr(tournament, name, value)
         _save(tournament, actor=actor, reason="Updated from a snapshot")
-        _record(
-            Event.Type.TOURNAMENT_UPDATED,
-            actor=actor,
-            tournament=tournament,
-            subject=tournament,
-            data={"changed": sorted(changed)},
-        )
-    return tournament
+        return tournament, (Event.Type.TOURNAMENT_UPDATED, {"changed": sorted(changed)})
+    return tournament, None
 
 
 def _storage_problems(parsed) -> list[Problem]:

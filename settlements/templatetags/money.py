@@ -4,6 +4,7 @@ itself lives in settlements/money.py. An empty value shows as an em dash."""
 from django import template
 
 from settlements import money as amounts
+from settlements.models import Unit
 
 register = template.Library()
 
@@ -31,3 +32,9 @@ def fpp(points):
 
 
 register.simple_tag(amounts.format_in_unit, name="amount_in_unit")
+
+
+@register.filter
+def unit_name(unit: str) -> str:
+    """{{ "tdollars"|unit_name }} -> "T$": a unit by the name the screens give it."""
+    return Unit(unit).label if unit in Unit.values else unit

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST, require_safe
 from settlements import bounds, roles, selectors, services, wording
 from settlements.archive import snapshot_files
 from settlements.errors import DomainError, Duplicate
-from settlements.forms import ReasonForm
+from settlements.forms import BulkDecisionForm, ReasonForm
 from settlements.models import Incident, Job, JobItem, Stage, TournamentType
 from settlements.selectors import bulk
 from settlements.selectors.dashboard import DASHBOARD_QUEUES
@@ -144,16 +144,14 @@ def incident_decide(request, incident_id: int):
     left_out = _ids(request.GET.get("out", ""))
     selected = [case for case in group.cases if case.pk not in left_out] if group else []
     page = Paginator(group.cases if group else [], BULK_PER_PAGE).get_page(page_number(request))
-    # Previews are the engine's work (cached): only for the cases on the page.
-    previews = {case.pk: selectors.decision_previews(case) for case in page}
-    form = ReasonForm(request.POST if request.method == "POST" else None)
     option = request.POST.get("option", "")
+    form = BulkDecisionForm(request.POST if request.method == "POST" else None, option=option)
     context = {
         "incident": incident,
         "groups": groups,
         "group": group,
         "page": page,
-        "rows": [(row, previews[row["item"].pk]) for row in _choice_rows(request, page, left_out)],
+        "rows": _preview_rows(request, page, left_out),
         "selected": len(selected),
         "left_out": len(group.cases) - len(selected) if group else 0,
         "selection": _joined(selected),
@@ -180,15 +178,26 @@ def incident_decide(request, incident_id: int):
             form.add_error(None, changed)
         elif form.is_valid():
             items = [jobs.NewItem(str(case.pk), _case_label(case)) for case in chosen]
+            reschedule_at = form.cleaned_data["reschedule_at"]
+            params = {"option": option, "reason": form.cleaned_data["reason"]}
+            if reschedule_at is not None:
+                params["reschedule_at"] = reschedule_at.isoformat()
             return _start(
-                request, incident, Job.Kind.DECIDE, items,
-                params={"option": option, "reason": form.cleaned_data["reason"]},
+                request, incident, Job.Kind.DECIDE, items, params=params,
                 form=form, context=context, template="settlements/incident_decide.html",
             )  # fmt: skip
         return render_invalid(
             request, "settlements/incident_decide.html", context, partial="bulk_form"
         )
     return render_page(request, "settlements/incident_decide.html", context, partial="bulk_form")
+
+
+def _preview_rows(request, page, left_out: set[int]):
+    """Each case on the page with the preview of every option. Previews are the engine's work
+    (cached), read as the page renders: a decision posted without a problem starts its job
+    and renders nothing, so it reads none."""
+    for row in _choice_rows(request, page, left_out):
+        yield row, selectors.decision_previews(row["item"])
 
 
 def _choice_rows(request, page, left_out: set[int]) -> list[dict]:

@@ -1,7 +1,10 @@
 """Real concurrent transactions on PostgreSQL: racing requests have exactly one effect
 (harness: tests/races.py)."""
 
+import threading
 from collections import Counter
+
+from django.utils import timezone
 
 from settlements import services
 from settlements.errors import DomainError
@@ -15,8 +18,8 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
-from settlements.services import CompensationEntry
-from tests.races import RACES, race
+from settlements.services import CompensationEntry, snapshots
+from tests.races import RACES, TIMEOUT, race, start_thread
 from tests.services.helpers import load, submitted
 
 pytestmark = RACES
@@ -111,3 +114,85 @@ def test_concurrent_compensation_decisions_have_one_effect(users, snapshot_facto
     )
     assert tally(outcomes) == {"ok": 1, "InvalidTransition": THREADS - 1}
     assert Compensation.objects.get().history.filter(status="approved").count() == 1
+
+
+class PausedLoad:
+    """A snapshot load into ``incident`` held in its thread after its rows are written and
+    before its events (and so before the commit-order lock), until ``resume()``."""
+
+    def __init__(self, monkeypatch, operator, incident, snapshot: bytes):
+        self.reached, self.go = threading.Event(), threading.Event()
+        self.outcome: list = []
+        real = snapshots._insert_rows
+
+        def insert_then_wait(*args, **kwargs):
+            real(*args, **kwargs)
+            if threading.current_thread() is self.thread:
+                self.reached.set()
+                self.go.wait(timeout=TIMEOUT)
+
+        monkeypatch.setattr(snapshots, "_insert_rows", insert_then_wait)
+
+        def run():
+            self.outcome.append(
+                services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
+            )
+
+        self.thread = start_thread(run)
+        assert self.reached.wait(timeout=TIMEOUT)
+
+    def resume(self):
+        self.go.set()
+        self.thread.join(timeout=TIMEOUT)
+
+
+def test_loads_into_one_incident_run_side_by_side(monkeypatch, users, snapshot_factory):
+    operator = users["operator"]
+    incident = services.incident_report(actor=operator, title="Rack", started_at=timezone.now())
+    first = PausedLoad(monkeypatch, operator, incident, snapshot_factory(tournament_id="SIDE-1"))
+    outcome: list = []
+    second = start_thread(
+        lambda: outcome.append(
+            services.case_load_snapshot(
+                actor=operator, snapshot=snapshot_factory(tournament_id="SIDE-2"), incident=incident
+            )
+        )
+    )
+    second.join(timeout=TIMEOUT)
+    # The second load went all the way to its commit while the first held the incident.
+    finished_meanwhile = not second.is_alive() and not first.go.is_set()
+    first.resume()
+    assert finished_meanwhile
+    assert [case.tournament.operator_id for case in (*outcome, *first.outcome)] == [
+        "SIDE-2",
+        "SIDE-1",
+    ]
+    assert Case.objects.filter(incident=incident).count() == 2
+
+
+def test_an_incident_closing_during_a_load_waits_for_it_and_stays_open(
+    monkeypatch, users, snapshot_factory
+):
+    operator = users["operator"]
+    incident = services.incident_report(actor=operator, title="Rack", started_at=timezone.now())
+    load = PausedLoad(monkeypatch, operator, incident, snapshot_factory(tournament_id="LATE-1"))
+    outcome: list = []
+
+    def close():
+        try:
+            services.incident_close(incident=incident, actor=operator, reason="all quiet")
+        except DomainError as refusal:
+            outcome.append(refusal)
+
+    closing = start_thread(close)
+    closing.join(timeout=1)
+    waited = closing.is_alive()
+    load.resume()
+    closing.join(timeout=TIMEOUT)
+    assert waited, "the incident was closed while a load into it was under way"
+    (case,) = load.outcome
+    assert [str(refusal) for refusal in outcome] == [
+        f"{incident} still has cases in progress (#{case.pk}); finish them before closing it."
+    ]
+    incident.refresh_from_db()
+    assert incident.is_open

@@ -3,10 +3,12 @@
 import io
 import re
 import zipfile
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from django.utils import timezone
 
 from settlements import services
 from settlements.models import Event, Job, JobItem
@@ -101,6 +103,34 @@ def test_approve_many_restates_count_totals_and_skips_before_approving(
     assert statuses == [SettlementStatus.APPROVED] * 2 + [SettlementStatus.AWAITING_APPROVAL]
 
 
+def test_approve_many_names_each_unit_as_the_other_screens_do(
+    as_manager, operator, incident, load_case
+):
+    cases = [
+        load_case(type="regular", stage="late", tournament_id="R1"),
+        load_case(type="satellite", stage="late", tournament_id="S1"),
+    ]
+    settlements = submitted(cases, operator)
+    units = {unit for s in settlements for unit in s.totals}
+    assert {"cash", "tickets"} <= units
+    url = reverse("incident_approve", args=[incident.pk])
+    html = assert_partial(
+        as_manager.post(url, {"selection": ",".join(str(s.pk) for s in settlements)}, **HTMX),
+        "bulk-form",
+    )
+    table = html[html.index('id="approve-totals"') : html.index("</table>")]
+    rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td>", table)
+    names = {"cash": "Cash", "tdollars": "T$", "tickets": "Tickets", "fpp": "FPP"}
+    # Seats and FPP are no currency's: one row each, whatever the tournaments' currencies.
+    expected = [
+        ("USD" if unit in ("cash", "tdollars") else "—", names[unit])
+        for unit in ("cash", "tdollars", "tickets", "fpp")
+        if unit in units
+    ]
+    assert rows == expected
+    assert not re.search(r">(cash|tdollars|tickets|fpp)<", table)
+
+
 def test_approve_many_pages_the_list_but_takes_in_every_page(
     as_manager, operator, incident, load_case
 ):
@@ -185,6 +215,66 @@ def test_decide_alike_cases_together_each_with_its_own_record(
     assert not cases[2].decisions.exists()
 
 
+def test_decide_reschedules_alike_freerolls_to_one_new_date(
+    as_marketing, marketing_manager, incident, load_case
+):
+    cases = [load_case(type="freeroll", stage="early", tournament_id=f"FE{n}") for n in range(2)]
+    url = reverse("incident_decide", args=[incident.pk])
+    html = assert_full_page(as_marketing.get(url))
+    assert 'name="reschedule_at"' in html
+    chosen = selection(html)
+    answer = {"selection": chosen, "option": "reschedule", "reason": "rerun it"}
+
+    # The same checks as one case's decision, before any job starts.
+    undated = as_marketing.post(url, answer, **HTMX)
+    assert (
+        undated.status_code == 422 and "A reschedule needs the new date" in undated.content.decode()
+    )
+    past = (timezone.localtime() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    late = as_marketing.post(url, {**answer, "reschedule_at": past}, **HTMX)
+    assert late.status_code == 422 and "must be in the future" in late.content.decode()
+    assert not Job.objects.exists()
+
+    when = (timezone.localtime() + timedelta(days=3)).replace(second=0, microsecond=0)
+    job = job_of(
+        as_marketing.post(url, {**answer, "reschedule_at": when.strftime("%Y-%m-%dT%H:%M")})
+    )
+    assert job.status == Job.Status.DONE
+    for case in cases:
+        decision = case.decisions.get()
+        assert (decision.option, decision.reschedule_at, decision.invite_scope) == (
+            "reschedule",
+            when,
+            "entrants",
+        )
+        assert decision.decided_by == marketing_manager
+
+
+def test_a_date_typed_before_choosing_another_answer_is_not_recorded(
+    as_marketing, incident, load_case
+):
+    case = load_case(type="freeroll", stage="early", tournament_id="FN")
+    url = reverse("incident_decide", args=[incident.pk])
+    when = (timezone.localtime() + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M")
+    as_marketing.post(
+        url,
+        {
+            "selection": str(case.pk),
+            "option": "no_reschedule",
+            "reason": "r",
+            "reschedule_at": when,
+        },
+    )
+    decision = case.decisions.get()
+    assert (decision.option, decision.reschedule_at) == ("no_reschedule", None)
+
+
+def test_no_date_is_asked_where_no_answer_reschedules(as_marketing, incident, load_case):
+    load_case(type="satellite", stage="middle", tournament_id="SN")
+    html = assert_full_page(as_marketing.get(reverse("incident_decide", args=[incident.pk])))
+    assert 'id="decide-previews"' in html and 'name="reschedule_at"' not in html
+
+
 def test_decide_pages_the_previews_and_answers_every_page(
     as_marketing, incident, load_case, monkeypatch
 ):
@@ -205,6 +295,7 @@ def test_decide_pages_the_previews_and_answers_every_page(
     second = assert_partial(as_marketing.get(url, {"page": 2}, **HTMX), "bulk-form")
     assert second.count('aria-label="Leave out') == 2
     assert selection(second) == ",".join(str(c.pk) for c in cases)
+    previewed.clear()
     job = job_of(
         as_marketing.post(
             f"{url}?page=2",
@@ -212,6 +303,8 @@ def test_decide_pages_the_previews_and_answers_every_page(
         )
     )
     assert job.items.filter(status=JobItem.Status.DONE).count() == 27
+    # A post that starts its job shows no page, so it reads no preview.
+    assert previewed == []
 
 
 def test_many_snapshots_from_files_and_a_zip_each_with_its_outcome(

@@ -4,6 +4,7 @@ re-issues with four eyes, and the auditor's "paid exactly once" answer."""
 import csv
 import io
 import json
+import re
 from collections import defaultdict
 
 import pytest
@@ -177,6 +178,15 @@ def test_approved_records_show_their_payments(outage, as_auditor, cashier):
     assert (payments.paid_lines, payments.failed_lines, payments.reissued_lines) == (1, 1, 1)
     assert payments.unconfirmed_lines == len(lines) - 3
     assert b"Not yet confirmed" in review.content
+    # Units by their names, money units with their currency.
+    units = re.findall(r'<th scope="row">([^<]*)</th>', review.content.decode())
+    assert units[0] == "Lines" and f"Cash ({settlement.currency})" in units
+    assert set(units[1:]) <= {
+        f"Cash ({settlement.currency})",
+        f"T$ ({settlement.currency})",
+        "Tickets",
+        "FPP",
+    }
     detail = as_auditor.get(reverse("compensation_detail", args=[compensation.pk]))
     assert detail.context["payments"].unconfirmed_lines == 2
 
