@@ -41,7 +41,7 @@ def backwards(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("settlements", "0023_job_run_token"),
+        ("settlements", "0024_confirmations_linked_per_batch"),
     ]
 
     operations = [migrations.RunPython(forwards, backwards)]
