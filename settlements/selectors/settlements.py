@@ -2,10 +2,13 @@
 crash-settlement/1 documents.
 """
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import connections, router
 from django.db.models import QuerySet
 
@@ -148,6 +151,43 @@ def settlement_payouts(settlement: Settlement, *, search: str = "") -> QuerySet[
     if search.strip():
         payouts = payouts.filter(player__icontains=search.strip())
     return payouts.order_by("position")
+
+
+# A kept page of rows is never stale (its key holds all it was drawn from); the timeout only
+# lets the entries of pages nobody opens again leave the cache.
+PAYOUT_ROWS_CACHE_SECONDS = 60 * 60
+
+
+def payout_rows_key(settlement: Settlement, *, variant: tuple) -> str:
+    """The cache key of a review page's rendered payout rows.
+
+    The rows show the settlement's payouts, which are written once and never change (a
+    trigger refuses it, settlements.triggers), formatted with the settlement's own figures
+    (currency, remedy, remaining, basis, totals): those are in the key, read from the row just
+    loaded, so a correction made to them outside the services still shows at once. ``variant``
+    is what else the markup depends on: the page, the search, the player whose row is marked,
+    the code that draws it.
+    """
+    drawn_from = (
+        settlement.pk,
+        settlement.prepared_at.isoformat(),
+        settlement.currency,
+        settlement.remedy,
+        settlement.remaining,
+        json.dumps([settlement.basis, settlement.totals], sort_keys=True),
+        variant,
+    )
+    digest = hashlib.blake2b(repr(drawn_from).encode(), digest_size=16).hexdigest()
+    return f"payout-rows:{settlement.pk}:{digest}"
+
+
+def kept_payout_rows(key: str) -> tuple[tuple[str, ...], str] | None:
+    """The page's rows as kept under ``key``: the labels of the parts shown, and the rows."""
+    return cache.get(key)
+
+
+def keep_payout_rows(key: str, labels: tuple[str, ...], html: str) -> None:
+    cache.set(key, (labels, html), PAYOUT_ROWS_CACHE_SECONDS)
 
 
 def settlement_payout(settlement: Settlement, player: str) -> SettlementPayout | None:
