@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db import connections, router
 from django.db.models import QuerySet
 
 from settlements.models import (
@@ -21,7 +20,13 @@ from settlements.models import (
     Tournament,
 )
 from settlements.rules import Line, PayoutRow, SettlementDocument
-from settlements.selectors.common import BIG_TOURNAMENT_FIELDS, _rank
+from settlements.selectors.common import (
+    BIG_TOURNAMENT_FIELDS,
+    _rank,
+    from_row,
+    model_fields,
+    read_compiled,
+)
 
 # The people a settlement's pages name, on the settlement and on its case.
 _SETTLEMENT_PEOPLE = ("prepared_by", "submitted_by", "approved_by", "rejected_by")
@@ -35,25 +40,16 @@ def settlement_detail(settlement_id: int, *, people: bool = True) -> Settlement:
 
     Joining all of them (ten tables) through ``.get()`` took PostgreSQL 3 ms to plan, with
     ``.get()``'s LIMIT 21, for a query that ran in 0.1 ms. Building the four-table query
-    through the ORM then cost more Python than reading it, so its SQL is compiled once per
-    process (``_settlement_query``) and each read fills in the id.
+    through the ORM then cost more Python than reading it: both reads are compiled once per
+    process (selectors.common.read_compiled).
     """
-    db = router.db_for_read(Settlement)
-    if db not in _settlement_queries:
-        _settlement_queries[db] = _settlement_query(db)
-    sql, params, at, compiler, converters, models = _settlement_queries[db]
-    params = [*params]
-    params[at] = settlement_id
-    with connections[db].cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    rows = read_compiled(Settlement, "settlement_detail", _settlement_query, settlement_id)
     if not rows:
         raise Settlement.DoesNotExist(f"No settlement #{settlement_id}.")
-    if converters:
-        rows = list(compiler.apply_converters(rows, converters))
-    row, records = rows[0], []
-    for model, names, start in models:
-        records.append(model.from_db(db, names, row[start : start + len(names)]))
+    records, start = [], 0
+    for model, names in _SETTLEMENT_PARTS:
+        records.append(from_row(model, names, rows[0], start))
+        start += len(names)
     settlement, case, tournament, incident = records
     case.tournament, case.incident = tournament, incident
     settlement.case = case
@@ -62,41 +58,33 @@ def settlement_detail(settlement_id: int, *, people: bool = True) -> Settlement:
     return settlement
 
 
-_settlement_queries: dict[str, tuple] = {}
-_NO_SETTLEMENT = -7_310_201  # stands for the id while compiling; no settlement has it
+# The settlement's row and those joined to it, each as (model, its fields read).
+_SETTLEMENT_PARTS = (
+    (Settlement, model_fields(Settlement)),
+    (Case, model_fields(Case)),
+    (Tournament, model_fields(Tournament, leaving_out=BIG_TOURNAMENT_FIELDS)),
+    (Incident, model_fields(Incident)),
+)
 
 
-def _settlement_query(db: str) -> tuple:
-    """The SQL of a settlement with its case, tournament (less its bulky fields) and incident
-    as one row, where the sentinel id is in its parameters, and each model's slice of the row:
-    (model, field names, first column)."""
-    parts = (
-        (Settlement, ""),
-        (Case, "case__"),
-        (Tournament, "case__tournament__"),
-        (Incident, "case__incident__"),
-    )
-    models, paths = [], []
-    for model, prefix in parts:
-        names = [
-            field.attname
-            for field in model._meta.concrete_fields
-            if not (model is Tournament and field.name in BIG_TOURNAMENT_FIELDS)
-        ]
-        models.append((model, names, len(paths)))
-        paths += [f"{prefix}{name}" for name in names]
-    queryset = Settlement.objects.using(db).filter(pk=_NO_SETTLEMENT).order_by()
-    compiler = queryset.values_list(*paths).query.get_compiler(using=db)
-    sql, params = compiler.as_sql()
-    params = list(params)
-    converters = compiler.get_converters([col[0] for col in compiler.select[: compiler.col_count]])
-    return sql, tuple(params), params.index(_NO_SETTLEMENT), compiler, converters, models
+def _settlement_query(settlement_id: int) -> QuerySet:
+    prefixes = ("", "case__", "case__tournament__", "case__incident__")
+    paths = [
+        f"{prefix}{name}"
+        for prefix, (_, names) in zip(prefixes, _SETTLEMENT_PARTS, strict=True)
+        for name in names
+    ]
+    return Settlement.objects.filter(pk=settlement_id).order_by().values_list(*paths)
+
+
+# The settlement's people and its case's: at most this many users.
+_PEOPLE_SLOTS = len(_SETTLEMENT_PEOPLE + _CASE_PEOPLE)
 
 
 def _attach_people(settlement: Settlement) -> None:
     """Set the user foreign keys the pages show, on the settlement and its case, from one
     query, as select_related would have, so that e.g. ``settlement.prepared_by`` reads no
-    more. Its SQL too is compiled once per process, with a slot for each of them."""
+    more."""
     records = ((settlement, _SETTLEMENT_PEOPLE), (settlement.case, _CASE_PEOPLE))
     wanted = [
         user_id
@@ -107,20 +95,11 @@ def _attach_people(settlement: Settlement) -> None:
     if not wanted:
         return
     model = get_user_model()
-    db = router.db_for_read(model)
-    if db not in _people_queries:
-        _people_queries[db] = _people_query(model, db)
-    sql, params, slots, compiler, converters, names = _people_queries[db]
-    params = [*params]
+    names = model_fields(model)
     # Unused slots repeat an id: "IN (7, 7)" finds user 7 once.
-    for at, user_id in zip(slots, wanted + wanted[:1] * (len(slots) - len(wanted)), strict=True):
-        params[at] = user_id
-    with connections[db].cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    if converters:
-        rows = compiler.apply_converters(rows, converters)
-    users = {user.pk: user for user in (model.from_db(db, names, row) for row in rows)}
+    ids = wanted + wanted[:1] * (_PEOPLE_SLOTS - len(wanted))
+    rows = read_compiled(model, "settlement_people", _people_query, *ids)
+    users = {user.pk: user for user in (from_row(model, names, row) for row in rows)}
     for record, fields in records:
         for field in fields:
             user_id = getattr(record, f"{field}_id")
@@ -128,19 +107,9 @@ def _attach_people(settlement: Settlement) -> None:
                 setattr(record, field, users[user_id])
 
 
-_people_queries: dict[str, tuple] = {}
-
-
-def _people_query(model, db: str) -> tuple:
-    stand_ins = [-7_310_211 - slot for slot in range(len(_SETTLEMENT_PEOPLE + _CASE_PEOPLE))]
-    names = [field.attname for field in model._meta.concrete_fields]
-    queryset = model._default_manager.using(db).filter(pk__in=stand_ins).order_by()
-    compiler = queryset.values_list(*names).query.get_compiler(using=db)
-    sql, params = compiler.as_sql()
-    params = list(params)
-    converters = compiler.get_converters([col[0] for col in compiler.select[: compiler.col_count]])
-    slots = [params.index(stand_in) for stand_in in stand_ins]
-    return sql, tuple(params), slots, compiler, converters, names
+def _people_query(*ids: int) -> QuerySet:
+    model = get_user_model()
+    return model._default_manager.filter(pk__in=ids).order_by().values_list(*model_fields(model))
 
 
 def settlement_payouts(settlement: Settlement, *, search: str = "") -> QuerySet[SettlementPayout]:
