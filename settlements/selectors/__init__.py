@@ -81,7 +81,11 @@ from settlements.selectors.previews import (
     settlement_payout_curve,
 )
 from settlements.selectors.settlements import (
+    PAYOUT_ROWS_CACHE_SECONDS,
     Totals,
+    keep_payout_rows,
+    kept_payout_rows,
+    payout_rows_key,
     settlement_adjustments,
     settlement_detail,
     settlement_lines,
@@ -106,6 +110,10 @@ __all__ = [
     "settlement_decision",
     "settlement_detail",
     "settlement_payouts",
+    "payout_rows_key",
+    "kept_payout_rows",
+    "keep_payout_rows",
+    "PAYOUT_ROWS_CACHE_SECONDS",
     "settlement_payout",
     "settlement_lines",
     "Totals",

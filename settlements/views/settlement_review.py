@@ -11,11 +11,15 @@ Every figure on these pages is the engine's output as stored when the settlement
 prepared (payout rows, explanations, totals); nothing is computed again here.
 """
 
+import hashlib
+import sys
+from pathlib import Path
 from urllib.parse import quote
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.template.loader import get_template, render_to_string
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
@@ -27,12 +31,14 @@ from settlements.forms import ReasonForm
 from settlements.models import Settlement
 from settlements.rules import Basis
 from settlements.selectors import payments as payment_reads
+from settlements.templatetags.players import PLAYER_ID_TEMPLATE
 from settlements.views import confirming, invitations
 from settlements.views.decorators import role_required
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import SettlementStatus
 
+TEMPLATE = "settlements/settlement_review.html"
 PAYOUTS_PER_PAGE = 50
 UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
 
@@ -54,18 +60,17 @@ REVIEW_ACTIONS = {
 @role_required(*permissions.AMOUNT_READERS)
 def settlement_review(request, settlement_id: int):
     settlement = _settlement(settlement_id)
-    context = _review_context(request, settlement)
     # ?player=ID opens the explain panel: "Explain" pushes that URL, so Back closes the panel
     # and a reload or a shared link shows the page with it open.
     player = request.GET.get("player", "")
+    explained = None
     if player and not settlement.is_adjustment:
         explained = _explained(settlement, player)
         if explained is None and request.htmx and request.htmx.target == "player-detail":
             raise Http404("This player was not an entrant of the settlement's tournament.")
-        context.update(explained or {})
-    return render_page(
-        request, "settlements/settlement_review.html", context, partial=REVIEW_PARTIALS
-    )
+    context = _review_context(request, settlement, player=player if explained else "")
+    context.update(explained or {})
+    return render_page(request, TEMPLATE, context, partial=REVIEW_PARTIALS)
 
 
 @require_safe
@@ -98,9 +103,7 @@ def settlement_submit(request, settlement_id: int):
     except DomainError as error:
         context = _review_context(request, settlement)
         context["actions_error"] = error.message
-        return render_invalid(
-            request, "settlements/settlement_review.html", context, partial="actions"
-        )
+        return render_invalid(request, TEMPLATE, context, partial="actions")
     messages.success(request, f"{settlement} was sent to the Tournament Managers for approval.")
     return go_to(request, reverse("settlement_review", args=[settlement.pk]))
 
@@ -211,7 +214,8 @@ def _payout_chart(settlement: Settlement) -> charts.PayoutChart | None:
     return _CHARTS[key]
 
 
-def _review_context(request, settlement: Settlement) -> dict:
+def _review_context(request, settlement: Settlement, *, player: str = "") -> dict:
+    """The review page's context; ``player`` is the entrant whose explanation is open."""
     user = request.user
     can_download = settlement.status == SettlementStatus.APPROVED and roles.has_role(
         user, *permissions.PAYMENT_READERS
@@ -232,28 +236,21 @@ def _review_context(request, settlement: Settlement) -> dict:
     chart = _payout_chart(settlement)
     answer_refusal = permissions.settlement_approve(settlement=settlement, user=user)
     page = paginator.get_page(page_number(request))
-    if not settlement.is_adjustment:
-        # Each row links to this page with its player's explanation open, keeping the search
-        # and the page so Back returns to this very list; the link's fixed part is built once
-        # per page (tests/views/test_review_rows.py counts the work per row).
-        explain = "?" + urlencode({"q": search, "page": page.number, "player": ""})
-        for payout in page:
-            payout.explain_url = explain + quote(payout.player, safe="/")
-    parts_shown = unpaid = ()
-    if not settlement.is_adjustment:
-        parts_shown = _name_parts(settlement, page)
-        if search and not page.object_list:
-            unpaid = selectors.settlement_unpaid_entrants(settlement, search=search)
     summary = _summary(settlement)
+    parts_shown, payout_rows = (), ""
+    if not settlement.is_adjustment:
+        parts_shown, payout_rows = _payout_rows(
+            settlement, page, search=search, player=player, units=summary["units"]
+        )
     return {
         **summary,
         "invitations": invitations.invitations(request, settlement.case, summary["decision"]),
         "explained": False,
-        "player": "",
+        "player": player,
         "search": search,
         "page": page,
         "parts_shown": parts_shown,
-        "unpaid": unpaid,
+        "payout_rows": payout_rows,
         "chart": chart,
         "can_submit": permissions.settlement_submit(settlement=settlement, user=user) is None,
         "can_answer": answer_refusal is None,
@@ -266,6 +263,80 @@ def _review_context(request, settlement: Settlement) -> dict:
         else None,
         "actions_error": "",
     }
+
+
+def _payout_rows(
+    settlement: Settlement, page, *, search: str, player: str, units: list[str]
+) -> tuple[tuple[str, ...], str]:
+    """The labels of the payout parts shown and the page's rows, as HTML.
+
+    Rendering the 50 rows was half the page's time. The payouts never change, so a page of
+    rows once rendered is kept in the shared cache (selectors.payout_rows_key says under what)
+    and later views, by anyone, read neither the rows nor render them.
+    """
+    key = selectors.payout_rows_key(
+        settlement, variant=(page.number, search, player, units, _rows_code())
+    )
+    kept = selectors.kept_payout_rows(key)
+    if kept is not None:
+        return kept
+    # Each row links to this page with its player's explanation open, keeping the search
+    # and the page so Back returns to this very list; the link's fixed part is built once
+    # per page (tests/views/test_review_rows.py counts the work per row).
+    explain = "?" + urlencode({"q": search, "page": page.number, "player": ""})
+    for payout in page:
+        payout.explain_url = explain + quote(payout.player, safe="/")
+    parts_shown = _name_parts(settlement, page)
+    unpaid = ()
+    if search and not page.object_list:
+        unpaid = selectors.settlement_unpaid_entrants(settlement, search=search)
+    html = render_to_string(
+        f"{TEMPLATE}#payout_rows",
+        {
+            "settlement": settlement,
+            "currency": settlement.currency,
+            "units": units,
+            "page": page,
+            "parts_shown": parts_shown,
+            "player": player,
+            "search": search,
+            "unpaid": unpaid,
+        },
+    )
+    # Who was paid nothing is read afresh: only the payouts are known never to change.
+    if page.object_list:
+        selectors.keep_payout_rows(key, parts_shown, html)
+    return parts_shown, html
+
+
+# A digest of the code that draws the rows, so that rows kept by an older release (the cache
+# is in the database and outlives a deployment) are not shown by a newer one.
+_ROWS_CODE_MODULES = (
+    "settlements.money",
+    "settlements.player_ids",
+    "settlements.statements",
+    "settlements.templatetags.money",
+    "settlements.templatetags.players",
+    "settlements.templatetags.review",
+    __name__,
+)
+_rows_code_digest: dict[tuple[int, ...], str] = {}
+
+
+def _rows_code() -> str:
+    templates = [get_template(name) for name in (TEMPLATE, PLAYER_ID_TEMPLATE)]
+    # get_template wraps the loader's cached template anew on each call: key by the latter,
+    # so a template reloaded in development is read again.
+    loaded = tuple(id(getattr(template, "template", template)) for template in templates)
+    if loaded not in _rows_code_digest:
+        digest = hashlib.blake2b(digest_size=16)
+        for template in templates:
+            digest.update(template.template.source.encode())
+        for name in _ROWS_CODE_MODULES:
+            digest.update(Path(sys.modules[name].__file__).read_bytes())
+        _rows_code_digest.clear()
+        _rows_code_digest[loaded] = digest.hexdigest()
+    return _rows_code_digest[loaded]
 
 
 def _name_parts(settlement: Settlement, page) -> tuple[str, ...]:

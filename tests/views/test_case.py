@@ -222,3 +222,34 @@ def test_an_individual_case_shows_no_crash_panels(as_manager, tournament_manager
     assert 'id="case-individual"' in html
     assert 'id="case-next-step"' not in html and "Next step" not in html
     assert 'id="case-settlements"' not in html and "No settlement yet" not in html
+
+
+def test_each_case_shows_the_bar_of_its_own_figures_drawn_once(as_operator, load_case):
+    """The drawn bars are kept in the process by the figures they are drawn from."""
+    from django.template.loader import render_to_string
+    from django.test.signals import template_rendered
+
+    from settlements import charts, selectors
+    from settlements.rules import Policy
+    from settlements.views.cases import STAGE_BAR_TEMPLATE
+
+    early = load_case(type="regular", stage="early", tournament_id="T-BAR1", entrants=20)
+    middle = load_case(type="regular", stage="middle", tournament_id="T-BAR2", entrants=40)
+    for case in (early, middle, early):
+        case = selectors.case_detail(case.pk)
+        bar = charts.stage_bar(
+            entrants=case.entrants,
+            eliminated=case.eliminated,
+            paid_places=case.paid_places,
+            policy=Policy(**case.policy),
+        )
+        html = as_operator.get(reverse("case_detail", args=[case.pk])).content.decode()
+        assert render_to_string(STAGE_BAR_TEMPLATE, {"bar": bar}) in html
+
+    drawn = []
+    template_rendered.connect(seen := lambda sender, template, **kwargs: drawn.append(template))
+    try:
+        as_operator.get(reverse("case_detail", args=[middle.pk]))
+    finally:
+        template_rendered.disconnect(seen)
+    assert STAGE_BAR_TEMPLATE not in [template.name for template in drawn]

@@ -1,13 +1,23 @@
-"""The settlement review links each payout row without reversing a URL per row."""
+"""The settlement review's payout rows: drawn without a URL reversed or an include rendered per
+row, and, once drawn, read from the shared cache instead of drawn again.
+
+The rows are kept (views.settlement_review._payout_rows), so the tests that count the work of
+drawing them clear the cache first: they measure a first view.
+"""
 
 from unittest import mock
 from urllib.parse import quote
 
 import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.signals import template_rendered
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.urls.resolvers import URLResolver
 
 from settlements import services
+from settlements.models import SettlementPayout
 
 pytestmark = pytest.mark.django_db
 
@@ -20,6 +30,7 @@ def _reversals(client, url: str) -> tuple[int, str]:
         calls.append(args[0])
         return real(self, *args, **kwargs)
 
+    cache.clear()
     with mock.patch.object(URLResolver, "_reverse_with_prefix", counting):
         response = client.get(url)
     assert response.status_code == 200
@@ -44,15 +55,8 @@ def test_a_page_of_payouts_reverses_no_url_per_row(as_operator, operator, load_c
         assert html.count(f'href="{link}" hx-get="{link}"') == 1
 
 
-def test_player_ids_are_not_an_include_per_row(as_operator, operator, load_case):
-    from django.test.signals import template_rendered
-
-    from settlements.templatetags.players import PLAYER_ID_TEMPLATE
-
-    case = load_case(type="regular", stage="middle", tournament_id="T-IDS", entrants=200)
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    url = reverse("settlement_review", args=[settlement.pk])
-    as_operator.get(url)
+def _rendered(client, url: str) -> tuple[list[str], str]:
+    """The templates (and partials) rendered for one view of ``url``, and the page."""
     rendered = []
 
     def seen(sender, template, **kwargs):
@@ -60,11 +64,59 @@ def test_player_ids_are_not_an_include_per_row(as_operator, operator, load_case)
 
     template_rendered.connect(seen)
     try:
-        html = as_operator.get(url).content.decode()
+        html = client.get(url).content.decode()
     finally:
         template_rendered.disconnect(seen)
+    return rendered, html
+
+
+def test_player_ids_are_not_an_include_per_row(as_operator, operator, load_case):
+    from settlements.templatetags.players import PLAYER_ID_TEMPLATE
+
+    case = load_case(type="regular", stage="middle", tournament_id="T-IDS", entrants=200)
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    url = reverse("settlement_review", args=[settlement.pk])
+    as_operator.get(url)
+    cache.clear()
+    rendered, html = _rendered(as_operator, url)
     assert html.count('<span class="player-id">') == 50
     assert rendered.count(PLAYER_ID_TEMPLATE) == 0
+    # The 50 rows are drawn by one render of their partial, not a template each.
+    assert len(rendered) == len(set(rendered)), rendered
+
+
+def test_a_page_of_rows_is_drawn_once_then_read(as_operator, as_auditor, operator, load_case):
+    case = load_case(type="regular", stage="middle", tournament_id="T-KEEP", entrants=200)
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    url = reverse("settlement_review", args=[settlement.pk]) + "?page=2"
+    payouts = SettlementPayout._meta.db_table
+    as_operator.get(url)  # what a process does once (the chart)
+    cache.clear()
+
+    first, html = _rendered(as_operator, url)
+    # Another user, with other roles, is shown the same rows without their being drawn or the
+    # payouts read.
+    with CaptureQueriesContext(connection) as queries:
+        later, again = _rendered(as_auditor, url)
+    rows = ROWS_PARTIAL
+    assert first.count(rows) == 1 and later.count(rows) == 0, (first, later)
+    assert not [query for query in queries if payouts in query["sql"]]
+    assert _table(again) == _table(html)
+    assert _table(html).count('<td class="num" data-part="share">') == 50
+
+    # The same page searched, or another page, is drawn anew.
+    for other in (f"{url}&q=p0000", url.replace("page=2", "page=1")):
+        drawn, _ = _rendered(as_operator, other)
+        assert drawn.count(rows) == 1, other
+
+
+# The name a partial reports when it is rendered.
+ROWS_PARTIAL = "payout_rows"
+
+
+def _table(html: str) -> str:
+    """The payouts table, head and rows, without the totals under them."""
+    return html[html.index('<table class="table" id="payouts-table">') : html.index("<tfoot>")]
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import io
 import re
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -358,12 +359,15 @@ def test_the_review_page_runs_as_many_queries_whatever_its_size(as_operator, pre
     counts = []
     for settlement in (small, large):
         for suffix in ("", "?page=2", "?q=p00001"):
+            # A first view of each: the rows it draws are kept for the next.
+            cache.clear()
             with CaptureQueriesContext(connection) as queries:
                 assert as_operator.get(review(settlement) + suffix).status_code == 200
             counts.append(len(queries))
     assert counts[:3] == counts[3:]
-    # The first view also computes the chart and stores it in the database cache.
-    assert max(counts) <= 12
+    # The first view also computes the chart and stores it in the database cache, and each
+    # stores the page's rows there.
+    assert max(counts) <= 18
 
 
 def test_large_counts_carry_thousands_separators(as_operator, prepared):
