@@ -14,9 +14,10 @@ Prints, per side, the median and 90th percentile wall time of a request, its Pyt
 (trimmed mean), its PostgreSQL backend's CPU (mean of 10 ms ticks) and its queries, with the
 load average, since on a shared machine the wall time also measures the neighbours.
 
---profile FILE skips the comparison: this working tree's worker code runs in this process
-under cProfile for --rounds requests and the statistics are written to FILE (read them with
-`python -m pstats FILE`), the top of them printed.
+--profile FILE skips the comparison: this working tree's application (crashdesk.wsgi, as
+gunicorn loads it) answers --rounds requests in this process, and the garbage collector's
+collections and pauses among them are printed; then as many more run under cProfile, whose
+statistics are written to FILE (`python -m pstats FILE`) and the top of them printed.
 """
 
 import argparse
@@ -111,28 +112,59 @@ def _compare(url: str, args) -> None:
 
 
 def _profile(args) -> None:
-    """This tree's floor, in this process, under cProfile (requests only, not the sign-in)."""
+    """This tree's floor in this process, through crashdesk.wsgi's application as gunicorn
+    loads it: first the garbage collector's work over --rounds requests, then cProfile's view
+    of as many more (requests only, not the sign-in)."""
     import cProfile  # noqa: PLC0415
+    import gc  # noqa: PLC0415
     import pstats  # noqa: PLC0415
+    import time  # noqa: PLC0415
 
     from django.conf import settings  # noqa: PLC0415
-    from django.core.handlers.wsgi import WSGIHandler  # noqa: PLC0415
     from django.core.management import call_command  # noqa: PLC0415
     from page_ab import _Browser, _mount_floor  # noqa: PLC0415
 
     call_command("collectstatic", "--noinput", verbosity=0)
     _mount_floor(settings)
-    client = _Browser(WSGIHandler())
+    from crashdesk.wsgi import application  # noqa: PLC0415
+
+    client = _Browser(application)
     client.sign_in()
     for _ in range(args.warmup):
         client.get(FLOOR)
+
+    pauses: dict[int, list[float]] = {}
+    started = [0.0]
+
+    def timed(phase, info):
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            pauses.setdefault(info["generation"], []).append(time.perf_counter() - started[0])
+
+    gc.callbacks.append(timed)
+    cpu = time.process_time()
+    for _ in range(args.rounds):
+        client.get(FLOOR)
+    cpu = time.process_time() - cpu
+    gc.callbacks.remove(timed)
+    print(
+        f"{args.rounds} requests, {cpu / args.rounds * 1000:.3f} ms of Python CPU each "
+        f"(load average {os.getloadavg()[0]:.1f}); {gc.get_freeze_count():,} objects frozen"
+    )
+    for generation, times in sorted(pauses.items()):
+        print(
+            f"  garbage collection of generation {generation}: {len(times)} times, "
+            f"{sum(times) * 1000:.1f} ms in all, longest {max(times) * 1000:.1f} ms"
+        )
+
     profile = cProfile.Profile()
     profile.enable()
     for _ in range(args.rounds):
         client.get(FLOOR)
     profile.disable()
     profile.dump_stats(args.profile)
-    pstats.Stats(args.profile).sort_stats("tottime").print_stats(40)
+    pstats.Stats(args.profile).sort_stats("tottime").print_stats(30)
 
 
 if __name__ == "__main__":

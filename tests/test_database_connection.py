@@ -2,12 +2,7 @@
 replaced before a request uses it, without a round trip to find out; the signed-in user's query
 is prepared on the server once per connection."""
 
-import json
-import os
 import select
-import subprocess
-import sys
-from pathlib import Path
 from unittest import mock
 
 import psycopg
@@ -16,8 +11,6 @@ from django.db import close_old_connections, connection, connections
 from django.urls import reverse
 
 from tests.views.conftest import signed_in
-
-ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="PostgreSQL's own backend and statements"
@@ -98,25 +91,3 @@ def test_without_prepared_statements_the_users_query_runs_unprepared(operator):
         raw.prepare_threshold = before
 
     assert _prepared_user_queries() == []
-
-
-def _database_options(**env: str) -> dict:
-    code = (
-        "import json, crashdesk.settings as s;"
-        "print(json.dumps({k: s.DATABASES['default'].get(k, {}) for k in ('ENGINE', 'OPTIONS')}))"
-    )
-    base = {key: os.environ[key] for key in ("PATH", "HOME", "LANG") if key in os.environ}
-    env = {**base, "DATABASE_URL": "postgres://app@db:5432/crashdesk", **env}
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-def test_prepared_statements_can_be_turned_off_for_a_transaction_pooler():
-    on = _database_options()
-    off = _database_options(DATABASE_PREPARED_STATEMENTS="false")
-
-    assert on == {"ENGINE": "crashdesk.postgresql", "OPTIONS": {"prepare_threshold": 5}}
-    assert off == {"ENGINE": "crashdesk.postgresql", "OPTIONS": {}}
