@@ -134,7 +134,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     if env_bool("DATABASE_PREPARED_STATEMENTS", True):
         # Applies only to that cursor: Django's own bind on the client and are never prepared.
         # Off behind a pooler that hands each transaction to another server connection and does
-        # not track prepared statements (PgBouncer's transaction mode before 1.21).
+        # not carry prepared statements along (PgBouncer in transaction mode, unless 1.21 or later
+        # with max_prepared_statements set).
         DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
