@@ -1,1 +1,1 @@
-"""Django's PostgreSQL backend with a health check that costs no round trip (see base.py)."""
+"""Django's PostgreSQL backend: a health check without a query, a cursor that prepares."""

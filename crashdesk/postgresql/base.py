@@ -5,10 +5,12 @@ of every request, to replace a connection the server has dropped since (a restar
 terminated backend, an idle timeout). Each of those makes the server send an error message and
 close the socket, or the kernel close it, so the connection's socket has something to read
 while no query is running. Looking for that costs one poll() and no round trip: a connection
-with anything unread while idle, or already marked broken, is replaced. What this misses, a
-server gone without a word (a host lost with no FIN or RST), ``SELECT 1`` would only have
-noticed after the network's timeout too. Django's ``SELECT 1`` still runs after a query
-failed, before the connection is reused.
+with anything unread while idle, or already marked broken, is replaced. What this misses is a
+server gone without a word (its host lost or rebooted, no FIN or RST reaching us): the next
+request on that connection fails, once, and the connection is dropped at the request's end.
+``SELECT 1`` would have caught a rebooted host's RST in time, and waited for the network's
+timeout on a lost one, as that request's own query does now. Django's ``SELECT 1`` still runs
+after a query failed, before the connection is reused.
 
 Prepared statements. ``prepared_cursor()`` gives a cursor whose queries bind their
 parameters on the server and are prepared there at their first run on a connection, so later
