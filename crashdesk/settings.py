@@ -127,6 +127,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, with a health check that costs no round trip and a cursor that prepares
+    # the query every request runs, the signed-in user's (crashdesk/postgresql/base.py).
+    DATABASES["default"]["ENGINE"] = "crashdesk.postgresql"
+    if env_bool("DATABASE_PREPARED_STATEMENTS", True):
+        # Applies only to that cursor: Django's own bind on the client and are never prepared.
+        # Off behind a pooler that hands each transaction to another server connection and does
+        # not carry prepared statements along (PgBouncer in transaction mode, unless 1.21 or later
+        # with max_prepared_statements set).
+        DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Authentication -------------------------------------------------------------------------

@@ -1,5 +1,7 @@
-"""Production settings: what `manage.py check --deploy` sees with a production environment."""
+"""Production settings: what `manage.py check --deploy` sees with a production environment, and
+what the environment makes of the database connection and the WSGI application."""
 
+import json
 import os
 import secrets
 import subprocess
@@ -58,3 +60,39 @@ def test_debug_environment_would_fail_the_deploy_check():
 
     assert result.returncode != 0
     assert "security.W018" in result.stderr + result.stdout
+
+
+def _python(code: str, env: dict[str, str]) -> str:
+    base = {key: os.environ[key] for key in ("PATH", "HOME", "LANG") if key in os.environ}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**base, "DJANGO_SETTINGS_MODULE": "crashdesk.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _database(env: dict[str, str]) -> dict:
+    code = (
+        "import json, crashdesk.settings as s;"
+        "print(json.dumps({k: s.DATABASES['default'].get(k, {}) for k in ('ENGINE', 'OPTIONS')}))"
+    )
+    return json.loads(_python(code, env))
+
+
+def test_prepared_statements_are_on_unless_a_transaction_pooler_needs_them_off():
+    on = _database(PRODUCTION)
+    off = _database({**PRODUCTION, "DATABASE_PREPARED_STATEMENTS": "false"})
+
+    assert on == {"ENGINE": "crashdesk.postgresql", "OPTIONS": {"prepare_threshold": 5}}
+    assert off == {"ENGINE": "crashdesk.postgresql", "OPTIONS": {}}
+
+
+def test_the_wsgi_application_leaves_what_it_loaded_out_of_garbage_collection():
+    frozen = _python("import gc, crashdesk.wsgi; print(gc.get_freeze_count())", PRODUCTION)
+
+    assert int(frozen) > 10_000
