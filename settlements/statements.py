@@ -47,6 +47,16 @@ SEAT_RANK = "seat_rank"  # a satellite's places by chips
 KNOCKED_OUT = "knocked_out"  # out before the crash, and this remedy pays only those still in
 
 
+# A settlement prepared before the engine's figures were kept with it, whose figures could not
+# be put back (services.bases): the working is left out rather than shown unchecked.
+WITHOUT_BASIS = (
+    "This settlement was prepared before CrashDesk kept the figures the engine worked from. "
+    "They are put back only when the engine, run again on the same snapshot and decision, "
+    "gives exactly the ledger lines that were paid; for this settlement that has not been "
+    "done, so only what you receive is shown, not how it was worked out."
+)
+
+
 # --- Inputs ------------------------------------------------------------------------------------
 
 
@@ -304,6 +314,8 @@ class _Builder:
             sections.append(Section("What it means for you", tuple(paragraphs)))
         if facts.status and facts.status != "approved":
             sections.append(Section("Not final yet", (self._status_words(),)))
+        if self.basis is None and player.lines and kind in (REFUND, SHARE, SEAT_RANK):
+            sections.append(Section("Why no working is shown", (WITHOUT_BASIS,)))
         parts = ()
         if kind == SHARE:
             parts = payout_parts(
