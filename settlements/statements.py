@@ -252,6 +252,47 @@ class Statement:
         return "\n".join(out) + "\n"
 
 
+def document(statement: Statement) -> dict:
+    """A statement as one JSON object: the figures (minor units, exact fractions as "n/d"),
+    the arithmetic and the words, for a CRM or a mailer: a line of the JSON Lines export, and
+    an item of the API's statements."""
+    facts = statement.settlement
+    return {
+        "settlement": facts.settlement_id,
+        "case": facts.case_id,
+        "incident": facts.incident_id,
+        "tournament": facts.tournament_id,
+        "tournament_name": facts.tournament_name,
+        "settlement_status": facts.status,
+        "currency": facts.currency,
+        "stage": facts.stage,
+        "remedy": facts.remedy,
+        "decision": facts.decision,
+        "player": statement.player,
+        "player_written_out": statement.player_escaped or None,
+        "chips": statement.chips,
+        "situation": statement.kind,
+        "amounts": statement.totals,
+        "lines": [
+            {"kind": line.kind, "unit": line.unit, "amount": line.amount, "source": line.source}
+            for line in statement.lines
+        ],
+        "parts": [
+            {"part": part.code, "label": part.label, "amount": part.amount}
+            for part in statement.parts
+        ],
+        "arithmetic": [
+            {"label": step.label, "expression": step.expression, "result": str(step.result)}
+            for step in statement.steps
+        ],
+        "exact_before_rounding": str(statement.exact) if statement.exact is not None else None,
+        "rounding": statement.rounding,
+        "headline": statement.headline,
+        "also_on_record": list(statement.followups),
+        "text": statement.text(),
+    }
+
+
 # --- Building a statement ------------------------------------------------------------------------
 
 
