@@ -151,11 +151,7 @@ def settlement_basis_restore(*, settlement: Settlement, actor=None) -> BasisChec
         return check
     reason = "Statement figures restored: the engine, run again, gave the same ledger lines"
     with pgtrigger.ignore(*_LIFTED):
-        payouts = [
-            SettlementPayout(pk=pk, weight=weight, place_first=first, place_last=last)
-            for pk, weight, first, last in check.fills
-        ]
-        SettlementPayout.objects.bulk_update(payouts, _FILLED, batch_size=BULK_BATCH)
+        _fill_payouts(check.fills)
         settlement.basis = check.result.basis.to_dict()
         _save(settlement, actor=actor, reason=reason)
     _record(
@@ -164,7 +160,7 @@ def settlement_basis_restore(*, settlement: Settlement, actor=None) -> BasisChec
         case=case,
         subject=settlement,
         reason=reason,
-        data={**data, "payouts_completed": len(payouts)},
+        data={**data, "payouts_completed": len(check.fills)},
     )
     return check
 
@@ -200,6 +196,29 @@ def _payouts_difference(settlement: Settlement, result, parsed) -> tuple[str, li
             return f"the places by chips of {kept[3]} differ from the engine's", []
         fills.append((pk, *fresh_filled))
     return "", fills
+
+
+def _fill_payouts(fills) -> None:
+    """Write the weights and places of payouts (id, weight, first, last): on PostgreSQL one
+    UPDATE per BULK_BATCH payouts from arrays, some ten times faster than the CASE per row of
+    bulk_update, which SQLite (a developer's few rows) keeps."""
+    for start in range(0, len(fills), BULK_BATCH):
+        batch = fills[start : start + BULK_BATCH]
+        if connection.vendor != "postgresql":
+            payouts = [
+                SettlementPayout(pk=pk, weight=weight, place_first=first, place_last=last)
+                for pk, weight, first, last in batch
+            ]
+            SettlementPayout.objects.bulk_update(payouts, _FILLED)
+            continue
+        table = SettlementPayout._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {table} AS p SET weight = f.weight, place_first = f.first,"
+                " place_last = f.last FROM unnest(%s::bigint[], %s::text[], %s::int[], %s::int[])"
+                " AS f(id, weight, first, last) WHERE p.id = f.id",
+                [list(column) for column in zip(*batch, strict=True)],
+            )
 
 
 def _stored(model, settlement: Settlement, fields: tuple[str, ...], order: str) -> Iterator:
