@@ -23,7 +23,7 @@ this runs as the owner, like ``migrate``, and the app's own role still can chang
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import zip_longest
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 import pgtrigger
 from django.db import connection, transaction
@@ -42,7 +42,11 @@ from settlements.triggers import may_lift_triggers
 
 # The payout columns added with the basis: empty on an older payout, filled from the engine.
 _FILLED = ("weight", "place_first", "place_last")
-_COMPARED = SETTLEMENT_PAYOUT_FIELDS[: -len(_FILLED)]
+_compared = itemgetter(
+    *(at for at, name in enumerate(SETTLEMENT_PAYOUT_FIELDS) if name not in _FILLED)
+)
+_filled = itemgetter(*map(SETTLEMENT_PAYOUT_FIELDS.index, _FILLED))
+_PLAYER_AT = SETTLEMENT_PAYOUT_FIELDS.index("player")
 _LINE_FIELDS = ("line_no", "player", "kind", "unit", "amount", "source", "reversal")
 _HEADER = (
     "currency", "stage", "remedy", "decision", "entrants", "eliminated", "remaining", "pool",
@@ -180,21 +184,26 @@ def _lines_difference(settlement: Settlement, result) -> str:
 
 
 def _payouts_difference(settlement: Settlement, result, parsed) -> tuple[str, list[tuple]]:
+    """The first payout that differs from the engine's, else the weights and places to write
+    on the payouts that lack them, as (payout id, weight, first place, last place)."""
     chips = {player.id: player.chips for player in parsed.players}
     explained = {terms.player: terms for terms in result.explanations.terms()}
-    stored = _stored(SettlementPayout, settlement, ("pk", *SETTLEMENT_PAYOUT_FIELDS), "position")
+    # Rows in SETTLEMENT_PAYOUT_FIELDS order, as the prepare wrote them (the stored ones with
+    # their id after).
+    stored = _stored(SettlementPayout, settlement, (*SETTLEMENT_PAYOUT_FIELDS, "pk"), "position")
     recomputed = _payout_rows(settlement.pk, result.payouts, chips, explained)
     fills = []
     for kept, fresh in zip_longest(stored, recomputed):
-        if kept is None or fresh is None or kept[1 : 1 + len(_COMPARED)] != fresh[: len(_COMPARED)]:
-            where = (kept or (None, None, None, "?"))[3]
-            return f"the payout of {where} differs from the engine's", []
-        pk, kept_filled, fresh_filled = kept[0], kept[-len(_FILLED) :], fresh[-len(_FILLED) :]
-        if kept_filled == fresh_filled:
+        if kept is None or fresh is None:
+            return "the engine now pays a different number of players", []
+        player = kept[_PLAYER_AT]
+        if _compared(kept) != _compared(fresh):
+            return f"the payout of {player} differs from the engine's", []
+        if _filled(kept) == _filled(fresh):
             continue
-        if kept_filled != ("", None, None):
-            return f"the places by chips of {kept[3]} differ from the engine's", []
-        fills.append((pk, *fresh_filled))
+        if _filled(kept) != ("", None, None):
+            return f"the weight or places by chips of {player} differ from the engine's", []
+        fills.append((kept[-1], *_filled(fresh)))
     return "", fills
 
 

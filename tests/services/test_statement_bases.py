@@ -124,6 +124,21 @@ def test_a_settlement_the_engine_no_longer_reproduces_is_left_alone(
     assert checks.statement_bases_check(None, databases=["default"]) == []
 
 
+def test_a_payout_the_engine_no_longer_explains_so_is_left_alone(
+    operator, tournament_manager, snapshot_factory
+):
+    settlement = approved(operator, tournament_manager, snapshot_factory, entrants=30)
+    as_before_the_figures_were_kept(settlement)
+    payout = settlement.payouts.exclude(exact="").order_by("position").first()
+    behind_the_apps_back(
+        "UPDATE settlements_settlementpayout SET exact = '1/3' WHERE id = %s", [payout.pk]
+    )
+    check = services.settlement_basis_restore(settlement=settlement)
+    assert check.difference == f"the payout of {payout.player} differs from the engine's"
+    settlement.refresh_from_db()
+    assert settlement.basis == {}
+
+
 def test_a_settlement_not_yet_approved_gets_them_back_too(operator, snapshot_factory):
     settlement = submitted(operator, snapshot_factory, entrants=20)
     basis = settlement.basis
