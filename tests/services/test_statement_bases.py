@@ -4,7 +4,6 @@ their statements say why no working is shown."""
 
 import io
 
-import pgtrigger
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
@@ -14,25 +13,12 @@ from settlements import checks, selectors, services, statements
 from settlements.errors import DomainError, NotAllowed
 from settlements.models import Event, Settlement, SettlementPayout
 from tests.db.conftest import app_role, behind_the_apps_back  # noqa: F401 (a fixture)
-from tests.services.helpers import approved, load, submitted
+from tests.services.helpers import approved, as_before_the_figures_were_kept, load, submitted
 from tests.test_statements import arithmetic_holds
 
 pytestmark = pytest.mark.django_db
 
 FILLED = ("weight", "place_first", "place_last")
-
-
-def as_before_the_figures_were_kept(settlement: Settlement) -> None:
-    """What migration 0013 left on a settlement prepared earlier: no basis, and payouts without
-    their weights and places by chips. (The test's role owns the tables, so it may lift the
-    guards; the app's role may not.)"""
-    with pgtrigger.ignore(
-        "settlements.Settlement:final_when_approved", "settlements.SettlementPayout:write_once"
-    ):
-        Settlement.objects.filter(pk=settlement.pk).update(basis={})
-        SettlementPayout.objects.filter(settlement=settlement).update(
-            weight="", place_first=None, place_last=None
-        )
 
 
 def statements_of(settlement: Settlement) -> dict[str, statements.Statement]:
