@@ -6,6 +6,8 @@
                                            lines only for the roles that read the ledger)
     GET  /api/v1/ledger[?after=CURSOR&limit=N]   approved ledger lines, in feed order (cashier)
     POST /api/v1/ledger/confirmations      what the cashier paid or failed to pay (cashier)
+    GET  /api/v1/settlements/ID/statements[?after=PLAYER&limit=N | ?player=PLAYER]
+                                           the players' statements (roles that see amounts)
 
 Clients authenticate with ``Authorization: Bearer TOKEN`` (``manage.py api_token``) and
 nothing else: a session cookie is ignored here, which is why these views are exempt from
@@ -21,6 +23,7 @@ import binascii
 import logging
 from datetime import datetime
 from functools import wraps
+from itertools import islice
 
 import msgspec
 from django.conf import settings
@@ -31,10 +34,10 @@ from django.utils.http import urlencode
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
-from settlements import bounds, permissions, roles, selectors, services
+from settlements import bounds, permissions, roles, selectors, services, statements
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.ledger import line_document
-from settlements.models import Case, Incident, Snapshot
+from settlements.models import Case, Incident, Settlement, Snapshot
 from settlements.rules import InvalidInput
 from settlements.selectors import payments as payment_reads
 from settlements.services import payments
@@ -330,6 +333,68 @@ def _case_summary(request: HttpRequest, case: Case) -> dict:
     }
 
 
+# --- GET /api/v1/settlements/ID/statements --------------------------------------------------------
+
+STATEMENTS_PAGE_SIZE = 100
+STATEMENTS_MAX_PAGE_SIZE = 1000
+
+
+@api_endpoint("GET", "HEAD", allowed=permissions.AMOUNT_READERS)
+def settlement_statements(request: HttpRequest, user, settlement_id: int) -> JsonResponse:
+    """The statements of a settlement's entrants, ``limit`` at a time in code-point order of
+    their ids after ``after`` (``next`` is the following page's URL); or, with ``player``, that
+    one player's, with what else is on record for them. What the statement pages and exports
+    show, for a CRM or a mailer: the roles that may see amounts, as there."""
+    problems = []
+    raw_limit = request.GET.get("limit")
+    limit = _positive_int(raw_limit, "?limit", problems) or STATEMENTS_PAGE_SIZE
+    if limit > STATEMENTS_MAX_PAGE_SIZE:
+        problems.append(("?limit", f"must be at most {STATEMENTS_MAX_PAGE_SIZE}"))
+    player, after = request.GET.get("player"), request.GET.get("after")
+    if player is not None and (after is not None or raw_limit is not None):
+        problems.append(("?player", "asks for one statement: leave out ?after and ?limit"))
+    if problems:
+        return _errors(400, *problems)
+    try:
+        settlement = selectors.settlement_detail(settlement_id, people=False)
+    except Settlement.DoesNotExist:
+        return _errors(404, ("$", f"There is no settlement #{settlement_id}."))
+    if settlement.is_adjustment:
+        return _errors(
+            404,
+            (
+                "$",
+                f"{settlement} is an adjustment; its players' statements are those of the "
+                f"settlement it corrects, #{settlement.corrects_id}.",
+            ),
+        )
+    more = False
+    if player is not None:
+        found = [selectors.player_statement(settlement, player)]
+        if found[0] is None:
+            return _errors(
+                404, ("?player", f"{player!r} was not an entrant of {settlement}'s tournament.")
+            )
+    else:
+        page = selectors.settlement_statements(settlement, after=after, chunk_size=limit + 1)
+        found = list(islice(page, limit + 1))
+        more, found = len(found) > limit, found[:limit]
+    next_url = None
+    if more:
+        query = request.GET.copy()
+        query["after"] = found[-1].player
+        next_url = request.build_absolute_uri(f"{request.path}?{urlencode(query, doseq=True)}")
+    return _json(
+        {
+            "settlement": settlement.pk,
+            "case": settlement.case_id,
+            "settlement_status": settlement.status,
+            "statements": [statements.document(statement) for statement in found],
+            "next": next_url,
+        }
+    )
+
+
 # --- GET /api/v1/ledger ------------------------------------------------------------------------
 
 FEED_PAGE_SIZE = 1000
@@ -526,4 +591,9 @@ urlpatterns = [
     path("cases/<int:case_id>", case, name="case"),
     path("ledger", ledger, name="ledger"),
     path("ledger/confirmations", ledger_confirmations, name="ledger_confirmations"),
+    path(
+        "settlements/<int:settlement_id>/statements",
+        settlement_statements,
+        name="settlement_statements",
+    ),
 ]

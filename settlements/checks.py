@@ -1,8 +1,11 @@
 """System checks: configuration that would make CrashDesk settle by the wrong rules."""
 
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.checks import Error, Tags, Warning, register
+from django.db import connections
+from django.db.migrations.recorder import MigrationRecorder
 
+from settlements import services
 from settlements.site_policy import VARIABLES, policy_problems
 
 
@@ -20,3 +23,33 @@ def crash_policy_check(app_configs, **kwargs) -> list[Error]:
         )
         for problem in policy_problems(settings.CRASH_POLICY)
     ]
+
+
+# The migration that gave settlements their basis: before it, there is nothing to count.
+BASIS_MIGRATION = ("settlements", "0013_statement_basis_and_player_search")
+
+
+@register(Tags.database)
+def statement_bases_check(app_configs, databases=None, **kwargs) -> list[Warning]:
+    """Settlements whose statements show no working because they were prepared before the
+    engine's figures were kept, and that `restore_statement_bases` has not yet tried with this
+    engine. A database check: `migrate` and `check --database default` run it."""
+    warnings = []
+    for alias in databases or ():
+        recorder = MigrationRecorder(connections[alias])
+        if not recorder.has_table() or BASIS_MIGRATION not in recorder.applied_migrations():
+            continue
+        waiting = services.settlements_awaiting_basis().using(alias).count()
+        if waiting:
+            warnings.append(
+                Warning(
+                    f"{waiting} settlement{'s' if waiting != 1 else ''} prepared before their "
+                    "figures were kept show statements without the working.",
+                    hint=(
+                        "Run `manage.py restore_statement_bases` as the tables' owner: it puts "
+                        "the figures back where the engine, run again, gives the same ledger lines."
+                    ),
+                    id="settlements.W001",
+                )
+            )
+    return warnings

@@ -709,6 +709,8 @@ class Event(models.Model):
         API_TOKEN_CREATED = "api_token_created", "API token created"
         API_TOKEN_REVOKED = "api_token_revoked", "API token revoked"
         USER_ACCESS_CHANGED = "user_access_changed", "User's access changed"
+        BASIS_RESTORED = "basis_restored", "Statement figures restored"
+        BASIS_NOT_RESTORED = "basis_not_restored", "Statement figures not restored"
 
     type = models.CharField(max_length=32, choices=Type.choices)
     # The foreign keys are covered by the composite indexes in Meta.

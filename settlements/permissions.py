@@ -268,6 +268,22 @@ def api_token_revoke(*, token: ApiToken, user) -> Refusal | None:
     return refusal
 
 
+def settlement_basis_restore(*, settlement: Settlement, user) -> Refusal | None:
+    """Putting back the figures behind a settlement's statements (services.bases): only an
+    administrator on the server (``user`` None, the management command), since it writes
+    past the guard that keeps an approved settlement final; and only once, on a settlement
+    proper that has none."""
+    if user is not None:
+        return Refusal(
+            "Only an administrator on the server restores a settlement's statement figures.", ROLE
+        )
+    if settlement.is_adjustment:
+        return _state(f"{settlement} is an adjustment: its statements are its settlement's.")
+    if settlement.basis:
+        return _state(f"{settlement} already keeps the figures behind its statements.")
+    return None
+
+
 # --- A user's own settings ---------------------------------------------------------------------
 
 

@@ -47,6 +47,16 @@ SEAT_RANK = "seat_rank"  # a satellite's places by chips
 KNOCKED_OUT = "knocked_out"  # out before the crash, and this remedy pays only those still in
 
 
+# A settlement prepared before the engine's figures were kept with it, whose figures could not
+# be put back (services.bases): the working is left out rather than shown unchecked.
+WITHOUT_BASIS = (
+    "This settlement was prepared before CrashDesk kept the figures the engine worked from. "
+    "They are put back only when the engine, run again on the same snapshot and decision, "
+    "gives exactly the ledger lines that were paid; for this settlement that has not been "
+    "done, so only what you receive is shown, not how it was worked out."
+)
+
+
 # --- Inputs ------------------------------------------------------------------------------------
 
 
@@ -242,6 +252,47 @@ class Statement:
         return "\n".join(out) + "\n"
 
 
+def document(statement: Statement) -> dict:
+    """A statement as one JSON object: the figures (minor units, exact fractions as "n/d"),
+    the arithmetic and the words, for a CRM or a mailer: a line of the JSON Lines export, and
+    an item of the API's statements."""
+    facts = statement.settlement
+    return {
+        "settlement": facts.settlement_id,
+        "case": facts.case_id,
+        "incident": facts.incident_id,
+        "tournament": facts.tournament_id,
+        "tournament_name": facts.tournament_name,
+        "settlement_status": facts.status,
+        "currency": facts.currency,
+        "stage": facts.stage,
+        "remedy": facts.remedy,
+        "decision": facts.decision,
+        "player": statement.player,
+        "player_written_out": statement.player_escaped or None,
+        "chips": statement.chips,
+        "situation": statement.kind,
+        "amounts": statement.totals,
+        "lines": [
+            {"kind": line.kind, "unit": line.unit, "amount": line.amount, "source": line.source}
+            for line in statement.lines
+        ],
+        "parts": [
+            {"part": part.code, "label": part.label, "amount": part.amount}
+            for part in statement.parts
+        ],
+        "arithmetic": [
+            {"label": step.label, "expression": step.expression, "result": str(step.result)}
+            for step in statement.steps
+        ],
+        "exact_before_rounding": str(statement.exact) if statement.exact is not None else None,
+        "rounding": statement.rounding,
+        "headline": statement.headline,
+        "also_on_record": list(statement.followups),
+        "text": statement.text(),
+    }
+
+
 # --- Building a statement ------------------------------------------------------------------------
 
 
@@ -304,6 +355,8 @@ class _Builder:
             sections.append(Section("What it means for you", tuple(paragraphs)))
         if facts.status and facts.status != "approved":
             sections.append(Section("Not final yet", (self._status_words(),)))
+        if self.basis is None and player.lines and kind in (REFUND, SHARE, SEAT_RANK):
+            sections.append(Section("Why no working is shown", (WITHOUT_BASIS,)))
         parts = ()
         if kind == SHARE:
             parts = payout_parts(

@@ -335,19 +335,20 @@ def player_statement(settlement: Settlement, player: str) -> statements.Statemen
     )
 
 
-def settlement_statements(settlement: Settlement) -> Iterator[statements.Statement]:
-    """Every entrant's statement of ``settlement``, in code-point order of their ids, read in
-    chunks (three queries per STATEMENT_CHUNK entrants), so a 300,000-entrant settlement
-    streams in constant memory. Follow-ups (adjustments, compensation) are left to the
-    single statements."""
+def settlement_statements(
+    settlement: Settlement, *, after: str | None = None, chunk_size: int = STATEMENT_CHUNK
+) -> Iterator[statements.Statement]:
+    """Every entrant's statement of ``settlement`` (those whose id comes after ``after``), in
+    code-point order of their ids, read in chunks (three queries per ``chunk_size`` entrants),
+    so a 300,000-entrant settlement streams in constant memory. Follow-ups (adjustments,
+    compensation) are left to the single statements."""
     facts = settlement_facts(settlement)
     entrants = CasePlayer.objects.filter(case=settlement.case_id).alias(by_id=_by_code_point())
-    after = None
     while True:
         chunk = entrants.order_by("by_id")
         if after is not None:
             chunk = chunk.filter(by_id__gt=after)
-        chunk = list(chunk.values_list("player", "chips")[:STATEMENT_CHUNK])
+        chunk = list(chunk.values_list("player", "chips")[:chunk_size])
         if not chunk:
             return
         after = chunk[-1][0]
@@ -372,6 +373,8 @@ def settlement_statements(settlement: Settlement) -> Iterator[statements.Stateme
                     player, chips, explained(payouts.get(player)), tuple(lines[player])
                 ),
             )
+        if len(chunk) < chunk_size:
+            return  # the last chunk: no need to ask for one more
 
 
 def statement_settlements(incident: Incident) -> list[Settlement]:

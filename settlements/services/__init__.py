@@ -17,6 +17,13 @@ The public names are re-exported here, so callers write ``services.settlement_pr
 whichever module holds it.
 """
 
+from settlements.services.bases import (
+    BasisCheck,
+    settlement_basis_check,
+    settlement_basis_restore,
+    settlements_awaiting_basis,
+    settlements_without_basis,
+)
 from settlements.services.common import MAX_AMOUNT
 from settlements.services.compensation import (
     CompensationEntry,
@@ -78,6 +85,11 @@ __all__ = [
     "settlement_reject",
     "settlement_adjust",
     "SETTLEMENT_PAYOUT_FIELDS",
+    "BasisCheck",
+    "settlement_basis_check",
+    "settlement_basis_restore",
+    "settlements_awaiting_basis",
+    "settlements_without_basis",
     "CompensationEntry",
     "compensation_propose",
     "compensation_approve",

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_safe
 from settlements import permissions, player_ids, selectors
 from settlements.csv_export import csv_chunks, csv_download
 from settlements.models import Incident, Settlement
-from settlements.statements import UNITS, Statement
+from settlements.statements import UNITS, Statement, document
 from settlements.views.decorators import role_required
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
@@ -157,50 +157,11 @@ def _jsonl_download(lines, stem: str) -> StreamingHttpResponse:
     return response
 
 
-def statement_document(statement: Statement) -> dict:
-    """A statement as one JSON object: the figures (minor units, exact fractions as "n/d"),
-    the arithmetic and the words, for a CRM or a mailer."""
-    facts = statement.settlement
-    return {
-        "settlement": facts.settlement_id,
-        "case": facts.case_id,
-        "incident": facts.incident_id,
-        "tournament": facts.tournament_id,
-        "tournament_name": facts.tournament_name,
-        "settlement_status": facts.status,
-        "currency": facts.currency,
-        "stage": facts.stage,
-        "remedy": facts.remedy,
-        "decision": facts.decision,
-        "player": statement.player,
-        "player_written_out": statement.player_escaped or None,
-        "chips": statement.chips,
-        "situation": statement.kind,
-        "amounts": statement.totals,
-        "lines": [
-            {"kind": line.kind, "unit": line.unit, "amount": line.amount, "source": line.source}
-            for line in statement.lines
-        ],
-        "parts": [
-            {"part": part.code, "label": part.label, "amount": part.amount}
-            for part in statement.parts
-        ],
-        "arithmetic": [
-            {"label": step.label, "expression": step.expression, "result": str(step.result)}
-            for step in statement.steps
-        ],
-        "exact_before_rounding": str(statement.exact) if statement.exact is not None else None,
-        "rounding": statement.rounding,
-        "headline": statement.headline,
-        "text": statement.text(),
-    }
-
-
 def _jsonl(statements):
     """One JSON document per line, sent STATEMENTS_PER_CHUNK lines at a time."""
     lines = []
     for statement in statements:
-        lines.append(json.dumps(statement_document(statement), ensure_ascii=False) + "\n")
+        lines.append(json.dumps(document(statement), ensure_ascii=False) + "\n")
         if len(lines) == STATEMENTS_PER_CHUNK:
             yield "".join(lines)
             lines = []

@@ -79,6 +79,18 @@ def test_revoke_by_id_prefix_or_token_stops_the_token_at_once(api, operator, how
     assert 'error="invalid_token"' in response["WWW-Authenticate"]
 
 
+def test_a_prefix_of_decimal_digits_is_found_as_a_prefix(operator, monkeypatch):
+    # Hex digits are all decimal ones in about one prefix of 43: not an id, then.
+    monkeypatch.setattr("settlements.models.secrets.token_hex", lambda size: "43792373")
+    run("create", "operator")
+    token = ApiToken.objects.get()
+    assert token.prefix == "43792373"
+    out, _ = run("revoke", "43792373")
+    assert "Revoked token cdk_43792373" in out
+    with pytest.raises(CommandError, match="no token with the prefix cdk_12345678"):
+        run("revoke", "12345678")
+
+
 def test_revoking_twice_or_an_unknown_token_is_an_error(operator):
     raw = run("create", "operator")[0].strip()
     run("revoke", raw)

@@ -14,6 +14,7 @@ from settlements import services
 from settlements.models import CasePlayer, SettlementLine
 from settlements.services import AdjustmentEntry, CompensationEntry
 from tests.conftest import snapshot_bytes
+from tests.services.helpers import as_before_the_figures_were_kept
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
 
 pytestmark = pytest.mark.django_db
@@ -163,6 +164,20 @@ def test_players_named_by_an_individual_case_are_found(as_operator, tournament_m
 
 
 # --- Statements --------------------------------------------------------------------------------
+
+
+def test_an_older_settlement_shows_no_working_until_its_figures_are_restored(as_operator, desk):
+    approved = desk["approved"]
+    as_before_the_figures_were_kept(approved)
+    explain = reverse("settlement_player", args=[approved.pk]) + "?player=p000001"
+    for url in (statement_url(approved, "p000001"), explain):
+        html = squash(as_operator.get(url).content.decode())
+        assert "How it was worked out" not in html and "The arithmetic" not in html
+        assert "prepared before CrashDesk kept the figures" in html
+    services.settlement_basis_restore(settlement=approved)
+    html = squash(as_operator.get(statement_url(approved, "p000001")).content.decode())
+    assert "How it was worked out" in html
+    assert "prepared before CrashDesk kept the figures" not in html
 
 
 def test_the_statement_page_full_partial_and_printable(as_operator, desk):

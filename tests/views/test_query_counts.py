@@ -69,6 +69,10 @@ BOUNDS = {
     "history of one record": 7,
     "API case list": 4,
     "API case detail": 9,
+    # The token and its user, the settlement, then the page's entrants, payouts and lines; one
+    # player's also reads what else is on record for them (adjustments, compensation, prizes).
+    "API statements": 7,
+    "API statement of one player": 10,
 }
 
 
@@ -156,6 +160,10 @@ def build_desk(
             "history of one record": f"/history/settlement/{featured.pk}/",
             "API case list": "/api/v1/cases",
             "API case detail": f"/api/v1/cases/{featured.case_id}",
+            "API statements": f"/api/v1/settlements/{featured.pk}/statements",
+            "API statement of one player": (
+                f"/api/v1/settlements/{featured.pk}/statements?player=p000002"
+            ),
         },
     }
 

@@ -127,9 +127,11 @@ def _find(given: str) -> ApiToken:
     number = bounds.whole_number(given)
     if number is not None:
         token = ApiToken.objects.select_related("user").filter(pk=number).first()
-        if token is None:
+        if token is not None:
+            return token
+        # A prefix is 8 hex digits, which are all decimal ones about once in 43 tokens.
+        if len(given) != TOKEN_PREFIX_LENGTH:
             raise CommandError(f"There is no token with id {given}.")
-        return token
     prefix = given.removeprefix(TOKEN_TAG)[:TOKEN_PREFIX_LENGTH]
     if len(prefix) != TOKEN_PREFIX_LENGTH:
         raise CommandError(

@@ -1,0 +1,129 @@
+"""GET /api/v1/settlements/ID/statements: the players' statements for machines, a page at a time
+or one player's, for the roles that may see amounts."""
+
+import json
+
+import pytest
+
+from settlements import roles, selectors, services, statements
+from tests.api.conftest import bearer
+from tests.services.helpers import approved
+from tests.test_statements import arithmetic_holds
+from tests.views.conftest import signed_in
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def settlement(operator, tournament_manager, snapshot_factory):
+    return approved(operator, tournament_manager, snapshot_factory, entrants=30)
+
+
+def url(settlement, **query) -> str:
+    from django.utils.http import urlencode
+
+    return f"/api/v1/settlements/{settlement.pk}/statements" + (
+        f"?{urlencode(query)}" if query else ""
+    )
+
+
+def test_pages_of_statements_cover_every_entrant_once_as_the_export_does(
+    api, tokens, settlement, operator
+):
+    reader = bearer(tokens[roles.MARKETING_MANAGER])
+    seen, next_url = [], url(settlement, limit=7)
+    while next_url:
+        response = api.get(next_url, **reader)
+        assert response.status_code == 200 and response["Cache-Control"] == "no-store, private"
+        body = response.json()
+        assert body["settlement"] == settlement.pk and body["settlement_status"] == "approved"
+        assert len(body["statements"]) <= 7
+        seen += body["statements"]
+        next_url = body["next"]
+    assert [d["player"] for d in seen] == sorted(f"p{n:06d}" for n in range(1, 31))
+    # The same documents as the JSON Lines export of the web.
+    export = signed_in(operator).get(f"/settlements/{settlement.pk}/statements.jsonl")
+    exported = [json.loads(line) for line in b"".join(export.streaming_content).splitlines()]
+    assert seen == exported
+
+
+def test_the_numbers_tie_to_the_ledger_lines(api, tokens, settlement):
+    body = api.get(url(settlement), **bearer(tokens[roles.AUDITOR])).json()
+    detail = selectors.settlement_detail(settlement.pk)
+    for document in body["statements"]:
+        totals: dict[str, int] = {}
+        for line in document["lines"]:
+            totals[line["unit"]] = totals.get(line["unit"], 0) + line["amount"]
+        assert document["amounts"] == totals
+        for step in document["arithmetic"]:
+            assert str(statements.evaluate(step["expression"], "USD")) == step["result"]
+    paid = {line.player for line in settlement.lines.all()}
+    assert paid and paid <= {document["player"] for document in body["statements"]}
+    for statement in selectors.settlement_statements(detail):
+        arithmetic_holds(statement)
+
+
+def test_one_players_statement_says_what_else_is_on_record(
+    api, tokens, settlement, operator, second_manager
+):
+    compensation = services.compensation_propose(
+        case=settlement.case,
+        actor=operator,
+        reason="disconnected at the crash",
+        entries=[services.CompensationEntry("p000002", 500)],
+    )
+    services.compensation_approve(compensation=compensation, actor=second_manager)
+    body = api.get(url(settlement, player="p000002"), **bearer(tokens[roles.OPERATOR])).json()
+    (document,) = body["statements"]
+    assert document["player"] == "p000002" and body["next"] is None
+    assert any(f"Compensation #{compensation.pk}" in words for words in document["also_on_record"])
+    missing = api.get(url(settlement, player="nobody"), **bearer(tokens[roles.OPERATOR]))
+    assert missing.status_code == 404 and missing.json()["errors"][0]["path"] == "?player"
+
+
+@pytest.mark.parametrize(
+    ("query", "path"),
+    [
+        ({"limit": "0"}, "?limit"),
+        ({"limit": "1001"}, "?limit"),
+        ({"player": "p000001", "limit": "5"}, "?player"),
+    ],
+)
+def test_bad_parameters_name_themselves(api, tokens, settlement, query, path):
+    response = api.get(url(settlement, **query), **bearer(tokens[roles.AUDITOR]))
+    assert response.status_code == 400 and response.json()["errors"][0]["path"] == path
+
+
+def test_an_adjustment_or_an_unknown_settlement_is_a_json_404(api, tokens, settlement, operator):
+    adjustment = services.settlement_adjust(
+        settlement=settlement,
+        actor=operator,
+        reason="missed a refund",
+        entries=[services.AdjustmentEntry("p000003", "refund_fee", "cash", 100, "house")],
+    )
+    reader = bearer(tokens[roles.AUDITOR])
+    response = api.get(url(adjustment), **reader)
+    assert (
+        response.status_code == 404
+        and f"#{settlement.pk}" in response.json()["errors"][0]["message"]
+    )
+    assert api.get("/api/v1/settlements/999999/statements", **reader).status_code == 404
+
+
+@pytest.mark.parametrize("kind", list(roles.ALL_ROLES))
+def test_every_role_that_sees_amounts_may_read(api, tokens, settlement, kind):
+    assert api.get(url(settlement), **bearer(tokens[kind])).status_code == 200
+
+
+@pytest.mark.parametrize("kind", [roles.CASHIER, "none"])
+def test_roles_that_do_not_see_amounts_are_refused(api, tokens, settlement, kind):
+    response = api.get(url(settlement), **bearer(tokens[kind]))
+    assert response.status_code == 403
+    assert response.json()["errors"][0]["path"] == "Authorization"
+    assert "statements" not in response.json()
+
+
+def test_no_token_no_statements(settlement, operator):
+    # A session cookie is no credential here.
+    response = signed_in(operator).get(url(settlement))
+    assert response.status_code == 401 and "statements" not in response.json()
