@@ -12,7 +12,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("settlements", "0023_job_run_token"),
+        ("settlements", "0025_cheaper_toast_for_snapshots"),
     ]
 
     operations = [
