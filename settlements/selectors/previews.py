@@ -182,29 +182,22 @@ def _preview(snapshot, case: Case, option: str, result) -> DecisionPreview:
     seat_value = getattr(snapshot.tournament, "seat_value", None)
     chips = {player.id: player.chips for player in snapshot.players}
     ranked = sorted(result.payouts, key=lambda row: (-chips[row.player], row.player))
-    examples = [
-        PayoutExample(
-            player=row.player,
-            chips=chips[row.player],
-            rank=rank,
-            cash=row.cash,
-            tdollars=row.tdollars,
-            tickets=row.tickets,
-            fpp=row.fpp,
-        )
-        for rank, row in enumerate(ranked, start=1)
-    ]
     worth = [
-        payout_worth(cash=e.cash, tdollars=e.tdollars, tickets=e.tickets, seat_value=seat_value)
-        for e in examples
+        payout_worth(
+            cash=row.cash, tdollars=row.tdollars, tickets=row.tickets, seat_value=seat_value
+        )
+        for row in ranked
     ]
     # Points-only payouts (FPP refunds) are ordered by points; money payouts by their worth.
-    order = worth if any(worth) else [e.fpp for e in examples]
+    order = worth if any(worth) else [row.fpp for row in ranked]
     biggest = smallest = None
-    if examples:
-        top = max(range(len(examples)), key=lambda i: (order[i], -i))
-        bottom = min(range(len(examples)), key=lambda i: (order[i], -i))
-        biggest, smallest = examples[top], examples[bottom]
+    if ranked:
+        # The first of the largest and the last of the smallest, in chip rank order. Only these
+        # two are shown; building an example of every payout cost more than the settling.
+        top = order.index(max(order))
+        lowest = min(order)
+        bottom = len(order) - 1 - order[::-1].index(lowest)
+        biggest, smallest = _example(ranked, top, chips), _example(ranked, bottom, chips)
     return DecisionPreview(
         option=option,
         remedy=result.remedy,
@@ -214,6 +207,19 @@ def _preview(snapshot, case: Case, option: str, result) -> DecisionPreview:
         biggest=biggest,
         smallest=smallest,
         chart=sample_by_rank(worth) if any(worth) else [],
+    )
+
+
+def _example(ranked, index: int, chips: dict[str, int]) -> PayoutExample:
+    row = ranked[index]
+    return PayoutExample(
+        player=row.player,
+        chips=chips[row.player],
+        rank=index + 1,
+        cash=row.cash,
+        tdollars=row.tdollars,
+        tickets=row.tickets,
+        fpp=row.fpp,
     )
 
 

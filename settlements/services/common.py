@@ -6,6 +6,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
+import psycopg
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -54,6 +55,24 @@ def _insert_rows(model, fields: Sequence[str], rows: Iterable[tuple]) -> None:
     model.objects.bulk_create(
         (model(**dict(zip(attnames, row, strict=True))) for row in rows), batch_size=BULK_BATCH
     )
+
+
+def _insert_bound_rows(model, fields: Sequence[str], rows: Sequence[tuple]) -> None:
+    """Insert rows whose values are large (files' bytes) with the values sent apart from the
+    statement, bytes as binary. Django's PostgreSQL cursor writes every value into the SQL
+    text: a 75 KB file becomes 150 KB of hex for the server to parse, four times slower for an
+    upload of 200 files. Bypasses model save(), like _insert_rows."""
+    if connection.vendor == "postgresql":
+        quote = connection.ops.quote_name
+        columns = ", ".join(quote(model._meta.get_field(name).column) for name in fields)
+        values = ", ".join(["%s"] * len(fields))
+        sql = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({values})"
+        connection.ensure_connection()
+        with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+            cursor.executemany(sql, rows)
+        return
+    attnames = [model._meta.get_field(name).attname for name in fields]
+    model.objects.bulk_create(model(**dict(zip(attnames, row, strict=True))) for row in rows)
 
 
 def _save(instance, *, actor, reason: str) -> None:

@@ -29,6 +29,7 @@ from settlements import roles, wording
 from settlements.errors import DomainError, Duplicate, NotAllowed
 from settlements.models import Case, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
+from settlements.services.common import _insert_bound_rows
 from settlements.services.decisions import decision_record
 from settlements.services.settlements import (
     settlement_approve,
@@ -103,17 +104,21 @@ def job_start(
         raise Duplicate(
             "This work is already under way; follow it on its progress page.", existing=running
         ) from None
-    JobItem.objects.bulk_create(
-        JobItem(
-            job=job,
-            position=position,
-            key=item.key,
-            label=item.label,
-            payload=item.payload,
-            status=JobItem.Status.FAILED if item.problem else JobItem.Status.PENDING,
-            message=item.problem,
-        )
-        for position, item in enumerate(items, start=1)
+    _insert_bound_rows(
+        JobItem,
+        ("job", "position", "key", "label", "payload", "status", "message"),
+        [
+            (
+                job.pk,
+                position,
+                item.key,
+                item.label,
+                item.payload,
+                JobItem.Status.FAILED if item.problem else JobItem.Status.PENDING,
+                item.problem,
+            )
+            for position, item in enumerate(items, start=1)
+        ],
     )
     _enqueue(job)
     return job
