@@ -36,7 +36,7 @@ from settlements.templatetags.timezones import when
 from settlements.views.decorators import role_required
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
-from settlements.views.rows import RowUrls, stamp
+from settlements.views.rows import RowUrls
 
 PER_PAGE = 50
 VERSIONS_PER_PAGE = 20
@@ -256,7 +256,7 @@ def _annotate_changes(rows: list[dict]) -> None:
         row["model_label"] = MODEL_LABELS.get(row["model"], row["model"])
         row["type_label"] = HISTORY_TYPES.get(row["history_type"], row["history_type"])
         row["url"] = record_url(row["model"], row["id"])
-        row["when"] = stamp(row["history_date"])
+        row["when"] = when(row["history_date"], "seconds")
         row["reason"] = Truncator(row["history_change_reason"] or "").chars(120)
 
 
@@ -271,7 +271,7 @@ def _annotate_events(events) -> None:
         )
         event.incident_url = incident_url(event.incident_id) if event.incident_id else ""
         event.case_url = case_url(event.case_id) if event.case_id else ""
-        event.when = stamp(event.at)
+        event.when = when(event.at, "seconds")
 
 
 CHANGE_HEADER = ("at", "record_type", "record_id", "version", "change", "user", "reason")

@@ -10,7 +10,6 @@ from django.urls.resolvers import URLResolver
 from django.utils import timezone
 
 from settlements import selectors, services
-from settlements.templatetags.timezones import when
 from settlements.views import rows
 
 pytestmark = pytest.mark.django_db
@@ -57,15 +56,6 @@ def test_row_links_are_the_ones_reverse_gives(busy_history):
     assert links("case", 12) == reverse("history_record", args=["case", 12])
     assert links("settlement", 7) == reverse("history_record", args=["settlement", 7])
     assert rows.RowUrls("case_detail")(3) == reverse("case_detail", args=[3])
-
-
-@pytest.mark.parametrize("zone", ["UTC", "Europe/Malta", "America/St_Johns"])
-def test_stamps_read_as_the_when_filter_writes_them(settings, zone):
-    settings.TIME_ZONE = zone
-    moment = timezone.now().replace(microsecond=0)
-    for months in range(12):
-        value = moment + timedelta(days=31 * months, hours=months)
-        assert rows.stamp(value) == when(value, "seconds")
 
 
 def test_compiled_history_entries_read_what_the_queryset_reads(

@@ -2,11 +2,14 @@
 
 import csv
 import io
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.template import TemplateSyntaxError
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateformat import format as date_format
 
 from settlements import services
 from settlements.middleware import TIME_ZONE_SESSION_KEY
@@ -96,3 +99,23 @@ def test_the_hour_a_clock_goes_back_twice_names_which_one_it_is(settings):
     first = when(datetime(2024, 10, 27, 0, 30, tzinfo=UTC))
     second = when(datetime(2024, 10, 27, 1, 30, tzinfo=UTC))
     assert (first, second) == ("27 Oct 2024, 02:30 CEST", "27 Oct 2024, 02:30 CET")
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Malta", "America/St_Johns", "Asia/Kathmandu"])
+def test_the_when_filter_writes_what_djangos_date_format_would(settings, zone):
+    """``when`` writes its times by hand for speed; Django's formatting is the reference."""
+    settings.TIME_ZONE = zone
+    start = datetime(2026, 1, 1, 0, 0, 7, tzinfo=UTC)
+    moments = [start + timedelta(days=31 * n, hours=7 * n, minutes=n) for n in range(12)]
+    moments.append(datetime(1, 1, 2, 3, 4, 5, tzinfo=UTC))  # a year shown with four digits
+    formats = {"minutes": "j M Y, H:i", "seconds": "j M Y, H:i:s", "time": "H:i"}
+    for moment in moments:
+        local = timezone.localtime(moment)
+        for precision, format_string in formats.items():
+            expected = f"{date_format(local, format_string)} {local.tzname()}"
+            assert when(moment, precision) == expected
+
+
+def test_the_when_filter_refuses_a_precision_it_does_not_know():
+    with pytest.raises(TemplateSyntaxError):
+        when(datetime(2026, 11, 30, tzinfo=UTC), "hours")
