@@ -23,7 +23,7 @@ from typing import NamedTuple
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import change_mark, permissions
+from settlements import change_mark, permissions, player_ids
 from settlements.errors import DomainError
 from settlements.models import (
     Case,
@@ -287,6 +287,10 @@ def _judge(item: ConfirmationEntry, line: _LineState, latest: datetime):
             "external_reference",
             f"Give the external reference (1 to {MAX_REFERENCE_LENGTH} characters).",
         ), None
+    # Shown on the payments pages and in the audit CSV, and matched on a repeat: a control or
+    # invisible character (a NUL was a database error) would make two references look alike.
+    if problem := player_ids.id_problem(reference):
+        return _refused(item, "external_reference", f"The external reference {problem}."), None
     if item.at > latest:
         return _refused(item, "at", "The time is in the future."), None
     if item.status == PAID and line.paid_reference == reference:

@@ -4,6 +4,8 @@ import pytest
 from django.test import Client
 
 from settlements import roles, services
+from settlements.services import CompensationEntry
+from tests.services.helpers import approved
 
 
 def bearer(raw: str) -> dict:
@@ -38,3 +40,22 @@ def post_snapshot(client: Client, raw_token: str | None, body: bytes, query: str
 @pytest.fixture
 def operator_token(tokens):
     return tokens[roles.OPERATOR]
+
+
+@pytest.fixture
+def wallet(tokens):
+    """The cashier's credentials."""
+    return bearer(tokens[roles.CASHIER])
+
+
+@pytest.fixture
+def desk(operator, tournament_manager, second_manager, snapshot_factory):
+    settlement = approved(operator, tournament_manager, snapshot_factory, stage="early")
+    proposal = services.compensation_propose(
+        case=settlement.case,
+        actor=operator,
+        reason="lag",
+        entries=[CompensationEntry("p000001", 250), CompensationEntry("p000002", 30, "fpp")],
+    )
+    services.compensation_approve(compensation=proposal, actor=second_manager)
+    return settlement

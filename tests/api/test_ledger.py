@@ -5,33 +5,12 @@ import json
 import pytest
 from django.utils import timezone
 
-from settlements import roles, services
 from settlements.api import decode_cursor, encode_cursor
 from settlements.models import PaymentConfirmation
 from settlements.selectors import payments as payment_reads
-from settlements.services import CompensationEntry
-from tests.api.conftest import bearer
 from tests.services.helpers import approved
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def wallet(tokens):
-    return bearer(tokens[roles.CASHIER])
-
-
-@pytest.fixture
-def desk(operator, tournament_manager, second_manager, snapshot_factory):
-    settlement = approved(operator, tournament_manager, snapshot_factory, stage="early")
-    proposal = services.compensation_propose(
-        case=settlement.case,
-        actor=operator,
-        reason="lag",
-        entries=[CompensationEntry("p000001", 250), CompensationEntry("p000002", 30, "fpp")],
-    )
-    services.compensation_approve(compensation=proposal, actor=second_manager)
-    return settlement
 
 
 def walk(api, wallet, limit: int, after: str | None = None) -> tuple[list[dict], str, int]:
