@@ -139,6 +139,11 @@ _DATETIME_INPUT = {
 }
 
 
+# Sentences (a reason, an outcome) are kept with every record they explain and shown in the
+# history: a bulk approval of a thousand settlements repeated a 1 MB reason in each record.
+PROSE_MAX_LENGTH = 5000
+
+
 def _prose(rows: int) -> forms.Textarea:
     """A box for sentences (a reason, an outcome), sized to them."""
     return forms.Textarea(attrs={"rows": rows, "class": "textarea--prose"})
@@ -160,6 +165,7 @@ class DecisionForm(DomainErrorsMixin, forms.Form):
     option = forms.ChoiceField(widget=forms.RadioSelect, label="Option")
     reason = forms.CharField(
         widget=_prose(3),
+        max_length=PROSE_MAX_LENGTH,
         label="Why this option",
         help_text="Kept with the decision for the approvers and the auditors.",
     )
@@ -213,6 +219,7 @@ class DecisionForm(DomainErrorsMixin, forms.Form):
 class ReasonForm(DomainErrorsMixin, forms.Form):
     reason = forms.CharField(
         widget=_prose(3),
+        max_length=PROSE_MAX_LENGTH,
         label="Reason",
         help_text="Recorded with your name and the time.",
     )
@@ -261,6 +268,7 @@ class CompensationForm(DomainErrorsMixin, forms.Form):
     )
     reason = forms.CharField(
         widget=_prose(3),
+        max_length=PROSE_MAX_LENGTH,
         label="What went wrong for these players",
     )
 
@@ -309,7 +317,7 @@ class PrizeWithdrawalForm(DomainErrorsMixin, forms.Form):
         choices=[("", "—"), *Unit.choices],
     )
     outcome = forms.ChoiceField(widget=forms.RadioSelect, choices=PrizeWithdrawal.Outcome.choices)
-    reason = forms.CharField(widget=_prose(3), label="Why")
+    reason = forms.CharField(widget=_prose(3), max_length=PROSE_MAX_LENGTH, label="Why")
 
     def __init__(self, *args, currency: str, **kwargs):
         super().__init__(*args, **kwargs)
@@ -348,7 +356,9 @@ class IndividualCaseForm(DomainErrorsMixin, forms.Form):
         label="Players concerned",
         help_text="Player ids, one per line.",
     )
-    description = forms.CharField(widget=_prose(4), label="What happened to them")
+    description = forms.CharField(
+        widget=_prose(4), max_length=PROSE_MAX_LENGTH, label="What happened to them"
+    )
     incident = forms.ModelChoiceField(
         queryset=Incident.objects.none(),
         required=False,
@@ -425,6 +435,7 @@ class IndividualCaseForm(DomainErrorsMixin, forms.Form):
 class ResolveForm(DomainErrorsMixin, forms.Form):
     outcome = forms.CharField(
         widget=_prose(4),
+        max_length=PROSE_MAX_LENGTH,
         label="Outcome",
         help_text="What was decided for the players, including any compensation proposed.",
     )

@@ -6,7 +6,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import permissions, roles, wording
+from settlements import bounds, permissions, roles, wording
 from settlements.errors import DomainError
 from settlements.models import Case, Decision, Event, Stage
 from settlements.services.common import (
@@ -96,6 +96,10 @@ def check_reschedule_date(reschedule_at: datetime | None) -> None:
     its confirmation step never shows a date the service would refuse."""
     if reschedule_at is None:
         raise DomainError("A reschedule needs the new date.", field="reschedule_at")
+    # Asked here too, not only when the decision is recorded: a decision of many cases is
+    # recorded by a job, where a date past the bounds failed every case one by one.
+    if problem := bounds.time_problem(reschedule_at):
+        raise DomainError(f"The new date {problem}.", field="reschedule_at")
     if reschedule_at <= timezone.now():
         raise DomainError("The new date must be in the future.", field="reschedule_at")
 

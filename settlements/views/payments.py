@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from settlements import ledger, permissions, roles, selectors, services
+from settlements import bounds, ledger, permissions, roles, selectors, services
 from settlements.csv_export import csv_download
 from settlements.errors import DomainError, NotAllowed
 from settlements.forms import ReasonForm
@@ -187,10 +187,11 @@ def _incident_filter(request) -> Incident | None:
     raw = request.GET.get("incident", "")
     if not raw:
         return None
-    if not raw.isdigit() or len(raw) > 18:
+    number = bounds.whole_number(raw)
+    if number is None:
         raise Http404("No such incident.")
-    return _incident(int(raw))
+    return _incident(number)
 
 
 def _place(raw: str | None) -> int:
-    return int(raw) if raw and raw.isdigit() and len(raw) <= 18 else 0
+    return bounds.whole_number(raw) or 0

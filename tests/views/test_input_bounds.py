@@ -115,3 +115,70 @@ def test_the_admin_checks_the_times_it_may_edit_the_same_way(operator, incident)
     with pytest.raises(ValidationError) as refused:
         tournament.full_clean()
     assert list(refused.value.message_dict) == ["scheduled_start"]
+
+
+def test_a_reschedule_of_many_cases_where_no_time_can_be_shown_is_refused_before_any_job(
+    as_marketing, load_case, settings
+):
+    """The decision of many cases is recorded by a job: the form let such a date through, and
+    the job then failed every case one by one."""
+    settings.TIME_ZONE = "America/New_York"
+    cases = [load_case(type="freeroll", stage="early", tournament_id=f"FB{n}") for n in range(2)]
+    data = {
+        "selection": ",".join(str(case.pk) for case in cases),
+        "option": "reschedule",
+        "reason": "Players asked for it",
+    }
+    url = reverse("incident_decide", args=[cases[0].incident_id])
+    before = row_counts()
+    for when in ("9999-12-31T23:00", "0001-01-01T00:00", "10000-01-01T00:00", "2027-02-30T10:00"):
+        response = as_marketing.post(url, {**data, "reschedule_at": when}, **HTMX)
+        assert response.status_code == 422, when
+        errors = response.context["form"].errors
+        assert list(errors) == ["reschedule_at"], when
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize(
+    ("reason", "message"),
+    [
+        ("x" * 1_000_000, "at most 5000 characters"),
+        ("a\x00b", "Null characters are not allowed"),
+        (" \n\t", "This field is required"),
+    ],
+)
+def test_a_reason_for_many_approvals_that_cannot_be_kept_is_refused_at_its_field(
+    as_manager, operator, incident, load_case, reason, message
+):
+    """A reason is kept with every settlement approved: 1 MB of it was taken, and repeated."""
+    from tests.views.test_outage import submitted
+
+    settlements = submitted([load_case(stage="late", tournament_id=f"R{n}") for n in range(2)],
+                            operator)  # fmt: skip
+    before = row_counts()
+    response = as_manager.post(
+        reverse("incident_approve", args=[incident.pk]),
+        {
+            "selection": ",".join(str(s.pk) for s in settlements),
+            "reason": reason,
+            "step": "confirm",
+        },
+        **HTMX,
+    )
+    assert response.status_code == 422
+    errors = response.context["form"].errors
+    assert list(errors) == ["reason"] and message in errors["reason"][0]
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize("incident", ["²", "١", "9" * 30, "-1", "1e3"])
+def test_payment_pages_filtered_by_an_incident_that_is_not_a_number_find_none(as_auditor, incident):
+    """ "²" passed str.isdigit() and failed int(): a server error on four pages."""
+    for name in ("payments", "payments_audit", "payments_audit_export"):
+        assert as_auditor.get(reverse(name), {"incident": incident}).status_code == 404
+
+
+@pytest.mark.parametrize("after", ["²", "١", "9" * 30, "-1", "x"])
+def test_the_overdue_lines_after_a_place_that_is_not_a_number_start_at_the_first(as_auditor, after):
+    response = as_auditor.get(reverse("payments"), {"tab": "overdue", "after": after})
+    assert response.status_code == 200 and response.context["after"] == 0
