@@ -7,10 +7,21 @@ the limit instead of filling the memory.
 """
 
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from django.conf import settings
+
+from settlements import player_ids
+
+# What zipfile raises for an archive it cannot open (a name flagged UTF-8 that is not) or an
+# entry it cannot unpack: sizes or checksum that do not match the data (a lying zip bomb),
+# corrupt compressed data, encryption, a compression method it does not know.
+_UNREADABLE = (
+    zipfile.BadZipFile, zlib.error, EOFError, UnicodeDecodeError, NotImplementedError,
+    RuntimeError, ValueError, OSError,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -28,6 +39,8 @@ def snapshot_files(uploads) -> list[SnapshotFile]:
         upload.seek(0)
         if head.startswith(b"PK\x03\x04") or upload.name.lower().endswith(".zip"):
             files.extend(_archive_entries(upload))
+        elif problem := player_ids.id_problem(upload.name):
+            files.append(SnapshotFile(player_ids.escaped(upload.name), None, f"its name {problem}"))
         else:
             files.append(_bounded(upload.name, upload.size, upload.read))
     return files
@@ -36,7 +49,7 @@ def snapshot_files(uploads) -> list[SnapshotFile]:
 def _archive_entries(upload) -> list[SnapshotFile]:
     try:
         archive = zipfile.ZipFile(upload)
-    except zipfile.BadZipFile:
+    except _UNREADABLE:
         return [SnapshotFile(upload.name, None, "not a readable zip archive")]
     entries = [info for info in archive.infolist() if not info.is_dir()]
     if len(entries) > settings.ARCHIVE_MAX_FILES:
@@ -53,13 +66,18 @@ def _archive_entries(upload) -> list[SnapshotFile]:
         name = info.filename
         problem = _name_problem(name)
         if problem:
-            files.append(SnapshotFile(name, None, problem))
+            # Shown with its refusal, so written out: the page shows what the name holds.
+            files.append(SnapshotFile(player_ids.escaped(name) or name, None, problem))
             continue
         if budget <= 0:
             files.append(SnapshotFile(name, None, "the archive is too large once unpacked"))
             continue
-        with archive.open(info) as entry:
-            loaded = _bounded(name, info.file_size, entry.read, cap=budget)
+        try:
+            with archive.open(info) as entry:
+                loaded = _bounded(name, info.file_size, entry.read, cap=budget)
+        except _UNREADABLE:
+            files.append(SnapshotFile(name, None, "this file of the archive cannot be unpacked"))
+            continue
         if loaded.content is not None:
             budget -= len(loaded.content)
         files.append(loaded)
@@ -67,6 +85,10 @@ def _archive_entries(upload) -> list[SnapshotFile]:
 
 
 def _name_problem(name: str) -> str:
+    # The name labels the file on the job's page: a control character or a right-to-left
+    # override there could make it read as another file's.
+    if problem := player_ids.id_problem(name):
+        return f"its name {problem}"
     path = PurePosixPath(name.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or ":" in path.parts[0]:
         return "its name points outside the archive"

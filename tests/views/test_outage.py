@@ -2,6 +2,7 @@
 
 import io
 import re
+import struct
 import zipfile
 from datetime import timedelta
 
@@ -540,3 +541,34 @@ def test_a_selection_of_junk_chooses_nothing(as_manager, operator, incident, lat
     assert "None of the chosen settlements" in response.content.decode()
     page = as_manager.get(url, {"out": junk})
     assert page.status_code == 200 and "Review the approval of 1" in page.content.decode()
+
+
+def test_an_upload_of_unreadable_archives_is_a_form_error_and_starts_no_job(as_operator, incident):
+    """A zip that lies about an entry's size, or is not a zip: each was a server error."""
+    data = bytearray(zip_of(("lie.json", b" " * 50_000)))
+    struct.pack_into("<I", data, 22, 10)
+    struct.pack_into("<I", data, data.rfind(b"PK\x01\x02") + 24, 10)
+    url = reverse("incident_upload_many", args=[incident.pk])
+    files = [SimpleUploadedFile("a.zip", bytes(data)), SimpleUploadedFile("b.zip", b"PK")]
+    response = as_operator.post(url, {"files": files})
+    assert response.status_code == 422
+    assert "cannot be unpacked" in response.content.decode()
+    assert not Job.objects.exists()
+
+
+def test_a_refused_name_is_stored_and_shown_written_out(as_operator, incident, snapshot_factory):
+    archive = zip_of(("x\u202e.json", b"{}"), ("ok.json", snapshot_factory()))
+    url = reverse("incident_upload_many", args=[incident.pk])
+    job = job_of(as_operator.post(url, {"files": [SimpleUploadedFile("a.zip", archive)]}))
+    refused = job.items.get(status=JobItem.Status.FAILED)
+    assert refused.label == refused.key == "x\\u202e.json"
+    page = as_operator.get(reverse("job_detail", args=[job.pk])).content.decode()
+    assert "x\\u202e.json" in page and "\u202e" not in page
+
+
+def zip_of(*entries: tuple[str, bytes]) -> bytes:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as writer:
+        for name, data in entries:
+            writer.writestr(name, data)
+    return archive.getvalue()
