@@ -126,3 +126,53 @@ def test_the_history_export_escapes_ids_and_reasons(
         ).decode()
     )
     assert "'" + HYPERLINK in {row["tournament"] for row in events}
+
+
+@pytest.mark.django_db
+def test_statement_and_payment_exports_escape_ids_and_references(
+    operator, tournament_manager, auditor, cashier
+):
+    """The exports added with the statements and the payments follow the same rule: every
+    text cell, whether a player id, a tournament id, a statement's sentence or a cashier's
+    reference, is safe to open."""
+    from django.utils import timezone
+
+    from settlements.selectors import payments as payment_reads
+    from settlements.services import ConfirmationEntry
+
+    incident = services.incident_report(actor=operator, title="=1+1", started_at=timezone.now())
+    doc = build_snapshot(tournament_id=HYPERLINK, stage="early", entrants=len(HOSTILE_IDS))
+    for player, text in zip(doc["players"], HOSTILE_IDS, strict=True):
+        player["id"] = text
+    case = services.case_load_snapshot(actor=operator, snapshot=json.dumps(doc), incident=incident)
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    line = next(payment_reads.approved_lines())
+    services.payment_confirm(
+        actor=cashier,
+        confirmations=[
+            ConfirmationEntry(line.key, "failed", HYPERLINK, timezone.now(), line.amount)
+        ],
+    )
+    client = Client()
+    client.force_login(auditor)
+    exports = {
+        name: b"".join(client.get(url).streaming_content).decode()
+        for name, url in (
+            ("settlement", reverse("settlement_statements_csv", args=[settlement.pk])),
+            ("incident", reverse("incident_statements_csv", args=[incident.pk])),
+            ("audit", reverse("payments_audit_export")),
+            ("batch", reverse("incident_payments_csv", args=[incident.pk])),
+        )
+    }
+    for name in ("settlement", "incident"):
+        rows = read(exports[name])
+        assert_escaped(rows, "player", set(HOSTILE_IDS))
+        assert {row["tournament"] for row in rows} == {"'" + HYPERLINK}
+    assert "'" + HYPERLINK in {row["external_reference"] for row in read(exports["audit"])}
+    batch = read(exports["batch"].split("\r\n\r\n")[0])
+    assert batch and all(row["player"].startswith("'") for row in batch)
+    for name, text in exports.items():
+        for row in csv.reader(io.StringIO(text)):
+            assert all(cell[:1] not in FORMULA_STARTS for cell in row), (name, row)

@@ -127,3 +127,54 @@ def test_no_token_no_statements(settlement, operator):
     # A session cookie is no credential here.
     response = signed_in(operator).get(url(settlement))
     assert response.status_code == 401 and "statements" not in response.json()
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "path"),
+    [
+        ("player=p%00", 400, "?player"),
+        ("after=%00", 400, "?after"),
+        ("limit=%C2%B2", 400, "?limit"),
+        ("limit=%D9%A1", 400, "?limit"),
+        ("limit=-1", 400, "?limit"),
+        ("limit=" + "9" * 40, 400, "?limit"),
+        ("player=" + "x" * 10_240, 404, "?player"),
+        ("player=p00000%D9%A1", 404, "?player"),  # looks like p000001, is not
+        ("player=p%25", 404, "?player"),
+        ("player=%ED%A0%80", 404, "?player"),
+    ],
+)
+def test_a_query_no_statement_answers_is_refused_by_name(
+    api, tokens, settlement, query, status, path
+):
+    response = api.get(
+        f"/api/v1/settlements/{settlement.pk}/statements?{query}", **bearer(tokens[roles.AUDITOR])
+    )
+    assert response.status_code == status
+    assert [error["path"] for error in response.json()["errors"]] == [path]
+
+
+@pytest.mark.parametrize(
+    ("raw", "after"),
+    [
+        ("p0000%25", "p0000%"),  # a LIKE wildcard is a character like any other
+        ("p00001_", "p00001_"),
+        ("%ED%A0%80", "\ufffd"),  # a lone surrogate arrives replaced
+        ("%F4%8F%BF%BF", "\U0010ffff"),
+        ("x" * 10_240, "x" * 10_240),
+    ],
+)
+def test_any_after_text_gives_the_page_after_it(api, tokens, settlement, raw, after):
+    response = api.get(
+        f"/api/v1/settlements/{settlement.pk}/statements?after={raw}",
+        **bearer(tokens[roles.AUDITOR]),
+    )
+    assert response.status_code == 200
+    players = [statement["player"] for statement in response.json()["statements"]]
+    assert players == sorted(player for player in players if player > after)
+
+
+@pytest.mark.parametrize("number", [str(2**63), "9" * 25])
+def test_a_settlement_number_beyond_any_id_is_a_json_404(api, tokens, number):
+    response = api.get(f"/api/v1/settlements/{number}/statements", **bearer(tokens[roles.AUDITOR]))
+    assert response.status_code == 404 and response.json()["errors"][0]["path"] == "$"

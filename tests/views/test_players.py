@@ -254,3 +254,63 @@ def test_an_incident_exports_the_statements_of_its_approved_settlements(as_opera
     later = desk["second"].incident
     response = as_operator.get(reverse("incident_statements_csv", args=[later.pk]))
     assert body(response).splitlines()[1:] == []
+
+
+# --- Hostile and clumsy searches -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["p%", "p_00001", "p%1", "_", "%", "p\\", "\\", "p00000[1]"])
+def test_like_wildcards_and_backslashes_are_plain_characters(as_operator, desk, query):
+    html = squash(as_operator.get(players_url(query)).content.decode())
+    assert "No player id is" in html
+    assert not re.findall(r'<li><a href="\?q=([^"]+)"', html)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "%ED%A0%80",  # a lone surrogate, as UTF-8 would spell it
+        "p0000%ED%B0%80",
+        "%FF%FE",
+        "p%E2%80%AE0001",  # a right-to-left override
+        "%01%1B%7F",
+        "%F4%8F%BF%BF",  # U+10FFFF, whose next code point does not exist
+        "p" * 10_240,
+        "%20p000001",
+    ],
+)
+def test_any_search_text_answers_the_page_twice(as_operator, desk, raw):
+    for _ in range(2):
+        response = as_operator.get(f"{reverse('players')}?q={raw}&after={raw}")
+        assert response.status_code == 200
+    assert as_operator.get(f"{reverse('players')}?q={raw}", **HTMX).status_code == 200
+
+
+def test_a_nul_in_the_search_is_refused_by_name(as_operator, desk):
+    response = as_operator.get(f"{reverse('players')}?q=p%00")
+    assert response.status_code == 400 and response.content.decode().startswith("?q ")
+
+
+@pytest.mark.parametrize(
+    ("player", "status"),
+    [
+        ("p0000%ED%A0%80", 404),
+        ("x" * 10_240, 404),
+        ("p00000%D9%A5", 200),  # the look-alike entrant p00000\u0665
+        ("p000005", 200),
+        ("p00000%D9%A1", 404),  # looks like p000001, is not
+        ("%EF%BC%9D1", 404),
+        ("p%00", 400),
+    ],
+)
+def test_a_statement_for_any_player_text_is_a_statement_or_not_found(
+    as_operator, desk, player, status
+):
+    settlement = desk["approved"]
+    for name in ("settlement_statement", "settlement_statement_print"):
+        for _ in range(2):
+            response = as_operator.get(f"{reverse(name, args=[settlement.pk])}?player={player}")
+            assert response.status_code == status
+    arabic = as_operator.get(statement_url(settlement, "p00000\u0665")).content.decode()
+    latin = as_operator.get(statement_url(settlement, "p000005")).content.decode()
+    assert "p00000\\u0665" in arabic and "p00000\\u0665" not in latin
