@@ -280,8 +280,31 @@ def test_a_reissue_is_not_approved_by_its_proposer(outage, tournament_manager, c
     assert reissue.status == "proposed"
 
 
-def test_an_unknown_key_has_no_reissue_page(as_operator):
-    assert as_operator.get(reverse("reissue_new", args=["999-1"])).status_code == 404
+@pytest.mark.parametrize(
+    "key", ["999-1", f"{2**64}-1", f"C{2**64}-1", "1-١", "x" * 5000, "%00", "R-1", "1-"]
+)
+def test_an_unknown_key_has_no_reissue_page(as_operator, key):
+    assert as_operator.get(reverse("reissue_new", args=[key])).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("reason", "message"),
+    [
+        ("x" * 1_000_000, "at most 5000 characters"),
+        ("fixed\x00", "Null characters are not allowed"),
+        ("  ", "This field is required"),
+    ],
+)
+def test_a_reissue_reason_that_cannot_be_kept_is_refused_at_its_field(
+    outage, as_operator, cashier, reason, message
+):
+    line = next(payment_reads.approved_lines(LedgerRelease.objects.filter(
+        settlement=outage["settlements"][1])))  # fmt: skip
+    confirm(cashier, line, status="failed")
+    response = as_operator.post(reverse("reissue_new", args=[line.key]), {"reason": reason}, **HTMX)
+    assert response.status_code == 422
+    assert message in response.context["form"].errors["reason"][0]
+    assert not Reissue.objects.filter(original_key=line.key).exists()
 
 
 # --- The auditor's answer ----------------------------------------------------------------------
