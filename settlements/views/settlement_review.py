@@ -236,8 +236,10 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
         rows = rows.filter(player__icontains=search) if search else rows
         # Line numbers run 1, 2, … without gaps in every settlement and adjustment.
         known, field, first = settlement.line_count, "line_no", 1
-    else:
+    elif search:
         rows = selectors.settlement_payouts(settlement, search=search)
+    else:
+        rows = partial(selectors.settlement_payout_range, settlement)
         known, field, first = settlement.payout_count, "position", 0
     if search:
         paginator = CountedPaginator(rows, PAYOUTS_PER_PAGE, count=rows.count())
