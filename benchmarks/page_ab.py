@@ -1,7 +1,7 @@
 """CPU per view, old code against new, alternated request by request on one desk.
 
     .venv/bin/python benchmarks/page_ab.py [--baseline REV] [--rounds 200]
-        [--database crashdesk_bench_pages]
+        [--database crashdesk_bench_pages] [--cold [--first-page 1000]]
 
 Measures the desk that `page_latency.py --keep` left (run that once first). The code at
 --baseline (default: main) is exported with `git archive` into a temporary folder; this
@@ -23,6 +23,12 @@ behind the same role check as every page (mounted by the workers, not by the app
 Before measuring, the old and new HTML of every page are compared, with the per-request CSRF
 tokens masked; the script stops if they differ. Each worker uses its own cache key prefix, so
 neither reads entries the other wrote.
+
+Asking for the same page again measures a page seen before: whatever a page keeps in the cache
+(the review keeps its rendered rows) is read back. --cold measures first views instead: the
+settlement review only, each round at the next page number from --first-page (1000, 1001, ...;
+the warm-up requests take the pages just before), so neither side has seen the page before. Both
+sides get the same page in a round, and every round's old and new HTML are compared.
 """
 
 import argparse
@@ -66,6 +72,12 @@ def main() -> None:
         action="store_true",
         help="report differing HTML and measure anyway (a baseline from before other changes)",
     )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="first views: the settlement review, a page not seen before each round",
+    )
+    parser.add_argument("--first-page", type=int, default=1000, help="--cold's first page")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -95,6 +107,13 @@ def main() -> None:
                 pages = {name: pages[name] for name in args.pages.split(",")}
             print(f"old: {revision} ({args.baseline}); new: this working tree")
             print(f"load average at start: {os.getloadavg()[0]:.1f}\n")
+            if args.cold:
+                results = {
+                    "review, first view": _cold(
+                        old, new, pages["settlement review"], args, may_differ=args.html_may_differ
+                    )
+                }
+                return _report(results, args.rounds)
             _compare(old, new, pages, may_differ=args.html_may_differ)
             results = {}
             for name, path in pages.items():
@@ -111,6 +130,34 @@ def main() -> None:
             old.close()
             new.close()
     _report(results, args.rounds)
+
+
+def _cold(old: "Worker", new: "Worker", path: str, args, *, may_differ: bool) -> dict:
+    """The review's first views: a page neither side has seen, a new one each round."""
+    base = re.sub(r"[?&]page=\d+", "", path)
+    base += "&" if "?" in base else "?"
+    first = args.first_page
+    samples = {"old": [], "new": []}
+    differing = 0
+    for number in range(first - args.warmup, first + args.rounds):
+        page = f"{base}page={number}"
+        answers = [worker.call({"op": "get", "path": page, "body": True}) for worker in (old, new)]
+        if number == first - args.warmup or number >= first:
+            bodies = [_masked(answer.pop("body")) for answer in answers]
+            if bodies[0] != bodies[1]:
+                if not may_differ:
+                    _compare(old, new, {"settlement review": page}, may_differ=False)
+                differing += 1
+        if number >= first:
+            samples["old"].append(answers[0])
+            samples["new"].append(answers[1])
+    print(
+        f"  measured first views of {base}page={first}..{first + args.rounds - 1} "
+        f"(load average {os.getloadavg()[0]:.1f}); "
+        + (f"{differing} pages' HTML DIFFERS" if differing else "every page the same HTML"),
+        flush=True,
+    )
+    return samples
 
 
 def _report(results: dict, rounds: int) -> None:

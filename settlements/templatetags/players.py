@@ -20,14 +20,19 @@ _MARK = "\x00player\x00"
 @register.simple_tag
 def player_id(player: str) -> str:
     """{% player_id row.player %}: the id in a monospaced font, and its code points beside it
-    when it holds a character that could pass for another.
+    when it holds a character that could pass for another."""
+    return player_id_html(player, get_template(PLAYER_ID_TEMPLATE))
+
+
+def player_id_html(player: str, template) -> str:
+    """What {% player_id %} shows, with the include already found (``template``): code that
+    draws a table in one pass finds it once, not per row.
 
     A table shows one per row: rendering the include for each (50 a page) cost more than the
     rest of the row. An id with nothing to write out (nearly all) fills the include as
     rendered once, around a mark; the markup stays in the template.
     """
     escaped = player_ids.escaped(player)
-    template = get_template(PLAYER_ID_TEMPLATE)
     if escaped:
         return template.render({"player": player, "escaped": escaped})
     head, tail = _plain_player_id(template)

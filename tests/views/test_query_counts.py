@@ -47,13 +47,13 @@ BOUNDS = {
     "approve many": 3,
     # An approved settlement's review also shows its payments (one query, from the tallies).
     # A first view of a page of payouts also stores its rendered rows (a query to look for
-    # them, four to store them and two for the savepoint a test's transaction puts around
-    # that); a later view reads them with one query, in place of the payouts.
-    "settlement review": 18,
+    # them, one to store them); a later view reads them with one query, in place of the
+    # payouts.
+    "settlement review": 14,
     "settlement review, a later view": 5,
-    "settlement review, a later page": 11,
-    "settlement review, searched": 12,
-    "settlement review, htmx page": 11,
+    "settlement review, a later page": 7,
+    "settlement review, searched": 8,
+    "settlement review, htmx page": 7,
     "history browser": 17,
     "history browser, a later view": 5,
     "history browser, by player": 19,
