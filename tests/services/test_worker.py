@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from settlements import services
+from settlements import change_mark, services
 from settlements.models import Event, Job, Settlement
 from settlements.services import jobs
 
@@ -51,6 +51,18 @@ def prepare_job(operator, snapshot_factory, entrants: int) -> Job:
     )  # fmt: skip
 
 
+def waiting_for_commit_order() -> bool:
+    """Whether another backend of the test database waits for the commit-order lock."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+            " WHERE l.locktype = 'advisory' AND NOT l.granted AND l.objid = %s"
+            " AND a.datname = current_database() AND a.pid <> pg_backend_pid()",
+            [change_mark._COMMIT_ORDER_LOCK],
+        )
+        return cursor.fetchone()[0] > 0
+
+
 def test_the_worker_runs_a_queued_job(operator, snapshot_factory):
     job = prepare_job(operator, snapshot_factory, 50)
     assert job.status == Job.Status.QUEUED
@@ -62,16 +74,24 @@ def test_the_worker_runs_a_queued_job(operator, snapshot_factory):
 
 def test_a_worker_killed_mid_step_leaves_nothing_and_the_job_runs_again(operator, snapshot_factory):
     job = prepare_job(operator, snapshot_factory, 100_000)
-    process = worker()
+    # Holding the lock every service takes before its event stops the worker's prepare there,
+    # its settlement written but not committed, however fast the machine runs the engine.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [change_mark._COMMIT_ORDER_LOCK])
     try:
-        deadline = time.monotonic() + 60
-        while Job.objects.get(pk=job.pk).status != Job.Status.RUNNING:
-            assert time.monotonic() < deadline, "the worker never took the job"
-            time.sleep(0.1)
-        time.sleep(0.5)  # inside the engine's run, before anything is written
+        process = worker()
+        try:
+            deadline = time.monotonic() + 120
+            while not waiting_for_commit_order():
+                assert process.poll() is None, "the worker stopped on its own"
+                assert time.monotonic() < deadline, "the worker never reached the event"
+                time.sleep(0.05)
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
     finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [change_mark._COMMIT_ORDER_LOCK])
     job.refresh_from_db()
     assert job.status == Job.Status.RUNNING
     assert not Settlement.objects.exists()
