@@ -318,7 +318,7 @@ LOGGING = {
 # compute them again in each one.
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "BACKEND": "crashdesk.cache.DatabaseCache",
         "LOCATION": "crashdesk_cache",
         "OPTIONS": {"MAX_ENTRIES": 10000},
     }

@@ -2,17 +2,13 @@
 crash-settlement/1 documents.
 """
 
-import base64
 import hashlib
 import json
-import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db import connection
 from django.db.models import QuerySet, Value
 
 from settlements.models import (
@@ -186,28 +182,8 @@ def kept_payout_rows(key: str) -> tuple[tuple[str, ...], str] | None:
 
 
 def keep_payout_rows(key: str, labels: tuple[str, ...], html: str) -> None:
-    """Keep a page's rows under ``key`` for kept_payout_rows, in one statement.
-
-    The database cache's set() counts the whole table (to cull it), looks the key up, then
-    writes, in a transaction: three queries and a commit, about 1 ms of a page's first view.
-    The entry is written here as set() writes it (the same key, encoding and expiry) by one
-    upsert (settings.CACHES is the database cache). Culling is left to the other entries'
-    set(), which checks on every write.
-    """
-    value = pickle.dumps((labels, html), cache.pickle_protocol)
-    expires = datetime.fromtimestamp(cache.get_backend_timeout(PAYOUT_ROWS_CACHE_SECONDS), UTC)
-    table = connection.ops.quote_name(cache.cache_model_class._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} (cache_key, value, expires) VALUES (%s, %s, %s) "  # noqa: S608 (the cache's table)
-            "ON CONFLICT (cache_key) DO UPDATE SET value = EXCLUDED.value, "
-            "expires = EXCLUDED.expires",
-            [
-                cache.make_and_validate_key(key),
-                base64.b64encode(value).decode("latin1"),
-                expires.replace(microsecond=0),
-            ],
-        )
+    """Keep a page's rows under ``key`` for kept_payout_rows (one statement: crashdesk/cache.py)."""
+    cache.set(key, (labels, html), PAYOUT_ROWS_CACHE_SECONDS)
 
 
 def settlement_payout(settlement: Settlement, player: str) -> SettlementPayout | None:

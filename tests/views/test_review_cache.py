@@ -9,7 +9,7 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from settlements import selectors, services
+from settlements import services
 from settlements.models import Settlement
 from settlements.views import settlement_review
 
@@ -90,12 +90,3 @@ def test_the_code_digest_covers_the_row_template(monkeypatch):
     template = settlement_review.get_template(settlement_review.TEMPLATE).template
     monkeypatch.setattr(template, "source", template.source + "<!-- changed -->")
     assert settlement_review._rows_code() != digest
-
-
-def test_rows_kept_in_one_statement_read_as_the_cache_wrote_them():
-    """keep_payout_rows writes the database cache's table itself (one upsert, not set()'s
-    count, look-up and write): what it writes reads back through the cache, and a second
-    write of the same key (two reviewers opening the page at once) replaces the first."""
-    selectors.keep_payout_rows("payout-rows:test", ("Buy-in back",), "<tr>first</tr>")
-    selectors.keep_payout_rows("payout-rows:test", ("Buy-in back",), "<tr>second</tr>")
-    assert selectors.kept_payout_rows("payout-rows:test") == (("Buy-in back",), "<tr>second</tr>")
