@@ -22,20 +22,16 @@ statistics are written to FILE (`python -m pstats FILE`) and the top of them pri
 
 import argparse
 import os
-import secrets
 import shutil
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import drop_scratch_database, make_user, use_scratch_database  # noqa: E402
-from page_ab import FLOOR, ROOT, USERNAME, Worker, _figures  # noqa: E402
+from page_ab import FLOOR, USERNAME, _figures, old_and_new  # noqa: E402
 
 DATABASE = "crashdesk_bench_floor"
 
@@ -67,34 +63,17 @@ def main() -> None:
 
 
 def _compare(url: str, args) -> None:
-    revision = subprocess.run(
-        ["git", "rev-parse", "--short", args.baseline],
-        cwd=ROOT, check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="crashdesk-floor-") as folder:
-        archive = subprocess.run(
-            ["git", "archive", revision], cwd=ROOT, check=True, capture_output=True
-        ).stdout
-        with tarfile.open(fileobj=BytesIO(archive)) as tar:
-            tar.extractall(folder, filter="data")
-        env = {**os.environ, "DATABASE_URL": url}
-        env.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
-        old = Worker("old", Path(folder), env, args.database, Path(folder) / "_static_old")
-        new = Worker("new", ROOT, env, args.database, Path(folder) / "_static_new")
-        try:
-            print(f"old: {revision} ({args.baseline}); new: this working tree")
-            start = os.getloadavg()[0]
-            for _ in range(args.warmup):
-                old.call({"op": "get", "path": FLOOR})
-                new.call({"op": "get", "path": FLOOR})
-            samples = {"old": [], "new": []}
-            for _ in range(args.rounds):
-                samples["old"].append(old.call({"op": "get", "path": FLOOR}))
-                samples["new"].append(new.call({"op": "get", "path": FLOOR}))
-            end = os.getloadavg()[0]
-        finally:
-            old.close()
-            new.close()
+    with old_and_new(args.baseline, url, args.database) as (revision, old, new):
+        print(f"old: {revision} ({args.baseline}); new: this working tree")
+        start = os.getloadavg()[0]
+        for _ in range(args.warmup):
+            old.call({"op": "get", "path": FLOOR})
+            new.call({"op": "get", "path": FLOOR})
+        samples = {"old": [], "new": []}
+        for _ in range(args.rounds):
+            samples["old"].append(old.call({"op": "get", "path": FLOOR}))
+            samples["new"].append(new.call({"op": "get", "path": FLOOR}))
+        end = os.getloadavg()[0]
     print(
         f"\nThe floor, {args.rounds} alternated requests a side; load average {start:.1f} at "
         f"the start, {end:.1f} at the end. Milliseconds a request: wall median and 90th "

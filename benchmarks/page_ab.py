@@ -42,6 +42,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from contextlib import contextmanager
 from io import BytesIO
 from pathlib import Path
 
@@ -86,8 +87,45 @@ def main() -> None:
     from _common import database_url  # noqa: PLC0415
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    with old_and_new(args.baseline, database_url(args.database), args.database) as (
+        revision,
+        old,
+        new,
+    ):
+        pages = old.call({"op": "pages"})["pages"]
+        pages["floor"] = FLOOR
+        if args.pages:
+            pages = {name: pages[name] for name in args.pages.split(",")}
+        print(f"old: {revision} ({args.baseline}); new: this working tree")
+        print(f"load average at start: {os.getloadavg()[0]:.1f}\n")
+        if args.cold:
+            results = {
+                "review, first view": _cold(
+                    old, new, pages["settlement review"], args, may_differ=args.html_may_differ
+                )
+            }
+            return _report(results, args.rounds)
+        _compare(old, new, pages, may_differ=args.html_may_differ)
+        results = {}
+        for name, path in pages.items():
+            for _ in range(args.warmup):
+                old.call({"op": "get", "path": path})
+                new.call({"op": "get", "path": path})
+            samples = {"old": [], "new": []}
+            for _ in range(args.rounds):
+                samples["old"].append(old.call({"op": "get", "path": path}))
+                samples["new"].append(new.call({"op": "get", "path": path}))
+            results[name] = samples
+            print(f"  measured {name} (load average {os.getloadavg()[0]:.1f})", flush=True)
+    _report(results, args.rounds)
+
+
+@contextmanager
+def old_and_new(baseline: str, url: str, database: str):
+    """(revision, old, new): a worker on ``baseline`` (exported with git archive) and one on this
+    working tree, both on ``database``; stopped on leaving."""
     revision = subprocess.run(
-        ["git", "rev-parse", "--short", args.baseline],
+        ["git", "rev-parse", "--short", baseline],
         cwd=ROOT, check=True, capture_output=True, text=True,
     ).stdout.strip()  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="crashdesk-ab-") as folder:
@@ -96,40 +134,15 @@ def main() -> None:
         ).stdout
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(folder, filter="data")
-        env = {**os.environ, "DATABASE_URL": database_url(args.database)}
+        env = {**os.environ, "DATABASE_URL": url}
         env.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
-        old = Worker("old", Path(folder), env, args.database, Path(folder) / "_static_old")
-        new = Worker("new", ROOT, env, args.database, Path(folder) / "_static_new")
+        old = Worker("old", Path(folder), env, database, Path(folder) / "_static_old")
+        new = Worker("new", ROOT, env, database, Path(folder) / "_static_new")
         try:
-            pages = old.call({"op": "pages"})["pages"]
-            pages["floor"] = FLOOR
-            if args.pages:
-                pages = {name: pages[name] for name in args.pages.split(",")}
-            print(f"old: {revision} ({args.baseline}); new: this working tree")
-            print(f"load average at start: {os.getloadavg()[0]:.1f}\n")
-            if args.cold:
-                results = {
-                    "review, first view": _cold(
-                        old, new, pages["settlement review"], args, may_differ=args.html_may_differ
-                    )
-                }
-                return _report(results, args.rounds)
-            _compare(old, new, pages, may_differ=args.html_may_differ)
-            results = {}
-            for name, path in pages.items():
-                for _ in range(args.warmup):
-                    old.call({"op": "get", "path": path})
-                    new.call({"op": "get", "path": path})
-                samples = {"old": [], "new": []}
-                for _ in range(args.rounds):
-                    samples["old"].append(old.call({"op": "get", "path": path}))
-                    samples["new"].append(new.call({"op": "get", "path": path}))
-                results[name] = samples
-                print(f"  measured {name} (load average {os.getloadavg()[0]:.1f})", flush=True)
+            yield revision, old, new
         finally:
             old.close()
             new.close()
-    _report(results, args.rounds)
 
 
 def _cold(old: "Worker", new: "Worker", path: str, args, *, may_differ: bool) -> dict:
