@@ -5,8 +5,8 @@ then updates or inserts, inside a transaction: three queries and a savepoint or 
 entry. A review page's first view stores its rows that way, and the store was about 1 ms of
 it. Here set() is one ``INSERT … ON CONFLICT`` with the value encoded exactly as Django encodes
 it, and the count (with the cull when over ``MAX_ENTRIES``) runs on one write in
-``CULL_CHECK_EVERY`` of each process, so the table may pass its cap by a few entries for a
-moment. add() and touch() keep Django's path; on SQLite so does set().
+``CULL_CHECK_EVERY`` (an option, 50 unless set) of each process, so the table may pass its cap
+by a few entries for a moment. add() and touch() keep Django's path; on SQLite so does set().
 """
 
 import base64
@@ -24,6 +24,7 @@ CULL_CHECK_EVERY = 50
 class DatabaseCache(DjangoDatabaseCache):
     def __init__(self, table, params):
         super().__init__(table, params)
+        self.cull_check_every = params.get("OPTIONS", {}).get("CULL_CHECK_EVERY", CULL_CHECK_EVERY)
         self._writes = 0
 
     def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
@@ -39,7 +40,7 @@ class DatabaseCache(DjangoDatabaseCache):
         table = connection.ops.quote_name(self._table)
         with connection.cursor() as cursor:
             self._writes += 1
-            if self._writes % CULL_CHECK_EVERY == 0:
+            if self.cull_check_every and self._writes % self.cull_check_every == 0:
                 cursor.execute(f"SELECT COUNT(*) FROM {table}")  # noqa: S608 (the cache's table)
                 count = cursor.fetchone()[0]
                 if count > self._max_entries:

@@ -13,6 +13,7 @@ GET /history/audit-head.json      the event log's head hash and whether it verif
 
 import json
 from datetime import UTC, datetime, time, timedelta
+from html import escape
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -24,6 +25,7 @@ from django.template.loader import get_template
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
+from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 from django.views.decorators.http import require_safe
 
@@ -65,11 +67,11 @@ def history(request):
     view = request.GET.get("view") if request.GET.get("view") in VIEWS else "changes"
     form = HistoryFilterForm(request.GET, model_choices=list(MODEL_LABELS.items()))
     filters = _filters(form)
-    page = None
+    page = change_rows = None
     if filters is not None:
         if view == "changes":
             page = peek_page(selectors.HistoryEntries(**filters), request.GET.get("page"), PER_PAGE)
-            _annotate_changes(page.items)
+            change_rows = _draw_changes(page.items)
         else:
             page = peek_page(_events(filters), request.GET.get("page"), PER_PAGE)
             _annotate_events(page.items)
@@ -80,6 +82,7 @@ def history(request):
         "view": view,
         "views": VIEWS,
         "page": page,
+        "change_rows": change_rows,
         "query": urlencode(query),
         "query_view": urlencode({**query, "view": view}),
         "incident_id": filters["incident"] if filters else None,
@@ -245,19 +248,43 @@ def _events(filters: dict):
     )
 
 
-def _annotate_changes(rows: list[dict]) -> None:
-    """What each row shows, computed here: one reversal per record type, not one per row
-    (tests/views/test_history_rows.py counts them)."""
+_CHANGE_ROW = (
+    "\n                  <tr>"
+    '\n                    <td class="nowrap">{when}</td>'
+    '\n                    <td><a href="{url}#version-{version}">{label} #{id}</a></td>'
+    "\n                    <td>{change}</td>"
+    "\n                    <td>{user}</td>"
+    "\n                    <td>{reason}</td>"
+    "\n                  </tr>"
+    "\n                "
+)
+
+
+def _draw_changes(rows: list[dict]) -> str:
+    """A page of changes as HTML, the markup the template's loop drew, drawn in one pass.
+
+    Through the template each of the 50 rows cost eight variable lookups, escapes and number
+    formats, the larger part of the history browser's CPU. One reversal per record type, not
+    one per row (tests/views/test_history_rows.py counts them)."""
     users = get_user_model().objects.in_bulk({row["history_user_id"] for row in rows} - {None})
     record_url = RowUrls("history_record")
+    drawn = []
     for row in rows:
         user = users.get(row["history_user_id"])
-        row["user"] = user.get_username() if user else ""
-        row["model_label"] = MODEL_LABELS.get(row["model"], row["model"])
-        row["type_label"] = HISTORY_TYPES.get(row["history_type"], row["history_type"])
-        row["url"] = record_url(row["model"], row["id"])
-        row["when"] = when(row["history_date"], "seconds")
-        row["reason"] = Truncator(row["history_change_reason"] or "").chars(120)
+        name = user.get_username() if user else ""
+        drawn.append(
+            _CHANGE_ROW.format(
+                when=escape(when(row["history_date"], "seconds")),
+                url=escape(record_url(row["model"], row["id"])),
+                version=int(row["history_id"]),
+                label=escape(str(MODEL_LABELS.get(row["model"], row["model"]))),
+                id=int(row["id"]),
+                change=escape(str(HISTORY_TYPES.get(row["history_type"], row["history_type"]))),
+                user=escape(name) if name else "—",
+                reason=escape(Truncator(row["history_change_reason"] or "").chars(120)),
+            )
+        )
+    return mark_safe("".join(drawn))  # noqa: S308 (every value escaped or an int above)
 
 
 def _annotate_events(events) -> None:
