@@ -232,7 +232,13 @@ def test_a_length_in_another_scripts_digits_is_not_a_server_error(api, wallet, d
 
 
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    # Only what JSON can say: Python writes an infinity as "Infinity", which is not JSON (the API
+    # rightly refuses such a body whole).
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
     max_leaves=6,
 )
