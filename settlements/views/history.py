@@ -301,7 +301,7 @@ def _annotate_events(events) -> None:
         event.when = when(event.at, "seconds")
 
 
-CHANGE_HEADER = ("at", "record_type", "record_id", "version", "change", "user", "reason")
+CHANGE_HEADER = ("at", "record_type", "record_id", "history_id", "change", "user", "reason")
 EVENT_HEADER = (
     "at", "event", "event_id", "user", "incident", "case", "tournament",
     "subject_type", "subject_id", "reason", "data",

@@ -176,6 +176,10 @@ def test_the_export_streams_what_is_filtered(as_auditor, approved):
     settlement_rows = [row for row in rows if row["record_type"] == "settlement"]
     assert len(settlement_rows) == Settlement.history.filter(id=approved.pk).count() == 3
     assert "Matches the server log" in {row["reason"] for row in settlement_rows}
+    # The history id, as in a record page's #version- anchors (not the version's number there).
+    assert {int(row["history_id"]) for row in settlement_rows} == set(
+        Settlement.history.filter(id=approved.pk).values_list("history_id", flat=True)
+    )
 
     events = csv_rows(
         as_auditor.get(reverse("history_export"), {"view": "events", "user": "manager"})
