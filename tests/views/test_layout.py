@@ -111,3 +111,14 @@ def test_superuser_without_a_role_has_no_business_pages(django_user_model):
 
 def test_forbidden_page_is_csp_clean(as_nobody):
     assert_csp_clean(as_nobody.get(reverse("dashboard")).content.decode())
+
+
+@pytest.mark.parametrize("account", ["cashier", "no_role_user"])
+def test_an_account_without_a_desk_role_is_told_why_not_sent_back_to_the_dashboard(
+    request, account
+):
+    response = signed_in(request.getfixturevalue(account)).get(reverse("dashboard"))
+    page = response.content.decode()
+    assert response.status_code == 403
+    assert "has no role on the desk" in page and "through the API with a token" in page
+    assert "Back to the dashboard" not in page  # it would refuse them again
