@@ -1,0 +1,96 @@
+"""People and systems: a person's settings, API tokens, the sign-in epoch."""
+
+import hashlib
+import hmac
+import secrets
+
+from django.db import models
+
+from settlements.models.base import USER, audited
+
+
+class Profile(models.Model):
+    """A user's own settings. A user without one sees the site's defaults."""
+
+    user = models.OneToOneField(USER, on_delete=models.PROTECT, related_name="profile")
+    # An IANA zone name ("Europe/Paris"); empty for the site's TIME_ZONE.
+    time_zone = models.CharField(max_length=64, blank=True)
+
+    history = audited()
+
+    def __str__(self) -> str:
+        return f"Profile of {self.user}"
+
+
+TOKEN_TAG = "cdk_"
+
+
+TOKEN_PREFIX_LENGTH = 8
+
+
+class ApiToken(models.Model):
+    """A bearer token of a game server; only its SHA-256 is stored.
+
+    Record use with ``ApiToken.objects.filter(pk=...).update(last_used_at=...)`` so that
+    routine use does not add a history version per request.
+    """
+
+    user = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    # The token's public part, stored in clear: it finds the candidate rows and names the token
+    # in listings and revocations without revealing the secret part.
+    prefix = models.CharField(max_length=16, db_index=True, blank=True)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    history = audited(excluded_fields=["last_used_at"])
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"API token {self.name} ({self.user})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    @staticmethod
+    def hash(raw: str) -> str:
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+    @staticmethod
+    def new_raw() -> tuple[str, str]:
+        """A fresh token and its prefix: "cdk_" + 8 hex characters + "_" + 43 random ones."""
+        prefix = secrets.token_hex(4)
+        return f"{TOKEN_TAG}{prefix}_{secrets.token_urlsafe(32)}", prefix
+
+    @staticmethod
+    def prefix_of(raw: str) -> str | None:
+        """The prefix of a token in our format, else None (then no row can match)."""
+        start = len(TOKEN_TAG)
+        end = start + TOKEN_PREFIX_LENGTH
+        if not raw.startswith(TOKEN_TAG) or raw[end : end + 1] != "_":
+            return None
+        prefix = raw[start:end]
+        return prefix if all(c in "0123456789abcdef" for c in prefix) else None
+
+    def matches(self, raw: str) -> bool:
+        # Constant-time, so response timing tells nothing about how much of a guess was right.
+        return hmac.compare_digest(self.token_hash, self.hash(raw))
+
+
+class SignInEpoch(models.Model):
+    """How many times a user has signed out. Sessions live in a signed cookie, which the
+    server cannot take back; each carries the epoch it was issued in, and a cookie of an
+    earlier epoch is refused (see settlements.auth). Not business data, so not audited."""
+
+    user = models.OneToOneField(
+        USER, on_delete=models.CASCADE, primary_key=True, related_name="signin_epoch"
+    )
+    epoch = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"Sign-in epoch {self.epoch} of user #{self.user_id}"

@@ -1,0 +1,39 @@
+"""The vocabularies the records share: tournament types, stages, units, sources, line kinds."""
+
+from django.db import models
+
+
+class TournamentType(models.TextChoices):
+    REGULAR = "regular", "Regular"
+    FREEROLL = "freeroll", "Freeroll"
+    SATELLITE = "satellite", "Satellite"
+
+
+class Stage(models.TextChoices):
+    PRE = "pre", "Pre"
+    EARLY = "early", "Early"
+    MIDDLE = "middle", "Middle"
+    LATE = "late", "Late"
+
+
+class Unit(models.TextChoices):
+    CASH = "cash", "Cash"
+    TDOLLARS = "tdollars", "T$"
+    TICKETS = "tickets", "Tickets"
+    FPP = "fpp", "FPP"
+
+
+class Source(models.TextChoices):
+    POOL = "pool", "Prize pool"
+    HOUSE = "house", "House"
+
+
+class LineKind(models.TextChoices):
+    REFUND_BUY_IN = "refund_buy_in", "Buy-in refund"
+    REFUND_FEE = "refund_fee", "Fee refund"
+    REFUND_FPP = "refund_fpp", "FPP refund"
+    PRIZE = "prize", "Prize"
+    TICKET = "ticket", "Seat ticket"
+    COMPENSATION = "compensation", "Compensation"
+    # A debit: the player gives back a prize given in error (negative in every export).
+    PRIZE_WITHDRAWAL = "prize_withdrawal", "Prize withdrawal"
