@@ -107,7 +107,8 @@ def run(url: str, args) -> None:
 
 def build(args):
     """The approved settlement of the benchmark's crash, through the services."""
-    from settlements import ledger, roles, services
+    from settlements import ledger, services
+    from settlements.access import roles
 
     watch = Stopwatch()
     operator = make_user("bench-operator", roles.OPERATOR)

@@ -49,7 +49,7 @@ def main() -> None:
     # Production serves collectstatic's hashed names (the sign-in page links them).
     os.environ["STATIC_ROOT"] = static
     url = use_scratch_database(args.database)
-    from settlements import roles  # noqa: PLC0415
+    from settlements.access import roles  # noqa: PLC0415
 
     make_user(USERNAME, *roles.ALL_ROLES)
     try:

@@ -211,7 +211,8 @@ def _selection(body: bytes) -> str:
 def run_bulk(
     url: str, tournaments: int, entrants: int, as_zip: bool, interval: float | None, workers: int
 ) -> None:
-    from settlements import roles, services
+    from settlements import services
+    from settlements.access import roles
     from settlements.models import Settlement
 
     operator = make_user("bench-operator", roles.OPERATOR)
@@ -401,7 +402,8 @@ def expect(status: int, wanted: int, what: str, body: bytes = b"") -> None:
 
 
 def run(url: str, tournaments: int, entrants: int, clients: int) -> None:
-    from settlements import roles, services
+    from settlements import services
+    from settlements.access import roles
     from settlements.models import Case, Settlement
     from settlements.workflow import CaseStatus
 

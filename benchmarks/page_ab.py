@@ -358,8 +358,8 @@ def _mount_floor(settings) -> None:
     from django.http import HttpResponse  # noqa: PLC0415
     from django.urls import path  # noqa: PLC0415
 
-    from settlements import roles  # noqa: PLC0415
-    from settlements.views.decorators import role_required  # noqa: PLC0415
+    from settlements.access import roles  # noqa: PLC0415
+    from settlements.access.decorators import role_required  # noqa: PLC0415
 
     @role_required(*roles.ALL_ROLES)
     def floor(request):

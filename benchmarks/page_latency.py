@@ -107,7 +107,7 @@ def main() -> None:
 def seed(entrants: int) -> dict[str, str]:
     from django.db import connection
 
-    from settlements import roles
+    from settlements.access import roles
 
     started = time.perf_counter()
     people = {

@@ -76,7 +76,8 @@ def main() -> None:
 
 
 def run(url: str, entrants: int, scenarios, runs: int) -> list[dict]:
-    from settlements import roles, services
+    from settlements import services
+    from settlements.access import roles
 
     operator = make_user("bench-operator", roles.OPERATOR)
     manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)

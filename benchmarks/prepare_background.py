@@ -67,7 +67,8 @@ def main() -> None:
 def run(url: str, entrants: int, stage: str, runs: int) -> None:
     from django.conf import settings
 
-    from settlements import roles, services
+    from settlements import services
+    from settlements.access import roles
 
     operator = make_user("bench-operator", roles.OPERATOR)
     template = snapshot_text(

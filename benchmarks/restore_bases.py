@@ -42,7 +42,7 @@ def main() -> None:
 
 
 def run(entrants: int) -> None:
-    from settlements import roles
+    from settlements.access import roles
 
     operator = make_user("bench-operator", roles.OPERATOR)
     manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)

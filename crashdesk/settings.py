@@ -71,8 +71,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    # Django's, refusing the sessions of a user who has signed out since (settlements.auth).
-    "settlements.auth.EpochAuthenticationMiddleware",
+    # Django's, refusing the sessions of a user who has signed out since (access.authentication).
+    "settlements.access.authentication.EpochAuthenticationMiddleware",
     # Times on pages in the signed-in user's own zone (kept in the session).
     "settlements.middleware.UserTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -144,7 +144,7 @@ AUTHENTICATION_BACKENDS = [
     # Axes first, so a locked-out client is refused before its password is checked.
     "axes.backends.AxesStandaloneBackend",
     # Django's model backend, reading the user's roles in the same query as the user.
-    "settlements.auth.RoleModelBackend",
+    "settlements.access.authentication.RoleModelBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -164,16 +164,16 @@ AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 AXES_ADDRESS_FAILURE_LIMIT = env_int("AXES_ADDRESS_FAILURE_LIMIT", 20)
 AXES_COOLOFF_TIME = env_int("AXES_COOLOFF_MINUTES", 15) / 60  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
-AXES_HANDLER = "settlements.signin.SigninThrottleHandler"
-AXES_CLIENT_IP_CALLABLE = "settlements.signin.client_address"
+AXES_HANDLER = "settlements.access.signin.SigninThrottleHandler"
+AXES_CLIENT_IP_CALLABLE = "settlements.access.signin.client_address"
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 AXES_RESET_ON_SUCCESS = True
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_VERBOSE = False
 
 # --- Security -------------------------------------------------------------------------------
-# Sessions in a signed cookie: a page reads no session row (settlements.auth refuses the cookies
-# of a user who has signed out since, and Django those issued before a password change).
+# Sessions in a signed cookie: a page reads no session row (access.authentication refuses the
+# cookies of a user who has signed out since, and Django those issued before a password change).
 SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 8 * 60 * 60)  # one working shift
 SESSION_EXPIRE_AT_BROWSER_CLOSE = True

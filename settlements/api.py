@@ -33,7 +33,8 @@ from django.utils.http import urlencode
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
-from settlements import bounds, permissions, roles, selectors, services, statements
+from settlements import bounds, selectors, services, statements
+from settlements.access import permissions, roles
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.ledger import line_document
 from settlements.models import Case, Incident, Settlement, Snapshot

@@ -16,11 +16,10 @@ class SettlementsConfig(AppConfig):
 
     def ready(self) -> None:
         from settlements import (  # noqa: F401  (signal receivers, system checks)
-            access,
-            auth,
             checks,
             middleware,  # the time zone taken at sign-in
         )
+        from settlements.access import authentication, role_changes  # noqa: F401  (receivers)
 
         # Each trigger a migration installs rewrites pgtrigger's ignore function; this runs
         # after the last of them.

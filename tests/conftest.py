@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group
 from django.core.cache import caches
 from hypothesis import settings as hypothesis_settings
 
-from settlements import roles
+from settlements.access import roles
 from settlements.demo import build_snapshot, snapshot_bytes
 
 __all__ = ["build_snapshot", "snapshot_bytes"]

@@ -20,7 +20,8 @@ from django.urls import get_resolver, reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from settlements import bounds, roles, services
+from settlements import bounds, services
+from settlements.access import roles
 from settlements.models import Case, CasePlayer, Settlement
 from settlements.services import CompensationEntry
 from settlements.workflow import CaseStatus

@@ -22,7 +22,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.selectors import payments as payment_reads
 from settlements.services import CompensationEntry, ConfirmationEntry, jobs
 from tests.conftest import make_user

@@ -1,11 +1,11 @@
-"""settlements.permissions: one answer to "may this user do this, now?", read without the
+"""settlements.access.permissions: one answer to "may this user do this, now?", read without the
 database, so these tests build unsaved records. That the services raise these refusals and
 the pages show them is tested where each lives (tests/services, tests/views)."""
 
 import pytest
 from django.contrib.auth import get_user_model
 
-from settlements import permissions, roles
+from settlements.access import permissions, roles
 from settlements.errors import InvalidTransition, NotAllowed
 from settlements.models import Case, Compensation, Reissue, Settlement, Tournament
 from settlements.workflow import CaseStatus, CompensationStatus, ReissueStatus, SettlementStatus

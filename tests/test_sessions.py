@@ -5,7 +5,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
 
-from settlements import roles
+from settlements.access import roles
 from tests.conftest import DEMO_PASSWORD
 from tests.views.conftest import signed_in
 

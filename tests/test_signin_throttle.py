@@ -9,7 +9,7 @@ from django.conf import settings
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
-from settlements.signin import client_address
+from settlements.access.signin import client_address
 
 pytestmark = pytest.mark.django_db
 

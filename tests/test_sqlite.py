@@ -57,7 +57,8 @@ def _race() -> dict:
     from django.urls import reverse
     from django.utils import timezone
 
-    from settlements import roles, services
+    from settlements import services
+    from settlements.access import roles
     from settlements.demo import snapshot_bytes
     from settlements.models import Settlement
     from tests.conftest import make_user

@@ -51,7 +51,8 @@ def _post_on_sqlite() -> dict:
     from django.test import Client
     from django.utils import timezone
 
-    from settlements import roles, services
+    from settlements import services
+    from settlements.access import roles
     from settlements.demo import build_snapshot
     from settlements.models import Case, Incident
     from tests.conftest import make_user

@@ -85,7 +85,7 @@ class ApiToken(models.Model):
 class SignInEpoch(models.Model):
     """How many times a user has signed out. Sessions live in a signed cookie, which the
     server cannot take back; each carries the epoch it was issued in, and a cookie of an
-    earlier epoch is refused (see settlements.auth). Not business data, so not audited."""
+    earlier epoch is refused (see access.authentication). Not business data, so not audited."""
 
     user = models.OneToOneField(
         USER, on_delete=models.CASCADE, primary_key=True, related_name="signin_epoch"

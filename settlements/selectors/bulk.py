@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from django.db.models import Case as DbCase
 from django.db.models import QuerySet, When
 
-from settlements import permissions, selectors
+from settlements import selectors
+from settlements.access import permissions
 from settlements.models import Case, Incident, Settlement, Stage, TournamentType
 from settlements.money import MONEY_UNITS
 from settlements.workflow import CaseStatus, SettlementStatus

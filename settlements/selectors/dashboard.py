@@ -10,7 +10,8 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from settlements import change_mark, roles
+from settlements import change_mark
+from settlements.access import roles
 from settlements.models import Case, Compensation, CompensationItem, Incident, Settlement
 from settlements.selectors.cases import case_list, case_status_counts, incident_list
 from settlements.selectors.common import MISSING, _lean

@@ -4,7 +4,7 @@ payments, tokens).
 
 Each service is atomic, takes keyword-only arguments, locks the rows it moves (always the case
 before its settlement, so two services never wait on each other in opposite order), asks
-``settlements.permissions`` whether the actor may act on them now (roles, the four-eyes rule,
+``settlements.access.permissions`` whether the actor may act on them now (roles, the four-eyes rule,
 the state machine of ``settlements.workflow``) and raises its refusal, records the history user
 and reason on every versioned row it saves, and writes one ``Event`` row in the same
 transaction; the structured log line follows once the transaction commits.

@@ -28,7 +28,7 @@ from operator import attrgetter, itemgetter
 import pgtrigger
 from django.db import connection, transaction
 
-from settlements import permissions
+from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import Event, Settlement, SettlementLine, SettlementPayout, Snapshot
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, parse_snapshot, settle

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import audit_log, permissions
+from settlements import audit_log
+from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import Case, Compensation, CompensationItem, Event, Unit
 from settlements.services.common import (

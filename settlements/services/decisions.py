@@ -6,7 +6,8 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import bounds, permissions, roles, wording
+from settlements import bounds, wording
+from settlements.access import permissions, roles
 from settlements.errors import DomainError
 from settlements.models import Case, Decision, Event, Stage
 from settlements.services.common import (

@@ -7,7 +7,7 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from settlements import permissions
+from settlements.access import permissions
 from settlements.errors import DomainError, Duplicate
 from settlements.models import ID_MAX_LENGTH, Event, Incident, Tournament, TournamentType
 from settlements.services.common import _aware, _check_amount, _record, _required_text, _save

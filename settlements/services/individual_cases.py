@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import permissions
+from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import Case, Event, Incident, PrizeWithdrawal, Tournament, Unit
 from settlements.selectors import crash_case_in_force

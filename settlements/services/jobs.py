@@ -25,7 +25,8 @@ from django.db import IntegrityError, close_old_connections, connection, transac
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from settlements import roles, wording
+from settlements import wording
+from settlements.access import roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
 from settlements.models import Case, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput

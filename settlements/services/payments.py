@@ -23,7 +23,8 @@ from typing import NamedTuple
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import change_mark, permissions, player_ids
+from settlements import change_mark, player_ids
+from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import (
     Case,

@@ -9,7 +9,7 @@ import zoneinfo
 
 from django.db import IntegrityError, transaction
 
-from settlements import permissions
+from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import Profile
 from settlements.services.common import _save

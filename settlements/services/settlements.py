@@ -11,7 +11,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from settlements import audit_log, permissions
+from settlements import audit_log
+from settlements.access import permissions
 from settlements.errors import DomainError, InvalidTransition
 from settlements.models import (
     Case,

@@ -5,7 +5,8 @@ tournament), and withdrawing a case loaded in error.
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from settlements import bounds, permissions, player_ids
+from settlements import bounds, player_ids
+from settlements.access import permissions
 from settlements.errors import DomainError, Duplicate
 from settlements.models import (
     ID_MAX_LENGTH,

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from settlements import permissions
+from settlements.access import permissions
 from settlements.models import ApiToken, Event
 from settlements.services.common import _record, _required_text, _save
 

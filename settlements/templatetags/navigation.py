@@ -5,7 +5,7 @@ from django import template
 from django.template.defaulttags import querystring
 from django.urls import get_script_prefix, get_urlconf, reverse
 
-from settlements import permissions, roles
+from settlements.access import permissions, roles
 
 register = template.Library()
 

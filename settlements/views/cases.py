@@ -15,7 +15,9 @@ from django.template.loader import get_template
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from settlements import charts, permissions, roles, selectors, services, wording
+from settlements import charts, selectors, services, wording
+from settlements.access import permissions, roles
+from settlements.access.decorators import role_required
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import ReasonForm
 from settlements.models import Case, Job
@@ -23,7 +25,6 @@ from settlements.rules import Policy
 from settlements.selectors import payments as payment_reads
 from settlements.services import jobs
 from settlements.views import confirming, invitations
-from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import (
@@ -124,7 +125,7 @@ def case_withdraw(request, case_id: int):
 
 
 def _context(request, case: Case) -> dict:
-    """The case page, with the actions settlements.permissions allows the user now (the
+    """The case page, with the actions settlements.access.permissions allows the user now (the
     services ask again when they act)."""
     user = request.user
     withdrawn = case.status == CaseStatus.WITHDRAWN

@@ -13,14 +13,15 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from settlements import ledger, permissions, roles, selectors, services
+from settlements import ledger, selectors, services
+from settlements.access import permissions, roles
+from settlements.access.decorators import role_required
 from settlements.csv_export import csv_download
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.forms import CompensationForm, ReasonForm
 from settlements.models import Compensation
 from settlements.selectors import payments as payment_reads
 from settlements.views import confirming
-from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
 from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page

@@ -2,8 +2,9 @@
 
 from django.template.loader import render_to_string
 
-from settlements import roles, selectors
-from settlements.views.decorators import role_required
+from settlements import selectors
+from settlements.access import roles
+from settlements.access.decorators import role_required
 from settlements.views.paging import page_number
 from settlements.views.rendering import render_page
 

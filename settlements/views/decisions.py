@@ -8,11 +8,12 @@ POST /cases/<id>/decision/      check, then restate (step 2), then record (step=
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import charts, permissions, roles, selectors, services, wording
+from settlements import charts, selectors, services, wording
+from settlements.access import permissions, roles
+from settlements.access.decorators import role_required
 from settlements.forms import DecisionForm
 from settlements.models import Case, Stage
 from settlements.views import confirming
-from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
 from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import render_page

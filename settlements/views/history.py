@@ -29,13 +29,14 @@ from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 from django.views.decorators.http import require_safe
 
-from settlements import audit_log, roles, selectors, wording
+from settlements import audit_log, selectors, wording
+from settlements.access import roles
+from settlements.access.decorators import role_required
 from settlements.csv_export import csv_chunks, csv_download
 from settlements.forms import HistoryFilterForm
 from settlements.models import Case, Incident, Tournament
 from settlements.money import format_fpp, format_in_unit, format_minor_units
 from settlements.templatetags.timezones import when
-from settlements.views.decorators import role_required
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
 from settlements.views.rows import RowUrls

@@ -12,14 +12,15 @@ from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import bounds, permissions, roles, selectors, services
+from settlements import bounds, selectors, services
+from settlements.access import permissions, roles
+from settlements.access.decorators import role_required
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import IncidentForm, SnapshotForm
 from settlements.models import Case, Incident, Stage, Tournament, TournamentType
 from settlements.rules import InvalidInput
 from settlements.selectors import bulk
 from settlements.selectors import payments as payment_reads
-from settlements.views.decorators import role_required
 from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus

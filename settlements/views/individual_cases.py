@@ -10,13 +10,14 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from settlements import permissions, roles, selectors, services
+from settlements import selectors, services
+from settlements.access import permissions, roles
+from settlements.access.decorators import role_required
 from settlements.errors import DomainError
 from settlements.forms import IndividualCaseForm, ResolveForm
 from settlements.models import Case
 from settlements.views import confirming
 from settlements.views.compensation import PER_PAGE, READERS
-from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
 from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page

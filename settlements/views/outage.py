@@ -21,7 +21,9 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import bounds, roles, selectors, services, wording
+from settlements import bounds, selectors, services, wording
+from settlements.access import roles
+from settlements.access.decorators import role_required
 from settlements.archive import snapshot_files
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import BulkDecisionForm, ReasonForm
@@ -30,7 +32,6 @@ from settlements.selectors import bulk
 from settlements.selectors.dashboard import DASHBOARD_QUEUES
 from settlements.services import jobs
 from settlements.views import confirming
-from settlements.views.decorators import role_required
 from settlements.views.paging import page_number
 from settlements.views.rendering import go_to, render_invalid, render_page, wants_partial
 from settlements.workflow import CaseStatus

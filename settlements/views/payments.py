@@ -20,14 +20,15 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from settlements import bounds, ledger, permissions, roles, selectors, services
+from settlements import bounds, ledger, selectors, services
+from settlements.access import permissions, roles
+from settlements.access.decorators import role_required
 from settlements.csv_export import csv_download
 from settlements.errors import DomainError, NotAllowed
 from settlements.forms import ReasonForm
 from settlements.models import Incident, Reissue
 from settlements.selectors import payments as payment_reads
 from settlements.views import confirming
-from settlements.views.decorators import role_required
 from settlements.views.rendering import go_to, render_invalid, render_page
 
 PER_PAGE = 50

@@ -19,11 +19,12 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from settlements import permissions, player_ids, selectors
+from settlements import player_ids, selectors
+from settlements.access import permissions
+from settlements.access.decorators import role_required
 from settlements.csv_export import csv_chunks, csv_download
 from settlements.models import Incident, Settlement
 from settlements.statements import UNITS, Statement, document
-from settlements.views.decorators import role_required
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
 

@@ -11,7 +11,9 @@ import json
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from settlements import roles, wording
+from settlements import wording
+from settlements.access import roles
+from settlements.access.decorators import role_required
 from settlements.models import Stage, TournamentType
 from settlements.rules import (
     DEFAULT_POLICY,
@@ -24,7 +26,6 @@ from settlements.rules import (
 from settlements.rules.policy import LATE_FORMULAS
 from settlements.rules.snapshot import MAX_AMOUNT, MAX_CHIPS
 from settlements.site_policy import site_policy
-from settlements.views.decorators import role_required
 
 # The worked example: a regular tournament of 10 entrants that crashed with 3 players left,
 # all of them in the money. Amounts in cents.

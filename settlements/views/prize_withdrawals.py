@@ -5,10 +5,11 @@ GET/POST /cases/<id>/prize-withdrawal/          withdraw or leave a prize given 
 
 from django.urls import reverse
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
+from settlements.access.decorators import role_required
 from settlements.forms import PrizeWithdrawalForm
 from settlements.views import confirming
-from settlements.views.decorators import role_required
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import render_page
 

@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from settlements import services
+from settlements.access.decorators import signed_in_required
 from settlements.errors import DomainError
 from settlements.forms import DomainErrorsMixin
 from settlements.middleware import remember_time_zone
 from settlements.models import Profile
-from settlements.views.decorators import signed_in_required
 from settlements.views.rendering import go_to, render_invalid, render_page
 
 

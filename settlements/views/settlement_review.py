@@ -27,7 +27,9 @@ from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import charts, ledger, permissions, roles, selectors, services, statements
+from settlements import charts, ledger, selectors, services, statements
+from settlements.access import permissions, roles
+from settlements.access.decorators import role_required
 from settlements.csv_export import csv_download
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.forms import ReasonForm
@@ -38,7 +40,6 @@ from settlements.templatetags.money import fpp, money, tickets
 from settlements.templatetags.players import PLAYER_ID_TEMPLATE, player_id_html
 from settlements.templatetags.review import thousands
 from settlements.views import confirming, invitations
-from settlements.views.decorators import role_required
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import SettlementStatus

@@ -3,7 +3,8 @@
 import pytest
 from django.test import Client
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.services import CompensationEntry
 from tests.services.helpers import approved
 

@@ -9,7 +9,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.models import Case
 from settlements.rules import parse_snapshot, settle
 from settlements.services import AdjustmentEntry

@@ -11,7 +11,8 @@ from itertools import count
 import pytest
 from django.db import connection
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.models import (
     CompensationItem,
     LedgerRelease,

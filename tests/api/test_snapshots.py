@@ -9,7 +9,8 @@ from django.test import Client, RequestFactory
 from django.utils import timezone
 
 from settlements import api as api_module
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.models import ApiToken, Case, Incident
 from tests.api.conftest import bearer, post_snapshot
 from tests.conftest import build_snapshot

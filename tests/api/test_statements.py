@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from settlements import roles, selectors, services, statements
+from settlements import selectors, services, statements
+from settlements.access import roles
 from tests.api.conftest import bearer
 from tests.services.helpers import approved
 from tests.test_statements import arithmetic_holds

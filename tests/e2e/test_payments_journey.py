@@ -14,7 +14,8 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.models import Reissue
 from tests.conftest import make_user, snapshot_bytes
 

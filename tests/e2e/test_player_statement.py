@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from tests.conftest import make_user, snapshot_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -3,7 +3,8 @@
 import pgtrigger
 from django.utils import timezone
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.models import (
     ApiToken,
     Case,

@@ -5,7 +5,8 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from settlements import access, audit_log, roles, services
+from settlements import audit_log, services
+from settlements.access import role_changes, roles
 from settlements.models import Event
 from tests.conftest import make_user
 from tests.services.helpers import submitted
@@ -84,7 +85,7 @@ def test_a_change_made_outside_the_admin_is_recorded_with_the_actor_unknown(user
 def test_a_caller_names_the_actor(users, django_user_model):
     admin = make_user(django_user_model, "root", is_superuser=True, is_staff=True)
     auditors = Group.objects.get(name=roles.AUDITOR)
-    with access.acting_as(admin):
+    with role_changes.acting_as(admin):
         auditors.user_set.add(users[roles.OPERATOR], users[roles.MARKETING_MANAGER])
     for user in (users[roles.OPERATOR], users[roles.MARKETING_MANAGER]):
         event = access_events(user)[-1]

@@ -3,7 +3,8 @@
 import pytest
 from django.utils import timezone
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import ApiToken, CompensationItem, Event, Tournament
 from settlements.services import CompensationEntry

@@ -14,7 +14,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.models import PaymentConfirmation, PaymentTally
 from settlements.selectors import payments as payment_reads
 from settlements.services import CompensationEntry, ConfirmationEntry

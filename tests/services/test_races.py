@@ -8,7 +8,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.errors import DomainError, InvalidTransition
 from settlements.models import (
     Case,

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from settlements import roles
+from settlements.access import roles
 from settlements.models import Case, Compensation, Event, Settlement
 from tests.services.helpers import row_counts
 

@@ -5,7 +5,8 @@ import pytest
 from django.contrib.auth.models import Group
 from django.db import IntegrityError, connection, transaction
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.errors import NotAllowed
 from tests.conftest import make_user
 from tests.services.helpers import load

@@ -7,7 +7,8 @@ from fractions import Fraction
 import pytest
 from django.utils import timezone
 
-from settlements import roles, selectors, services
+from settlements import selectors, services
+from settlements.access import roles
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Event, Settlement, SettlementLine, SettlementPayout
 from settlements.rules import parse_snapshot, settle

@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.errors import InvalidTransition
 from settlements.models import Case, Event, Settlement
 from settlements.workflow import CaseStatus, SettlementStatus

@@ -14,7 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.models import Event
 from tests.conftest import make_user
 from tests.races import start_thread

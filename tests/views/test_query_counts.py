@@ -14,7 +14,8 @@ from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from tests.api.conftest import bearer
 from tests.conftest import make_user, snapshot_bytes
 from tests.views.conftest import HTMX, signed_in
@@ -22,7 +23,7 @@ from tests.views.conftest import HTMX, signed_in
 pytestmark = pytest.mark.django_db
 
 # The most queries each page may run: the user with their roles (one query; the session is a
-# signed cookie, see settlements.auth), then the page's own reads. The
+# signed cookie, see settlements.access.authentication), then the page's own reads. The
 # decision and review pages also compute and store their previews and chart in the database
 # cache (a first view; later views read them with one query). So does the dashboard: a first
 # view after any business change reads its 15 queries of data and stores its three entries and

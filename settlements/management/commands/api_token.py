@@ -13,7 +13,8 @@ server by an administrator, they are recorded without a CrashDesk user as the ac
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from settlements import bounds, roles, services
+from settlements import bounds, services
+from settlements.access import roles
 from settlements.errors import DomainError
 from settlements.models import TOKEN_PREFIX_LENGTH, TOKEN_TAG, ApiToken
 

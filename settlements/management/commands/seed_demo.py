@@ -18,7 +18,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import roles, services
+from settlements import services
+from settlements.access import roles
 from settlements.demo import snapshot_bytes
 from settlements.models import Case, Compensation, Incident, Tournament
 

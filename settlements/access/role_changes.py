@@ -18,7 +18,7 @@ from django.db.models.signals import m2m_changed, post_save, pre_save
 from django.dispatch import receiver
 from simple_history.models import HistoricalRecords
 
-from settlements import roles
+from settlements.access import roles
 from settlements.models import Event
 
 User = get_user_model()

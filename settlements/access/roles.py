@@ -46,8 +46,8 @@ def user_roles(user) -> frozenset[str]:
 
 
 def remember_roles(user, names) -> None:
-    """Hold roles read along with the user (settlements.auth), so no query of their own."""
-    setattr(user, _CACHE_ATTR, frozenset(names) & frozenset(ALL_ROLES))
+    """Hold roles read along with the user (access.authentication), so no query of their own."""
+    setattr(user, _CACHE_ATTR, frozenset(names) & frozenset(KNOWN_ROLES))
 
 
 def forget_roles(user) -> None:

@@ -25,7 +25,7 @@ from django.db.models.functions import Coalesce
 from django.dispatch import receiver
 from django.utils.functional import SimpleLazyObject
 
-from settlements import roles
+from settlements.access import roles
 from settlements.models import SignInEpoch
 
 EPOCH_KEY = "_crashdesk_epoch"
@@ -83,7 +83,9 @@ def _compile(model, db: str) -> tuple:
     through = model.groups.through
     owner = model.groups.field.m2m_field_name()
     names = (
-        through._default_manager.filter(**{owner: OuterRef("pk")}, group__name__in=roles.ALL_ROLES)
+        through._default_manager.filter(
+            **{owner: OuterRef("pk")}, group__name__in=roles.KNOWN_ROLES
+        )
         .order_by()
         .values(owner)
         .annotate(names=StringAgg("group__name", Value(" ")))

@@ -12,7 +12,7 @@ compensation still waiting on a case, whether a crash case has a settlement) is 
 
 from collections.abc import Sequence
 
-from settlements import roles
+from settlements.access import roles
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import ApiToken, Case, Compensation, Incident, Reissue, Settlement
 from settlements.workflow import (

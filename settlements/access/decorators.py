@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django_htmx.http import HttpResponseClientRedirect
 
-from settlements.roles import has_role
+from settlements.access.roles import has_role
 
 
 def role_required(*allowed: str):
