@@ -61,6 +61,11 @@ def has_role(user, *roles: str) -> bool:
     return not user_roles(user).isdisjoint(roles)
 
 
+def has_desk_role(user) -> bool:
+    """True for the people at the desk; the cashier's account is a system's, not a person's."""
+    return has_role(user, *ALL_ROLES)
+
+
 def role_refusal(user, *roles: str, action: str = "do this") -> str | None:
     """Why the user may not ``action`` (they hold none of ``roles``), or None."""
     if has_role(user, *roles):

@@ -67,6 +67,11 @@ def has_role_filter(user, role: str) -> bool:
     return roles.has_role(user, role)
 
 
+@register.filter
+def has_desk_role(user) -> bool:
+    return roles.has_desk_role(user)
+
+
 @register.simple_tag(takes_context=True)
 def page_url(context, number: int, param: str = "page") -> str:
     """This address with only its page changed, so a list's filters and search stay put."""
