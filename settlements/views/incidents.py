@@ -5,8 +5,15 @@
                                      snapshot register it); also the incident's own page
 3. /incidents/<id>/upload/           the snapshot, as a file or pasted -> case_load_snapshot
 4. /cases/<id>/                      the stage and the remedy (views/cases.py)
+
+And the end of an outage, once its work is done:
+
+GET/POST /incidents/<id>/close/      close the incident, with a reason
+
+Its bulk actions are in views/bulk.py, their progress in views/jobs.py.
 """
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.urls import reverse
@@ -15,7 +22,7 @@ from settlements import bounds, selectors, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, Duplicate
-from settlements.forms import IncidentForm, SnapshotForm
+from settlements.forms import IncidentForm, ReasonForm, SnapshotForm
 from settlements.models import Case, Incident, Stage, Tournament, TournamentType
 from settlements.rules import InvalidInput
 from settlements.selectors import bulk
@@ -145,6 +152,27 @@ def incident_upload(request, incident_id: int):
     return render_invalid(
         request, "settlements/incident_upload.html", context, partial="upload_form"
     )
+
+
+@role_required(roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+def incident_close(request, incident_id: int):
+    incident = incident_or_404(incident_id)
+    template = "settlements/incident_close.html"
+    form = ReasonForm(request.POST if request.method == "POST" else None)
+    context = {"incident": incident, "form": form, "open_work": bulk.open_work_count(incident)}
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.incident_close(
+                incident=incident, actor=request.user, reason=form.cleaned_data["reason"]
+            )
+        except DomainError as error:
+            form.add_domain_error(error)
+        else:
+            messages.success(request, f"{incident} closed.")
+            return go_to(request, reverse("incident_tournaments", args=[incident.pk]))
+    if form.is_bound:
+        return render_invalid(request, template, context, partial="bulk_form")
+    return render_page(request, template, context, partial="bulk_form")
 
 
 def _toggled(chosen: bulk.WorkbenchFilter, key: str) -> str:
