@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from settlements.views import (
+    bulk,
     cases,
     compensation,
     dashboard,
@@ -9,12 +10,13 @@ from settlements.views import (
     history,
     incidents,
     individual_cases,
-    outage,
+    jobs,
     payments,
     players,
     policy,
     prize_withdrawals,
     profile,
+    queues,
     settlement_review,
 )
 
@@ -36,31 +38,32 @@ urlpatterns = [
         name="incident_tournaments",
     ),
     path("incidents/<int:incident_id>/upload/", incidents.incident_upload, name="incident_upload"),
-    # The bulk path through an outage (views/outage.py).
+    # The bulk path through an outage (views/bulk.py), its jobs' progress (views/jobs.py) and
+    # the close of the incident.
     path(
         "incidents/<int:incident_id>/upload-many/",
-        outage.incident_upload_many,
+        bulk.incident_upload_many,
         name="incident_upload_many",
     ),
     path(
         "incidents/<int:incident_id>/prepare-ready/",
-        outage.incident_prepare_ready,
+        bulk.incident_prepare_ready,
         name="incident_prepare_ready",
     ),
     path(
         "incidents/<int:incident_id>/submit-prepared/",
-        outage.incident_submit_prepared,
+        bulk.incident_submit_prepared,
         name="incident_submit_prepared",
     ),
-    path("incidents/<int:incident_id>/approve/", outage.incident_approve, name="incident_approve"),
-    path("incidents/<int:incident_id>/decide/", outage.incident_decide, name="incident_decide"),
-    path("incidents/<int:incident_id>/close/", outage.incident_close, name="incident_close"),
-    path("jobs/<int:job_id>/", outage.job_detail, name="job_detail"),
+    path("incidents/<int:incident_id>/approve/", bulk.incident_approve, name="incident_approve"),
+    path("incidents/<int:incident_id>/decide/", bulk.incident_decide, name="incident_decide"),
+    path("incidents/<int:incident_id>/close/", incidents.incident_close, name="incident_close"),
+    path("jobs/<int:job_id>/", jobs.job_detail, name="job_detail"),
     # The lists behind the dashboard's counts, before the per-role queues that share the prefix.
-    path("queues/cases/", outage.case_queue, name="case_queue"),
-    path("queues/incidents/", outage.incident_queue, name="incident_queue"),
-    path("queues/<str:name>/", outage.queue, name="queue"),
-    path("jobs/<int:job_id>/retry/", outage.job_retry, name="job_retry"),
+    path("queues/cases/", queues.case_queue, name="case_queue"),
+    path("queues/incidents/", queues.incident_queue, name="incident_queue"),
+    path("queues/<str:name>/", queues.queue, name="queue"),
+    path("jobs/<int:job_id>/retry/", jobs.job_retry, name="job_retry"),
     path("cases/<int:case_id>/", cases.case_detail, name="case_detail"),
     path("cases/<int:case_id>/prepare/", cases.case_prepare, name="case_prepare"),
     path("cases/<int:case_id>/decision/", decisions.case_decision, name="case_decision"),

@@ -49,6 +49,13 @@ from settlements.selectors.dashboard import (
     in_workflow_order,
     waiting_for,
 )
+from settlements.selectors.incidents import (
+    chosen_for_approval,
+    incident_jobs,
+    tournament_detail,
+    tournaments_without_crash_case,
+)
+from settlements.selectors.jobs import job_detail, job_items
 from settlements.selectors.players import (
     PlayerCase,
     PlayerSearch,
@@ -79,6 +86,15 @@ from settlements.selectors.previews import (
     payout_worth,
     settlement_chart_points,
     settlement_payout_curve,
+)
+from settlements.selectors.profiles import profile_time_zone
+from settlements.selectors.queues import (
+    case_queue,
+    compensation_queue,
+    incident_choices,
+    incident_queue,
+    overdue_line_count,
+    waiting_queue,
 )
 from settlements.selectors.settlements import (
     PAYOUT_ROWS_CACHE_SECONDS,
@@ -172,4 +188,18 @@ __all__ = [
     "statement_settlements",
     "incident_statements",
     "settlement_unpaid_entrants",
+    # The pages' own reads, moved out of the views.
+    "tournaments_without_crash_case",
+    "tournament_detail",
+    "incident_jobs",
+    "chosen_for_approval",
+    "job_detail",
+    "job_items",
+    "profile_time_zone",
+    "waiting_queue",
+    "case_queue",
+    "incident_queue",
+    "incident_choices",
+    "compensation_queue",
+    "overdue_line_count",
 ]

@@ -9,6 +9,7 @@ GET      /compensation/<id>/ledger.csv          an approved compensation's lines
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
@@ -22,7 +23,7 @@ from settlements.forms import CompensationForm, ReasonForm
 from settlements.models import Compensation
 from settlements.selectors import payments as payment_reads
 from settlements.views import confirming
-from settlements.views.lookups import case_or_404
+from settlements.views.lookups import case_or_404, compensation_or_404
 from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CompensationStatus
@@ -63,16 +64,11 @@ def compensation_list(request):
     status = request.GET.get("status") or CompensationStatus.PROPOSED
     if status not in dict(STATUS_TABS):
         status = CompensationStatus.PROPOSED
-    queue = selectors.compensation_list(status=None if status == "all" else status)
-    # Newest first, except the queue of proposals, which is worked oldest first.
-    if status != CompensationStatus.PROPOSED:
-        queue = queue.order_by("-proposed_at", "-id")
+    queue = selectors.compensation_queue(None if status == "all" else status)
     context = {
         "status": status,
         "tabs": STATUS_TABS,
-        "page": CountedPaginator(queue, PER_PAGE, count=queue.count()).get_page(
-            page_number(request)
-        ),
+        "page": Paginator(queue, PER_PAGE).get_page(page_number(request)),
     }
     return render_page(
         request, "settlements/compensation_list.html", context, partial="compensation_list"
@@ -110,7 +106,7 @@ def compensation_new(request, case_id: int):
 @require_safe
 @role_required(*READERS)
 def compensation_detail(request, compensation_id: int):
-    compensation = _compensation(compensation_id)
+    compensation = compensation_or_404(compensation_id)
     context = _compensation_context(request, compensation)
     return render_page(
         request,
@@ -133,7 +129,7 @@ def compensation_reject(request, compensation_id: int):
 @require_safe
 @role_required(*permissions.LEDGER_READERS)
 def compensation_ledger(request, compensation_id: int):
-    compensation = _compensation(compensation_id)
+    compensation = compensation_or_404(compensation_id)
     try:
         rows = ledger.compensation_ledger_csv(compensation)
     except InvalidTransition:
@@ -142,7 +138,7 @@ def compensation_ledger(request, compensation_id: int):
 
 
 def _answer(request, compensation_id: int, action: str):
-    compensation = _compensation(compensation_id)
+    compensation = compensation_or_404(compensation_id)
     service, permission, verb, done = COMPENSATION_ACTIONS[action]
     form = ReasonForm(request.POST or None)
     refusal = permission(compensation=compensation, user=request.user)
@@ -190,10 +186,3 @@ def _compensation_context(request, compensation: Compensation) -> dict:
         if compensation.status == CompensationStatus.APPROVED
         else None,
     }
-
-
-def _compensation(compensation_id: int) -> Compensation:
-    try:
-        return selectors.compensation_detail(compensation_id)
-    except Compensation.DoesNotExist:
-        raise Http404("No such compensation.") from None

@@ -5,10 +5,16 @@
                                      snapshot register it); also the incident's own page
 3. /incidents/<id>/upload/           the snapshot, as a file or pasted -> case_load_snapshot
 4. /cases/<id>/                      the stage and the remedy (views/cases.py)
+
+And the end of an outage, once its work is done:
+
+GET/POST /incidents/<id>/close/      close the incident, with a reason
+
+Its bulk actions are in views/bulk.py, their progress in views/jobs.py.
 """
 
+from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 from django.urls import reverse
 
@@ -16,17 +22,19 @@ from settlements import bounds, selectors, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, Duplicate
-from settlements.forms import IncidentForm, SnapshotForm
+from settlements.forms import IncidentForm, ReasonForm, SnapshotForm
 from settlements.models import Case, Incident, Stage, Tournament, TournamentType
 from settlements.rules import InvalidInput
 from settlements.selectors import bulk
 from settlements.selectors import payments as payment_reads
+from settlements.views.lookups import incident_or_404, tournament_or_404
 from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus
 
 TOURNAMENTS_PER_PAGE = 10
 CASES_PER_PAGE = 25
+JOBS_SHOWN = 5
 SORT_LABELS = {
     "case": "Case",
     "tournament": "Tournament",
@@ -60,9 +68,9 @@ def incident_new(request):
 
 @role_required(*roles.ALL_ROLES)
 def incident_tournaments(request, incident_id: int):
-    incident = _incident(incident_id)
+    incident = incident_or_404(incident_id)
     search = request.GET.get("q", "").strip()
-    candidates = Paginator(_tournaments_without_crash_case(search), TOURNAMENTS_PER_PAGE)
+    candidates = Paginator(selectors.tournaments_without_crash_case(search), TOURNAMENTS_PER_PAGE)
     chosen = bulk.WorkbenchFilter.from_query(request.GET)
     counts = bulk.incident_counts(incident)
     workbench = bulk.incident_workbench(incident, chosen)
@@ -85,7 +93,7 @@ def incident_tournaments(request, incident_id: int):
         "chosen": chosen,
         "counts": counts,
         "open_work": sum(row["count"] for row in counts if row["who"]),
-        "jobs": incident.jobs.select_related("created_by")[:5],
+        "jobs": selectors.incident_jobs(incident, limit=JOBS_SHOWN),
         # None hides the panel: only those who follow payments see them.
         "incident_payments": _incident_payments(request.user, incident),
         "choices": {
@@ -107,7 +115,7 @@ def incident_tournaments(request, incident_id: int):
 
 @role_required(roles.OPERATOR)
 def incident_upload(request, incident_id: int):
-    incident = _incident(incident_id)
+    incident = incident_or_404(incident_id)
     tournament = _picked_tournament(request.GET)
     form = SnapshotForm(request.POST or None, request.FILES or None)
     context = {
@@ -146,6 +154,27 @@ def incident_upload(request, incident_id: int):
     )
 
 
+@role_required(roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+def incident_close(request, incident_id: int):
+    incident = incident_or_404(incident_id)
+    template = "settlements/incident_close.html"
+    form = ReasonForm(request.POST if request.method == "POST" else None)
+    context = {"incident": incident, "form": form, "open_work": bulk.open_work_count(incident)}
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.incident_close(
+                incident=incident, actor=request.user, reason=form.cleaned_data["reason"]
+            )
+        except DomainError as error:
+            form.add_domain_error(error)
+        else:
+            messages.success(request, f"{incident} closed.")
+            return go_to(request, reverse("incident_tournaments", args=[incident.pk]))
+    if form.is_bound:
+        return render_invalid(request, template, context, partial="bulk_form")
+    return render_page(request, template, context, partial="bulk_form")
+
+
 def _toggled(chosen: bulk.WorkbenchFilter, key: str) -> str:
     """A column's sort link: ascending first, descending on a second click."""
     return f"-{key}" if chosen.sort == key and not chosen.descending else key
@@ -158,13 +187,6 @@ def _incident_payments(user, incident: Incident):
     return summary if summary.lines else ""
 
 
-def _incident(incident_id: int) -> Incident:
-    try:
-        return selectors.incident_detail(incident_id)
-    except Incident.DoesNotExist:
-        raise Http404("No such incident.") from None
-
-
 def _picked_tournament(data) -> Tournament | None:
     """The registered tournament chosen in step 2, if any (?tournament=<pk>)."""
     raw = data.get("tournament", "")
@@ -173,24 +195,7 @@ def _picked_tournament(data) -> Tournament | None:
     number = bounds.whole_number(raw)
     if number is None:
         raise Http404("No such tournament.")
-    try:
-        return Tournament.objects.get(pk=number)
-    except Tournament.DoesNotExist:
-        raise Http404("No such tournament.") from None
-
-
-def _tournaments_without_crash_case(search: str):
-    # Only a tournament without a crash case can still be hit: a tournament crashes once. A
-    # case withdrawn as loaded in error does not count; its tournament is loaded again.
-    crashed = Case.objects.filter(tournament=OuterRef("pk"), kind=Case.Kind.CRASH).exclude(
-        status=CaseStatus.WITHDRAWN
-    )
-    tournaments = Tournament.objects.filter(~Exists(crashed))
-    if search:
-        tournaments = tournaments.filter(
-            Q(operator_id__icontains=search) | Q(name__icontains=search)
-        )
-    return tournaments.order_by("-scheduled_start", "operator_id")
+    return tournament_or_404(number)
 
 
 def _steps(current: int) -> list[dict]:

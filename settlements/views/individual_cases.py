@@ -6,6 +6,7 @@ GET/POST /cases/<id>/resolve/                   resolve one, with a confirmation
 """
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
@@ -19,7 +20,7 @@ from settlements.models import Case
 from settlements.views import confirming
 from settlements.views.compensation import PER_PAGE, READERS
 from settlements.views.lookups import case_or_404
-from settlements.views.paging import CountedPaginator, page_number
+from settlements.views.paging import page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import CaseStatus
 
@@ -34,9 +35,7 @@ def individual_case_list(request):
     context = {
         "status": status,
         "tabs": ((CaseStatus.OPEN, "Open"), (CaseStatus.RESOLVED, "Resolved")),
-        "page": CountedPaginator(cases, PER_PAGE, count=cases.count()).get_page(
-            page_number(request)
-        ),
+        "page": Paginator(cases, PER_PAGE).get_page(page_number(request)),
         "can_open": permissions.individual_case_open(user=request.user) is None,
     }
     return render_page(

@@ -3,7 +3,7 @@
 from django.http import Http404
 
 from settlements import selectors
-from settlements.models import Case
+from settlements.models import Case, Compensation, Incident, Job, Tournament
 
 
 def case_or_404(case_id: int) -> Case:
@@ -11,3 +11,31 @@ def case_or_404(case_id: int) -> Case:
         return selectors.case_detail(case_id)
     except Case.DoesNotExist:
         raise Http404("No such case.") from None
+
+
+def incident_or_404(incident_id: int) -> Incident:
+    try:
+        return selectors.incident_detail(incident_id)
+    except Incident.DoesNotExist:
+        raise Http404("No such incident.") from None
+
+
+def compensation_or_404(compensation_id: int) -> Compensation:
+    try:
+        return selectors.compensation_detail(compensation_id)
+    except Compensation.DoesNotExist:
+        raise Http404("No such compensation.") from None
+
+
+def tournament_or_404(tournament_id: int) -> Tournament:
+    try:
+        return selectors.tournament_detail(tournament_id)
+    except Tournament.DoesNotExist:
+        raise Http404("No such tournament.") from None
+
+
+def job_or_404(job_id: int) -> Job:
+    try:
+        return selectors.job_detail(job_id)
+    except Job.DoesNotExist:
+        raise Http404("No such job.") from None

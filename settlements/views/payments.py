@@ -29,6 +29,7 @@ from settlements.forms import ReasonForm
 from settlements.models import Incident, Reissue
 from settlements.selectors import payments as payment_reads
 from settlements.views import confirming
+from settlements.views.lookups import incident_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
 
 PER_PAGE = 50
@@ -61,7 +62,6 @@ def payments_queue(request):
         context["page"] = Paginator(failed, PER_PAGE).get_page(request.GET.get("page"))
     elif tab == "overdue":
         after = _place(request.GET.get("after"))
-        overdue = payment_reads.overdue_releases(cutoff, releases)
         lines = payment_reads.overdue_lines(cutoff, releases, after=after)
         shown = [line for line, _ in zip(lines, range(PER_PAGE + 1), strict=False)]
         context.update(
@@ -69,7 +69,7 @@ def payments_queue(request):
                 "lines": shown[:PER_PAGE],
                 "next_after": shown[PER_PAGE - 1].position if len(shown) > PER_PAGE else None,
                 "after": after,
-                "overdue_count": sum(overdue.values_list("overdue", flat=True)),
+                "overdue_count": selectors.overdue_line_count(cutoff, releases),
             }
         )
     else:
@@ -138,14 +138,14 @@ def payments_audit_export(request):
 @require_safe
 @role_required(*permissions.PAYMENT_READERS)
 def incident_payments_csv(request, incident_id: int):
-    incident = _incident(incident_id)
+    incident = incident_or_404(incident_id)
     return csv_download(ledger.incident_batch_csv(incident), ledger.batch_filename(incident, "csv"))
 
 
 @require_safe
 @role_required(*permissions.PAYMENT_READERS)
 def incident_payments_json(request, incident_id: int):
-    incident = _incident(incident_id)
+    incident = incident_or_404(incident_id)
     response = StreamingHttpResponse(
         ledger.incident_batch_json(incident), content_type="application/json"
     )
@@ -177,13 +177,6 @@ def _answer(request, reissue_id: int, action: str):
     )
 
 
-def _incident(incident_id: int) -> Incident:
-    try:
-        return selectors.incident_detail(incident_id)
-    except Incident.DoesNotExist:
-        raise Http404("No such incident.") from None
-
-
 def _incident_filter(request) -> Incident | None:
     raw = request.GET.get("incident", "")
     if not raw:
@@ -191,7 +184,7 @@ def _incident_filter(request) -> Incident | None:
     number = bounds.whole_number(raw)
     if number is None:
         raise Http404("No such incident.")
-    return _incident(number)
+    return incident_or_404(number)
 
 
 def _place(raw: str | None) -> int:

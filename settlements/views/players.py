@@ -23,8 +23,9 @@ from settlements import player_ids, selectors
 from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.csv_export import csv_chunks, csv_download
-from settlements.models import Incident, Settlement
+from settlements.models import Settlement
 from settlements.statements import UNITS, Statement, document
+from settlements.views.lookups import incident_or_404
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
 
@@ -105,7 +106,7 @@ def settlement_statements_csv(request, settlement_id: int):
 @require_safe
 @role_required(*permissions.AMOUNT_READERS)
 def incident_statements_jsonl(request, incident_id: int):
-    incident = _incident(incident_id)
+    incident = incident_or_404(incident_id)
     rows = selectors.incident_statements(incident)
     return _jsonl_download(_jsonl(rows), f"crashdesk-statements-incident-{incident.pk}")
 
@@ -113,7 +114,7 @@ def incident_statements_jsonl(request, incident_id: int):
 @require_safe
 @role_required(*permissions.AMOUNT_READERS)
 def incident_statements_csv(request, incident_id: int):
-    incident = _incident(incident_id)
+    incident = incident_or_404(incident_id)
     rows = selectors.incident_statements(incident)
     stem = f"crashdesk-statements-incident-{incident.pk}"
     return csv_download(csv_chunks(_csv(rows), rows_per_chunk=STATEMENTS_PER_CHUNK), f"{stem}.csv")
@@ -130,13 +131,6 @@ def _settlement(settlement_id: int) -> Settlement:
     if settlement.is_adjustment:
         raise Http404("An adjustment has no statements of its own; see the settlement's.")
     return settlement
-
-
-def _incident(incident_id: int) -> Incident:
-    try:
-        return selectors.incident_detail(incident_id)
-    except Incident.DoesNotExist:
-        raise Http404("No such incident.") from None
 
 
 def _statement(settlement_id: int, player: str) -> tuple[Statement, Settlement]:

@@ -9,12 +9,11 @@ from django.contrib import messages
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
+from settlements import selectors, services
 from settlements.access.decorators import signed_in_required
 from settlements.errors import DomainError
 from settlements.forms import DomainErrorsMixin
 from settlements.middleware import remember_time_zone
-from settlements.models import Profile
 from settlements.views.rendering import go_to, render_invalid, render_page
 
 
@@ -36,8 +35,8 @@ class TimeZoneForm(DomainErrorsMixin, forms.Form):
 
 @signed_in_required
 def user_settings(request):
-    chosen = Profile.objects.filter(user=request.user).values_list("time_zone", flat=True).first()
-    form = TimeZoneForm(request.POST or None, initial={"time_zone": chosen or ""})
+    chosen = selectors.profile_time_zone(request.user)
+    form = TimeZoneForm(request.POST or None, initial={"time_zone": chosen})
     context = {"form": form, "now": timezone.now()}
     template = "settlements/user_settings.html"
     if request.method != "POST":

@@ -8,6 +8,7 @@ from django.test import Client
 from django.utils import timezone
 
 from settlements import services
+from settlements.models import Job, Settlement
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 HISTORY_RESTORE = {"HTTP_HX_REQUEST": "true", "HTTP_HX_HISTORY_RESTORE_REQUEST": "true"}
@@ -63,6 +64,27 @@ def load_case(operator, incident, snapshot_factory):
         )
 
     return load
+
+
+@pytest.fixture
+def late_cases(load_case):
+    """Three late-stage cases of ``incident``, ready to prepare."""
+    return [load_case(stage="late", tournament_id=f"L{number}") for number in range(3)]
+
+
+def submitted_settlements(cases, operator) -> list[Settlement]:
+    """The cases' settlements, prepared and submitted by ``operator``."""
+    settlements = []
+    for case in cases:
+        settlement = services.settlement_prepare(case=case, actor=operator)
+        settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
+    return settlements
+
+
+def job_of(response) -> Job:
+    """The job a response redirects to the page of."""
+    job_id = int(response["Location"].rstrip("/").rsplit("/", 1)[1])
+    return Job.objects.get(pk=job_id)
 
 
 def assert_full_page(response) -> str:

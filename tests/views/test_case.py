@@ -7,9 +7,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from settlements import services
-from settlements.models import Settlement
+from settlements.models import Job, Settlement
 from settlements.workflow import CaseStatus
-from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
+from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial, job_of
 
 pytestmark = pytest.mark.django_db
 
@@ -253,3 +253,18 @@ def test_each_case_shows_the_bar_of_its_own_figures_drawn_once(as_operator, load
     finally:
         template_rendered.disconnect(seen)
     assert STAGE_BAR_TEMPLATE not in [template.name for template in drawn]
+
+
+def test_a_large_case_is_prepared_in_the_background_and_not_twice(
+    settings, as_operator, operator, load_case
+):
+    settings.PREPARE_INLINE_MAX_ENTRANTS = 10
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    case = load_case(stage="late", entrants=40)
+    url = reverse("case_prepare", args=[case.pk])
+    first = job_of(as_operator.post(url, {"note": "big one"}))
+    assert first.status == Job.Status.QUEUED and first.params == {"note": "big one"}
+    page = as_operator.get(reverse("case_detail", args=[case.pk])).content.decode()
+    assert 'id="case-preparing"' in page and 'action="/cases/' not in page
+    assert job_of(as_operator.post(url)) == first
+    assert Job.objects.count() == 1

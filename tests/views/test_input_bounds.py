@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from settlements.models import Decision, Incident, Tournament
 from tests.services.helpers import row_counts
-from tests.views.conftest import HTMX
+from tests.views.conftest import HTMX, submitted_settlements
 
 pytestmark = pytest.mark.django_db
 
@@ -151,10 +151,8 @@ def test_a_reason_for_many_approvals_that_cannot_be_kept_is_refused_at_its_field
     as_manager, operator, incident, load_case, reason, message
 ):
     """A reason is kept with every settlement approved: 1 MB of it was taken, and repeated."""
-    from tests.views.test_outage import submitted
-
-    settlements = submitted([load_case(stage="late", tournament_id=f"R{n}") for n in range(2)],
-                            operator)  # fmt: skip
+    cases = [load_case(stage="late", tournament_id=f"R{n}") for n in range(2)]
+    settlements = submitted_settlements(cases, operator)
     before = row_counts()
     response = as_manager.post(
         reverse("incident_approve", args=[incident.pk]),

@@ -309,3 +309,32 @@ def test_reload_of_each_step_gives_the_whole_page(as_operator, incident):
         upload_url(incident),
     ):
         assert_full_page(as_operator.get(url, **HISTORY_RESTORE))
+
+
+def test_the_workbench_lists_filters_sorts_and_pages_every_case(
+    as_auditor, incident, late_cases, load_case
+):
+    load_case(type="satellite", stage="middle", tournament_id="S1")
+    url = reverse("incident_tournaments", args=[incident.pk])
+    html = assert_full_page(as_auditor.get(url))
+    assert 'id="incident-counts"' in html and "Choose the remedy" in html
+    assert "Marketing Manager" in html and "Prepare the settlement" in html
+    partial = assert_partial(
+        as_auditor.get(url, {"status": "awaiting_decision"}, HTTP_HX_TARGET="workbench", **HTMX),
+        "workbench",
+    )
+    assert "S1" in partial and "L0" not in partial
+    by_entrants = as_auditor.get(url, {"sort": "-tournament"}).content.decode()
+    assert by_entrants.index("S1") < by_entrants.index("L2") < by_entrants.index("L0")
+
+
+def test_close_an_incident_only_when_its_work_is_done(as_operator, incident, load_case):
+    url = reverse("incident_close", args=[incident.pk])
+    case = load_case(stage="late")
+    assert "still need" in assert_full_page(as_operator.get(url))
+    services.case_withdraw(case=case, actor=case.created_by, reason="wrong file")
+    response = as_operator.post(url, {"reason": "all settled"}, **HTMX)
+    assert response.status_code == 200 and response.headers["HX-Redirect"]
+    incident.refresh_from_db()
+    assert not incident.is_open
+    assert Event.objects.filter(type=Event.Type.INCIDENT_CLOSED, reason="all settled").exists()

@@ -1,4 +1,4 @@
-"""The bulk path through an outage: workbench, bulk actions, many snapshots, job progress."""
+"""The bulk path through an outage: one action over many cases or settlements, run as a job."""
 
 import io
 import re
@@ -14,36 +14,15 @@ from django.utils import timezone
 from settlements import services
 from settlements.models import Event, Job, JobItem
 from settlements.workflow import CaseStatus, SettlementStatus
-from tests.views.conftest import HTMX, assert_full_page, assert_partial
+from tests.views.conftest import (
+    HTMX,
+    assert_full_page,
+    assert_partial,
+    job_of,
+    submitted_settlements,
+)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def late_cases(load_case):
-    return [load_case(stage="late", tournament_id=f"L{number}") for number in range(3)]
-
-
-def job_of(response) -> Job:
-    job_id = int(response["Location"].rstrip("/").rsplit("/", 1)[1])
-    return Job.objects.get(pk=job_id)
-
-
-def test_the_workbench_lists_filters_sorts_and_pages_every_case(
-    as_auditor, incident, late_cases, load_case
-):
-    load_case(type="satellite", stage="middle", tournament_id="S1")
-    url = reverse("incident_tournaments", args=[incident.pk])
-    html = assert_full_page(as_auditor.get(url))
-    assert 'id="incident-counts"' in html and "Choose the remedy" in html
-    assert "Marketing Manager" in html and "Prepare the settlement" in html
-    partial = assert_partial(
-        as_auditor.get(url, {"status": "awaiting_decision"}, HTTP_HX_TARGET="workbench", **HTMX),
-        "workbench",
-    )
-    assert "S1" in partial and "L0" not in partial
-    by_entrants = as_auditor.get(url, {"sort": "-tournament"}).content.decode()
-    assert by_entrants.index("S1") < by_entrants.index("L2") < by_entrants.index("L0")
 
 
 def test_prepare_every_ready_case_then_submit_them_all(as_operator, incident, late_cases):
@@ -59,14 +38,6 @@ def test_prepare_every_ready_case_then_submit_them_all(as_operator, incident, la
     assert again["Location"] == reverse("incident_tournaments", args=[incident.pk])
 
 
-def submitted(cases, operator):
-    settlements = []
-    for case in cases:
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
-    return settlements
-
-
 SELECTION = re.compile(r'name="selection" value="([\d,]*)"')
 
 
@@ -77,7 +48,7 @@ def selection(html: str) -> str:
 def test_approve_many_restates_count_totals_and_skips_before_approving(
     as_manager, operator, incident, late_cases
 ):
-    settlements = submitted(late_cases, operator)
+    settlements = submitted_settlements(late_cases, operator)
     url = reverse("incident_approve", args=[incident.pk])
     html = assert_full_page(as_manager.get(url))
     assert html.count('id="approve-choice"') == 1 and "Review the approval of 3" in html
@@ -111,7 +82,7 @@ def test_approve_many_names_each_unit_as_the_other_screens_do(
         load_case(type="regular", stage="late", tournament_id="R1"),
         load_case(type="satellite", stage="late", tournament_id="S1"),
     ]
-    settlements = submitted(cases, operator)
+    settlements = submitted_settlements(cases, operator)
     units = {unit for s in settlements for unit in s.totals}
     assert {"cash", "tickets"} <= units
     url = reverse("incident_approve", args=[incident.pk])
@@ -137,7 +108,7 @@ def test_approve_many_pages_the_list_but_takes_in_every_page(
 ):
     cases = [load_case(stage="late", tournament_id=f"P{n:02}") for n in range(27)]
     middle = load_case(stage="middle", tournament_id="MID")
-    settlements = submitted([*cases, middle], operator)
+    settlements = submitted_settlements([*cases, middle], operator)
     url = reverse("incident_approve", args=[incident.pk])
     html = assert_full_page(as_manager.get(url))
     assert html.count('aria-label="Leave out') == 25 and "Page 1 of 2" in html
@@ -162,7 +133,7 @@ def test_approve_many_pages_the_list_but_takes_in_every_page(
 def test_approve_many_refuses_a_selection_that_changed_meanwhile(
     as_manager, operator, second_manager, incident, late_cases
 ):
-    settlements = submitted(late_cases, operator)
+    settlements = submitted_settlements(late_cases, operator)
     url = reverse("incident_approve", args=[incident.pk])
     chosen = selection(as_manager.get(url).content.decode())
     services.settlement_approve(settlement=settlements[0], actor=second_manager, reason="mine")
@@ -180,12 +151,23 @@ def test_approve_many_lists_own_work_as_skipped(
     from tests.conftest import make_user
 
     operator.groups.add(make_user(django_user_model, "x", "tournament_manager").groups.get())
-    settlement = submitted(late_cases[:1], operator)[0]
+    settlement = submitted_settlements(late_cases[:1], operator)[0]
     url = reverse("incident_approve", args=[incident.pk])
     assert "You prepared" in as_operator.get(url).content.decode()
     response = as_operator.post(url, {"selection": str(settlement.pk)})
     assert response.status_code == 422
     assert "None of the chosen settlements is one you may approve" in response.content.decode()
+
+
+def test_a_selection_of_junk_chooses_nothing(as_manager, operator, incident, late_cases):
+    submitted_settlements(late_cases[:1], operator)
+    url = reverse("incident_approve", args=[incident.pk])
+    junk = "x,-1,99999999999999999999999,١٢, ,"
+    response = as_manager.post(url, {"selection": junk}, **HTMX)
+    assert response.status_code == 422
+    assert "None of the chosen settlements" in response.content.decode()
+    page = as_manager.get(url, {"out": junk})
+    assert page.status_code == 200 and "Review the approval of 1" in page.content.decode()
 
 
 def test_decide_alike_cases_together_each_with_its_own_record(
@@ -355,192 +337,6 @@ def test_a_zip_with_too_many_files_is_refused_whole(settings, as_operator, incid
     response = as_operator.post(url, {"files": [SimpleUploadedFile("x.zip", archive.getvalue())]})
     assert response.status_code == 422
     assert "holds 3 files" in response.content.decode()
-
-
-def test_job_progress_polls_while_active_and_stops_when_done(
-    settings, as_operator, operator, incident, late_cases
-):
-    from settlements.services import jobs
-
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-    job = jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target="t",
-        items=[jobs.NewItem(str(c.pk), str(c)) for c in late_cases],
-    )  # fmt: skip
-    url = reverse("job_detail", args=[job.pk])
-    html = assert_full_page(as_operator.get(url))
-    assert 'hx-trigger="every 1s"' in html and "0 of 3" in html
-    assert html.count('class="job-item ') == 3 and 'hx-trigger="job-finished from:body"' in html
-    # A poll while the work runs reads the counts, not the items, and asks for nothing more.
-    poll = as_operator.get(url, HTTP_HX_TARGET="job-progress", **HTMX)
-    html = assert_partial(poll, "job-progress")
-    assert "every 1s" in html and "job-item" not in html and "HX-Trigger" not in poll.headers
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
-    job.items.update(status=JobItem.Status.DONE)
-    last = as_operator.get(url, HTTP_HX_TARGET="job-progress", **HTMX)
-    html = assert_partial(last, "job-progress")
-    assert "every 1s" not in html and "3 of 3" in html
-    assert last.headers["HX-Trigger"] == "job-finished"
-    items = assert_partial(
-        as_operator.get(url, HTTP_HX_TARGET="job-items-section", **HTMX), "job-items-section"
-    )
-    assert items.count('class="job-item job-item--done"') == 3 and "job-finished" not in items
-
-
-def test_close_an_incident_only_when_its_work_is_done(as_operator, incident, load_case):
-    url = reverse("incident_close", args=[incident.pk])
-    case = load_case(stage="late")
-    assert "still need" in assert_full_page(as_operator.get(url))
-    services.case_withdraw(case=case, actor=case.created_by, reason="wrong file")
-    response = as_operator.post(url, {"reason": "all settled"}, **HTMX)
-    assert response.status_code == 200 and response.headers["HX-Redirect"]
-    incident.refresh_from_db()
-    assert not incident.is_open
-    assert Event.objects.filter(type=Event.Type.INCIDENT_CLOSED, reason="all settled").exists()
-
-
-def test_a_large_case_is_prepared_in_the_background_and_not_twice(
-    settings, as_operator, operator, load_case
-):
-    settings.PREPARE_INLINE_MAX_ENTRANTS = 10
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-    case = load_case(stage="late", entrants=40)
-    url = reverse("case_prepare", args=[case.pk])
-    first = job_of(as_operator.post(url, {"note": "big one"}))
-    assert first.status == Job.Status.QUEUED and first.params == {"note": "big one"}
-    page = as_operator.get(reverse("case_detail", args=[case.pk])).content.decode()
-    assert 'id="case-preparing"' in page and 'action="/cases/' not in page
-    assert job_of(as_operator.post(url)) == first
-    assert Job.objects.count() == 1
-
-
-def test_a_queue_shows_everything_paged_and_by_incident(
-    as_operator, as_marketing, operator, incident, load_case
-):
-    cases = [load_case(stage="late", tournament_id=f"Q{n:02}") for n in range(30)]
-    other = services.incident_report(actor=operator, title="DC2", started_at=incident.started_at)
-    services.case_load_snapshot(
-        actor=operator,
-        snapshot=__import__("settlements.demo").demo.snapshot_bytes(
-            stage="late", tournament_id="OTHER"
-        ),
-        incident=other,
-    )
-    url = reverse("queue", args=["to_prepare"])
-    html = assert_full_page(as_operator.get(url))
-    assert "31 waiting" in html and "Page 1 of 2" in html
-    dashboard = as_operator.get(reverse("dashboard")).content.decode()
-    assert f'href="{url}"' in dashboard and "see all 31" in dashboard
-    second = assert_partial(as_operator.get(url, {"page": 2}, **HTMX), "queue")
-    assert second.count("Case #") == 6
-    only = assert_partial(as_operator.get(url, {"incident": other.pk}, **HTMX), "queue")
-    assert "OTHER" in only and cases[0].tournament.operator_id not in only
-    assert as_marketing.get(url).status_code == 403
-    assert as_operator.get(reverse("queue", args=["nothing"])).status_code == 404
-
-
-def test_an_unexpected_error_shows_as_one_failed_item_without_its_details(
-    monkeypatch, as_operator, incident, late_cases
-):
-    from settlements.services import jobs
-
-    prepare = jobs.STEPS[Job.Kind.PREPARE]
-
-    def faulty(job, item):
-        if item.key == str(late_cases[0].pk):
-            raise ValueError("internal detail 0xdeadbeef")
-        return prepare(job, item)
-
-    monkeypatch.setitem(jobs.STEPS, Job.Kind.PREPARE, faulty)
-    job = job_of(as_operator.post(reverse("incident_prepare_ready", args=[incident.pk])))
-    url = reverse("job_detail", args=[job.pk])
-    html = assert_full_page(as_operator.get(url))
-    assert '<dd id="job-failed">1</dd>' in html and '<dd id="job-done">2</dd>' in html
-    assert "unexpected error" in html and "0xdeadbeef" not in html
-    assert "Run again over what is not done" in html
-    failed = assert_partial(
-        as_operator.get(url, {"status": "failed"}, HTTP_HX_TARGET="job-items-section", **HTMX),
-        "job-items-section",
-    )
-    assert failed.count('class="job-item ') == 1 and "unexpected error" in failed
-
-
-STAT_LINK = re.compile(
-    r'<a class="stat stat--link" href="([^"]+)"><span class="stat__label">[^<]+</span>'
-    r'<span class="stat__value" data-count="(\w+)">(\d+)</span></a>'
-)
-LISTED = re.compile(r'id="queue-count">(\d+) ')
-
-
-def test_every_dashboard_count_opens_the_list_it_counts(
-    as_auditor, operator, marketing_manager, incident, late_cases, load_case
-):
-    load_case(type="satellite", stage="middle", tournament_id="S1")
-    services.settlement_prepare(case=late_cases[0], actor=operator)
-    closed = services.incident_report(actor=operator, title="Old", started_at=incident.started_at)
-    services.incident_close(incident=closed, actor=operator, reason="nothing hit")
-    dashboard = assert_full_page(as_auditor.get(reverse("dashboard")))
-    stats = STAT_LINK.findall(dashboard)
-    assert {key for _, key, _ in stats} == {
-        "open_incidents", "awaiting_decision", "ready", "prepared", "awaiting_approval",
-        "rejected", "approved",
-    }  # fmt: skip
-    shown = {key: int(count) for _, key, count in stats}
-    assert (shown["open_incidents"], shown["ready"], shown["prepared"]) == (1, 2, 1)
-    for href, key, count in stats:
-        listed = assert_full_page(as_auditor.get(href.replace("&amp;", "&")))
-        assert LISTED.search(listed).group(1) == count, key
-
-
-def test_the_case_list_filters_by_status_and_incident_and_pages_keeping_them(
-    as_marketing, operator, incident, load_case
-):
-    ready = [load_case(stage="late", tournament_id=f"R{n:02}") for n in range(27)]
-    load_case(type="satellite", stage="middle", tournament_id="WAITS")
-    other = services.incident_report(actor=operator, title="DC2", started_at=incident.started_at)
-    services.case_load_snapshot(
-        actor=operator,
-        snapshot=__import__("settlements.demo").demo.snapshot_bytes(
-            stage="late", tournament_id="ELSEWHERE"
-        ),
-        incident=other,
-    )
-    url = reverse("case_queue")
-    html = assert_full_page(as_marketing.get(url, {"status": "ready"}))
-    assert "28 cases" in html and "Page 1 of 2" in html and "WAITS" not in html
-    assert "?status=ready&amp;page=2" in html
-    second = assert_partial(as_marketing.get(url, {"status": "ready", "page": 2}, **HTMX), "queue")
-    assert second.count("Case #") == 3 and "?status=ready&amp;page=1" in second
-    # Oldest first: the first loaded leads page 1.
-    assert html.index(f"Case #{ready[0].pk}<") < html.index(f"Case #{ready[1].pk}<")
-    mine = assert_partial(
-        as_marketing.get(url, {"status": "ready", "incident": incident.pk}, **HTMX), "queue"
-    )
-    assert "27 cases" in mine and "ELSEWHERE" not in mine
-    everything = assert_full_page(as_marketing.get(url, {"status": "bogus"}))
-    assert "29 cases" in everything and "Every case" in everything
-
-
-def test_the_incident_list_shows_open_closed_or_all(as_operator, operator, incident):
-    closed = services.incident_report(actor=operator, title="Gone", started_at=incident.started_at)
-    services.incident_close(incident=closed, actor=operator, reason="nothing hit")
-    url = reverse("incident_queue")
-    html = assert_full_page(as_operator.get(url))
-    assert "1 incident," in html and "Cluster B outage" in html and "Gone" not in html
-    only_closed = assert_partial(as_operator.get(url, {"state": "closed"}, **HTMX), "queue")
-    assert "Gone" in only_closed and "Cluster B outage" not in only_closed
-    assert "2 incidents" in assert_partial(as_operator.get(url, {"state": "all"}, **HTMX), "queue")
-
-
-def test_a_selection_of_junk_chooses_nothing(as_manager, operator, incident, late_cases):
-    submitted(late_cases[:1], operator)
-    url = reverse("incident_approve", args=[incident.pk])
-    junk = "x,-1,99999999999999999999999,١٢, ,"
-    response = as_manager.post(url, {"selection": junk}, **HTMX)
-    assert response.status_code == 422
-    assert "None of the chosen settlements" in response.content.decode()
-    page = as_manager.get(url, {"out": junk})
-    assert page.status_code == 200 and "Review the approval of 1" in page.content.decode()
 
 
 def test_an_upload_of_unreadable_archives_is_a_form_error_and_starts_no_job(as_operator, incident):

@@ -1,0 +1,57 @@
+"""The lists work is picked from: each "waiting for you" list in full, every case or incident
+by state, the queue of compensation proposals, and how many payment lines are overdue."""
+
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from settlements.models import Case, Compensation, Incident, LedgerRelease
+from settlements.selectors.cases import case_list, incident_list
+from settlements.selectors.compensation import compensation_list
+from settlements.selectors.dashboard import waiting_for
+from settlements.selectors.payments import overdue_releases
+from settlements.workflow import CompensationStatus
+
+# The incidents a list can be narrowed to: the open ones, newest first, as many as a menu holds.
+INCIDENT_CHOICES = 50
+
+
+def waiting_queue(user, attribute: str, *, kind: str, incident: int | None = None) -> QuerySet:
+    """One of ``waiting_for(user)``'s lists (``attribute``), of records of ``kind`` (case,
+    settlement or compensation), narrowed to one incident if given."""
+    items = getattr(waiting_for(user), attribute)
+    if incident is None:
+        return items
+    return items.filter(**{"incident_id" if kind == "case" else "case__incident_id": incident})
+
+
+def case_queue(*, status: str | None = None, incident: int | None = None) -> QuerySet[Case]:
+    """Every case, or those of one status or incident, oldest first as in the queues: the
+    longest waiting is the first to see to."""
+    return case_list(status=status, incident=incident).order_by("created_at", "pk")
+
+
+def incident_queue(state: str) -> QuerySet[Incident]:
+    """Incidents, newest first: the open ones ("open"), the closed ones ("closed") or all."""
+    incidents = incident_list(open_only=state == "open")
+    if state == "closed":
+        incidents = incidents.filter(closed_at__isnull=False)
+    return incidents
+
+
+def incident_choices() -> QuerySet[Incident]:
+    return incident_list(open_only=True)[:INCIDENT_CHOICES]
+
+
+def compensation_queue(status: str | None) -> QuerySet[Compensation]:
+    """Compensation of one status (every one for None): the proposals oldest first, as they
+    are worked, the rest newest first."""
+    queue = compensation_list(status=status)
+    if status != CompensationStatus.PROPOSED:
+        queue = queue.order_by("-proposed_at", "-id")
+    return queue
+
+
+def overdue_line_count(cutoff: datetime, releases: QuerySet[LedgerRelease] | None = None) -> int:
+    """How many lines handed to the cashier before ``cutoff`` it has not confirmed."""
+    return sum(overdue_releases(cutoff, releases).values_list("overdue", flat=True))

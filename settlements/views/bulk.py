@@ -1,0 +1,297 @@
+"""The bulk path through an outage: one action over many cases or settlements, run as a job
+whose progress the job page shows (views/jobs.py).
+
+POST     /incidents/<id>/prepare-ready/     every ready case prepared (operator)
+POST     /incidents/<id>/submit-prepared/   every prepared settlement submitted (operator)
+GET/POST /incidents/<id>/approve/           chosen settlements approved with one reason (TM)
+GET/POST /incidents/<id>/decide/            one answer to several alike cases (MM)
+GET/POST /incidents/<id>/upload-many/       several snapshots or one zip (operator)
+"""
+
+import hashlib
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from settlements import bounds, selectors, wording
+from settlements.access import roles
+from settlements.access.decorators import role_required
+from settlements.archive import snapshot_files
+from settlements.errors import DomainError, Duplicate
+from settlements.forms import BulkDecisionForm, ReasonForm
+from settlements.models import Job, Stage, TournamentType
+from settlements.selectors import bulk as bulk_reads
+from settlements.services import jobs as job_services
+from settlements.views import confirming
+from settlements.views.lookups import incident_or_404
+from settlements.views.paging import page_number
+from settlements.views.rendering import go_to, render_invalid, render_page
+
+# Rows per page where a bulk action is chosen: the action covers every page.
+BULK_PER_PAGE = 25
+
+
+@require_POST
+@role_required(roles.OPERATOR)
+def incident_prepare_ready(request, incident_id: int):
+    incident = incident_or_404(incident_id)
+    items = [
+        job_services.NewItem(str(case.pk), _case_label(case))
+        for case in bulk_reads.ready_to_prepare(incident)
+    ]
+    return _start(request, incident, Job.Kind.PREPARE, items)
+
+
+@require_POST
+@role_required(roles.OPERATOR)
+def incident_submit_prepared(request, incident_id: int):
+    incident = incident_or_404(incident_id)
+    items = [
+        job_services.NewItem(str(settlement.pk), _settlement_label(settlement))
+        for settlement in bulk_reads.prepared_settlements(incident)
+    ]
+    return _start(request, incident, Job.Kind.SUBMIT, items)
+
+
+@role_required(roles.TOURNAMENT_MANAGER)
+def incident_approve(request, incident_id: int):
+    """Approve many settlements with one reason, in two steps.
+
+    Choosing: every settlement of the incident waiting for approval (of one type or stage if
+    filtered), paged; the selection is all of them except those left out, whatever the page
+    shown. Confirming: how many, the totals by currency and unit, those that will be skipped
+    and why, and the reason. Both posts carry the exact ids chosen, so what is approved is what
+    was confirmed: should any of them stop waiting meanwhile, the choice is shown again.
+    """
+    incident = incident_or_404(incident_id)
+    template = "settlements/incident_approve.html"
+    if request.method != "POST" or confirming.step(request) == confirming.EDIT:
+        return render_page(
+            request, template, _approve_choice(request, incident), partial="bulk_form"
+        )
+    ids = _ids(request.POST.get("selection", ""))
+    chosen = selectors.chosen_for_approval(incident, ids)
+    summary = bulk_reads.approval_summary(chosen, request.user)
+    context = _approve_choice(request, incident)
+    if len(chosen) < len(ids):
+        context["problem"] = _changed(len(ids) - len(chosen), "settlement", "waiting for approval")
+    elif not summary.to_approve:
+        context["problem"] = "None of the chosen settlements is one you may approve."
+    else:
+        context.update(summary=summary, confirming=True, selection=_joined(chosen))
+        if confirming.step(request) != confirming.CONFIRM:
+            # Asked here, once the selection is settled; an unbound form shows no errors yet.
+            context["form"] = ReasonForm(initial={"reason": request.POST.get("reason", "")})
+            return render_page(request, template, context, partial="bulk_form")
+        form = context["form"] = ReasonForm(request.POST)
+        if form.is_valid():
+            items = [
+                job_services.NewItem(str(s.pk), _settlement_label(s)) for s in summary.to_approve
+            ]
+            return _start(
+                request, incident, Job.Kind.APPROVE, items,
+                params={"reason": form.cleaned_data["reason"]}, form=form, context=context,
+                template=template,
+            )  # fmt: skip
+    return render_invalid(request, template, context, partial="bulk_form")
+
+
+def _approve_choice(request, incident) -> dict:
+    """The choosing step: the matching settlements paged, the selection over all pages."""
+    filters = bulk_reads.ApprovalFilter.from_query(request.GET)
+    matching = list(bulk_reads.awaiting_approval(incident, filters))
+    left_out = _ids(request.GET.get("out", ""))
+    selected = [s for s in matching if s.pk not in left_out]
+    summary = bulk_reads.approval_summary(selected, request.user)
+    page = Paginator(matching, BULK_PER_PAGE).get_page(page_number(request))
+    return {
+        "incident": incident,
+        "filters": filters,
+        "choices": {"type": TournamentType.choices, "stage": Stage.choices},
+        "page": page,
+        "rows": _choice_rows(request, page, left_out),
+        "left_out": len(matching) - len(selected),
+        "summary": summary,
+        "selection": _joined(selected),
+        "form": ReasonForm(None),
+        "confirming": False,
+        "problem": "",
+        "query": request.GET.urlencode(),
+    }
+
+
+@role_required(roles.MARKETING_MANAGER)
+def incident_decide(request, incident_id: int):
+    """Cases alike (type, stage, options), paged with each one's preview; one answer to all of
+    a kind except those left out. The post carries the exact ids shown as chosen; should any
+    of them stop waiting for a decision meanwhile, the choice is shown again."""
+    incident = incident_or_404(incident_id)
+    template = "settlements/incident_decide.html"
+    groups = bulk_reads.decision_groups(incident)
+    group = next((g for g in groups if g.key == request.GET.get("group")), None) or (
+        groups[0] if groups else None
+    )
+    option = request.POST.get("option", "")
+    form = BulkDecisionForm(request.POST if request.method == "POST" else None, option=option)
+    context = _decide_context(request, incident, groups, group, form, option)
+    if request.method != "POST" or group is None:
+        return render_page(request, template, context, partial="bulk_form")
+    ids = _ids(request.POST.get("selection", ""))
+    in_group = {case.pk: case for case in group.cases}
+    chosen = [in_group[pk] for pk in sorted(ids) if pk in in_group]
+    problem = _decision_problem(group, option, ids, chosen)
+    if problem:
+        form.is_valid()
+        form.add_error(None, problem)
+    elif form.is_valid():
+        items = [job_services.NewItem(str(case.pk), _case_label(case)) for case in chosen]
+        reschedule_at = form.cleaned_data["reschedule_at"]
+        params = {"option": option, "reason": form.cleaned_data["reason"]}
+        if reschedule_at is not None:
+            params["reschedule_at"] = reschedule_at.isoformat()
+        return _start(
+            request, incident, Job.Kind.DECIDE, items, params=params,
+            form=form, context=context, template=template,
+        )  # fmt: skip
+    return render_invalid(request, template, context, partial="bulk_form")
+
+
+def _decide_context(request, incident, groups, group, form, option: str) -> dict:
+    """The group shown, paged with the previews, and the selection over all its pages."""
+    cases = group.cases if group else []
+    left_out = _ids(request.GET.get("out", ""))
+    selected = [case for case in cases if case.pk not in left_out]
+    page = Paginator(cases, BULK_PER_PAGE).get_page(page_number(request))
+    return {
+        "incident": incident,
+        "groups": groups,
+        "group": group,
+        "page": page,
+        "rows": _preview_rows(request, page, left_out),
+        "selected": len(selected),
+        "left_out": len(cases) - len(selected),
+        "selection": _joined(selected),
+        "form": form,
+        "option": option,
+        "option_labels": {code: wording.option_label(code) for code in group.options}
+        if group
+        else {},
+        "query": request.GET.urlencode(),
+    }
+
+
+def _decision_problem(group, option: str, ids: set[int], chosen: list) -> str:
+    """Why the posted answer cannot be given to the posted cases, or ""."""
+    if option not in group.options:
+        return "Choose the answer to give."
+    if not ids:
+        return "Every case is left out: put back at least one."
+    if len(chosen) < len(ids):
+        return _changed(len(ids) - len(chosen), "case", "waiting for this answer")
+    return ""
+
+
+def _preview_rows(request, page, left_out: set[int]):
+    """Each case on the page with the preview of every option. Previews are the engine's work
+    (cached), read as the page renders: a decision posted without a problem starts its job
+    and renders nothing, so it reads none."""
+    for row in _choice_rows(request, page, left_out):
+        yield row, selectors.decision_previews(row["item"])
+
+
+def _choice_rows(request, page, left_out: set[int]) -> list[dict]:
+    """Each record on the page, whether it is left out, and the link that toggles that."""
+    rows = []
+    for item in page:
+        toggled = left_out ^ {item.pk}
+        query = request.GET.copy()
+        query.pop("out", None)
+        if toggled:
+            query["out"] = ",".join(map(str, sorted(toggled)))
+        rows.append({"item": item, "left_out": item.pk in left_out, "toggle": query.urlencode()})
+    return rows
+
+
+def _ids(raw: str) -> set[int]:
+    """Record ids posted or linked as "12,15,31" (anything else in the list is ignored)."""
+    numbers = (bounds.whole_number(part.strip()) for part in raw.split(","))
+    return {number for number in numbers if number is not None}
+
+
+def _joined(records) -> str:
+    return ",".join(str(record.pk) for record in records)
+
+
+def _changed(count: int, noun: str, waiting: str) -> str:
+    return (
+        f"Nothing was done: {count} of the chosen {noun}s {'is' if count == 1 else 'are'} no "
+        f"longer {waiting}, changed by someone else meanwhile. The list below is up to date; "
+        "check it and choose again."
+    )
+
+
+@role_required(roles.OPERATOR)
+def incident_upload_many(request, incident_id: int):
+    incident = incident_or_404(incident_id)
+    template = "settlements/incident_upload_many.html"
+    context = {"incident": incident, "refused": [], "max_files": settings.ARCHIVE_MAX_FILES}
+    if request.method != "POST":
+        return render_page(request, template, context, partial="bulk_form")
+    uploads = request.FILES.getlist("files")
+    if not uploads:
+        context["error"] = "Choose one or more snapshot files, or one zip archive of them."
+        return render_invalid(request, template, context, partial="bulk_form")
+    files = snapshot_files(uploads)
+    context["refused"] = [f for f in files if f.content is None]
+    if len(context["refused"]) == len(files):
+        context["error"] = "No file could be taken; see why below."
+        return render_invalid(request, template, context, partial="bulk_form")
+    items = [job_services.NewItem(f.name[:255], f.name[:255], f.content, f.problem) for f in files]
+    job = job_services.job_start(
+        kind=Job.Kind.UPLOAD, actor=request.user,
+        target=f"incident:{incident.pk}:upload:{request.user.pk}:{_digest(files)}",
+        items=items, incident=incident,
+    )  # fmt: skip
+    return go_to(request, reverse("job_detail", args=[job.pk]))
+
+
+def _start(request, incident, kind, items, *, params=None, form=None, context=None, template=""):
+    """Start the job, then follow it; a refusal shows on the form, or on the incident's page
+    where nothing was asked."""
+    try:
+        job = job_services.job_start(
+            kind=kind, actor=request.user, target=f"incident:{incident.pk}", items=items,
+            incident=incident, params=params,
+        )  # fmt: skip
+    except Duplicate as duplicate:
+        if duplicate.existing is not None:
+            messages.info(request, duplicate.message)
+            return go_to(request, reverse("job_detail", args=[duplicate.existing.pk]))
+        raise
+    except DomainError as error:
+        if form is None:
+            messages.error(request, error.message)
+            return go_to(request, reverse("incident_tournaments", args=[incident.pk]))
+        form.add_domain_error(error)
+        return render_invalid(request, template, context, partial="bulk_form")
+    return go_to(request, reverse("job_detail", args=[job.pk]))
+
+
+def _case_label(case) -> str:
+    return f"Case #{case.pk} · {case.tournament.operator_id}"[:255]
+
+
+def _settlement_label(settlement) -> str:
+    return f"{settlement} · {settlement.case.tournament.operator_id}"[:255]
+
+
+def _digest(files) -> str:
+    """The files' names and contents in short: the same upload twice is the same work."""
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.name.encode())
+        digest.update(file.content or b"")
+    return digest.hexdigest()[:16]

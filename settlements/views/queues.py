@@ -1,0 +1,80 @@
+"""The lists behind the dashboard's counts, in full and paged.
+
+GET /queues/<name>/                    one "waiting for you" list, filtered by incident
+GET /queues/cases/                     every case, or those in one status
+GET /queues/incidents/                 open incidents, or closed, or all
+"""
+
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.views.decorators.http import require_safe
+
+from settlements import bounds, selectors
+from settlements.access import roles
+from settlements.access.decorators import role_required
+from settlements.views.paging import page_number
+from settlements.views.rendering import render_page
+from settlements.workflow import CaseStatus
+
+QUEUE_PER_PAGE = 25
+INCIDENT_STATES = {"open": "Open", "closed": "Closed", "all": "All"}
+
+
+@require_safe
+@role_required(*roles.ALL_ROLES)
+def queue(request, name: str):
+    """One "waiting for you" list in full: paged, filtered by incident."""
+    queue = next((q for q in selectors.DASHBOARD_QUEUES if q[1] == name), None)
+    if queue is None:
+        raise Http404("No such list.")
+    title, attribute, role, kind = queue
+    if not roles.has_role(request.user, role):
+        raise PermissionDenied
+    incident = bounds.whole_number(request.GET.get("incident"))
+    items = selectors.waiting_queue(request.user, attribute, kind=kind, incident=incident)
+    context = {
+        "title": title,
+        "name": name,
+        "kind": kind,
+        "page": Paginator(items, QUEUE_PER_PAGE).get_page(page_number(request)),
+        "incident": "" if incident is None else str(incident),
+        "incidents": selectors.incident_choices(),
+    }
+    return render_page(request, "settlements/queue.html", context, partial="queue")
+
+
+@require_safe
+@role_required(*roles.ALL_ROLES)
+def case_queue(request):
+    """Every case, or those in one status: the list behind each status count on the dashboard
+    (which counts every case, so this lists every case, whoever asks)."""
+    status = request.GET.get("status", "")
+    status = status if status in CaseStatus.values else ""
+    incident = bounds.whole_number(request.GET.get("incident"))
+    cases = selectors.case_queue(status=status or None, incident=incident)
+    context = {
+        "title": f"Cases: {CaseStatus(status).label.lower()}" if status else "Every case",
+        "status": status,
+        "statuses": CaseStatus.choices,
+        "incident": "" if incident is None else str(incident),
+        "incidents": selectors.incident_choices(),
+        "page": Paginator(cases, QUEUE_PER_PAGE).get_page(page_number(request)),
+    }
+    return render_page(request, "settlements/case_queue.html", context, partial="queue")
+
+
+@require_safe
+@role_required(*roles.ALL_ROLES)
+def incident_queue(request):
+    """Incidents, open ones by default (the dashboard's count), or closed, or all."""
+    state = request.GET.get("state", "open")
+    state = state if state in INCIDENT_STATES else "open"
+    context = {
+        "state": state,
+        "states": INCIDENT_STATES.items(),
+        "page": Paginator(selectors.incident_queue(state), QUEUE_PER_PAGE).get_page(
+            page_number(request)
+        ),
+    }
+    return render_page(request, "settlements/incident_queue.html", context, partial="queue")

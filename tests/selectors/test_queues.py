@@ -1,0 +1,54 @@
+"""Reads of the lists work is picked from: waiting lists by incident, incidents by state,
+compensation in the order it is worked."""
+
+import pytest
+from django.utils import timezone
+
+from settlements import selectors, services
+from settlements.services import CompensationEntry
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_waiting_list_narrows_to_one_incident_whatever_it_lists(users, snapshot_factory):
+    operator = users["operator"]
+    incidents = [
+        services.incident_report(actor=operator, title=title, started_at=timezone.now())
+        for title in ("A", "B")
+    ]
+    for incident in incidents:
+        snapshot = snapshot_factory(tournament_id=f"T-{incident.title}")
+        case = services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
+        services.settlement_prepare(case=case, actor=operator)
+    snapshot = snapshot_factory(tournament_id="T-READY")
+    ready = services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incidents[0])
+
+    first = incidents[0].pk
+    to_prepare = selectors.waiting_queue(operator, "to_prepare", kind="case", incident=first)
+    assert list(to_prepare) == [ready]
+    to_submit = selectors.waiting_queue(operator, "to_submit", kind="settlement", incident=first)
+    assert [settlement.case.incident_id for settlement in to_submit] == [first]
+    assert selectors.waiting_queue(operator, "to_submit", kind="settlement").count() == 2
+
+
+def test_incidents_by_state(operator):
+    started = timezone.now()
+    still_open = services.incident_report(actor=operator, title="Open", started_at=started)
+    closed = services.incident_report(actor=operator, title="Closed", started_at=started)
+    services.incident_close(incident=closed, actor=operator, reason="nothing hit")
+    assert list(selectors.incident_queue("open")) == [still_open]
+    assert list(selectors.incident_queue("closed")) == [closed]
+    assert set(selectors.incident_queue("all")) == {still_open, closed}
+
+
+def test_proposals_are_worked_oldest_first_the_rest_listed_newest_first(busy_desk, users):
+    manager = users["tournament_manager"]
+    older, newer = busy_desk["own_proposal"], busy_desk["other_proposal"]
+    assert list(selectors.compensation_queue("proposed")) == [older, newer]
+    third = services.compensation_propose(
+        case=older.case, actor=users["operator"], reason="r",
+        entries=[CompensationEntry("p000004", 5)],
+    )  # fmt: skip
+    services.compensation_approve(compensation=newer, actor=manager, reason="fair")
+    services.compensation_reject(compensation=third, actor=manager, reason="no")
+    assert list(selectors.compensation_queue(None)) == [third, newer, older]

@@ -1,0 +1,65 @@
+"""A job's page: its progress, polled while it runs, and each item's outcome."""
+
+import pytest
+from django.urls import reverse
+
+from settlements.models import Job, JobItem
+from tests.views.conftest import HTMX, assert_full_page, assert_partial, job_of
+
+pytestmark = pytest.mark.django_db
+
+
+def test_job_progress_polls_while_active_and_stops_when_done(
+    settings, as_operator, operator, incident, late_cases
+):
+    from settlements.services import jobs
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    job = jobs.job_start(
+        kind=Job.Kind.PREPARE, actor=operator, target="t",
+        items=[jobs.NewItem(str(c.pk), str(c)) for c in late_cases],
+    )  # fmt: skip
+    url = reverse("job_detail", args=[job.pk])
+    html = assert_full_page(as_operator.get(url))
+    assert 'hx-trigger="every 1s"' in html and "0 of 3" in html
+    assert html.count('class="job-item ') == 3 and 'hx-trigger="job-finished from:body"' in html
+    # A poll while the work runs reads the counts, not the items, and asks for nothing more.
+    poll = as_operator.get(url, HTTP_HX_TARGET="job-progress", **HTMX)
+    html = assert_partial(poll, "job-progress")
+    assert "every 1s" in html and "job-item" not in html and "HX-Trigger" not in poll.headers
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
+    job.items.update(status=JobItem.Status.DONE)
+    last = as_operator.get(url, HTTP_HX_TARGET="job-progress", **HTMX)
+    html = assert_partial(last, "job-progress")
+    assert "every 1s" not in html and "3 of 3" in html
+    assert last.headers["HX-Trigger"] == "job-finished"
+    items = assert_partial(
+        as_operator.get(url, HTTP_HX_TARGET="job-items-section", **HTMX), "job-items-section"
+    )
+    assert items.count('class="job-item job-item--done"') == 3 and "job-finished" not in items
+
+
+def test_an_unexpected_error_shows_as_one_failed_item_without_its_details(
+    monkeypatch, as_operator, incident, late_cases
+):
+    from settlements.services import jobs
+
+    prepare = jobs.STEPS[Job.Kind.PREPARE]
+
+    def faulty(job, item):
+        if item.key == str(late_cases[0].pk):
+            raise ValueError("internal detail 0xdeadbeef")
+        return prepare(job, item)
+
+    monkeypatch.setitem(jobs.STEPS, Job.Kind.PREPARE, faulty)
+    job = job_of(as_operator.post(reverse("incident_prepare_ready", args=[incident.pk])))
+    url = reverse("job_detail", args=[job.pk])
+    html = assert_full_page(as_operator.get(url))
+    assert '<dd id="job-failed">1</dd>' in html and '<dd id="job-done">2</dd>' in html
+    assert "unexpected error" in html and "0xdeadbeef" not in html
+    assert "Run again over what is not done" in html
+    failed = assert_partial(
+        as_operator.get(url, {"status": "failed"}, HTTP_HX_TARGET="job-items-section", **HTMX),
+        "job-items-section",
+    )
+    assert failed.count('class="job-item ') == 1 and "unexpected error" in failed
