@@ -21,6 +21,8 @@ from settlements.selectors.cases import (
     case_detail,
     case_entrants,
     case_list,
+    case_loaded_from,
+    case_page,
     case_status_counts,
     crash_case_in_force,
     decision_invitee_ids,
@@ -49,6 +51,7 @@ from settlements.selectors.dashboard import (
     in_workflow_order,
     waiting_for,
 )
+from settlements.selectors.payments import approved_lines, last_position
 from settlements.selectors.players import (
     PlayerCase,
     PlayerSearch,
@@ -172,4 +175,8 @@ __all__ = [
     "statement_settlements",
     "incident_statements",
     "settlement_unpaid_entrants",
+    "case_page",
+    "case_loaded_from",
+    "approved_lines",
+    "last_position",
 ]

@@ -12,7 +12,7 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from settlements.api import encode_cursor
+from settlements.api.ledger import encode_cursor
 from settlements.models import Event, PaymentConfirmation
 from settlements.selectors import payments as payment_reads
 from tests.api.test_ledger import item, post
