@@ -6,10 +6,10 @@ from settlements.views.health import healthz
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("api/v1/", include("settlements.api")),
+    path("api/v1/", include("settlements.api.urls")),
     path("", include("settlements.urls")),
 ]
 
 # API clients get JSON errors; people get the usual pages.
-handler404 = "settlements.api.page_not_found"
-handler500 = "settlements.api.server_error"
+handler404 = "settlements.api.base.page_not_found"
+handler500 = "settlements.api.base.server_error"

@@ -15,8 +15,7 @@ from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.cache import patch_cache_control
 
-from settlements import bounds
-from settlements.api import API_PREFIX, bad_request, too_large
+from settlements import bounds, problems
 
 # Room for the multipart framing and the other form fields around a snapshot of the maximum
 # size (the CSRF token, the pasted-text field, headers of each part).
@@ -35,8 +34,8 @@ class RequestSizeLimitMiddleware:
         limit = settings.SNAPSHOT_MAX_BYTES
         if size <= limit + FORM_OVERHEAD_BYTES:
             return self.get_response(request)
-        if request.path.startswith(API_PREFIX):
-            return too_large(size, limit)
+        if problems.is_api_request(request):
+            return problems.snapshot_too_large(size, limit)
         return HttpResponse(
             f"This upload is {size:,} bytes; a snapshot may be at most {limit:,} bytes.\n",
             status=413,
@@ -78,8 +77,8 @@ class QueryTextMiddleware:
             if "\x00" in name or any("\x00" in value for value in values):
                 where = "?" + name.replace("\x00", "")
                 message = "must not contain the NUL character"
-                if request.path.startswith(API_PREFIX):
-                    return bad_request(where, message)
+                if problems.is_api_request(request):
+                    return problems.refusal(400, where, message)
                 return HttpResponse(
                     f"{where} {message}.\n", status=400, content_type="text/plain; charset=utf-8"
                 )

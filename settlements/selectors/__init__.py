@@ -21,6 +21,8 @@ from settlements.selectors.cases import (
     case_detail,
     case_entrants,
     case_list,
+    case_loaded_from,
+    case_page,
     case_status_counts,
     crash_case_in_force,
     decision_invitee_ids,
@@ -56,6 +58,7 @@ from settlements.selectors.incidents import (
     tournaments_without_crash_case,
 )
 from settlements.selectors.jobs import job_detail, job_items
+from settlements.selectors.payments import approved_lines, last_position
 from settlements.selectors.players import (
     PlayerCase,
     PlayerSearch,
@@ -202,4 +205,8 @@ __all__ = [
     "incident_choices",
     "compensation_queue",
     "overdue_line_count",
+    "case_page",
+    "case_loaded_from",
+    "approved_lines",
+    "last_position",
 ]

@@ -227,3 +227,28 @@ def decision_invitees(decision: Decision) -> list[str]:
         decision.case, remaining_only=decision.invite_scope == Decision.InviteScope.REMAINING
     )
     return list(entries.values_list("player", flat=True))
+
+
+def case_page(
+    *,
+    limit: int,
+    before: int | None = None,
+    status: str | None = None,
+    incident: int | None = None,
+    tournament: str | None = None,
+) -> tuple[list[Case], bool]:
+    """Up to ``limit`` cases newest first (by id), those with an id below ``before``, and
+    whether more follow: a page of the API's list, keyed on the id so that cases created
+    meanwhile do not shift the pages still to come. ``tournament`` is the operator's id."""
+    cases = case_list(status=status, incident=incident).order_by("-id")
+    if tournament is not None:
+        cases = cases.filter(tournament__operator_id=tournament)
+    if before is not None:
+        cases = cases.filter(pk__lt=before)
+    page = list(cases[: limit + 1])
+    return page[:limit], len(page) > limit
+
+
+def case_loaded_from(case: Case, text: str) -> bool:
+    """Whether ``case`` was opened from exactly the snapshot ``text`` (by its digest)."""
+    return Snapshot.objects.filter(case=case, sha256=Snapshot.digest(text)).exists()

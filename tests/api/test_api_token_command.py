@@ -81,7 +81,7 @@ def test_revoke_by_id_prefix_or_token_stops_the_token_at_once(api, operator, how
 
 def test_a_prefix_of_decimal_digits_is_found_as_a_prefix(operator, monkeypatch):
     # Hex digits are all decimal ones in about one prefix of 43: not an id, then.
-    monkeypatch.setattr("settlements.models.secrets.token_hex", lambda size: "43792373")
+    monkeypatch.setattr("settlements.models.accounts.secrets.token_hex", lambda size: "43792373")
     run("create", "operator")
     token = ApiToken.objects.get()
     assert token.prefix == "43792373"

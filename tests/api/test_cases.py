@@ -14,6 +14,7 @@ from settlements.access import roles
 from settlements.models import Case
 from settlements.rules import parse_snapshot, settle
 from settlements.services import AdjustmentEntry
+from settlements.workflow import CaseStatus
 from tests.api.conftest import bearer
 from tests.conftest import make_user
 
@@ -129,6 +130,21 @@ def test_bad_parameters_name_themselves(api, reader, query, path):
     response = api.get(f"/api/v1/cases?{query}", **reader)
     assert response.status_code == 400
     assert [error["path"] for error in response.json()["errors"]] == [path]
+
+
+def test_every_parameter_that_does_not_fit_is_named_in_one_refusal(api, reader):
+    response = api.get(
+        "/api/v1/cases?after=0&limit=201&status=Ready&tournament=T-1&incident=x&page=2", **reader
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "errors": [
+            {"path": "?after", "message": "must be a whole number above zero, in digits 0-9"},
+            {"path": "?limit", "message": "must be at most 200"},
+            {"path": "?status", "message": f"must be one of {', '.join(CaseStatus.values)}"},
+            {"path": "?incident", "message": "must be a whole number above zero, in digits 0-9"},
+        ]
+    }
 
 
 def test_a_case_before_preparation_has_no_settlement(api, reader, operator, snapshot_factory):

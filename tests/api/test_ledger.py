@@ -5,7 +5,7 @@ import json
 import pytest
 from django.utils import timezone
 
-from settlements.api import decode_cursor, encode_cursor
+from settlements.api.ledger import decode_cursor, encode_cursor
 from settlements.models import PaymentConfirmation
 from settlements.selectors import payments as payment_reads
 from tests.services.helpers import approved
@@ -193,7 +193,7 @@ def test_a_document_of_the_wrong_shape_is_refused_whole(api, wallet, document):
 
 
 def test_a_batch_too_large_is_refused_unread(api, wallet, monkeypatch):
-    from settlements import api as module
+    from settlements.api import ledger as module
 
     monkeypatch.setattr(module, "CONFIRMATIONS_MAX_BYTES", 100)
     response = post(api, wallet, {"confirmations": [{"x": "y" * 200}]})
@@ -201,7 +201,7 @@ def test_a_batch_too_large_is_refused_unread(api, wallet, monkeypatch):
 
 
 def test_too_many_confirmations_at_once(api, wallet, monkeypatch):
-    from settlements import api as module
+    from settlements.api import ledger as module
 
     monkeypatch.setattr(module, "MAX_CONFIRMATIONS", 2)
     response = post(api, wallet, {"confirmations": [{}, {}, {}]})

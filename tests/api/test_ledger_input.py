@@ -12,7 +12,7 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from settlements.api import encode_cursor
+from settlements.api.ledger import encode_cursor
 from settlements.models import Event, PaymentConfirmation
 from settlements.selectors import payments as payment_reads
 from tests.api.test_ledger import item, post
@@ -175,6 +175,44 @@ def test_a_field_name_that_only_looks_like_one_is_not_a_field(api, wallet, desk)
     confirmation["ѕtatus"] = confirmation.pop("status")  # a Cyrillic ѕ
     result = only(api, wallet, confirmation)
     assert result["errors"][0]["path"] == "confirmations[0].ѕtatus"
+
+
+LEFT_OUT = object()
+
+
+@pytest.mark.parametrize(
+    ("changes", "path", "message"),
+    [
+        ({"idempotency_key": LEFT_OUT}, ".idempotency_key", "is required"),
+        ({"note": "paid early"}, ".note", "is not a field of a confirmation"),
+        ({"": "x"}, '[""]', "is not a field of a confirmation"),
+        ({"amount": "9" * 10_000}, ".amount", "must be an integer, not a string"),
+        ({"amount": 1e300}, ".amount", "must be an integer, not a decimal number"),
+        ({"at": 20261101}, ".at", "must be a string, not a number"),
+        ({"status": ["paid"]}, ".status", "must be a string, not a list"),
+    ],
+)
+def test_an_item_that_is_not_a_confirmation_is_refused_alone_at_its_path(
+    api, wallet, desk, changes, path, message
+):
+    first, second = list(payment_reads.approved_lines())[:2]
+    sent = {**item(second), **changes}
+    confirmation = {name: value for name, value in sent.items() if value is not LEFT_OUT}
+    body = post(api, wallet, {"confirmations": [item(first), confirmation]}).json()
+    assert body["results"][0]["outcome"] == "recorded"
+    assert body["results"][1]["errors"] == [{"path": f"confirmations[1]{path}", "message": message}]
+    assert (body["recorded"], body["refused"]) == (1, 1)
+    assert list(PaymentConfirmation.objects.values_list("idempotency_key", flat=True)) == [
+        first.key
+    ]
+
+
+@pytest.mark.parametrize("confirmation", ["paid", None, 7, [], {}])
+def test_an_item_that_is_not_an_object_or_is_empty_names_no_key(api, wallet, desk, confirmation):
+    result = only(api, wallet, confirmation)
+    assert (result["idempotency_key"], result["outcome"]) == (None, "refused")
+    assert result["errors"][0]["path"].startswith("confirmations[0]")
+    assert not PaymentConfirmation.objects.exists()
 
 
 def test_one_key_many_times_in_a_batch_is_recorded_once(api, wallet, desk):

@@ -95,6 +95,19 @@ def test_bad_parameters_name_themselves(api, tokens, settlement, query, path):
     assert response.status_code == 400 and response.json()["errors"][0]["path"] == path
 
 
+def test_a_refused_query_is_refused_before_the_settlement_is_read(
+    api, tokens, settlement, monkeypatch
+):
+    def unexpected(*args, **kwargs):
+        raise AssertionError("the settlement was read")
+
+    monkeypatch.setattr(selectors, "settlement_detail", unexpected)
+    reader = bearer(tokens[roles.AUDITOR])
+    response = api.get(url(settlement, limit="1001", after="x" * 10_000), **reader)
+    assert response.status_code == 400
+    assert response.json() == {"errors": [{"path": "?limit", "message": "must be at most 1000"}]}
+
+
 def test_an_adjustment_or_an_unknown_settlement_is_a_json_404(api, tokens, settlement, operator):
     adjustment = services.settlement_adjust(
         settlement=settlement,

@@ -1,0 +1,121 @@
+"""What every endpoint shares: the endpoint decorator, bearer-token authentication, the link to
+the next page, and the site's 404 and 500 handlers, which answer JSON under /api/.
+
+Clients authenticate with ``Authorization: Bearer TOKEN`` (``manage.py api_token``) and
+nothing else: a session cookie is ignored here, which is why these views are exempt from
+CSRF (a browser cannot be tricked into sending a bearer token).
+"""
+
+import logging
+from functools import wraps
+
+from django.http import HttpRequest, JsonResponse
+from django.utils.http import urlencode
+from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
+
+from settlements import problems, services
+from settlements.access import roles
+from settlements.rules import InvalidInput
+
+log = logging.getLogger("crashdesk.api")
+
+# A token is 56 characters; anything much longer is not worth hashing.
+MAX_CREDENTIAL_LENGTH = 256
+
+
+def api_endpoint(*methods: str, allowed: tuple[str, ...]):
+    """Method check (405), bearer authentication (401), role check (403), a 400 listing the
+    problems of an ``InvalidInput`` the view raises, and a JSON answer even for an unexpected
+    error (500). The view receives the token's user."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs):
+            try:
+                if request.method not in methods:
+                    return _method_not_allowed(request, methods)
+                raw = _bearer_token(request)
+                token = services.api_token_authenticate(raw=raw) if raw else None
+                if token is None:
+                    return _unauthenticated(request, offered=raw is not None)
+                if not roles.has_role(token.user, *allowed):
+                    return _forbidden(token.user, allowed)
+                return view(request, token.user, *args, **kwargs)
+            except InvalidInput as invalid:
+                return problems.problems_response(400, invalid.problems)
+            except Exception:
+                log.exception("API request failed: %s %s", request.method, request.path)
+                return _server_error_response()
+
+        return csrf_exempt(wrapper)
+
+    return decorator
+
+
+def _method_not_allowed(request: HttpRequest, methods: tuple[str, ...]) -> JsonResponse:
+    response = problems.refusal(405, "$", f"Use {' or '.join(methods)} here, not {request.method}.")
+    response["Allow"] = ", ".join(methods)
+    return response
+
+
+def _bearer_token(request: HttpRequest) -> str | None:
+    scheme, _, credentials = request.headers.get("Authorization", "").strip().partition(" ")
+    credentials = credentials.strip()
+    if scheme.lower() != "bearer" or not credentials or len(credentials) > MAX_CREDENTIAL_LENGTH:
+        return None
+    return credentials
+
+
+def _unauthenticated(request: HttpRequest, *, offered: bool) -> JsonResponse:
+    if offered:
+        log.warning(
+            "API request with an unknown or revoked token",
+            extra={"path": request.path, "client": request.META.get("REMOTE_ADDR")},
+        )
+        message = "This token is not valid: unknown, revoked, or its user is deactivated."
+        challenge = 'Bearer realm="crashdesk", error="invalid_token"'
+    else:
+        message = "Send your API token as 'Authorization: Bearer TOKEN'."
+        challenge = 'Bearer realm="crashdesk"'
+    response = problems.refusal(401, "Authorization", message)
+    response["WWW-Authenticate"] = challenge
+    return response
+
+
+def _forbidden(user, allowed: tuple[str, ...]) -> JsonResponse:
+    needed = " or ".join(roles.LABELS[role] for role in allowed)
+    return problems.refusal(
+        403,
+        "Authorization",
+        f"The user of this token ({user.get_username()}) may not do this; it needs the role "
+        f"of {needed}.",
+    )
+
+
+def next_page(request: HttpRequest, *, after: str) -> str:
+    """The absolute URL of the page after this one: the same query with ``after`` replaced."""
+    query = request.GET.copy()
+    query["after"] = after
+    return request.build_absolute_uri(f"{request.path}?{urlencode(query, doseq=True)}")
+
+
+# --- Error pages for /api/ paths -----------------------------------------------------------------
+
+
+def _server_error_response() -> JsonResponse:
+    return problems.refusal(500, "$", "Something went wrong on our side; it has been logged.")
+
+
+def server_error(request: HttpRequest, *args, **kwargs):
+    """handler500: JSON for API clients, the usual page for people."""
+    if problems.is_api_request(request):
+        return _server_error_response()
+    return defaults.server_error(request, *args, **kwargs)
+
+
+def page_not_found(request: HttpRequest, exception, *args, **kwargs):
+    """handler404: JSON for API clients, the usual page for people."""
+    if problems.is_api_request(request):
+        return problems.refusal(404, "$", f"There is no API endpoint {request.path}.")
+    return defaults.page_not_found(request, exception, *args, **kwargs)

@@ -1,0 +1,108 @@
+"""GET /api/v1/cases and /api/v1/cases/ID: the cases, newest first a page at a time, and one
+case with its settlement once prepared (its lines only for the roles that read the ledger)."""
+
+from typing import Annotated
+
+import msgspec
+from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
+
+from settlements import problems, selectors
+from settlements.access import permissions, roles
+from settlements.api.base import api_endpoint, next_page
+from settlements.api.reading import Id, read_query
+from settlements.models import Case
+from settlements.workflow import CaseStatus
+
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+
+
+class CasesQuery(msgspec.Struct, kw_only=True, frozen=True):
+    """Filters and the page: ``after`` is the id of the last case of the previous page."""
+
+    after: Id | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE_SIZE)] = PAGE_SIZE
+    status: CaseStatus | None = None
+    # The operator's tournament id, as in the snapshot.
+    tournament: str | None = None
+    incident: Id | None = None
+
+
+@api_endpoint("GET", "HEAD", allowed=roles.ALL_ROLES)
+def cases(request: HttpRequest, user) -> JsonResponse:
+    """Newest first, a page at a time: ``next`` is the URL of the following page (keyset
+    pagination on the case id, so pages stay right while new cases arrive)."""
+    query = read_query(request.GET, CasesQuery)
+    page, more = selectors.case_page(
+        limit=query.limit,
+        before=query.after,
+        status=query.status,
+        incident=query.incident,
+        tournament=query.tournament,
+    )
+    next_url = next_page(request, after=str(page[-1].pk)) if more else None
+    return problems.json_response(
+        {"results": [_case_summary(request, case) for case in page], "next": next_url}
+    )
+
+
+@api_endpoint("GET", "HEAD", allowed=roles.ALL_ROLES)
+def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
+    try:
+        found = selectors.case_detail(case_id)
+    except Case.DoesNotExist:
+        return problems.refusal(404, "$", f"There is no case #{case_id}.")
+    data = _case_summary(request, found)
+    data["policy"] = found.policy or None
+    data["engine_version"] = found.engine_version or None
+    settlement = selectors.case_current_settlement(found) if found.is_crash else None
+    adjustments, documents = [], []
+    if settlement is not None:
+        adjustments = list(selectors.settlement_adjustments(settlement))
+        for record in (settlement, *adjustments):
+            record.case = found
+        # The stored engine output, in the format of `manage.py settle`: not computed again.
+        # Two queries for the settlement and all its adjustments together.
+        documents = selectors.settlements_as_dicts([settlement, *adjustments])
+    # The lines are the ledger: a role the web refuses it gets the payouts without them.
+    if documents and (refusal := permissions.ledger_read(user=user)):
+        for document in documents:
+            document["lines"] = None
+        data["withheld"] = [{"path": "settlement.lines", "message": str(refusal)}]
+    data["settlement_id"] = settlement.pk if settlement else None
+    data["settlement_status"] = settlement.status if settlement else None
+    data["settlement"] = documents[0] if settlement else None
+    data["adjustments"] = [
+        {"id": adjustment.pk, "status": adjustment.status, "document": document}
+        for adjustment, document in zip(adjustments, documents[1:], strict=True)
+    ]
+    return problems.json_response(data)
+
+
+def _case_summary(request: HttpRequest, case: Case) -> dict:
+    tournament = case.tournament
+    return {
+        "id": case.pk,
+        "url": request.build_absolute_uri(reverse("api:case", args=[case.pk])),
+        "kind": case.kind,
+        "status": case.status,
+        "incident": case.incident_id,
+        "tournament": {
+            "id": tournament.operator_id,
+            "name": tournament.name,
+            "type": tournament.type,
+            "currency": tournament.currency,
+        },
+        "crashed_at": case.crashed_at.isoformat() if case.crashed_at else None,
+        "stage": case.stage or None,
+        "entrants": case.entrants,
+        "eliminated": case.eliminated,
+        "remaining": case.remaining,
+        "paid_places": case.paid_places,
+        "pool": case.pool,
+        "decision_options": list(case.decision_options),
+        "decision": case.decision or None,
+        "created_at": case.created_at.isoformat(),
+        "updated_at": case.updated_at.isoformat(),
+    }

@@ -1,0 +1,90 @@
+"""POST /api/v1/snapshots[?incident=ID]: a game server reports a crash with its snapshot (the
+body, in SNAPSHOT.md's format) and gets the new case (201), read by the same parser and
+service as the upload page."""
+
+import msgspec
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
+
+from settlements import bounds, problems, selectors, services
+from settlements.access import roles
+from settlements.api.base import api_endpoint
+from settlements.api.reading import Id, read_query
+from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
+from settlements.models import Case, Incident
+
+
+class SnapshotQuery(msgspec.Struct, kw_only=True, frozen=True):
+    """The open incident the crash belongs to; without it a new incident is reported."""
+
+    incident: Id | None = None
+
+
+@api_endpoint("POST", allowed=(roles.OPERATOR,))
+def snapshots(request: HttpRequest, user) -> JsonResponse:
+    limit = settings.SNAPSHOT_MAX_BYTES
+    declared = request.META.get("CONTENT_LENGTH", "").strip()
+    if not declared:
+        return problems.refusal(411, "$", "Send the snapshot with a Content-Length header.")
+    size = bounds.whole_number(declared)
+    if size is None:
+        return problems.refusal(400, "$", "The Content-Length header is not a number of bytes.")
+    if size > limit:
+        # Refused on the declared size alone: the body is never read.
+        return problems.snapshot_too_large(size, limit)
+    # Read at most one byte past the limit, so a body longer than declared cannot fill memory.
+    body = request.read(limit + 1)
+    if len(body) > limit:
+        return problems.snapshot_too_large(len(body), limit)
+
+    query = read_query(request.GET, SnapshotQuery)
+    incident = None
+    if query.incident is not None:
+        try:
+            incident = selectors.incident_detail(query.incident)
+        except Incident.DoesNotExist:
+            return problems.refusal(400, "?incident", f"There is no incident #{query.incident}.")
+
+    try:
+        case = services.case_load_snapshot(actor=user, snapshot=body, incident=incident)
+    except Duplicate as duplicate:
+        return _duplicate(request, duplicate, body)
+    except NotAllowed as refusal:
+        return problems.refusal(403, "Authorization", refusal.message)
+    except InvalidTransition as refusal:
+        where = "?incident" if incident is not None else (refusal.field or "$")
+        return problems.refusal(409, where, refusal.message)
+    except DomainError as refusal:
+        return problems.refusal(400, refusal.field or "$", refusal.message)
+
+    url = reverse("api:case", args=[case.pk])
+    response = problems.json_response(
+        {
+            "case": case.pk,
+            "url": request.build_absolute_uri(url),
+            "incident": case.incident_id,
+            "stage": case.stage,
+            "status": case.status,
+            "decision_options": list(case.decision_options),
+        },
+        status=201,
+    )
+    response["Location"] = url
+    return response
+
+
+def _duplicate(request: HttpRequest, duplicate: Duplicate, body: bytes) -> JsonResponse:
+    """409 pointing at the case that already exists. ``same_snapshot`` tells a game server
+    that retried after a lost answer that its first post went through."""
+    existing = duplicate.existing
+    if not isinstance(existing, Case):
+        return problems.refusal(409, "tournament.id", duplicate.message)
+    return problems.refusal(
+        409,
+        "tournament.id",
+        duplicate.message,
+        case=existing.pk,
+        url=request.build_absolute_uri(reverse("api:case", args=[existing.pk])),
+        same_snapshot=selectors.case_loaded_from(existing, body.decode("utf-8", "replace")),
+    )
