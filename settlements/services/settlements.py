@@ -24,6 +24,7 @@ from settlements.models import (
     Source,
     Unit,
 )
+from settlements.money import UNIT_ORDER
 from settlements.rules import (
     ENGINE_VERSION,
     ExplanationTerms,
@@ -366,8 +367,7 @@ def _fraction_text(numerator: int, denominator: int) -> str:
 def _check_storable(result) -> None:
     """Refuse, before anything is written, a settlement with an amount beyond a bigint; one
     maximum per column rather than a check per value."""
-    fields = ("cash", "tdollars", "tickets", "fpp")
-    columns = [map(attrgetter(name), result.payouts) for name in fields]
+    columns = [map(attrgetter(unit), result.payouts) for unit in UNIT_ORDER]
     columns.append(map(attrgetter("amount"), result.lines))
     largest = max(max(column, default=0) for column in columns)
     if largest > MAX_AMOUNT:
