@@ -133,7 +133,7 @@ class _TypeOnly(msgspec.Struct):
     tournament: _Tag = msgspec.field(default_factory=_Tag)
 
 
-_DECODER = msgspec.json.Decoder(_SnapshotDoc)
+SNAPSHOT_DECODER = msgspec.json.Decoder(_SnapshotDoc)
 _PUBLIC = {
     _RegularDoc: RegularTournament,
     _FreerollDoc: FreerollTournament,
@@ -151,7 +151,7 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
     # A byte-order mark is not JSON, but Windows tools add one; it carries no meaning.
     raw = raw.removeprefix(codecs.BOM_UTF8)
     try:
-        doc = _DECODER.decode(raw)
+        doc = SNAPSHOT_DECODER.decode(raw)
     except msgspec.ValidationError as error:  # a subclass of DecodeError, so caught first
         # msgspec validates while it reads, so a broken document can fail on a field first;
         # broken JSON is the more useful thing to report.

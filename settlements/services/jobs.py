@@ -30,7 +30,7 @@ from settlements.access import roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
 from settlements.models import Case, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
-from settlements.services.common import _insert_bound_rows
+from settlements.services.common import insert_bound_rows
 from settlements.services.decisions import decision_record
 from settlements.services.settlements import (
     settlement_approve,
@@ -105,7 +105,7 @@ def job_start(
         raise Duplicate(
             "This work is already under way; follow it on its progress page.", existing=running
         ) from None
-    _insert_bound_rows(
+    insert_bound_rows(
         JobItem,
         ("job", "position", "key", "label", "payload", "status", "message"),
         [

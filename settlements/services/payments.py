@@ -41,7 +41,7 @@ from settlements.models import (
 )
 from settlements.selectors import payments as payment_reads
 from settlements.selectors.payments import LedgerLine
-from settlements.services.common import _insert_rows, _record, _required_text, _save
+from settlements.services.common import insert_rows, record_event, required_text, save_with_history
 from settlements.workflow import ReissueStatus, reissue_next_status
 
 log = logging.getLogger("crashdesk.payments")
@@ -226,14 +226,14 @@ def payment_confirm(
             hold_parents(subject["case"].pk, subject["case"].incident_id)
         elif "incident" in subject:
             hold_parents(None, subject["incident"].pk)
-        event = _record(
+        event = record_event(
             Event.Type.PAYMENTS_CONFIRMED,
             actor=actor,
             **subject,
             data=_batch_summary(answers, [item for _, item in rows]),
         )
         recorder, batch = actor.pk, event.pk
-        _insert_rows(
+        insert_rows(
             PaymentConfirmation,
             (
                 "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
@@ -431,7 +431,7 @@ def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
             reissued_as=state.reissue[1] if state.reissue is not None else None,
         )
     )
-    reason = _required_text(reason, "reason")
+    reason = required_text(reason, "reason")
     release = LedgerRelease.objects.select_related("case__incident", "case__tournament").get(
         pk=release_id
     )
@@ -452,8 +452,8 @@ def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
         reason=reason,
         proposed_by=actor,
     )
-    _save(reissue, actor=actor, reason=reason)
-    _record(
+    save_with_history(reissue, actor=actor, reason=reason)
+    record_event(
         Event.Type.REISSUE_PROPOSED,
         actor=actor,
         case=release.case,
@@ -490,7 +490,7 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
     tally = PaymentTally.objects.get(release=release)
     _move_tally(tally, line.unit, "failed", "reissued", 1, line.amount)
     tally.save(update_fields=[*TALLY_FIELDS, "updated_at"])
-    _record(
+    record_event(
         Event.Type.REISSUE_APPROVED,
         actor=actor,
         case=reissue.case,
@@ -508,11 +508,11 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
 def reissue_reject(*, reissue: Reissue, actor, reason: str) -> Reissue:
     reissue, _release = _lock_reissue(reissue)
     permissions.enforce(permissions.reissue_reject(reissue=reissue, user=actor))
-    reason = _required_text(reason, "reason")
+    reason = required_text(reason, "reason")
     reissue.status = reissue_next_status(reissue.status, "reject", label=str(reissue))
     reissue.rejected_by = actor
     _finish_review(reissue, actor, reason)
-    _record(
+    record_event(
         Event.Type.REISSUE_REJECTED,
         actor=actor,
         case=reissue.case,
@@ -540,4 +540,4 @@ def _finish_review(reissue: Reissue, actor, reason: str) -> None:
     reissue.reviewed_at = timezone.now()
     reissue.review_reason = reason.strip()
     verb = "Approved" if reissue.status == ReissueStatus.APPROVED else "Rejected"
-    _save(reissue, actor=actor, reason=reissue.review_reason or verb)
+    save_with_history(reissue, actor=actor, reason=reissue.review_reason or verb)
