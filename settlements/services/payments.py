@@ -16,7 +16,7 @@ only here and under a lock on that tally row::
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
@@ -196,65 +196,11 @@ def payment_confirm(
         .filter(release_id__in={line.release.id for line in lines.values()})
         .order_by("release_id")
     }
-    states = _states(lines.values())
-
-    answers: list[ConfirmationAnswer] = []
-    rows: list[tuple[_LineState, ConfirmationEntry]] = []
-    moves: dict[tuple[int, str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     now = timezone.now()
-    latest = now + CLOCK_SKEW
-    for item in confirmations:
-        line = lines.get(item.idempotency_key)
-        if line is None:
-            answers.append(
-                _refused(item, "idempotency_key", "No approved line has this idempotency key.")
-            )
-            continue
-        state = states[line.release.id, line.line_no]
-        answer, changed = _judge(item, state, latest)
-        answers.append(answer)
-        if changed is not None:
-            rows.append((state, item))
-            if changed[0] != changed[1]:
-                move = moves[line.release.id, line.unit, *changed]
-                move[0] += 1
-                move[1] += line.amount
-
-    if rows:
-        subject = _common_subject([state.line for state, _ in rows])
-        if "case" in subject:
-            hold_parents(subject["case"].pk, subject["case"].incident_id)
-        elif "incident" in subject:
-            hold_parents(None, subject["incident"].pk)
-        event = record_event(
-            Event.Type.PAYMENTS_CONFIRMED,
-            actor=actor,
-            **subject,
-            data=_batch_summary(answers, [item for _, item in rows]),
-        )
-        recorder, batch = actor.pk, event.pk
-        insert_rows(
-            PaymentConfirmation,
-            (
-                "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
-                "external_reference", "at", "recorded_at", "recorded_by", "event",
-            ),
-            (
-                (
-                    state.line.release.id, state.line.line_no, item.idempotency_key,
-                    state.line.player, state.line.unit, item.amount, item.status,
-                    item.external_reference, item.at, now, recorder, batch,
-                )
-                for state, item in rows
-            ),
-        )  # fmt: skip
-        changed = set()
-        for (release_id, unit, before, after), (count, amount) in moves.items():
-            _move_tally(tallies[release_id], unit, before, after, count, amount)
-            changed.add(release_id)
-        for release_id in sorted(changed):
-            tallies[release_id].save(update_fields=[*TALLY_FIELDS, "updated_at"])
-    refused = [answer for answer in answers if answer.outcome == ConfirmationAnswer.REFUSED]
+    batch = _judge_batch(confirmations, lines, _states(lines.values()), latest=now + CLOCK_SKEW)
+    if batch.rows:
+        _record_batch(batch, actor=actor, tallies=tallies, now=now)
+    refused = [answer for answer in batch.answers if answer.outcome == ConfirmationAnswer.REFUSED]
     if refused:
         log.warning(
             "cashier confirmations refused",
@@ -264,7 +210,84 @@ def payment_confirm(
                 "first": [(a.idempotency_key, a.message) for a in refused[:5]],
             },
         )
-    return answers
+    return batch.answers
+
+
+@dataclass
+class _JudgedBatch:
+    """A batch of confirmations answered: the answers in the batch's order, the confirmations
+    to record with their lines, and how they move the tallies: {(release id, unit, state
+    before, state after): [lines, amount]}."""
+
+    answers: list[ConfirmationAnswer] = field(default_factory=list)
+    rows: list[tuple[_LineState, ConfirmationEntry]] = field(default_factory=list)
+    moves: defaultdict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+
+
+def _judge_batch(
+    confirmations: Sequence[ConfirmationEntry],
+    lines: dict[str, LedgerLine],
+    states: dict[tuple[int, int], _LineState],
+    *,
+    latest: datetime,
+) -> _JudgedBatch:
+    batch = _JudgedBatch()
+    for item in confirmations:
+        line = lines.get(item.idempotency_key)
+        if line is None:
+            batch.answers.append(
+                _refused(item, "idempotency_key", "No approved line has this idempotency key.")
+            )
+            continue
+        state = states[line.release.id, line.line_no]
+        answer, changed = _judge(item, state, latest)
+        batch.answers.append(answer)
+        if changed is not None:
+            batch.rows.append((state, item))
+            if changed[0] != changed[1]:
+                move = batch.moves[line.release.id, line.unit, *changed]
+                move[0] += 1
+                move[1] += line.amount
+    return batch
+
+
+def _record_batch(
+    batch: _JudgedBatch, *, actor, tallies: dict[int, PaymentTally], now: datetime
+) -> None:
+    """The batch's event, its confirmations (linked to the event) and the tallies moved."""
+    subject = _common_subject([state.line for state, _ in batch.rows])
+    if "case" in subject:
+        hold_parents(subject["case"].pk, subject["case"].incident_id)
+    elif "incident" in subject:
+        hold_parents(None, subject["incident"].pk)
+    event = record_event(
+        Event.Type.PAYMENTS_CONFIRMED,
+        actor=actor,
+        **subject,
+        data=_batch_summary(batch.answers, [item for _, item in batch.rows]),
+    )
+    recorder, event_id = actor.pk, event.pk
+    insert_rows(
+        PaymentConfirmation,
+        (
+            "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
+            "external_reference", "at", "recorded_at", "recorded_by", "event",
+        ),
+        (
+            (
+                state.line.release.id, state.line.line_no, item.idempotency_key,
+                state.line.player, state.line.unit, item.amount, item.status,
+                item.external_reference, item.at, now, recorder, event_id,
+            )
+            for state, item in batch.rows
+        ),
+    )  # fmt: skip
+    changed = set()
+    for (release_id, unit, before, after), (count, amount) in batch.moves.items():
+        _move_tally(tallies[release_id], unit, before, after, count, amount)
+        changed.add(release_id)
+    for release_id in sorted(changed):
+        tallies[release_id].save(update_fields=[*TALLY_FIELDS, "updated_at"])
 
 
 def _judge(item: ConfirmationEntry, line: _LineState, latest: datetime):

@@ -83,7 +83,37 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
         raise DomainError(f"The rules cannot settle {case}: {problems}") from exc
 
     _check_storable(result)
-    settlement = Settlement(
+    settlement = _settlement_of(result, case=case, actor=actor, note=note)
+    try:
+        with transaction.atomic():
+            save_with_history(settlement, actor=actor, reason=note.strip() or "Settlement prepared")
+    except IntegrityError:
+        raise InvalidTransition(f"{case} already has a settlement in progress.") from None
+    _insert_payouts_and_lines(settlement.pk, result, parsed)
+    case.status = next_status
+    save_with_history(case, actor=actor, reason=f"{settlement} prepared")
+    record_event(
+        Event.Type.SETTLEMENT_PREPARED,
+        actor=actor,
+        case=case,
+        subject=settlement,
+        reason=settlement.note,
+        data={
+            "remedy": settlement.remedy,
+            "decision": settlement.decision,
+            "lines": settlement.line_count,
+            "payouts": settlement.payout_count,
+            "pool_distributed": settlement.pool_distributed,
+            "totals": settlement.totals,
+            "engine_version": ENGINE_VERSION,
+        },
+    )
+    return settlement
+
+
+def _settlement_of(result, *, case: Case, actor, note: str) -> Settlement:
+    """The settlement row of an engine result (rules.Settlement), not saved yet."""
+    return Settlement(
         case=case,
         kind=Settlement.Kind.SETTLEMENT,
         status=SettlementStatus.PREPARED,
@@ -111,15 +141,11 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
         loaded_by_id=case.created_by_id,
         prepared_by=actor,
     )
-    try:
-        with transaction.atomic():
-            save_with_history(settlement, actor=actor, reason=note.strip() or "Settlement prepared")
-    except IntegrityError:
-        raise InvalidTransition(f"{case} already has a settlement in progress.") from None
 
+
+def _insert_payouts_and_lines(settlement_id: int, result, parsed) -> None:
     chips = {player.id: player.chips for player in parsed.players}
     explained = {terms.player: terms for terms in result.explanations.terms()}
-    settlement_id = settlement.pk
     insert_rows(
         SettlementPayout,
         SETTLEMENT_PAYOUT_FIELDS,
@@ -142,25 +168,6 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
             for line_no, line in enumerate(result.lines, start=1)
         ),  # fmt: skip
     )
-    case.status = next_status
-    save_with_history(case, actor=actor, reason=f"{settlement} prepared")
-    record_event(
-        Event.Type.SETTLEMENT_PREPARED,
-        actor=actor,
-        case=case,
-        subject=settlement,
-        reason=settlement.note,
-        data={
-            "remedy": settlement.remedy,
-            "decision": settlement.decision,
-            "lines": settlement.line_count,
-            "payouts": settlement.payout_count,
-            "pool_distributed": settlement.pool_distributed,
-            "totals": settlement.totals,
-            "engine_version": ENGINE_VERSION,
-        },
-    )
-    return settlement
 
 
 @transaction.atomic

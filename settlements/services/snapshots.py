@@ -61,16 +61,8 @@ def case_load_snapshot(
     # Asked before the snapshot is parsed, and again below once the incident is locked.
     permissions.enforce(permissions.case_load_snapshot(user=actor, incident=incident))
     policy = policy or site_policy()
-    parsed = parse_snapshot(snapshot)
-    problems = _storage_problems(parsed)
-    if problems:
-        raise InvalidInput(problems)
-    text = snapshot if isinstance(snapshot, str) else snapshot.decode("utf-8")
-    assessment = assess(parsed, policy)
-    if assessment.pool > MAX_AMOUNT:
-        raise InvalidInput([Problem("tournament", "the prize pool is too large to store")])
+    parsed, text, assessment = _read_snapshot(snapshot, policy)
     info = parsed.tournament
-
     if tournament is not None and tournament.operator_id != info.id:
         raise DomainError(
             f"This snapshot is about tournament {info.id}, not {tournament.operator_id}.",
@@ -98,7 +90,51 @@ def case_load_snapshot(
             title=f"Crash of {info.name or info.id}"[:200],
             started_at=crashed_at or timezone.now(),
         )
+    case = _store_case(
+        text,
+        parsed,
+        assessment,
+        policy,
+        incident=incident,
+        tournament=tournament,
+        crashed_at=crashed_at,
+        actor=actor,
+    )
+    insert_rows(
+        CasePlayer,
+        ("case", "position", "player", "chips"),
+        ((case.pk, position, p.id, p.chips) for position, p in enumerate(parsed.players)),
+    )
+    # The events last: the first takes the commit-order lock (change_mark), which every writer
+    # of the desk queues for, so it is held only from here to the commit.
+    if tournament_event is not None:
+        event_type, data = tournament_event
+        record_event(event_type, actor=actor, tournament=tournament, subject=tournament, data=data)
+    if reported:
+        record_incident_reported(incident, actor=actor)
+    _record_snapshot_loaded(case, actor=actor)
+    return case
 
+
+def _read_snapshot(snapshot: bytes | str, policy: Policy) -> tuple:
+    """The snapshot parsed, its text, and its assessment under ``policy``; InvalidInput for
+    what the engine refuses and for what the desk cannot store."""
+    parsed = parse_snapshot(snapshot)
+    problems = _storage_problems(parsed)
+    if problems:
+        raise InvalidInput(problems)
+    text = snapshot if isinstance(snapshot, str) else snapshot.decode("utf-8")
+    assessment = assess(parsed, policy)
+    if assessment.pool > MAX_AMOUNT:
+        raise InvalidInput([Problem("tournament", "the prize pool is too large to store")])
+    return parsed, text, assessment
+
+
+def _store_case(
+    text: str, parsed, assessment, policy: Policy, *, incident, tournament, crashed_at, actor
+) -> Case:
+    """The snapshot stored, and the case opened on it; Duplicate when another load of the
+    same tournament committed meanwhile."""
     stored = Snapshot(
         text=text,
         sha256=Snapshot.digest(text),
@@ -113,7 +149,7 @@ def case_load_snapshot(
         status=(CaseStatus.AWAITING_DECISION if assessment.decision_options else CaseStatus.READY),
         snapshot=stored,
         crashed_at=crashed_at,
-        started=getattr(info, "started", True),
+        started=getattr(parsed.tournament, "started", True),
         stage=assessment.stage,
         entrants=assessment.entrants,
         eliminated=assessment.eliminated,
@@ -133,30 +169,22 @@ def case_load_snapshot(
         # is visible now (the savepoint is gone), so the answer can point at it.
         existing = crash_case_in_force(tournament)
         raise Duplicate(
-            f"Tournament {info.id} already has a crash case"
+            f"Tournament {parsed.tournament.id} already has a crash case"
             + (f" (#{existing.pk})." if existing is not None else "."),
             existing=existing,
         ) from None
-    insert_rows(
-        CasePlayer,
-        ("case", "position", "player", "chips"),
-        ((case.pk, position, p.id, p.chips) for position, p in enumerate(parsed.players)),
-    )
-    # The events last: the first takes the commit-order lock (change_mark), which every writer
-    # of the desk queues for, so it is held only from here to the commit.
-    if tournament_event is not None:
-        event_type, data = tournament_event
-        record_event(event_type, actor=actor, tournament=tournament, subject=tournament, data=data)
-    if reported:
-        record_incident_reported(incident, actor=actor)
+    return case
+
+
+def _record_snapshot_loaded(case: Case, *, actor) -> None:
     record_event(
         Event.Type.SNAPSHOT_LOADED,
         actor=actor,
         case=case,
         subject=case,
         data={
-            "sha256": stored.sha256,
-            "size_bytes": stored.size_bytes,
+            "sha256": case.snapshot.sha256,
+            "size_bytes": case.snapshot.size_bytes,
             "stage": case.stage,
             "entrants": case.entrants,
             "eliminated": case.eliminated,
@@ -167,7 +195,6 @@ def case_load_snapshot(
             "policy": case.policy,
         },
     )
-    return case
 
 
 @transaction.atomic
