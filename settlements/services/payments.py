@@ -11,6 +11,11 @@ only here and under a lock on that tally row::
     unconfirmed --paid--> paid (final)
     unconfirmed --failed--> failed --paid--> paid      (the cashier retried on its own)
     failed --re-issue approved--> reissued (final: the new line is paid instead)
+
+Payments by layer: the records in ``models.payments``, the writes here, the reads in
+``selectors.payments`` (lines, reconciliation, queues), the pages in ``views.payments``, the
+cashier's feed and confirmations in the API's ledger, the downloads in ``ledger`` (written
+through ``csv_export``).
 """
 
 import logging
