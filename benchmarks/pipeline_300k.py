@@ -133,7 +133,7 @@ def scenario_run(server, cashier, body, token, operator, manager, marketing) -> 
         with watch(f"decision ({option})"):
             services.decision_record(case=case, actor=marketing, option=option, reason="benchmark")
 
-    # The module whose settlement_prepare calls _insert_rows is where the timer hooks in.
+    # The module whose settlement_prepare calls insert_rows is where the timer hooks in.
     persistence = _PersistenceTimer(services.settlements)
     with persistence, watch("prepare (settlement_prepare)"):
         settlement = services.settlement_prepare(case=case, actor=operator)
@@ -195,25 +195,25 @@ def scenario_run(server, cashier, body, token, operator, manager, marketing) -> 
 
 
 class _PersistenceTimer:
-    """Notes when settlement_prepare first writes rows (_insert_rows), leaving the
+    """Notes when settlement_prepare first writes rows (insert_rows), leaving the
     service itself untouched; the persistence step runs from there to the commit."""
 
     def __init__(self, module):
         self.module, self.started = module, None
 
     def __enter__(self):
-        original = self.original = self.module._insert_rows
+        original = self.original = self.module.insert_rows
 
         def timed(*args, **kwargs):
             if self.started is None:
                 self.started = time.perf_counter()
             return original(*args, **kwargs)
 
-        self.module._insert_rows = timed
+        self.module.insert_rows = timed
         return self
 
     def __exit__(self, *exc):
-        self.module._insert_rows = self.original
+        self.module.insert_rows = self.original
 
     def until(self, end: float) -> float:
         return end - self.started

@@ -18,6 +18,7 @@ class SettlementsConfig(AppConfig):
         from settlements import (  # noqa: F401  (signal receivers, system checks)
             checks,
             middleware,  # the time zone taken at sign-in
+            tasks,  # queues the tasks of a job's run
         )
         from settlements.access import authentication, role_changes  # noqa: F401  (receivers)
 

@@ -133,6 +133,8 @@ def _pct(value: float) -> float:
 
 # The bar's ends, in percent of the width, leaving room for the case's arrow at 0 % or 100 %.
 BAR_LEFT, BAR_RIGHT = 1.5, 98.5
+# The bar's top and height, in pixels of the drawing.
+BAR_Y, BAR_HEIGHT = 24, 26
 
 
 def stage_bar(
@@ -146,43 +148,11 @@ def stage_bar(
 ) -> StageBar:
     """A horizontal bar of % eliminated: stage bands, the policy's two thresholds, the
     in-the-money point and this case's position, with a title and a description."""
-    bar_y, bar_height = 24, 26
-
-    def x_at(count_num: int, count_den: int) -> float:
-        share = count_num / count_den if count_den else 0
-        return BAR_LEFT + (BAR_RIGHT - BAR_LEFT) * share
-
     money_count = max(entrants - paid_places, 0)
-    x_money = x_at(money_count, entrants)
-    x_case = x_at(eliminated, entrants)
+    x_money = _x_at(money_count, entrants)
+    x_case = _x_at(eliminated, entrants)
     marks = sorted({policy.pre_pct, policy.early_pct})
-    lines = [x_at(pct, 100) for pct in marks] + [x_money, x_case]
-    bands = []
-    for segment in stage_segments(entrants=entrants, paid_places=paid_places, policy=policy):
-        x0 = x_at(segment.start, entrants)
-        x1 = x_at(min(segment.end, entrants), entrants)
-        label = STAGE_LABELS.get(segment.stage, segment.stage)
-        bands.append(
-            StageBand(
-                stage=segment.stage,
-                label=label,
-                x=_pct(x0),
-                width=_pct(max(x1 - x0, 0)),
-                range_text=_range_text(segment, entrants),
-                label_x=_label_spot(x0, x1, lines, len(label)),
-            )
-        )
-    thresholds = [
-        Mark(
-            x=_pct(x_at(pct, 100)),
-            y1=bar_y - 6,
-            y2=bar_y + bar_height + 6,
-            label_y=bar_y - 10,
-            anchor=_anchor(x_at(pct, 100), edge=8),
-            label=f"{pct} %",
-        )
-        for pct in marks
-    ]
+    lines = [_x_at(pct, 100) for pct in marks] + [x_money, x_case]
     eliminated_pct = percent_text(eliminated, entrants)
     return StageBar(
         title_id=title_id,
@@ -198,28 +168,69 @@ def stage_bar(
         height=96,
         bar_x=BAR_LEFT,
         bar_width=_pct(BAR_RIGHT - BAR_LEFT),
-        bar_y=bar_y,
-        bar_height=bar_height,
-        bands=bands,
-        band_label_y=bar_y + bar_height // 2 + 5,
-        thresholds=thresholds,
+        bar_y=BAR_Y,
+        bar_height=BAR_HEIGHT,
+        bands=_stage_bands(entrants, paid_places, policy, lines),
+        band_label_y=BAR_Y + BAR_HEIGHT // 2 + 5,
+        thresholds=[_threshold_mark(pct) for pct in marks],
         money=Mark(
             x=_pct(x_money),
-            y1=bar_y,
-            y2=bar_y + bar_height + 10,
-            label_y=bar_y + bar_height + 22,
+            y1=BAR_Y,
+            y2=BAR_Y + BAR_HEIGHT + 10,
+            label_y=BAR_Y + BAR_HEIGHT + 22,
             anchor=_anchor(x_money, edge=20),
             label=f"In the money ({percent_text(money_count, entrants)})",
         ),
         case=Mark(
             x=_pct(x_case),
-            y1=bar_y - 2,
-            y2=bar_y + bar_height + 2,
-            label_y=bar_y + bar_height + 40,
+            y1=BAR_Y - 2,
+            y2=BAR_Y + BAR_HEIGHT + 2,
+            label_y=BAR_Y + BAR_HEIGHT + 40,
             anchor=_anchor(x_case, edge=15),
             label=f"This case: {eliminated_pct}",
         ),
-        marker_y=bar_y + bar_height,
+        marker_y=BAR_Y + BAR_HEIGHT,
+    )
+
+
+def _x_at(count: int, whole: int) -> float:
+    """Where ``count`` out of ``whole`` falls on the bar, in percent of the width."""
+    share = count / whole if whole else 0
+    return BAR_LEFT + (BAR_RIGHT - BAR_LEFT) * share
+
+
+def _stage_bands(
+    entrants: int, paid_places: int, policy: Policy, lines: list[float]
+) -> list[StageBand]:
+    """One band per stage, its name placed clear of the marks drawn at ``lines``."""
+    bands = []
+    for segment in stage_segments(entrants=entrants, paid_places=paid_places, policy=policy):
+        x0 = _x_at(segment.start, entrants)
+        x1 = _x_at(min(segment.end, entrants), entrants)
+        label = STAGE_LABELS.get(segment.stage, segment.stage)
+        bands.append(
+            StageBand(
+                stage=segment.stage,
+                label=label,
+                x=_pct(x0),
+                width=_pct(max(x1 - x0, 0)),
+                range_text=_range_text(segment, entrants),
+                label_x=_label_spot(x0, x1, lines, len(label)),
+            )
+        )
+    return bands
+
+
+def _threshold_mark(pct: int) -> Mark:
+    """The mark of one of the policy's thresholds (% eliminated)."""
+    x = _x_at(pct, 100)
+    return Mark(
+        x=_pct(x),
+        y1=BAR_Y - 6,
+        y2=BAR_Y + BAR_HEIGHT + 6,
+        label_y=BAR_Y - 10,
+        anchor=_anchor(x, edge=8),
+        label=f"{pct} %",
     )
 
 

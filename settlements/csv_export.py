@@ -1,6 +1,6 @@
 """CSV downloads, streamed: the cashier's ledgers and the auditor's history exports.
 
-Every row of every exported file is written by ``_write_row`` and nowhere else, so a rule for
+Every row of every exported file is written by ``write_row`` and nowhere else, so a rule for
 what may appear in a cell holds for all of them at once. Rows come from iterators and leave in
 pieces of ``rows_per_chunk`` rows, so a 300,000-line settlement never sits whole in memory.
 
@@ -34,7 +34,7 @@ def csv_chunks(rows: Iterable[Sequence], *, rows_per_chunk: int = ROWS_PER_CHUNK
     rows = iter(rows)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    _write_row(writer, next(rows))
+    write_row(writer, next(rows))
     return _pieces(rows, buffer, writer, rows_per_chunk)
 
 
@@ -52,13 +52,13 @@ def safe_cell(value):
     return value
 
 
-def _write_row(writer, row: Sequence) -> None:
+def write_row(writer, row: Sequence) -> None:
     writer.writerow([safe_cell(value) for value in row])
 
 
 def _pieces(rows: Iterator[Sequence], buffer: io.StringIO, writer, size: int) -> Iterator[str]:
     for count, row in enumerate(rows, start=1):
-        _write_row(writer, row)
+        write_row(writer, row)
         if count % size == 0:
             yield _drain(buffer)
     yield _drain(buffer)

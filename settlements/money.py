@@ -9,6 +9,9 @@ integer divmod, so 12345 USD is always "123.45 USD", however large the amount.
 import re
 from fractions import Fraction
 
+# The units a payout or a ledger line is in, in the order every page, export and statement
+# lists them.
+UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
 # Units that are amounts of the currency; seats (tickets) and FPP are counts.
 MONEY_UNITS = frozenset({"cash", "tdollars"})
 
@@ -44,6 +47,11 @@ _EXPONENTS = {
 EXTRA_DIGITS = 4
 
 _TYPED_AMOUNT = re.compile(r"(\d{1,18})(?:[.,](\d+))?")
+
+
+def unit_rank(unit: str) -> int:
+    """Where ``unit`` sorts in UNIT_ORDER; a unit it does not know sorts after them all."""
+    return UNIT_ORDER.index(unit) if unit in UNIT_ORDER else len(UNIT_ORDER)
 
 
 def currency_exponent(currency: str) -> int:

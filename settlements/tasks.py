@@ -1,5 +1,11 @@
-"""The tasks the workers run (``manage.py run_worker``); the work is in services/jobs.py."""
+"""The background work the workers run (``manage.py run_worker``): each task calls services
+(settlements.services.jobs) and reports its progress through them.
 
+A job's tasks are queued when a service queues a run of the job (``jobs.job_queued``), in
+the same transaction; this module is imported when the app is ready, so that is answered.
+"""
+
+from django.dispatch import receiver
 from django.tasks import task
 
 from settlements.services import jobs
@@ -7,4 +13,27 @@ from settlements.services import jobs
 
 @task
 def run_job(job_id: int, token: str) -> dict:
-    return jobs.job_run(job_id=job_id, token=token)
+    """Run the job's pending items (one of the tasks of a run; never inside a transaction).
+
+    A run is queued as up to JOB_WORKERS_PER_JOB tasks, so that as many workers share its
+    items: each takes the next pending item that no other holds and runs it, until none is
+    left; the one that finds none pending at all marks the job done.
+    """
+    job = jobs.job_begin(job_id=job_id, token=token)
+    if job is None:
+        return {"ran": False}
+    try:
+        with jobs.job_heartbeat(job.pk):
+            while jobs.job_step(job=job):
+                pass
+    except Exception as error:
+        jobs.job_stop(job=job, error=error)
+        raise
+    return {"ran": True, **jobs.job_finish(job_id=job_id).__dict__}
+
+
+@receiver(jobs.job_queued)
+def queue_run(sender, *, job, runs: int, **kwargs) -> None:
+    """Queue the tasks of a new run of ``job``, in the transaction that queued it."""
+    for _ in range(runs):
+        run_job.enqueue(job_id=job.pk, token=job.run_token)

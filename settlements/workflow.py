@@ -151,6 +151,21 @@ _REISSUE_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
 
 CASE_FINAL = frozenset({CaseStatus.APPROVED, CaseStatus.RESOLVED, CaseStatus.WITHDRAWN})
 
+# The order cases are listed in wherever work is planned (the dashboard, the incident
+# workbench): someone's work first (a rejected settlement is redone before new work), then
+# approval, then the finished cases.
+CASE_WORK_ORDER = (
+    CaseStatus.AWAITING_DECISION,
+    CaseStatus.REJECTED,
+    CaseStatus.READY,
+    CaseStatus.PREPARED,
+    CaseStatus.AWAITING_APPROVAL,
+    CaseStatus.OPEN,
+    CaseStatus.APPROVED,
+    CaseStatus.RESOLVED,
+    CaseStatus.WITHDRAWN,
+)
+
 
 def case_next_status(current: str, action: str, *, label: str) -> str:
     """The status ``action`` leads to from ``current``; InvalidTransition when illegal."""
@@ -193,14 +208,6 @@ def case_allows(current: str, action: str) -> bool:
 
 def settlement_allows(current: str, action: str) -> bool:
     return current in _SETTLEMENT_MOVES[action][0]
-
-
-def compensation_allows(current: str, action: str) -> bool:
-    return current in _COMPENSATION_MOVES[action][0]
-
-
-def reissue_allows(current: str, action: str) -> bool:
-    return current in _REISSUE_MOVES[action][0]
 
 
 def _refusal(moves, choices, current: str, action: str, label: str) -> str | None:

@@ -34,10 +34,10 @@ def test_every_export_writes_its_rows_through_one_function(
     operator, tournament_manager, auditor, snapshot_factory, monkeypatch
 ):
     written: list[tuple] = []
-    write = csv_export._write_row
+    write = csv_export.write_row
     monkeypatch.setattr(
         csv_export,
-        "_write_row",
+        "write_row",
         lambda writer, row: (written.append(tuple(row)), write(writer, row)),
     )
     settlement = approved(operator, tournament_manager, snapshot_factory, stage="late")

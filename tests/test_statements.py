@@ -21,18 +21,19 @@ from tests.rules.test_properties import (
     settle_any,
     snapshots,
 )
+from tests.statement_helpers import evaluate, from_engine
 
 
 def statements_of(document: dict, **options) -> dict[str, statements.Statement]:
     snapshot = parse_snapshot(json.dumps(document))
     result = settle(snapshot, **options)
-    return {s.player: s for s in statements.from_engine(result, snapshot)}
+    return {s.player: s for s in from_engine(result, snapshot)}
 
 
 def arithmetic_holds(statement: statements.Statement) -> None:
     currency = statement.settlement.currency
     for step in statement.steps:
-        assert statements.evaluate(step.expression, currency) == step.result, step
+        assert evaluate(step.expression, currency) == step.result, step
 
 
 def value_paid(statement: statements.Statement) -> int:
@@ -177,7 +178,7 @@ def test_a_settlement_kept_without_its_basis_still_answers_from_its_lines():
     document = regular([500, 400, 300, 200, 100] + [0] * 15, payouts=[10000, 6000, 4000])
     snapshot = parse_snapshot(json.dumps(document))
     result = settle(snapshot)
-    built = {s.player: s for s in statements.from_engine(result, snapshot)}
+    built = {s.player: s for s in from_engine(result, snapshot)}
     old = replace(built["p01"].settlement, basis=None)
     lines = built["p01"].lines
     statement = statements.build(old, statements.PlayerFacts("p01", 500, None, lines))
@@ -187,11 +188,11 @@ def test_a_settlement_kept_without_its_basis_still_answers_from_its_lines():
 
 
 def test_the_evaluator_reads_amounts_and_counts():
-    assert statements.evaluate("40.00 ÷ 2 × 60,000 ÷ 100,000", "USD") == 1200
-    assert statements.evaluate("(60.00 + 20.00) ÷ 2", "USD") == 4000
-    assert statements.evaluate("1,000 − 2 × 3", "JPY") == 994
+    assert evaluate("40.00 ÷ 2 × 60,000 ÷ 100,000", "USD") == 1200
+    assert evaluate("(60.00 + 20.00) ÷ 2", "USD") == 4000
+    assert evaluate("1,000 − 2 × 3", "JPY") == 994
     with pytest.raises(ValueError):
-        statements.evaluate("40.00 ÷", "USD")
+        evaluate("40.00 ÷", "USD")
 
 
 # --- Every cell, at random --------------------------------------------------------------------
@@ -283,7 +284,7 @@ def test_statements_hold_under_any_policy(document, policy, data):
 
 def assert_statements_hold(document: dict, result) -> None:
     snapshot = parse_snapshot(json.dumps(document))
-    built = statements.from_engine(result, snapshot)
+    built = from_engine(result, snapshot)
     assert sorted(s.player for s in built) == sorted(p["id"] for p in document["players"])
     lines: dict[str, dict[str, int]] = {}
     for line in result.lines:

@@ -47,7 +47,7 @@ def _current_actor():
 
 
 def _record(user, data: dict, words: list[str]) -> None:
-    from settlements.services.common import _record as record_event
+    from settlements.services.common import record_event
 
     actor = _current_actor()
     reason = f"{user.get_username()}: {'; '.join(words)}"

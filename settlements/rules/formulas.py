@@ -216,64 +216,27 @@ def split(
     for chip position only; `ids_sorted` as for tie_break_order.
     """
     n = len(chips)
-    if n == 0:
-        raise ValueError("a split needs at least one player")
-    if n * floor > pool:
-        raise BoundsError(
-            "floor", f"{n} players × the guaranteed {floor} = {n * floor} exceeds the pool {pool}"
-        )
-    if cap is not None and n * cap < pool:
-        raise BoundsError(
-            "cap", f"{n} players × the cap {cap} = {n * cap} cannot pay out the pool {pool}"
-        )
+    _check_bounds(pool, n, floor, cap)
     a, b = _MIX[formula]
     order = tie_break_order(chips, ids, ids_sorted=ids_sorted)
-    scale, places = 1, None
-    if formula == "chip_position":
-        weights, scale = position_weights(chips, order, prizes)
-        places = places_by_chips(order, tie_groups(chips, order))
-    elif formula == "even":
-        weights = [1] * n
-    else:
-        weights = chips
+    weights, scale, places = _weights(formula, chips, order, prizes)
     # Along `order` the weights never increase: every formula's weight grows with chips.
     ws = [weights[i] for i in order]
     prefix = list(accumulate(ws, initial=0))
     if a and prefix[n] <= 0:
         raise ValueError("chip formulas need players with chips")
-
-    capped = 0  # the first `capped` players along `order` are held at the cap
-    while cap is not None:
-        rest = n - capped
-        rest_weight = prefix[n] - prefix[capped]
-        free = pool - capped * cap - rest * floor  # Q' of §4, never negative
-        limit = (cap - floor) * (a + b) * rest_weight * rest
-        slope, base = free * a * rest, free * b * rest_weight
-        # Player at position p is over the cap iff base + slope·w_p > limit; since w falls along
-        # `order`, "over" holds for a prefix: count it by bisecting on the weights.
-        over = bisect_left(range(capped, n), True, key=lambda p: not base + slope * ws[p] > limit)
-        if over == 0:
-            break
-        capped += over
+    capped = _count_capped(pool, ws, prefix, floor=floor, cap=cap, mix=(a, b))
 
     rest = n - capped
     rest_weight = prefix[n] - prefix[capped]
-    free = pool - (capped * cap if capped else 0) - rest * floor
+    free = pool - (capped * cap if capped else 0) - rest * floor  # Q' of §4
     denominator = (a + b) * rest_weight * rest
     slope = free * a * rest
     base = floor * denominator + free * b * rest_weight
     numerators = [base + slope * w for w in weights]
     for i in order[:capped]:
         numerators[i] = cap * denominator
-    floors = [numerator // denominator for numerator in numerators]
-    leftover = pool - sum(floors)
-    cents = [0] * n
-    if leftover:
-        remainders = [x - q * denominator for x, q in zip(numerators, floors, strict=True)]
-        # Largest fractional part first; `order` already breaks ties by chips, then by id.
-        for i in sorted(order, key=remainders.__getitem__, reverse=True)[:leftover]:
-            cents[i] = 1
-    amounts = [q + cent for q, cent in zip(floors, cents, strict=True)]
+    cents, amounts, leftover = _round_down_and_share_cents(pool, numerators, denominator, order)
     summary = SplitSummary(
         formula=formula,
         pool=pool,
@@ -303,3 +266,75 @@ def split(
         scale,
         places,
     )
+
+
+def _check_bounds(pool: int, n: int, floor: int, cap: int | None) -> None:
+    if n == 0:
+        raise ValueError("a split needs at least one player")
+    if n * floor > pool:
+        raise BoundsError(
+            "floor", f"{n} players × the guaranteed {floor} = {n * floor} exceeds the pool {pool}"
+        )
+    if cap is not None and n * cap < pool:
+        raise BoundsError(
+            "cap", f"{n} players × the cap {cap} = {n * cap} cannot pay out the pool {pool}"
+        )
+
+
+def _weights(
+    formula: str, chips: list[int], order: list[int], prizes: tuple[int, ...]
+) -> tuple[list[int], int, list[tuple[int, int]] | None]:
+    """What the formula weighs each player by, the scale of those weights, and (chip position
+    only) each player's places by chips."""
+    if formula == "chip_position":
+        weights, scale = position_weights(chips, order, prizes)
+        return weights, scale, places_by_chips(order, tie_groups(chips, order))
+    if formula == "even":
+        return [1] * len(chips), 1, None
+    return chips, 1, None
+
+
+def _count_capped(
+    pool: int,
+    ws: list[int],
+    prefix: list[int],
+    *,
+    floor: int,
+    cap: int | None,
+    mix: tuple[int, int],
+) -> int:
+    """How many players, the first along the weights `ws` (falling), the cap holds: §4's loop,
+    each round capping the players the formula puts over the cap, until it puts none."""
+    a, b = mix
+    n = len(ws)
+    capped = 0
+    while cap is not None:
+        rest = n - capped
+        rest_weight = prefix[n] - prefix[capped]
+        free = pool - capped * cap - rest * floor  # Q' of §4, never negative
+        limit = (cap - floor) * (a + b) * rest_weight * rest
+        slope, base = free * a * rest, free * b * rest_weight
+        # Player at position p is over the cap iff base + slope·w_p > limit; since w falls along
+        # `order`, "over" holds for a prefix: count it by bisecting on the weights.
+        over = bisect_left(range(capped, n), True, key=lambda p: not base + slope * ws[p] > limit)
+        if over == 0:
+            break
+        capped += over
+    return capped
+
+
+def _round_down_and_share_cents(
+    pool: int, numerators: list[int], denominator: int, order: list[int]
+) -> tuple[list[int], list[int], int]:
+    """Every exact amount rounded down, then the cents left over one each to the largest
+    fractional parts: (each player's extra cent, the amounts, the cents left over)."""
+    floors = [numerator // denominator for numerator in numerators]
+    leftover = pool - sum(floors)
+    cents = [0] * len(numerators)
+    if leftover:
+        remainders = [x - q * denominator for x, q in zip(numerators, floors, strict=True)]
+        # Largest fractional part first; `order` already breaks ties by chips, then by id.
+        for i in sorted(order, key=remainders.__getitem__, reverse=True)[:leftover]:
+            cents[i] = 1
+    amounts = [q + cent for q, cent in zip(floors, cents, strict=True)]
+    return cents, amounts, leftover

@@ -22,12 +22,12 @@ import msgspec.inspect as schema
 
 from .errors import Problem
 
-_AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<where>[^`]*)`)?$", re.S)
-_EXPECTED = re.compile(r"^Expected `(?P<want>[^`]+)`, got `(?P<got>[^`]+)`$")
-_UNKNOWN = re.compile(r"^Object contains unknown field `(?P<field>.*)`$", re.S)
-_MISSING = re.compile(r"^Object missing required field `(?P<field>.*)`$", re.S)
-_INVALID = re.compile(r"^Invalid value (?P<value>.*)$", re.S)
-_BYTE = re.compile(r"\(byte (?P<offset>\d+)\)")
+AT_PATH = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<where>[^`]*)`)?$", re.S)
+EXPECTED_TYPE = re.compile(r"^Expected `(?P<want>[^`]+)`, got `(?P<got>[^`]+)`$")
+UNKNOWN_FIELD = re.compile(r"^Object contains unknown field `(?P<field>.*)`$", re.S)
+MISSING_FIELD = re.compile(r"^Object missing required field `(?P<field>.*)`$", re.S)
+INVALID_VALUE = re.compile(r"^Invalid value (?P<value>.*)$", re.S)
+BYTE_OFFSET = re.compile(r"\(byte (?P<offset>\d+)\)")
 
 _WANT = {
     "int": "an integer",
@@ -92,18 +92,18 @@ def problem_from_validation(
     unknown_hint: UnknownHint | None = None,
     invalid_hint: Callable[[str], str] | None = None,
 ) -> Problem:
-    match = _AT.match(str(error))
+    match = AT_PATH.match(str(error))
     assert match is not None  # the pattern accepts any text
     message, where = match["message"], match["where"] or ""
     parent = join_path(root, where)
-    if found := _EXPECTED.match(message):
+    if found := EXPECTED_TYPE.match(message):
         return _type_problem(parent, found["want"], found["got"])
-    if found := _UNKNOWN.match(message):
+    if found := UNKNOWN_FIELD.match(message):
         path = join_path(root, where + key_step(found["field"]))
         return _unknown_problem(parent, found["field"], path, unknown_hint)
-    if found := _MISSING.match(message):
+    if found := MISSING_FIELD.match(message):
         return Problem(join_path(root, where + key_step(found["field"])), "is required")
-    if found := _INVALID.match(message):
+    if found := INVALID_VALUE.match(message):
         return _invalid_problem(parent, found["value"], invalid_hint)
     if message == "Number out of range":
         return Problem(parent, _TOO_LARGE)
@@ -150,86 +150,95 @@ def format_problems(
     """Every place where the document `tree` (from ``read_leniently``) does not fit `type_`, in
     document order, each with the path and words ``problem_from_validation`` gives the same
     misfit when msgspec stops at it."""
-    problems: list[Problem] = []
+    misfits = _Misfits(root, unknown_hint, invalid_hint)
+    misfits.check(tree, schema.type_info(type_), "")
+    return misfits.problems
 
-    def problem(where: str, kind: str, *detail: str) -> None:
-        path = join_path(root, where)
-        if kind == "type":
-            problems.append(_type_problem(path, *detail))
-        elif kind == "too large":
-            problems.append(Problem(path, _TOO_LARGE))
-        elif kind == "missing":
-            problems.append(Problem(path, "is required"))
-        elif kind == "unknown":
-            parent, field = detail
-            problems.append(_unknown_problem(join_path(root, parent), field, path, unknown_hint))
-        else:
-            problems.append(_invalid_problem(path, detail[0], invalid_hint))
 
-    def got(node) -> str:
-        return "float" if isinstance(node, _Decimal) else _KIND.get(type(node), "value")
+def _got(node) -> str:
+    """msgspec's name for the JSON kind of a node of a leniently read document."""
+    return "float" if isinstance(node, _Decimal) else _KIND.get(type(node), "value")
 
-    def check(node, info, where: str) -> None:
+
+class _Misfits:
+    """A walk of one document against the msgspec type information of its type, collecting a
+    problem at each misfit (``where`` is the path below ``root``, msgspec's style)."""
+
+    def __init__(
+        self, root: str, unknown_hint: UnknownHint | None, invalid_hint: Callable[[str], str] | None
+    ):
+        self.root, self.unknown_hint, self.invalid_hint = root, unknown_hint, invalid_hint
+        self.problems: list[Problem] = []
+
+    def check(self, node, info, where: str) -> None:
         if isinstance(info, schema.UnionType):
-            check_union(node, info, where)
+            self.check_union(node, info, where)
         elif isinstance(info, schema.StructType):
             if not isinstance(node, dict):
-                problem(where, "type", "object", got(node))
+                self.wrong_type(where, "object", node)
             else:
-                check_fields(node, info, where)
+                self.check_fields(node, info, where)
         elif isinstance(info, schema.ListType):
             if not isinstance(node, list):
-                problem(where, "type", "array", got(node))
+                self.wrong_type(where, "array", node)
             else:
                 for index, item in enumerate(node):
-                    check(item, info.item_type, f"{where}[{index}]")
+                    self.check(item, info.item_type, f"{where}[{index}]")
         elif isinstance(info, schema.IntType):
             if isinstance(node, _Decimal) and float(node.text) in (float("inf"), float("-inf")):
-                problem(where, "too large")
+                self.problems.append(Problem(self.path(where), _TOO_LARGE))
             elif not isinstance(node, int) or isinstance(node, bool):
-                problem(where, "type", "int", got(node))
+                self.wrong_type(where, "int", node)
         elif isinstance(info, schema.StrType | schema.BoolType | schema.NoneType):
             want = {schema.StrType: str, schema.BoolType: bool, schema.NoneType: type(None)}
             if type(node) is not want[type(info)]:
-                problem(where, "type", _KIND[want[type(info)]], got(node))
+                self.wrong_type(where, _KIND[want[type(info)]], node)
 
-    def check_union(node, info, where: str) -> None:
+    def check_union(self, node, info, where: str) -> None:
         kinds = [t for t in info.types if not isinstance(t, schema.NoneType)]
         if node is None and len(kinds) < len(info.types):
             return
         tagged = [t for t in kinds if isinstance(t, schema.StructType) and t.tag_field]
         if len(kinds) == 1 or not tagged:
-            check(node, kinds[0], where)
+            self.check(node, kinds[0], where)
             return
         if not isinstance(node, dict):
-            problem(where, "type", "object", got(node))
+            self.wrong_type(where, "object", node)
             return
         field = tagged[0].tag_field
         tag_where = where + key_step(field)
         if field not in node:
-            problem(tag_where, "missing")
+            self.missing(tag_where)
         elif not isinstance(node[field], str):
-            problem(tag_where, "type", "str", got(node[field]))
+            self.wrong_type(tag_where, "str", node[field])
         else:
             chosen = next((t for t in tagged if t.tag == node[field]), None)
             if chosen is None:
-                problem(tag_where, "invalid", repr(node[field]))
+                path = self.path(tag_where)
+                self.problems.append(_invalid_problem(path, repr(node[field]), self.invalid_hint))
             else:
-                check_fields(node, chosen, where)
+                self.check_fields(node, chosen, where)
 
-    def check_fields(node: dict, info, where: str) -> None:
+    def check_fields(self, node: dict, info, where: str) -> None:
         fields = {field.encode_name: field for field in info.fields}
         for key, value in node.items():
             if key in fields:
-                check(value, fields[key].type, where + key_step(key))
+                self.check(value, fields[key].type, where + key_step(key))
             elif key != info.tag_field and info.forbid_unknown_fields:
-                problem(where + key_step(key), "unknown", where, key)
+                path, parent = self.path(where + key_step(key)), self.path(where)
+                self.problems.append(_unknown_problem(parent, key, path, self.unknown_hint))
         for name, field in fields.items():
             if field.required and name not in node:
-                problem(where + key_step(name), "missing")
+                self.missing(where + key_step(name))
 
-    check(tree, schema.type_info(type_), "")
-    return problems
+    def path(self, where: str) -> str:
+        return join_path(self.root, where)
+
+    def wrong_type(self, where: str, want: str, node) -> None:
+        self.problems.append(_type_problem(self.path(where), want, _got(node)))
+
+    def missing(self, where: str) -> None:
+        self.problems.append(Problem(self.path(where), "is required"))
 
 
 def summarised(problems: list[Problem], limit: int) -> list[Problem]:
@@ -309,9 +318,9 @@ def problems_from_decode_error(
     if message == "Input data was truncated":
         return [Problem(root, "is not valid JSON: the document ends too early")]
     message = message.removeprefix("JSON is malformed: ")
-    if found := _BYTE.search(message):
+    if found := BYTE_OFFSET.search(message):
         where = _position(data, int(found["offset"]))
-        message = _BYTE.sub(f"at {where}", message)
+        message = BYTE_OFFSET.sub(f"at {where}", message)
     return [Problem(root, f"is not valid JSON: {message}")]
 
 

@@ -133,7 +133,7 @@ class _TypeOnly(msgspec.Struct):
     tournament: _Tag = msgspec.field(default_factory=_Tag)
 
 
-_DECODER = msgspec.json.Decoder(_SnapshotDoc)
+SNAPSHOT_DECODER = msgspec.json.Decoder(_SnapshotDoc)
 _PUBLIC = {
     _RegularDoc: RegularTournament,
     _FreerollDoc: FreerollTournament,
@@ -151,7 +151,7 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
     # A byte-order mark is not JSON, but Windows tools add one; it carries no meaning.
     raw = raw.removeprefix(codecs.BOM_UTF8)
     try:
-        doc = _DECODER.decode(raw)
+        doc = SNAPSHOT_DECODER.decode(raw)
     except msgspec.ValidationError as error:  # a subclass of DecodeError, so caught first
         # msgspec validates while it reads, so a broken document can fail on a field first;
         # broken JSON is the more useful thing to report.
@@ -312,6 +312,26 @@ def _check_amount(problems: list[Problem], name: str, value: int, *, positive: b
 
 def _semantic_problems(doc: _SnapshotDoc, ids: list[str]) -> list[Problem]:
     problems: list[Problem] = []
+    _document_problems(problems, doc)
+    _player_problems(problems, doc.players, ids)
+    t = doc.tournament
+    pool = _pool_problems(problems, t, len(doc.players))
+    if isinstance(t, _SatelliteDoc):
+        seat_ok = _check_amount(problems, "seat_value", t.seat_value, positive=True)
+        if seat_ok and pool is not None and pool < t.seat_value:
+            problems.append(
+                Problem(
+                    "tournament.seat_value",
+                    f"is more than the prize pool {pool}: the satellite awards no seat",
+                )
+            )
+    else:
+        _payout_problems(problems, t.payouts, pool)
+    return problems
+
+
+def _document_problems(problems: list[Problem], doc: _SnapshotDoc) -> None:
+    """The format, the tournament's id and currency, and the time of the crash."""
     t = doc.tournament
     if doc.format != FORMAT:
         problems.append(Problem("format", f"must be {FORMAT!r}, not {doc.format!r}"))
@@ -326,7 +346,9 @@ def _semantic_problems(doc: _SnapshotDoc, ids: list[str]) -> list[Problem]:
             Problem("crashed_at", "must be an RFC 3339 time such as 2026-11-30T20:14:05Z")
         )
 
-    players = doc.players
+
+def _player_problems(problems: list[Problem], players: list[Player], ids: list[str]) -> None:
+    """Chips out of range, empty or repeated ids, too few entrants, nobody with chips."""
     entrants = len(players)
     chips = [p.chips for p in players]
     chips_ok = True
@@ -344,27 +366,34 @@ def _semantic_problems(doc: _SnapshotDoc, ids: list[str]) -> list[Problem]:
         empty = [i for i, player_id in enumerate(ids) if not player_id]
         _report(problems, empty, lambda i: f"players[{i}].id", "must not be empty", "players")
     if len(set(ids)) != entrants:
-        first_at: dict[str, int] = {}
-        repeated = []
-        for i, player_id in enumerate(ids):
-            if player_id in first_at and player_id:
-                repeated.append(i)
-            first_at.setdefault(player_id, i)
-        for i in repeated[:LIST_LIMIT]:
-            problems.append(
-                Problem(
-                    f"players[{i}].id",
-                    f"repeats the id “{ids[i]}” of players[{first_at[ids[i]]}]; ids must be unique",
-                )
-            )
-        if len(repeated) > LIST_LIMIT:
-            rest = len(repeated) - LIST_LIMIT
-            problems.append(Problem("players", f"{rest} more repeat the id of an earlier player"))
+        _repeated_id_problems(problems, ids)
     if entrants < 2:
         problems.append(Problem("players", f"must list at least 2 entrants, not {entrants}"))
     elif chips_ok and max(chips) == 0:
         problems.append(Problem("players", "at least one player must still have chips"))
 
+
+def _repeated_id_problems(problems: list[Problem], ids: list[str]) -> None:
+    first_at: dict[str, int] = {}
+    repeated = []
+    for i, player_id in enumerate(ids):
+        if player_id in first_at and player_id:
+            repeated.append(i)
+        first_at.setdefault(player_id, i)
+    for i in repeated[:LIST_LIMIT]:
+        problems.append(
+            Problem(
+                f"players[{i}].id",
+                f"repeats the id “{ids[i]}” of players[{first_at[ids[i]]}]; ids must be unique",
+            )
+        )
+    if len(repeated) > LIST_LIMIT:
+        rest = len(repeated) - LIST_LIMIT
+        problems.append(Problem("players", f"{rest} more repeat the id of an earlier player"))
+
+
+def _pool_problems(problems: list[Problem], t, entrants: int) -> int | None:
+    """The amounts that make the prize pool; the pool, or None when an amount is wrong."""
     amounts_ok = True
     if isinstance(t, _RegularDoc | _SatelliteDoc):
         amounts_ok &= _check_amount(problems, "buy_in", t.buy_in, positive=False)
@@ -385,19 +414,7 @@ def _semantic_problems(doc: _SnapshotDoc, ids: list[str]) -> list[Problem]:
             _check_amount(problems, "fpp_buy_in", t.fpp_buy_in, positive=False)
         amounts_ok &= _check_amount(problems, "prize_pool", t.prize_pool, positive=True)
         pool = t.prize_pool
-
-    if isinstance(t, _SatelliteDoc):
-        seat_ok = _check_amount(problems, "seat_value", t.seat_value, positive=True)
-        if seat_ok and amounts_ok and pool < t.seat_value:
-            problems.append(
-                Problem(
-                    "tournament.seat_value",
-                    f"is more than the prize pool {pool}: the satellite awards no seat",
-                )
-            )
-    else:
-        _payout_problems(problems, t.payouts, pool if amounts_ok else None)
-    return problems
+    return pool if amounts_ok else None
 
 
 def _payout_problems(problems: list[Problem], payouts: list[int], pool: int | None) -> None:

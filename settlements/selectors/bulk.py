@@ -13,8 +13,8 @@ from django.db.models import QuerySet, When
 from settlements import selectors
 from settlements.access import permissions
 from settlements.models import Case, Incident, Settlement, Stage, TournamentType
-from settlements.money import MONEY_UNITS
-from settlements.workflow import CaseStatus, SettlementStatus
+from settlements.money import MONEY_UNITS, unit_rank
+from settlements.workflow import CASE_WORK_ORDER, CaseStatus, SettlementStatus
 
 # status -> (what the case needs next, who must do it), in the order work flows
 NEXT_STEP = {
@@ -28,20 +28,6 @@ NEXT_STEP = {
     CaseStatus.RESOLVED: ("Nothing: resolved", ""),
     CaseStatus.WITHDRAWN: ("Nothing: withdrawn", ""),
 }
-
-# Someone's work first (a rejected settlement is redone before new work), then approval, then
-# the finished cases; the same order as the dashboard's.
-WORK_ORDER = (
-    CaseStatus.AWAITING_DECISION,
-    CaseStatus.REJECTED,
-    CaseStatus.READY,
-    CaseStatus.PREPARED,
-    CaseStatus.AWAITING_APPROVAL,
-    CaseStatus.OPEN,
-    CaseStatus.APPROVED,
-    CaseStatus.RESOLVED,
-    CaseStatus.WITHDRAWN,
-)
 
 WORKBENCH_SORTS = {
     # By default cases that need someone come first, in the order the work flows.
@@ -107,8 +93,8 @@ def incident_workbench(incident: Incident, chosen: WorkbenchFilter) -> QuerySet[
     if field == "work_order":
         cases = cases.annotate(
             work_order=DbCase(
-                *(When(status=status, then=rank) for rank, status in enumerate(WORK_ORDER)),
-                default=len(WORK_ORDER),
+                *(When(status=status, then=rank) for rank, status in enumerate(CASE_WORK_ORDER)),
+                default=len(CASE_WORK_ORDER),
             )
         )
     return cases.order_by(f"-{field}" if chosen.descending else field, "pk")
@@ -195,12 +181,9 @@ def approval_summary(settlements, user) -> ApprovalSummary:
             sums[currency, unit] += sum(by_source.values())
     totals = sorted(
         ((currency, unit, amount) for (currency, unit), amount in sums.items()),
-        key=lambda row: (not row[0], row[0], _UNITS.index(row[1]) if row[1] in _UNITS else 9),
+        key=lambda row: (not row[0], row[0], unit_rank(row[1])),
     )
     return ApprovalSummary(to_approve=to_approve, skipped=skipped, totals=totals)
-
-
-_UNITS = ("cash", "tdollars", "tickets", "fpp")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from settlements.models import (
     SettlementLine,
     SettlementPayout,
 )
+from settlements.money import UNIT_ORDER
 from settlements.rules import Basis
 from settlements.selectors.common import _lean
 from settlements.workflow import SettlementStatus
@@ -230,7 +231,7 @@ def player_cases(player: str, entries: Sequence[CasePlayer], others: Sequence[Ca
         if adjustment_id in corrected:
             row.adjustments.append((adjustment, corrected[adjustment_id]))
     for row in rows:
-        row.owed.sort(key=lambda item: (statements.UNITS.index(item[0]), item[1]))
+        row.owed.sort(key=lambda item: (UNIT_ORDER.index(item[0]), item[1]))
     items = (
         CompensationItem.objects.filter(player=player, compensation__case__in=list(by_case))
         .select_related("compensation")

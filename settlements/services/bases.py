@@ -32,11 +32,11 @@ from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import Event, Settlement, SettlementLine, SettlementPayout, Snapshot
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, parse_snapshot, settle
-from settlements.services.common import BULK_BATCH, _lock_settlement, _record, _save
+from settlements.services.common import BULK_BATCH, lock_settlement, record_event, save_with_history
 from settlements.services.settlements import (
     SETTLEMENT_PAYOUT_FIELDS,
-    _line_totals,
-    _payout_rows,
+    line_totals,
+    payout_rows,
 )
 from settlements.triggers import may_lift_triggers
 
@@ -118,7 +118,7 @@ def settlement_basis_check(settlement: Settlement) -> BasisCheck:
                 f"its {name.replace('_', ' ')} is {getattr(settlement, name)!r} where the engine "
                 f"now gives {recomputed[name]!r}"
             )
-    totals = _line_totals(map(attrgetter("unit", "source", "amount"), result.lines))
+    totals = line_totals(map(attrgetter("unit", "source", "amount"), result.lines))
     if settlement.totals != totals:
         return BasisCheck("its totals differ from the engine's")
     difference = _lines_difference(settlement, result)
@@ -133,7 +133,7 @@ def settlement_basis_restore(*, settlement: Settlement, actor=None) -> BasisChec
     """Keep the engine's figures with ``settlement`` if running it again gives exactly the
     stored result; otherwise change nothing. Either way an event records the outcome.
     ``actor`` is None: an administrator on the server (permissions.settlement_basis_restore)."""
-    case, settlement = _lock_settlement(settlement)
+    case, settlement = lock_settlement(settlement)
     permissions.enforce(permissions.settlement_basis_restore(settlement=settlement, user=actor))
     if not may_lift_triggers(connection):
         raise DomainError(
@@ -144,7 +144,7 @@ def settlement_basis_restore(*, settlement: Settlement, actor=None) -> BasisChec
     check = settlement_basis_check(settlement)
     data = {"engine_version": ENGINE_VERSION, "prepared_with": settlement.engine_version}
     if not check.matches:
-        _record(
+        record_event(
             Event.Type.BASIS_NOT_RESTORED,
             actor=actor,
             case=case,
@@ -157,8 +157,8 @@ def settlement_basis_restore(*, settlement: Settlement, actor=None) -> BasisChec
     with pgtrigger.ignore(*_LIFTED):
         _fill_payouts(check.fills)
         settlement.basis = check.result.basis.to_dict()
-        _save(settlement, actor=actor, reason=reason)
-    _record(
+        save_with_history(settlement, actor=actor, reason=reason)
+    record_event(
         Event.Type.BASIS_RESTORED,
         actor=actor,
         case=case,
@@ -191,7 +191,7 @@ def _payouts_difference(settlement: Settlement, result, parsed) -> tuple[str, li
     # Rows in SETTLEMENT_PAYOUT_FIELDS order, as the prepare wrote them (the stored ones with
     # their id after).
     stored = _stored(SettlementPayout, settlement, (*SETTLEMENT_PAYOUT_FIELDS, "pk"), "position")
-    recomputed = _payout_rows(settlement.pk, result.payouts, chips, explained)
+    recomputed = payout_rows(settlement.pk, result.payouts, chips, explained)
     fills = []
     for kept, fresh in zip_longest(stored, recomputed):
         if kept is None or fresh is None:

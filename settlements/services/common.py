@@ -33,7 +33,7 @@ MAX_AMOUNT = bounds.BIGINT_MAX
 BULK_BATCH = 5000
 
 
-def _insert_rows(model, fields: Sequence[str], rows: Iterable[tuple]) -> None:
+def insert_rows(model, fields: Sequence[str], rows: Iterable[tuple]) -> None:
     """Append rows fast: COPY on PostgreSQL (several times quicker than INSERT for the
     300,000-row tables), batched bulk_create elsewhere. Bypasses model save(), so it is for
     the append-only tables without history only."""
@@ -57,11 +57,11 @@ def _insert_rows(model, fields: Sequence[str], rows: Iterable[tuple]) -> None:
     )
 
 
-def _insert_bound_rows(model, fields: Sequence[str], rows: Sequence[tuple]) -> None:
+def insert_bound_rows(model, fields: Sequence[str], rows: Sequence[tuple]) -> None:
     """Insert rows whose values are large (files' bytes) with the values sent apart from the
     statement, bytes as binary. Django's PostgreSQL cursor writes every value into the SQL
     text: a 75 KB file becomes 150 KB of hex for the server to parse, four times slower for an
-    upload of 200 files. Bypasses model save(), like _insert_rows."""
+    upload of 200 files. Bypasses model save(), like insert_rows."""
     if connection.vendor == "postgresql":
         quote = connection.ops.quote_name
         columns = ", ".join(quote(model._meta.get_field(name).column) for name in fields)
@@ -75,14 +75,14 @@ def _insert_bound_rows(model, fields: Sequence[str], rows: Sequence[tuple]) -> N
     model.objects.bulk_create(model(**dict(zip(attnames, row, strict=True))) for row in rows)
 
 
-def _save(instance, *, actor, reason: str) -> None:
+def save_with_history(instance, *, actor, reason: str) -> None:
     """Save a versioned row with the actor and reason recorded on its history version."""
     instance._history_user = actor
     instance._change_reason = reason
     instance.save()
 
 
-def _record(
+def record_event(
     event_type: str,
     *,
     actor,
@@ -129,7 +129,7 @@ def _record(
     return event
 
 
-def _lock_case(case: Case) -> Case:
+def lock_case(case: Case) -> Case:
     # The snapshot text (up to tens of MB) is loaded only by the service that parses it.
     return (
         Case.objects.select_for_update(of=("self",))
@@ -139,7 +139,7 @@ def _lock_case(case: Case) -> Case:
     )
 
 
-def _lock_settlement(settlement: Settlement) -> tuple[Case, Settlement]:
+def lock_settlement(settlement: Settlement) -> tuple[Case, Settlement]:
     case_id = Settlement.objects.values_list("case_id", flat=True).get(pk=settlement.pk)
     case = (
         Case.objects.select_for_update(of=("self",))
@@ -155,7 +155,7 @@ def _lock_settlement(settlement: Settlement) -> tuple[Case, Settlement]:
     return case, locked
 
 
-def _entrants_among(case: Case, players: Iterable[str]) -> set[str]:
+def entrants_among(case: Case, players: Iterable[str]) -> set[str]:
     players = list(players)
     found: set[str] = set()
     for start in range(0, len(players), 10_000):
@@ -166,7 +166,7 @@ def _entrants_among(case: Case, players: Iterable[str]) -> set[str]:
     return found
 
 
-def _aware(value: datetime, field: str) -> datetime:
+def checked_time(value: datetime, field: str) -> datetime:
     """A time given to a service, read in the site's zone when it has none, and checked
     against what can be stored and shown (settlements.bounds)."""
     if not isinstance(value, datetime):
@@ -177,7 +177,7 @@ def _aware(value: datetime, field: str) -> datetime:
     return bounds.in_utc(aware)
 
 
-def _required_text(value: str, field: str, *, max_length: int | None = None) -> str:
+def required_text(value: str, field: str, *, max_length: int | None = None) -> str:
     text = (value or "").strip()
     if not text:
         raise DomainError(f"Please give the {field.replace('_', ' ')}.", field=field)
@@ -188,7 +188,7 @@ def _required_text(value: str, field: str, *, max_length: int | None = None) -> 
     return text
 
 
-def _check_amount(value, field: str, *, positive: bool = False, what: str | None = None) -> None:
+def check_amount(value, field: str, *, positive: bool = False, what: str | None = None) -> None:
     what = what or f"The {field.replace('_', ' ')}"
     if isinstance(value, bool) or not isinstance(value, int):
         raise DomainError(f"{what} must be a whole number of minor units.", field=field)
@@ -200,7 +200,7 @@ def _check_amount(value, field: str, *, positive: bool = False, what: str | None
         raise DomainError(f"{what} is too large.", field=field)
 
 
-def _check_player_id(player, where: str, *, field: str = "players") -> None:
+def check_player_id(player, where: str, *, field: str = "players") -> None:
     """An id typed by a person: present, storable, and what it looks like
     (settlements.player_ids)."""
     if not isinstance(player, str) or not player.strip():
@@ -211,15 +211,15 @@ def _check_player_id(player, where: str, *, field: str = "players") -> None:
         raise DomainError(f"{where}: the player id {player!r} {problem}.", field=field)
 
 
-def _players_of(case: Case, players: Iterable[str]) -> set[str]:
+def players_of(case: Case, players: Iterable[str]) -> set[str]:
     """Those of ``players`` the case names: its snapshot's entrants, or the players an
     individual case was opened for."""
     if case.is_crash:
-        return _entrants_among(case, players)
+        return entrants_among(case, players)
     return set(players) & set(case.players)
 
 
-def _check_look_alikes(players: Sequence[str], *, field: str) -> None:
+def check_look_alikes(players: Sequence[str], *, field: str) -> None:
     for earlier, later in player_ids.look_alikes(players)[:1]:
         raise DomainError(
             f"{players[later]!r} looks the same as {players[earlier]!r}; name each player "

@@ -15,13 +15,13 @@ from settlements.errors import DomainError
 from settlements.models import Case, Compensation, CompensationItem, Event, Unit
 from settlements.services.common import (
     BULK_BATCH,
-    _check_amount,
-    _check_player_id,
-    _lock_case,
-    _players_of,
-    _record,
-    _required_text,
-    _save,
+    check_amount,
+    check_player_id,
+    lock_case,
+    players_of,
+    record_event,
+    required_text,
+    save_with_history,
 )
 from settlements.services.payments import release_lines
 from settlements.workflow import CompensationStatus, compensation_next_status
@@ -40,29 +40,29 @@ def compensation_propose(
 ) -> Compensation:
     """Propose that the house pays named players for an injustice; a Tournament Manager
     other than the proposer decides."""
-    case = _lock_case(case)
+    case = lock_case(case)
     has_settlement = case.is_crash and case.settlements.exists()
     permissions.enforce(
         permissions.compensation_propose(case=case, user=actor, has_settlement=has_settlement)
     )
-    reason = _required_text(reason, "reason")
+    reason = required_text(reason, "reason")
     if not entries:
         raise DomainError("Name at least one player and amount.", field="entries")
     allowed_units = {Unit.CASH, Unit.TDOLLARS, Unit.FPP}
     seen: set[tuple[str, str]] = set()
     for number, entry in enumerate(entries, start=1):
         where = f"Line {number}"
-        _check_player_id(entry.player, where, field="entries")
+        check_player_id(entry.player, where, field="entries")
         if entry.unit not in allowed_units:
             raise DomainError(f"{where}: pay compensation in cash, T$ or FPP.", field="entries")
-        _check_amount(entry.amount, "entries", positive=True, what=f"{where}: the amount")
+        check_amount(entry.amount, "entries", positive=True, what=f"{where}: the amount")
         if (entry.player, entry.unit) in seen:
             raise DomainError(
                 f"{where}: {entry.player} is listed twice in {entry.unit}.", field="entries"
             )
         seen.add((entry.player, entry.unit))
     players = {entry.player for entry in entries}
-    outsiders = players - _players_of(case, players)
+    outsiders = players - players_of(case, players)
     if outsiders:
         raise DomainError(
             f"Not a player of {case}: {', '.join(sorted(outsiders)[:5])}.", field="entries"
@@ -83,7 +83,7 @@ def compensation_propose(
             for line_no, entry in enumerate(entries, start=1)
         ),
     )
-    _save(compensation, actor=actor, reason=reason)
+    save_with_history(compensation, actor=actor, reason=reason)
     CompensationItem.objects.bulk_create(
         [
             CompensationItem(
@@ -97,7 +97,7 @@ def compensation_propose(
         ],
         batch_size=BULK_BATCH,
     )
-    _record(
+    record_event(
         Event.Type.COMPENSATION_PROPOSED,
         actor=actor,
         case=case,
@@ -115,7 +115,7 @@ def compensation_approve(*, compensation: Compensation, actor, reason: str = "")
 
 @transaction.atomic
 def compensation_reject(*, compensation: Compensation, actor, reason: str) -> Compensation:
-    return _compensation_review(compensation, actor, "reject", _required_text(reason, "reason"))
+    return _compensation_review(compensation, actor, "reject", required_text(reason, "reason"))
 
 
 def _compensation_review(compensation: Compensation, actor, action: str, reason: str):
@@ -136,7 +136,7 @@ def _compensation_review(compensation: Compensation, actor, action: str, reason:
         compensation.rejected_by = actor
     compensation.reviewed_at = timezone.now()
     compensation.review_reason = reason.strip()
-    _save(compensation, actor=actor, reason=reason.strip() or action.capitalize() + "d")
+    save_with_history(compensation, actor=actor, reason=reason.strip() or action.capitalize() + "d")
     if action == "approve":
         release_lines(
             actor=actor,
@@ -146,7 +146,7 @@ def _compensation_review(compensation: Compensation, actor, action: str, reason:
             totals=compensation.totals,
             compensation=compensation,
         )
-    _record(
+    record_event(
         Event.Type.COMPENSATION_APPROVED
         if action == "approve"
         else Event.Type.COMPENSATION_REJECTED,

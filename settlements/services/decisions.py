@@ -11,12 +11,12 @@ from settlements.access import permissions, roles
 from settlements.errors import DomainError
 from settlements.models import Case, Decision, Event, Stage
 from settlements.services.common import (
-    _aware,
-    _entrants_among,
-    _lock_case,
-    _record,
-    _required_text,
-    _save,
+    checked_time,
+    entrants_among,
+    lock_case,
+    record_event,
+    required_text,
+    save_with_history,
 )
 from settlements.workflow import case_next_status
 
@@ -36,19 +36,19 @@ def decision_record(
     A reschedule needs the new date; its invitations default to every entrant (early stage)
     or the remaining players (middle stage); a list given instead must name entrants.
     """
-    case = _lock_case(case)
+    case = lock_case(case)
     permissions.enforce(permissions.decision_record(case=case, user=actor))
     next_status = case_next_status(case.status, "decide", label=str(case))
     if option not in case.decision_options:
         offered = " or ".join(wording.option_label(code) for code in case.decision_options)
         raise DomainError(f"Choose {offered}.", field="option")
-    reason = _required_text(reason, "reason")
+    reason = required_text(reason, "reason")
 
     scope = ""
     custom: list[str] = []
     if option == "reschedule":
         if reschedule_at is not None:
-            reschedule_at = _aware(reschedule_at, "reschedule_at")
+            reschedule_at = checked_time(reschedule_at, "reschedule_at")
         check_reschedule_date(reschedule_at)
         if invited_players is None:
             scope = (
@@ -72,11 +72,11 @@ def decision_record(
         invite_scope=scope,
         invited_players=custom,
     )
-    _save(decision, actor=actor, reason=reason)
+    save_with_history(decision, actor=actor, reason=reason)
     case.decision = option
     case.status = next_status
-    _save(case, actor=actor, reason=f"Decision: {wording.option_label(option)}")
-    _record(
+    save_with_history(case, actor=actor, reason=f"Decision: {wording.option_label(option)}")
+    record_event(
         Event.Type.DECISION_RECORDED,
         actor=actor,
         case=case,
@@ -113,7 +113,7 @@ def check_invitees(*, case: Case, invited: Sequence[str]) -> list[str]:
         raise DomainError("Invite at least one player.", field="invited_players")
     if len(set(invited)) != len(invited):
         raise DomainError("A player is invited twice.", field="invited_players")
-    unknown = set(invited) - _entrants_among(case, invited)
+    unknown = set(invited) - entrants_among(case, invited)
     if unknown:
         names = ", ".join(sorted(map(str, unknown))[:5])
         raise DomainError(f"Only entrants can be invited; not entrants: {names}.",

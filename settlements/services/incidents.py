@@ -10,7 +10,13 @@ from django.utils import timezone
 from settlements.access import permissions
 from settlements.errors import DomainError, Duplicate
 from settlements.models import ID_MAX_LENGTH, Event, Incident, Tournament, TournamentType
-from settlements.services.common import _aware, _check_amount, _record, _required_text, _save
+from settlements.services.common import (
+    check_amount,
+    checked_time,
+    record_event,
+    required_text,
+    save_with_history,
+)
 from settlements.workflow import CASE_FINAL
 
 _CURRENCY = re.compile(r"[A-Z]{3}")
@@ -18,30 +24,30 @@ _CURRENCY = re.compile(r"[A-Z]{3}")
 
 @transaction.atomic
 def incident_report(*, actor, title: str, started_at: datetime, description: str = "") -> Incident:
-    incident = _incident_new(
+    incident = new_incident(
         actor=actor, title=title, started_at=started_at, description=description
     )
-    _record_incident_reported(incident, actor=actor)
+    record_incident_reported(incident, actor=actor)
     return incident
 
 
-def _incident_new(*, actor, title: str, started_at: datetime, description: str = "") -> Incident:
-    """A new incident, stored; the caller records its event (_record_incident_reported) in
+def new_incident(*, actor, title: str, started_at: datetime, description: str = "") -> Incident:
+    """A new incident, stored; the caller records its event (record_incident_reported) in
     the same transaction, so a load that reports its own incident can record it last."""
     permissions.enforce(permissions.incident_report(user=actor))
-    title = _required_text(title, "title", max_length=200)
+    title = required_text(title, "title", max_length=200)
     incident = Incident(
         title=title,
-        started_at=_aware(started_at, "started_at"),
+        started_at=checked_time(started_at, "started_at"),
         description=description.strip(),
         reported_by=actor,
     )
-    _save(incident, actor=actor, reason="Incident reported")
+    save_with_history(incident, actor=actor, reason="Incident reported")
     return incident
 
 
-def _record_incident_reported(incident: Incident, *, actor) -> None:
-    _record(
+def record_incident_reported(incident: Incident, *, actor) -> None:
+    record_event(
         Event.Type.INCIDENT_REPORTED,
         actor=actor,
         incident=incident,
@@ -61,8 +67,8 @@ def incident_close(*, incident: Incident, actor, reason: str = "") -> Incident:
     )
     incident.closed_at = timezone.now()
     incident.closed_by = actor
-    _save(incident, actor=actor, reason=reason.strip() or "Incident closed")
-    _record(
+    save_with_history(incident, actor=actor, reason=reason.strip() or "Incident closed")
+    record_event(
         Event.Type.INCIDENT_CLOSED, actor=actor, incident=incident, subject=incident, reason=reason
     )
     return incident
@@ -87,7 +93,7 @@ def tournament_create(
 ) -> Tournament:
     """Register a tournament by hand (a snapshot load registers its tournament by itself)."""
     permissions.enforce(permissions.tournament_create(user=actor))
-    operator_id = _required_text(operator_id, "operator_id", max_length=ID_MAX_LENGTH)
+    operator_id = required_text(operator_id, "operator_id", max_length=ID_MAX_LENGTH)
     if type not in TournamentType.values:
         raise DomainError("Choose regular, freeroll or satellite.", field="type")
     if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
@@ -102,10 +108,10 @@ def tournament_create(
     }
     for field, value in amounts.items():
         if value is not None:
-            _check_amount(value, field)
+            check_amount(value, field)
     payouts = list(payouts)
     for place, value in enumerate(payouts, start=1):
-        _check_amount(value, "payouts", positive=True, what=f"The prize of place {place}")
+        check_amount(value, "payouts", positive=True, what=f"The prize of place {place}")
     existing = Tournament.objects.filter(operator_id=operator_id).first()
     if existing is not None:
         raise Duplicate(
@@ -119,17 +125,19 @@ def tournament_create(
         type=type,
         currency=currency,
         payouts=payouts,
-        scheduled_start=_aware(scheduled_start, "scheduled_start") if scheduled_start else None,
+        scheduled_start=checked_time(scheduled_start, "scheduled_start")
+        if scheduled_start
+        else None,
         **amounts,
     )
     try:
         with transaction.atomic():
-            _save(tournament, actor=actor, reason="Tournament registered")
+            save_with_history(tournament, actor=actor, reason="Tournament registered")
     except IntegrityError:
         raise Duplicate(
             f"Tournament {operator_id} is already registered.", field="operator_id"
         ) from None
-    _record(
+    record_event(
         Event.Type.TOURNAMENT_CREATED,
         actor=actor,
         tournament=tournament,

@@ -11,15 +11,15 @@ from settlements.errors import DomainError
 from settlements.models import Case, Event, Incident, PrizeWithdrawal, Tournament, Unit
 from settlements.selectors import crash_case_in_force
 from settlements.services.common import (
-    _check_amount,
-    _check_look_alikes,
-    _check_player_id,
-    _entrants_among,
-    _lock_case,
-    _players_of,
-    _record,
-    _required_text,
-    _save,
+    check_amount,
+    check_look_alikes,
+    check_player_id,
+    entrants_among,
+    lock_case,
+    players_of,
+    record_event,
+    required_text,
+    save_with_history,
 )
 from settlements.services.incidents import tournament_create
 from settlements.services.payments import release_lines
@@ -53,15 +53,15 @@ def individual_case_open(
     if incident is not None:
         incident = Incident.objects.select_for_update().get(pk=incident.pk)
     permissions.enforce(permissions.individual_case_open(user=actor, incident=incident))
-    description = _required_text(description, "description")
+    description = required_text(description, "description")
     players = list(players)
     if not players:
         raise DomainError("Name the player or players concerned.", field="players")
     for player in players:
-        _check_player_id(player, "A player")
+        check_player_id(player, "A player")
     if len(set(players)) != len(players):
         raise DomainError("A player is named twice.", field="players")
-    _check_look_alikes(players, field="players")
+    check_look_alikes(players, field="players")
     if isinstance(tournament, NewTournament):
         if tournament.type == "freeroll" and tournament.buy_in:
             raise DomainError("A freeroll has no buy-in to give.", field="buy_in")
@@ -80,7 +80,7 @@ def individual_case_open(
     # the ids typed have passed the same character checks as a snapshot's.
     crash_case = crash_case_in_force(tournament)
     if crash_case is not None:
-        outsiders = set(players) - _entrants_among(crash_case, players)
+        outsiders = set(players) - entrants_among(crash_case, players)
         if outsiders:
             raise DomainError(
                 f"Not an entrant of {tournament.operator_id} (its snapshot, case "
@@ -96,8 +96,8 @@ def individual_case_open(
         description=description,
         created_by=actor,
     )
-    _save(case, actor=actor, reason="Individual case opened")
-    _record(
+    save_with_history(case, actor=actor, reason="Individual case opened")
+    record_event(
         Event.Type.INDIVIDUAL_CASE_OPENED,
         actor=actor,
         case=case,
@@ -110,14 +110,14 @@ def individual_case_open(
 
 @transaction.atomic
 def individual_case_resolve(*, case: Case, actor, outcome: str) -> Case:
-    case = _lock_case(case)
+    case = lock_case(case)
     permissions.enforce(permissions.individual_case_resolve(case=case, user=actor))
     case.status = case_next_status(case.status, "resolve", label=str(case))
-    case.outcome = _required_text(outcome, "outcome")
+    case.outcome = required_text(outcome, "outcome")
     case.resolved_by = actor
     case.resolved_at = timezone.now()
-    _save(case, actor=actor, reason=case.outcome)
-    _record(
+    save_with_history(case, actor=actor, reason=case.outcome)
+    record_event(
         Event.Type.INDIVIDUAL_CASE_RESOLVED,
         actor=actor,
         case=case,
@@ -140,18 +140,18 @@ def prize_withdrawal_decide(
     unit: str = "",
 ) -> PrizeWithdrawal:
     """A Tournament Manager's call on a prize given in error: withdraw it, or leave it."""
-    case = _lock_case(case)
+    case = lock_case(case)
     permissions.enforce(permissions.prize_withdrawal_decide(case=case, user=actor))
-    _check_player_id(player, "The player", field="player")
-    if not _players_of(case, [player]):
+    check_player_id(player, "The player", field="player")
+    if not players_of(case, [player]):
         raise DomainError(f"{player} is not a player of {case}.", field="player")
-    prize = _required_text(prize, "prize", max_length=200)
+    prize = required_text(prize, "prize", max_length=200)
     if outcome not in PrizeWithdrawal.Outcome.values:
         raise DomainError("Choose to withdraw the prize or to leave it.", field="outcome")
-    reason = _required_text(reason, "reason")
+    reason = required_text(reason, "reason")
     check_prize_amount(amount_given=amount is not None, unit=unit, outcome=outcome)
     if amount is not None:
-        _check_amount(amount, "amount")
+        check_amount(amount, "amount")
     if outcome == PrizeWithdrawal.Outcome.WITHDRAW and not amount:
         raise DomainError("Give the amount to take back and its unit.", field="amount")
     withdrawal = PrizeWithdrawal(
@@ -164,7 +164,7 @@ def prize_withdrawal_decide(
         reason=reason,
         decided_by=actor,
     )
-    _save(withdrawal, actor=actor, reason=reason)
+    save_with_history(withdrawal, actor=actor, reason=reason)
     if outcome == PrizeWithdrawal.Outcome.WITHDRAW:
         release_lines(
             actor=actor,
@@ -174,7 +174,7 @@ def prize_withdrawal_decide(
             totals={unit: -amount},
             prize_withdrawal=withdrawal,
         )
-    _record(
+    record_event(
         Event.Type.PRIZE_WITHDRAWAL_DECIDED,
         actor=actor,
         case=case,

@@ -10,6 +10,11 @@ error away (its traceback goes to the log); either way the others go on.
 
 Running a job again (``job_retry`` after a failure, or the recovery of a job whose worker
 died) only takes the items still pending or failed, so nothing is done twice.
+
+The worker's task (``settlements.tasks.run_job``) runs a job with the services here:
+``job_begin``, then ``job_step`` until no item is left, then ``job_finish`` (``job_stop`` when
+an error stops it). The services do not know the task: queuing a run sends ``job_queued``,
+which the tasks module answers by queuing the run's tasks.
 """
 
 import logging
@@ -23,6 +28,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.db.models import Count, Q
+from django.dispatch import Signal
 from django.utils import timezone
 
 from settlements import wording
@@ -30,7 +36,7 @@ from settlements.access import roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
 from settlements.models import Case, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
-from settlements.services.common import _insert_bound_rows
+from settlements.services.common import insert_bound_rows
 from settlements.services.decisions import decision_record
 from settlements.services.settlements import (
     settlement_approve,
@@ -40,6 +46,10 @@ from settlements.services.settlements import (
 from settlements.services.snapshots import case_load_snapshot
 
 log = logging.getLogger("crashdesk.jobs")
+
+# Sent (job=, runs=) in the transaction that queues a new run of a job, carrying its new
+# ``run_token``: its receiver queues ``runs`` tasks that run it.
+job_queued = Signal()
 
 # What a person is shown for an error that is no refusal; its traceback is in the log.
 UNEXPECTED = (
@@ -105,7 +115,7 @@ def job_start(
         raise Duplicate(
             "This work is already under way; follow it on its progress page.", existing=running
         ) from None
-    _insert_bound_rows(
+    insert_bound_rows(
         JobItem,
         ("job", "position", "key", "label", "payload", "status", "message"),
         [
@@ -121,7 +131,7 @@ def job_start(
             for position, item in enumerate(items, start=1)
         ],
     )
-    _enqueue(job)
+    _queue(job)
     return job
 
 
@@ -143,48 +153,81 @@ def job_retry(*, job: Job, actor) -> Job:
             job.save()
     except IntegrityError:
         raise Duplicate("The same work was started again meanwhile.") from None
-    _enqueue(job)
+    _queue(job)
     return job
 
 
-def job_run(*, job_id: int, token: str) -> dict:
-    """Run the job's pending items (called by each of its tasks; never inside a transaction).
-
-    A job is queued as up to JOB_WORKERS_PER_JOB tasks, so that as many workers share its
-    items: each takes the next pending item that no other holds (SKIP LOCKED) and runs it, until
-    none is left; the one that finds none pending at all marks the job done.
-    """
+def job_begin(*, job_id: int, token: str) -> Job | None:
+    """Mark the job running for a task of its current run (``token``); None when the task is
+    superseded (a retry or a recovery queued a new run) or the job is over."""
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
-        # A task superseded by a retry or a recovery finds another token and leaves.
         if job is None or job.run_token != token or not job.is_active:
-            return {"ran": False}
+            return None
         job.heartbeat_at = timezone.now()
         if job.status == Job.Status.QUEUED:
             job.status, job.attempts = Job.Status.RUNNING, job.attempts + 1
             job.started_at = job.heartbeat_at
         job.save(update_fields=["status", "attempts", "started_at", "heartbeat_at"])
-    step = STEPS[job.kind]
-    try:
-        with _heartbeat(job.pk):
-            while _run_next(job, step):
-                pass
-    except Exception as error:
-        log.exception("job %s stopped", job.pk)
-        Job.objects.filter(pk=job.pk).update(
-            status=Job.Status.FAILED, error=_why(error), finished_at=timezone.now()
+    return job
+
+
+def job_step(*, job: Job) -> bool:
+    """Take the next pending item no other task holds (SKIP LOCKED) and run its step, in one
+    transaction with its outcome; False when none is left to take."""
+    with transaction.atomic():
+        item = (
+            JobItem.objects.select_for_update(skip_locked=True)
+            .filter(job_id=job.pk, status=JobItem.Status.PENDING)
+            .order_by("position")
+            .first()
         )
-        raise
+        if item is None:
+            return False
+        try:
+            # A savepoint: a step that fails leaves nothing behind, and its item, still locked,
+            # is marked failed in the same transaction.
+            with transaction.atomic():
+                message, case = STEPS[job.kind](job, item)
+        except (DomainError, InvalidInput) as refusal:
+            # Refused by the rules: that item's outcome, not the job's failure.
+            status = (
+                JobItem.Status.SKIPPED if isinstance(refusal, NotAllowed) else JobItem.Status.FAILED
+            )
+            _finish_item(item, status, _why(refusal), None)
+        except (Case.DoesNotExist, Settlement.DoesNotExist):
+            _finish_item(item, JobItem.Status.FAILED, "It no longer exists.", None)
+        except Exception:
+            # A fault of ours, not a refusal: the details go to the log (never to the page)
+            # and the other items still run. Should recording the failure fail too (the
+            # database gone), that error stops the job, which can be retried.
+            log.exception("job %s: item %s failed unexpectedly", job.pk, item.pk)
+            _finish_item(item, JobItem.Status.FAILED, UNEXPECTED, None)
+        else:
+            _finish_item(item, JobItem.Status.DONE, message, case)
+    return True
+
+
+def job_stop(*, job: Job, error: Exception) -> None:
+    """Mark the job failed by an error that stopped its task (called while handling it)."""
+    log.exception("job %s stopped", job.pk)
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.FAILED, error=_why(error), finished_at=timezone.now()
+    )
+
+
+def job_finish(*, job_id: int) -> Progress:
+    """Mark the job done once no item is pending; items still pending are held by another
+    task of the job, which will close it. Returns where the job stands."""
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
-        # Items still pending are held by another task of this job, which will close it.
         if (
             job.status == Job.Status.RUNNING
             and not job.items.filter(status=JobItem.Status.PENDING).exists()
         ):
             job.status, job.finished_at = Job.Status.DONE, timezone.now()
             job.save(update_fields=["status", "finished_at"])
-    return {"ran": True, **job_progress(job).__dict__}
+    return job_progress(job)
 
 
 def job_recover_stale(*, now=None) -> list[int]:
@@ -204,7 +247,7 @@ def job_recover_stale(*, now=None) -> list[int]:
             _forget_task(job.run_token)
             job.status = Job.Status.QUEUED
             job.save(update_fields=["status"])
-            _enqueue(job)
+            _queue(job)
             recovered.append(job.pk)
     for pk in recovered:
         log.warning("job %s lost its worker; queued again", pk)
@@ -287,42 +330,6 @@ STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
 }
 
 
-def _run_next(job: Job, step) -> bool:
-    """Take the next pending item no other task holds and run its step, in one transaction
-    with its outcome; False when none is left to take."""
-    with transaction.atomic():
-        item = (
-            JobItem.objects.select_for_update(skip_locked=True)
-            .filter(job_id=job.pk, status=JobItem.Status.PENDING)
-            .order_by("position")
-            .first()
-        )
-        if item is None:
-            return False
-        try:
-            # A savepoint: a step that fails leaves nothing behind, and its item, still locked,
-            # is marked failed in the same transaction.
-            with transaction.atomic():
-                message, case = step(job, item)
-        except (DomainError, InvalidInput) as refusal:
-            # Refused by the rules: that item's outcome, not the job's failure.
-            status = (
-                JobItem.Status.SKIPPED if isinstance(refusal, NotAllowed) else JobItem.Status.FAILED
-            )
-            _finish_item(item, status, _why(refusal), None)
-        except (Case.DoesNotExist, Settlement.DoesNotExist):
-            _finish_item(item, JobItem.Status.FAILED, "It no longer exists.", None)
-        except Exception:
-            # A fault of ours, not a refusal: the details go to the log (never to the page)
-            # and the other items still run. Should recording the failure fail too (the
-            # database gone), that error stops the job, which can be retried.
-            log.exception("job %s: item %s failed unexpectedly", job.pk, item.pk)
-            _finish_item(item, JobItem.Status.FAILED, UNEXPECTED, None)
-        else:
-            _finish_item(item, JobItem.Status.DONE, message, case)
-    return True
-
-
 def _finish_item(item: JobItem, status: str, message: str, case: Case | None) -> None:
     item.status, item.message = status, message
     if case is not None:
@@ -342,19 +349,17 @@ def _why(error: Exception) -> str:
     return UNEXPECTED
 
 
-def _enqueue(job: Job) -> None:
-    """Queue the job's tasks in the caller's transaction: with the database backend the task
-    rows commit or roll back with the job row. The immediate backend (tests) runs them here.
+def _queue(job: Job) -> None:
+    """Queue a new run of the job in the caller's transaction: its tasks (settlements.tasks,
+    through ``job_queued``) commit or roll back with the job row with the database backend;
+    the immediate backend (tests) runs them here.
 
     Each run gets a new token, which its tasks carry: a task of an earlier run (a worker thought
     lost that wakes up) finds another token and does nothing."""
-    from settlements.tasks import run_job
-
     job.run_token = uuid.uuid4().hex
     job.save(update_fields=["run_token"])
-    tasks = min(settings.JOB_WORKERS_PER_JOB, job.items.count())
-    for _ in range(max(1, tasks)):
-        run_job.enqueue(job_id=job.pk, token=job.run_token)
+    runs = max(1, min(settings.JOB_WORKERS_PER_JOB, job.items.count()))
+    job_queued.send(sender=Job, job=job, runs=runs)
     job.refresh_from_db()
 
 
@@ -373,7 +378,7 @@ def _forget_task(token: str) -> None:
 
 
 @contextmanager
-def _heartbeat(job_id: int):
+def job_heartbeat(job_id: int):
     """Write the job's heartbeat from a thread while its steps run (one step may take
     seconds: a 300,000-entrant prepare); a job whose heartbeat stops is recovered."""
     if connection.in_atomic_block:

@@ -11,12 +11,17 @@ only here and under a lock on that tally row::
     unconfirmed --paid--> paid (final)
     unconfirmed --failed--> failed --paid--> paid      (the cashier retried on its own)
     failed --re-issue approved--> reissued (final: the new line is paid instead)
+
+Payments by layer: the records in ``models.payments``, the writes here, the reads in
+``selectors.payments`` (lines, reconciliation, queues), the pages in ``views.payments``, the
+cashier's feed and confirmations in the API's ledger, the downloads in ``ledger`` (written
+through ``csv_export``).
 """
 
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
@@ -41,7 +46,7 @@ from settlements.models import (
 )
 from settlements.selectors import payments as payment_reads
 from settlements.selectors.payments import LedgerLine
-from settlements.services.common import _insert_rows, _record, _required_text, _save
+from settlements.services.common import insert_rows, record_event, required_text, save_with_history
 from settlements.workflow import ReissueStatus, reissue_next_status
 
 log = logging.getLogger("crashdesk.payments")
@@ -196,65 +201,11 @@ def payment_confirm(
         .filter(release_id__in={line.release.id for line in lines.values()})
         .order_by("release_id")
     }
-    states = _states(lines.values())
-
-    answers: list[ConfirmationAnswer] = []
-    rows: list[tuple[_LineState, ConfirmationEntry]] = []
-    moves: dict[tuple[int, str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     now = timezone.now()
-    latest = now + CLOCK_SKEW
-    for item in confirmations:
-        line = lines.get(item.idempotency_key)
-        if line is None:
-            answers.append(
-                _refused(item, "idempotency_key", "No approved line has this idempotency key.")
-            )
-            continue
-        state = states[line.release.id, line.line_no]
-        answer, changed = _judge(item, state, latest)
-        answers.append(answer)
-        if changed is not None:
-            rows.append((state, item))
-            if changed[0] != changed[1]:
-                move = moves[line.release.id, line.unit, *changed]
-                move[0] += 1
-                move[1] += line.amount
-
-    if rows:
-        subject = _common_subject([state.line for state, _ in rows])
-        if "case" in subject:
-            hold_parents(subject["case"].pk, subject["case"].incident_id)
-        elif "incident" in subject:
-            hold_parents(None, subject["incident"].pk)
-        event = _record(
-            Event.Type.PAYMENTS_CONFIRMED,
-            actor=actor,
-            **subject,
-            data=_batch_summary(answers, [item for _, item in rows]),
-        )
-        recorder, batch = actor.pk, event.pk
-        _insert_rows(
-            PaymentConfirmation,
-            (
-                "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
-                "external_reference", "at", "recorded_at", "recorded_by", "event",
-            ),
-            (
-                (
-                    state.line.release.id, state.line.line_no, item.idempotency_key,
-                    state.line.player, state.line.unit, item.amount, item.status,
-                    item.external_reference, item.at, now, recorder, batch,
-                )
-                for state, item in rows
-            ),
-        )  # fmt: skip
-        changed = set()
-        for (release_id, unit, before, after), (count, amount) in moves.items():
-            _move_tally(tallies[release_id], unit, before, after, count, amount)
-            changed.add(release_id)
-        for release_id in sorted(changed):
-            tallies[release_id].save(update_fields=[*TALLY_FIELDS, "updated_at"])
-    refused = [answer for answer in answers if answer.outcome == ConfirmationAnswer.REFUSED]
+    batch = _judge_batch(confirmations, lines, _states(lines.values()), latest=now + CLOCK_SKEW)
+    if batch.rows:
+        _record_batch(batch, actor=actor, tallies=tallies, now=now)
+    refused = [answer for answer in batch.answers if answer.outcome == ConfirmationAnswer.REFUSED]
     if refused:
         log.warning(
             "cashier confirmations refused",
@@ -264,7 +215,84 @@ def payment_confirm(
                 "first": [(a.idempotency_key, a.message) for a in refused[:5]],
             },
         )
-    return answers
+    return batch.answers
+
+
+@dataclass
+class _JudgedBatch:
+    """A batch of confirmations answered: the answers in the batch's order, the confirmations
+    to record with their lines, and how they move the tallies: {(release id, unit, state
+    before, state after): [lines, amount]}."""
+
+    answers: list[ConfirmationAnswer] = field(default_factory=list)
+    rows: list[tuple[_LineState, ConfirmationEntry]] = field(default_factory=list)
+    moves: defaultdict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+
+
+def _judge_batch(
+    confirmations: Sequence[ConfirmationEntry],
+    lines: dict[str, LedgerLine],
+    states: dict[tuple[int, int], _LineState],
+    *,
+    latest: datetime,
+) -> _JudgedBatch:
+    batch = _JudgedBatch()
+    for item in confirmations:
+        line = lines.get(item.idempotency_key)
+        if line is None:
+            batch.answers.append(
+                _refused(item, "idempotency_key", "No approved line has this idempotency key.")
+            )
+            continue
+        state = states[line.release.id, line.line_no]
+        answer, changed = _judge(item, state, latest)
+        batch.answers.append(answer)
+        if changed is not None:
+            batch.rows.append((state, item))
+            if changed[0] != changed[1]:
+                move = batch.moves[line.release.id, line.unit, *changed]
+                move[0] += 1
+                move[1] += line.amount
+    return batch
+
+
+def _record_batch(
+    batch: _JudgedBatch, *, actor, tallies: dict[int, PaymentTally], now: datetime
+) -> None:
+    """The batch's event, its confirmations (linked to the event) and the tallies moved."""
+    subject = _common_subject([state.line for state, _ in batch.rows])
+    if "case" in subject:
+        hold_parents(subject["case"].pk, subject["case"].incident_id)
+    elif "incident" in subject:
+        hold_parents(None, subject["incident"].pk)
+    event = record_event(
+        Event.Type.PAYMENTS_CONFIRMED,
+        actor=actor,
+        **subject,
+        data=_batch_summary(batch.answers, [item for _, item in batch.rows]),
+    )
+    recorder, event_id = actor.pk, event.pk
+    insert_rows(
+        PaymentConfirmation,
+        (
+            "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
+            "external_reference", "at", "recorded_at", "recorded_by", "event",
+        ),
+        (
+            (
+                state.line.release.id, state.line.line_no, item.idempotency_key,
+                state.line.player, state.line.unit, item.amount, item.status,
+                item.external_reference, item.at, now, recorder, event_id,
+            )
+            for state, item in batch.rows
+        ),
+    )  # fmt: skip
+    changed = set()
+    for (release_id, unit, before, after), (count, amount) in batch.moves.items():
+        _move_tally(tallies[release_id], unit, before, after, count, amount)
+        changed.add(release_id)
+    for release_id in sorted(changed):
+        tallies[release_id].save(update_fields=[*TALLY_FIELDS, "updated_at"])
 
 
 def _judge(item: ConfirmationEntry, line: _LineState, latest: datetime):
@@ -431,7 +459,7 @@ def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
             reissued_as=state.reissue[1] if state.reissue is not None else None,
         )
     )
-    reason = _required_text(reason, "reason")
+    reason = required_text(reason, "reason")
     release = LedgerRelease.objects.select_related("case__incident", "case__tournament").get(
         pk=release_id
     )
@@ -452,8 +480,8 @@ def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
         reason=reason,
         proposed_by=actor,
     )
-    _save(reissue, actor=actor, reason=reason)
-    _record(
+    save_with_history(reissue, actor=actor, reason=reason)
+    record_event(
         Event.Type.REISSUE_PROPOSED,
         actor=actor,
         case=release.case,
@@ -490,7 +518,7 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
     tally = PaymentTally.objects.get(release=release)
     _move_tally(tally, line.unit, "failed", "reissued", 1, line.amount)
     tally.save(update_fields=[*TALLY_FIELDS, "updated_at"])
-    _record(
+    record_event(
         Event.Type.REISSUE_APPROVED,
         actor=actor,
         case=reissue.case,
@@ -508,11 +536,11 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
 def reissue_reject(*, reissue: Reissue, actor, reason: str) -> Reissue:
     reissue, _release = _lock_reissue(reissue)
     permissions.enforce(permissions.reissue_reject(reissue=reissue, user=actor))
-    reason = _required_text(reason, "reason")
+    reason = required_text(reason, "reason")
     reissue.status = reissue_next_status(reissue.status, "reject", label=str(reissue))
     reissue.rejected_by = actor
     _finish_review(reissue, actor, reason)
-    _record(
+    record_event(
         Event.Type.REISSUE_REJECTED,
         actor=actor,
         case=reissue.case,
@@ -540,4 +568,4 @@ def _finish_review(reissue: Reissue, actor, reason: str) -> None:
     reissue.reviewed_at = timezone.now()
     reissue.review_reason = reason.strip()
     verb = "Approved" if reissue.status == ReissueStatus.APPROVED else "Rejected"
-    _save(reissue, actor=actor, reason=reissue.review_reason or verb)
+    save_with_history(reissue, actor=actor, reason=reissue.review_reason or verb)

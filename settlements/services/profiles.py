@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import Profile
-from settlements.services.common import _save
+from settlements.services.common import save_with_history
 
 
 def time_zone_names() -> list[str]:
@@ -33,11 +33,11 @@ def profile_set_time_zone(*, user, actor, time_zone: str) -> Profile:
         try:
             with transaction.atomic():  # a second tab may be creating it at the same moment
                 profile = Profile(user=user, time_zone=time_zone)
-                _save(profile, actor=actor, reason=reason)
+                save_with_history(profile, actor=actor, reason=reason)
                 return profile
         except IntegrityError:
             profile = Profile.objects.select_for_update().get(user=user)
     if profile.time_zone != time_zone:
         profile.time_zone = time_zone
-        _save(profile, actor=actor, reason=reason)
+        save_with_history(profile, actor=actor, reason=reason)
     return profile

@@ -24,6 +24,7 @@ from settlements.models import (
     Source,
     Unit,
 )
+from settlements.money import UNIT_ORDER
 from settlements.rules import (
     ENGINE_VERSION,
     ExplanationTerms,
@@ -35,13 +36,13 @@ from settlements.rules import (
 from settlements.services.common import (
     BULK_BATCH,
     MAX_AMOUNT,
-    _entrants_among,
-    _insert_rows,
-    _lock_case,
-    _lock_settlement,
-    _record,
-    _required_text,
-    _save,
+    entrants_among,
+    insert_rows,
+    lock_case,
+    lock_settlement,
+    record_event,
+    required_text,
+    save_with_history,
 )
 from settlements.services.payments import release_lines, unit_totals
 from settlements.workflow import SettlementStatus, case_next_status, settlement_next_status
@@ -71,7 +72,7 @@ class AdjustmentEntry:
 @transaction.atomic
 def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
     """Run the engine on the case's snapshot, decision and policy; store its result."""
-    case = _lock_case(case)
+    case = lock_case(case)
     permissions.enforce(permissions.settlement_prepare(case=case, user=actor))
     next_status = case_next_status(case.status, "prepare", label=str(case))
     parsed = parse_snapshot(case.snapshot.text)
@@ -82,68 +83,16 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
         raise DomainError(f"The rules cannot settle {case}: {problems}") from exc
 
     _check_storable(result)
-    settlement = Settlement(
-        case=case,
-        kind=Settlement.Kind.SETTLEMENT,
-        status=SettlementStatus.PREPARED,
-        currency=result.currency,
-        stage=result.stage,
-        remedy=result.remedy or "",
-        decision=result.decision or "",
-        policy=result.policy.to_dict(),
-        engine_version=ENGINE_VERSION,
-        entrants=result.entrants,
-        eliminated=result.eliminated,
-        remaining=result.remaining,
-        pool=result.pool,
-        pool_distributed=result.pool_distributed,
-        totals=_line_totals(map(attrgetter("unit", "source", "amount"), result.lines)),
-        basis=result.basis.to_dict(),
-        line_count=len(result.lines),
-        payout_count=len(result.payouts),
-        # A pass of its own: the settlement row, which seals it, is written before the lines.
-        ledger_digest=audit_log.ledger_digest(
-            (line_no, line.player, line.kind, line.unit, line.amount, line.source, False)
-            for line_no, line in enumerate(result.lines, start=1)
-        ),
-        note=note.strip(),
-        loaded_by_id=case.created_by_id,
-        prepared_by=actor,
-    )
+    settlement = _settlement_of(result, case=case, actor=actor, note=note)
     try:
         with transaction.atomic():
-            _save(settlement, actor=actor, reason=note.strip() or "Settlement prepared")
+            save_with_history(settlement, actor=actor, reason=note.strip() or "Settlement prepared")
     except IntegrityError:
         raise InvalidTransition(f"{case} already has a settlement in progress.") from None
-
-    chips = {player.id: player.chips for player in parsed.players}
-    explained = {terms.player: terms for terms in result.explanations.terms()}
-    settlement_id = settlement.pk
-    _insert_rows(
-        SettlementPayout,
-        SETTLEMENT_PAYOUT_FIELDS,
-        _payout_rows(settlement_id, result.payouts, chips, explained),
-    )
-    _insert_rows(
-        SettlementLine,
-        ("settlement", "line_no", "player", "kind", "unit", "amount", "source", "reversal"),
-        (
-            (
-                settlement_id,
-                line_no,
-                line.player,
-                line.kind,
-                line.unit,
-                line.amount,
-                line.source,
-                False,
-            )
-            for line_no, line in enumerate(result.lines, start=1)
-        ),  # fmt: skip
-    )
+    _insert_payouts_and_lines(settlement.pk, result, parsed)
     case.status = next_status
-    _save(case, actor=actor, reason=f"{settlement} prepared")
-    _record(
+    save_with_history(case, actor=actor, reason=f"{settlement} prepared")
+    record_event(
         Event.Type.SETTLEMENT_PREPARED,
         actor=actor,
         case=case,
@@ -162,27 +111,86 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
     return settlement
 
 
+def _settlement_of(result, *, case: Case, actor, note: str) -> Settlement:
+    """The settlement row of an engine result (rules.Settlement), not saved yet."""
+    return Settlement(
+        case=case,
+        kind=Settlement.Kind.SETTLEMENT,
+        status=SettlementStatus.PREPARED,
+        currency=result.currency,
+        stage=result.stage,
+        remedy=result.remedy or "",
+        decision=result.decision or "",
+        policy=result.policy.to_dict(),
+        engine_version=ENGINE_VERSION,
+        entrants=result.entrants,
+        eliminated=result.eliminated,
+        remaining=result.remaining,
+        pool=result.pool,
+        pool_distributed=result.pool_distributed,
+        totals=line_totals(map(attrgetter("unit", "source", "amount"), result.lines)),
+        basis=result.basis.to_dict(),
+        line_count=len(result.lines),
+        payout_count=len(result.payouts),
+        # A pass of its own: the settlement row, which seals it, is written before the lines.
+        ledger_digest=audit_log.ledger_digest(
+            (line_no, line.player, line.kind, line.unit, line.amount, line.source, False)
+            for line_no, line in enumerate(result.lines, start=1)
+        ),
+        note=note.strip(),
+        loaded_by_id=case.created_by_id,
+        prepared_by=actor,
+    )
+
+
+def _insert_payouts_and_lines(settlement_id: int, result, parsed) -> None:
+    chips = {player.id: player.chips for player in parsed.players}
+    explained = {terms.player: terms for terms in result.explanations.terms()}
+    insert_rows(
+        SettlementPayout,
+        SETTLEMENT_PAYOUT_FIELDS,
+        payout_rows(settlement_id, result.payouts, chips, explained),
+    )
+    insert_rows(
+        SettlementLine,
+        ("settlement", "line_no", "player", "kind", "unit", "amount", "source", "reversal"),
+        (
+            (
+                settlement_id,
+                line_no,
+                line.player,
+                line.kind,
+                line.unit,
+                line.amount,
+                line.source,
+                False,
+            )
+            for line_no, line in enumerate(result.lines, start=1)
+        ),  # fmt: skip
+    )
+
+
 @transaction.atomic
 def settlement_submit(*, settlement: Settlement, actor) -> Settlement:
     """Send a prepared settlement (or adjustment) to the Tournament Managers for approval."""
-    case, settlement = _lock_settlement(settlement)
+    case, settlement = lock_settlement(settlement)
     permissions.enforce(permissions.settlement_submit(settlement=settlement, user=actor))
     settlement.status = settlement_next_status(settlement.status, "submit", label=str(settlement))
     if not settlement.is_adjustment:
         case.status = case_next_status(case.status, "submit", label=str(case))
     settlement.submitted_by = actor
     settlement.submitted_at = timezone.now()
-    _save(settlement, actor=actor, reason="Submitted for approval")
+    save_with_history(settlement, actor=actor, reason="Submitted for approval")
     if not settlement.is_adjustment:
-        _save(case, actor=actor, reason=f"{settlement} submitted")
-    _record(Event.Type.SETTLEMENT_SUBMITTED, actor=actor, case=case, subject=settlement)
+        save_with_history(case, actor=actor, reason=f"{settlement} submitted")
+    record_event(Event.Type.SETTLEMENT_SUBMITTED, actor=actor, case=case, subject=settlement)
     return settlement
 
 
 @transaction.atomic
 def settlement_approve(*, settlement: Settlement, actor, reason: str = "") -> Settlement:
     """Make a submitted settlement (or adjustment) final. Never the preparer's own."""
-    case, settlement = _lock_settlement(settlement)
+    case, settlement = lock_settlement(settlement)
     permissions.enforce(permissions.settlement_approve(settlement=settlement, user=actor))
     new_status = settlement_next_status(settlement.status, "approve", label=str(settlement))
     if settlement.is_adjustment:
@@ -193,9 +201,9 @@ def settlement_approve(*, settlement: Settlement, actor, reason: str = "") -> Se
     settlement.approved_by = actor
     settlement.reviewed_at = timezone.now()
     settlement.review_reason = reason.strip()
-    _save(settlement, actor=actor, reason=reason.strip() or "Approved")
+    save_with_history(settlement, actor=actor, reason=reason.strip() or "Approved")
     if not settlement.is_adjustment:
-        _save(case, actor=actor, reason=f"{settlement} approved")
+        save_with_history(case, actor=actor, reason=f"{settlement} approved")
     release_lines(
         actor=actor,
         case=case,
@@ -204,7 +212,7 @@ def settlement_approve(*, settlement: Settlement, actor, reason: str = "") -> Se
         totals=unit_totals(settlement.totals),
         settlement=settlement,
     )
-    _record(
+    record_event(
         Event.Type.SETTLEMENT_APPROVED,
         actor=actor,
         case=case,
@@ -218,20 +226,20 @@ def settlement_approve(*, settlement: Settlement, actor, reason: str = "") -> Se
 @transaction.atomic
 def settlement_reject(*, settlement: Settlement, actor, reason: str) -> Settlement:
     """Send a submitted settlement back; the case can then be decided or prepared again."""
-    case, settlement = _lock_settlement(settlement)
+    case, settlement = lock_settlement(settlement)
     permissions.enforce(permissions.settlement_reject(settlement=settlement, user=actor))
     new_status = settlement_next_status(settlement.status, "reject", label=str(settlement))
-    reason = _required_text(reason, "reason")
+    reason = required_text(reason, "reason")
     if not settlement.is_adjustment:
         case.status = case_next_status(case.status, "reject", label=str(case))
     settlement.status = new_status
     settlement.rejected_by = actor
     settlement.reviewed_at = timezone.now()
     settlement.review_reason = reason
-    _save(settlement, actor=actor, reason=reason)
+    save_with_history(settlement, actor=actor, reason=reason)
     if not settlement.is_adjustment:
-        _save(case, actor=actor, reason=f"{settlement} rejected: {reason}")
-    _record(
+        save_with_history(case, actor=actor, reason=f"{settlement} rejected: {reason}")
+    record_event(
         Event.Type.SETTLEMENT_REJECTED, actor=actor, case=case, subject=settlement, reason=reason
     )
     return settlement
@@ -247,15 +255,15 @@ def settlement_adjust(
     settlement (with its approved adjustments) paid under the same player, kind, unit and
     source; it can never take back more than was paid.
     """
-    case, original = _lock_settlement(settlement)
+    case, original = lock_settlement(settlement)
     permissions.enforce(permissions.settlement_adjust(settlement=original, user=actor))
     if original.is_adjustment:
         original = original.corrects
-    reason = _required_text(reason, "reason")
+    reason = required_text(reason, "reason")
     if not entries:
         raise DomainError("List at least one correction.", field="entries")
     players = {entry.player for entry in entries}
-    known = _entrants_among(case, players)
+    known = entrants_among(case, players)
     for number, entry in enumerate(entries, start=1):
         _check_adjustment_entry(entry, number, known)
     lines = [
@@ -288,7 +296,7 @@ def settlement_adjust(
         remaining=original.remaining,
         pool=original.pool,
         pool_distributed=None,
-        totals=_line_totals((ln.unit, ln.source, ln.signed_amount) for ln in lines),
+        totals=line_totals((ln.unit, ln.source, ln.signed_amount) for ln in lines),
         line_count=len(lines),
         payout_count=len(players),
         ledger_digest=audit_log.ledger_digest(
@@ -299,11 +307,11 @@ def settlement_adjust(
         loaded_by_id=case.created_by_id,
         prepared_by=actor,
     )
-    _save(adjustment, actor=actor, reason=reason)
+    save_with_history(adjustment, actor=actor, reason=reason)
     for line in lines:
         line.settlement = adjustment
     SettlementLine.objects.bulk_create(lines, batch_size=BULK_BATCH)
-    _record(
+    record_event(
         Event.Type.ADJUSTMENT_PREPARED,
         actor=actor,
         case=case,
@@ -334,7 +342,7 @@ SETTLEMENT_PAYOUT_FIELDS = (
 )
 
 
-def _payout_rows(
+def payout_rows(
     settlement_id: int, payouts, chips: dict[str, int], explained: dict[str, ExplanationTerms]
 ) -> Iterator[tuple]:
     """The rows of SETTLEMENT_PAYOUT_FIELDS, built as plainly as possible: 300,000 of them
@@ -366,15 +374,14 @@ def _fraction_text(numerator: int, denominator: int) -> str:
 def _check_storable(result) -> None:
     """Refuse, before anything is written, a settlement with an amount beyond a bigint; one
     maximum per column rather than a check per value."""
-    fields = ("cash", "tdollars", "tickets", "fpp")
-    columns = [map(attrgetter(name), result.payouts) for name in fields]
+    columns = [map(attrgetter(unit), result.payouts) for unit in UNIT_ORDER]
     columns.append(map(attrgetter("amount"), result.lines))
     largest = max(max(column, default=0) for column in columns)
     if largest > MAX_AMOUNT:
         raise DomainError(f"An amount of this settlement ({largest}) is too large to store.")
 
 
-def _line_totals(lines: Iterable[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
+def line_totals(lines: Iterable[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
     """{unit: {source: amount}} over (unit, source, amount) triples."""
     sums: dict[tuple[str, str], int] = defaultdict(int)
     for unit, source, amount in lines:

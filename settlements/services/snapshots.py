@@ -24,13 +24,13 @@ from settlements.rules.snapshot import name_players
 from settlements.selectors import crash_case_in_force
 from settlements.services.common import (
     MAX_AMOUNT,
-    _insert_rows,
-    _lock_case,
-    _record,
-    _required_text,
-    _save,
+    insert_rows,
+    lock_case,
+    record_event,
+    required_text,
+    save_with_history,
 )
-from settlements.services.incidents import _incident_new, _record_incident_reported
+from settlements.services.incidents import new_incident, record_incident_reported
 from settlements.site_policy import site_policy
 from settlements.workflow import (
     CaseStatus,
@@ -61,16 +61,8 @@ def case_load_snapshot(
     # Asked before the snapshot is parsed, and again below once the incident is locked.
     permissions.enforce(permissions.case_load_snapshot(user=actor, incident=incident))
     policy = policy or site_policy()
-    parsed = parse_snapshot(snapshot)
-    problems = _storage_problems(parsed)
-    if problems:
-        raise InvalidInput(problems)
-    text = snapshot if isinstance(snapshot, str) else snapshot.decode("utf-8")
-    assessment = assess(parsed, policy)
-    if assessment.pool > MAX_AMOUNT:
-        raise InvalidInput([Problem("tournament", "the prize pool is too large to store")])
+    parsed, text, assessment = _read_snapshot(snapshot, policy)
     info = parsed.tournament
-
     if tournament is not None and tournament.operator_id != info.id:
         raise DomainError(
             f"This snapshot is about tournament {info.id}, not {tournament.operator_id}.",
@@ -93,12 +85,56 @@ def case_load_snapshot(
     crashed_at = bounds.parse_rfc3339(parsed.crashed_at) if parsed.crashed_at else None
     reported = incident is None
     if reported:
-        incident = _incident_new(
+        incident = new_incident(
             actor=actor,
             title=f"Crash of {info.name or info.id}"[:200],
             started_at=crashed_at or timezone.now(),
         )
+    case = _store_case(
+        text,
+        parsed,
+        assessment,
+        policy,
+        incident=incident,
+        tournament=tournament,
+        crashed_at=crashed_at,
+        actor=actor,
+    )
+    insert_rows(
+        CasePlayer,
+        ("case", "position", "player", "chips"),
+        ((case.pk, position, p.id, p.chips) for position, p in enumerate(parsed.players)),
+    )
+    # The events last: the first takes the commit-order lock (change_mark), which every writer
+    # of the desk queues for, so it is held only from here to the commit.
+    if tournament_event is not None:
+        event_type, data = tournament_event
+        record_event(event_type, actor=actor, tournament=tournament, subject=tournament, data=data)
+    if reported:
+        record_incident_reported(incident, actor=actor)
+    _record_snapshot_loaded(case, actor=actor)
+    return case
 
+
+def _read_snapshot(snapshot: bytes | str, policy: Policy) -> tuple:
+    """The snapshot parsed, its text, and its assessment under ``policy``; InvalidInput for
+    what the engine refuses and for what the desk cannot store."""
+    parsed = parse_snapshot(snapshot)
+    problems = _storage_problems(parsed)
+    if problems:
+        raise InvalidInput(problems)
+    text = snapshot if isinstance(snapshot, str) else snapshot.decode("utf-8")
+    assessment = assess(parsed, policy)
+    if assessment.pool > MAX_AMOUNT:
+        raise InvalidInput([Problem("tournament", "the prize pool is too large to store")])
+    return parsed, text, assessment
+
+
+def _store_case(
+    text: str, parsed, assessment, policy: Policy, *, incident, tournament, crashed_at, actor
+) -> Case:
+    """The snapshot stored, and the case opened on it; Duplicate when another load of the
+    same tournament committed meanwhile."""
     stored = Snapshot(
         text=text,
         sha256=Snapshot.digest(text),
@@ -113,7 +149,7 @@ def case_load_snapshot(
         status=(CaseStatus.AWAITING_DECISION if assessment.decision_options else CaseStatus.READY),
         snapshot=stored,
         crashed_at=crashed_at,
-        started=getattr(info, "started", True),
+        started=getattr(parsed.tournament, "started", True),
         stage=assessment.stage,
         entrants=assessment.entrants,
         eliminated=assessment.eliminated,
@@ -127,36 +163,28 @@ def case_load_snapshot(
     )
     try:
         with transaction.atomic():
-            _save(case, actor=actor, reason=f"Snapshot loaded ({stored.sha256[:12]})")
+            save_with_history(case, actor=actor, reason=f"Snapshot loaded ({stored.sha256[:12]})")
     except IntegrityError:
         # Another load of the same tournament committed between our check and our insert; it
         # is visible now (the savepoint is gone), so the answer can point at it.
         existing = crash_case_in_force(tournament)
         raise Duplicate(
-            f"Tournament {info.id} already has a crash case"
+            f"Tournament {parsed.tournament.id} already has a crash case"
             + (f" (#{existing.pk})." if existing is not None else "."),
             existing=existing,
         ) from None
-    _insert_rows(
-        CasePlayer,
-        ("case", "position", "player", "chips"),
-        ((case.pk, position, p.id, p.chips) for position, p in enumerate(parsed.players)),
-    )
-    # The events last: the first takes the commit-order lock (change_mark), which every writer
-    # of the desk queues for, so it is held only from here to the commit.
-    if tournament_event is not None:
-        event_type, data = tournament_event
-        _record(event_type, actor=actor, tournament=tournament, subject=tournament, data=data)
-    if reported:
-        _record_incident_reported(incident, actor=actor)
-    _record(
+    return case
+
+
+def _record_snapshot_loaded(case: Case, *, actor) -> None:
+    record_event(
         Event.Type.SNAPSHOT_LOADED,
         actor=actor,
         case=case,
         subject=case,
         data={
-            "sha256": stored.sha256,
-            "size_bytes": stored.size_bytes,
+            "sha256": case.snapshot.sha256,
+            "size_bytes": case.snapshot.size_bytes,
             "stage": case.stage,
             "entrants": case.entrants,
             "eliminated": case.eliminated,
@@ -167,7 +195,6 @@ def case_load_snapshot(
             "policy": case.policy,
         },
     )
-    return case
 
 
 @transaction.atomic
@@ -180,7 +207,7 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
     approved settlement stays (an adjustment corrects it), and so does one with approved
     compensation, which is owed.
     """
-    case = _lock_case(case)
+    case = lock_case(case)
     # Locked before they are read: an approval committing meanwhile is seen, and one that
     # comes after finds its proposal withdrawn.
     compensations = list(
@@ -191,7 +218,7 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
         permissions.case_withdraw(case=case, user=actor, approved_compensations=approved)
     )
     next_status = case_next_status(case.status, "withdraw", label=str(case))
-    reason = _required_text(reason, "reason")
+    reason = required_text(reason, "reason")
 
     in_flight = list(
         Settlement.objects.select_for_update(of=("self",))
@@ -203,20 +230,24 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
         settlement.status = settlement_next_status(
             settlement.status, "withdraw", label=str(settlement)
         )
-        _save(settlement, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}")
+        save_with_history(
+            settlement, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}"
+        )
     voided = [c for c in compensations if c.status == CompensationStatus.PROPOSED]
     for compensation in voided:
         compensation.status = compensation_next_status(
             compensation.status, "withdraw", label=str(compensation)
         )
-        _save(compensation, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}")
+        save_with_history(
+            compensation, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}"
+        )
     previous = case.status
     case.status = next_status
     case.withdrawn_by = actor
     case.withdrawn_at = timezone.now()
     case.withdrawal_reason = reason
-    _save(case, actor=actor, reason=reason)
-    _record(
+    save_with_history(case, actor=actor, reason=reason)
+    record_event(
         Event.Type.CASE_WITHDRAWN,
         actor=actor,
         case=case,
@@ -269,7 +300,7 @@ def _tournament_for_snapshot(info, *, actor) -> tuple[Tournament, tuple[str, dic
         try:
             with transaction.atomic():
                 tournament = Tournament(operator_id=info.id, **fields)
-                _save(tournament, actor=actor, reason="Registered from a snapshot")
+                save_with_history(tournament, actor=actor, reason="Registered from a snapshot")
         except IntegrityError:
             # Registered concurrently by another load; that transaction has committed.
             tournament = Tournament.objects.select_for_update(no_key=True).get(operator_id=info.id)
@@ -284,7 +315,7 @@ def _tournament_for_snapshot(info, *, actor) -> tuple[Tournament, tuple[str, dic
     if changed:
         for name, value in changed.items():
             setattr(tournament, name, value)
-        _save(tournament, actor=actor, reason="Updated from a snapshot")
+        save_with_history(tournament, actor=actor, reason="Updated from a snapshot")
         return tournament, (Event.Type.TOURNAMENT_UPDATED, {"changed": sorted(changed)})
     return tournament, None
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from settlements.access import permissions
 from settlements.models import ApiToken, Event
-from settlements.services.common import _record, _required_text, _save
+from settlements.services.common import record_event, required_text, save_with_history
 
 # How precisely an API token's last use is kept (each finer update would be a row write).
 TOKEN_USE_RESOLUTION = timedelta(minutes=1)
@@ -21,11 +21,11 @@ def api_token_create(*, user, name: str, actor=None) -> tuple[ApiToken, str]:
     ``actor`` is None when an administrator runs the management command on the server.
     """
     permissions.enforce(permissions.api_token_manage(owner=user, user=actor))
-    name = _required_text(name, "name", max_length=100)
+    name = required_text(name, "name", max_length=100)
     raw, prefix = ApiToken.new_raw()
     token = ApiToken(user=user, name=name, prefix=prefix, token_hash=ApiToken.hash(raw))
-    _save(token, actor=actor, reason="Token issued")
-    _record(
+    save_with_history(token, actor=actor, reason="Token issued")
+    record_event(
         Event.Type.API_TOKEN_CREATED,
         actor=actor,
         subject=token,
@@ -39,8 +39,8 @@ def api_token_revoke(*, token: ApiToken, actor=None) -> ApiToken:
     token = ApiToken.objects.select_for_update(of=("self",)).select_related("user").get(pk=token.pk)
     permissions.enforce(permissions.api_token_revoke(token=token, user=actor))
     token.revoked_at = timezone.now()
-    _save(token, actor=actor, reason="Token revoked")
-    _record(
+    save_with_history(token, actor=actor, reason="Token revoked")
+    record_event(
         Event.Type.API_TOKEN_REVOKED,
         actor=actor,
         subject=token,

@@ -2,8 +2,6 @@
 stored values in the history browser. Formatting only: every figure comes from the engine's
 output or the stored records, never from a second calculation."""
 
-from fractions import Fraction
-
 from django import template
 
 from settlements.money import format_exact, format_in_unit
@@ -29,12 +27,6 @@ def exact_money(value, currency: str) -> str:
     if value is None or value == "":
         return "—"
     return format_exact(value, currency)
-
-
-@register.filter
-def is_whole(value) -> bool:
-    """Whether an exact amount ("n/d") is a whole number of minor units."""
-    return value not in (None, "") and Fraction(value).denominator == 1
 
 
 @register.filter

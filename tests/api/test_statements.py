@@ -5,10 +5,11 @@ import json
 
 import pytest
 
-from settlements import selectors, services, statements
+from settlements import selectors, services
 from settlements.access import roles
 from tests.api.conftest import bearer
 from tests.services.helpers import approved
+from tests.statement_helpers import evaluate
 from tests.test_statements import arithmetic_holds
 from tests.views.conftest import signed_in
 
@@ -57,7 +58,7 @@ def test_the_numbers_tie_to_the_ledger_lines(api, tokens, settlement):
             totals[line["unit"]] = totals.get(line["unit"], 0) + line["amount"]
         assert document["amounts"] == totals
         for step in document["arithmetic"]:
-            assert str(statements.evaluate(step["expression"], "USD")) == step["result"]
+            assert str(evaluate(step["expression"], "USD")) == step["result"]
     paid = {line.player for line in settlement.lines.all()}
     assert paid and paid <= {document["player"] for document in body["statements"]}
     for statement in selectors.settlement_statements(detail):

@@ -36,7 +36,7 @@ def _decode_message(data: bytes) -> str:
 
 
 def _split(message: str) -> tuple[str, str | None]:
-    found = jsondoc._AT.match(message)
+    found = jsondoc.AT_PATH.match(message)
     assert found is not None
     return found["message"], found["where"]
 
@@ -78,7 +78,7 @@ def test_a_message_at_the_root_has_no_path():
 def test_expected_got(value, want, got):
     data = b'{"type": "known", "name": ' + value + b', "inner": {"count": 1}}'
     message, _ = _split(_validation_message(data))
-    found = jsondoc._EXPECTED.match(message)
+    found = jsondoc.EXPECTED_TYPE.match(message)
     assert found is not None, message
     assert (found["want"], found["got"]) == (want, got)
 
@@ -90,14 +90,14 @@ def test_expected_got(value, want, got):
 def test_expected_int(value, want):
     data = b'{"type": "known", "name": "a", "inner": {"count": ' + value + b"}}"
     message, where = _split(_validation_message(data))
-    assert jsondoc._EXPECTED.match(message)["want"] == want
+    assert jsondoc.EXPECTED_TYPE.match(message)["want"] == want
     assert where == ".inner.count"
 
 
 def test_unknown_field():
     data = b'{"type": "known", "name": "a", "inner": {"count": 1, "a b`c": 2}}'
     message, where = _split(_validation_message(data))
-    found = jsondoc._UNKNOWN.match(message)
+    found = jsondoc.UNKNOWN_FIELD.match(message)
     assert found is not None, message
     assert found["field"] == "a b`c"
     assert where == ".inner"
@@ -105,7 +105,7 @@ def test_unknown_field():
 
 def test_missing_field():
     message, where = _split(_validation_message(b'{"type": "known", "name": "a", "inner": {}}'))
-    found = jsondoc._MISSING.match(message)
+    found = jsondoc.MISSING_FIELD.match(message)
     assert found is not None, message
     assert found["field"] == "count"
     assert where == ".inner"
@@ -114,7 +114,7 @@ def test_missing_field():
 def test_invalid_tag_value():
     data = b'{"type": "other", "name": "a", "inner": {"count": 1}}'
     message, where = _split(_validation_message(data))
-    found = jsondoc._INVALID.match(message)
+    found = jsondoc.INVALID_VALUE.match(message)
     assert found is not None, message
     assert found["value"] == "'other'"
     assert where == ".type"
@@ -136,6 +136,6 @@ def test_truncated_document():
 def test_malformed_json_names_its_byte(data, offset):
     message = _decode_message(data)
     assert message.startswith("JSON is malformed: ")
-    found = jsondoc._BYTE.search(message)
+    found = jsondoc.BYTE_OFFSET.search(message)
     assert found is not None, message
     assert int(found["offset"]) == offset

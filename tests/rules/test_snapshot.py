@@ -7,7 +7,7 @@ import pytest
 
 from settlements.rules import InvalidInput, Snapshot, parse_snapshot
 from settlements.rules.jsondoc import problem_from_validation
-from settlements.rules.snapshot import _DECODER, MAX_AMOUNT, MAX_CHIPS, is_rfc3339
+from settlements.rules.snapshot import MAX_AMOUNT, MAX_CHIPS, SNAPSHOT_DECODER, is_rfc3339
 
 from .builders import encode, freeroll, players, regular, satellite
 
@@ -246,7 +246,7 @@ def test_the_problem_msgspec_stops_at_keeps_its_path_among_all_of_them(broken):
     document = regular([5, 6, 7], format=False)
     broken(document)
     with pytest.raises(msgspec.ValidationError) as stopped:
-        _DECODER.decode(encode(document))
+        SNAPSHOT_DECODER.decode(encode(document))
     first = problem_from_validation(stopped.value)
     found = problems(document)
     assert len(found) == 2

@@ -7,6 +7,7 @@ import pytest
 
 from settlements import services
 from settlements.selectors import payments as payment_reads
+from settlements.selectors.payments import lines as payment_lines
 from settlements.services import CompensationEntry
 from tests.services.helpers import approved
 
@@ -69,7 +70,7 @@ def test_small_records_read_together_keep_their_order(
         for n in range(1, 6)
     ]
     # Chunks of 3 lines: groups split inside the run of compensation records.
-    monkeypatch.setattr(payment_reads, "CHUNK_SIZE", 3)
+    monkeypatch.setattr(payment_lines, "CHUNK_SIZE", 3)
     got = lines()
     assert [line.position for line in got] == list(range(1, len(got) + 1))
     assert [line.key for line in got[-5:]] == [f"C{c.pk}-1" for c in made]

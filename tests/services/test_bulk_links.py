@@ -59,7 +59,7 @@ def test_a_copy_of_lines_for_a_missing_settlement_is_refused(prepared):
     rows = [(prepared.pk, 900 + n, "p000001", "prize", "cash", 1, "pool", False) for n in range(3)]
     rows.append((orphan, 1, "p000001", "prize", "cash", 1, "pool", False))
 
-    message = refused(lambda: common._insert_rows(SettlementLine, fields, rows))
+    message = refused(lambda: common.insert_rows(SettlementLine, fields, rows))
 
     assert "settlements_settlement" in message and str(orphan) in message
     assert not SettlementLine.objects.filter(line_no__gte=900).exists()
@@ -150,7 +150,7 @@ def test_confirmations_of_a_missing_release_or_batch_are_refused(batch, operator
         rows = [confirmation_row(batch, 2), confirmation_row(batch, 3, **{field: value})]
 
         message = refused(
-            lambda rows=rows: common._insert_rows(PaymentConfirmation, CONFIRMATION_FIELDS, rows)
+            lambda rows=rows: common.insert_rows(PaymentConfirmation, CONFIRMATION_FIELDS, rows)
         )
 
         assert "violates its links" in message and str(value) in message
@@ -159,5 +159,5 @@ def test_confirmations_of_a_missing_release_or_batch_are_refused(batch, operator
 
 def test_confirmations_of_an_existing_release_and_batch_are_written(batch):
     rows = [confirmation_row(batch, 2), confirmation_row(batch, 3)]
-    common._insert_rows(PaymentConfirmation, CONFIRMATION_FIELDS, rows)
+    common.insert_rows(PaymentConfirmation, CONFIRMATION_FIELDS, rows)
     assert PaymentConfirmation.objects.count() == 3

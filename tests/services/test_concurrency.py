@@ -123,7 +123,7 @@ class PausedLoad:
     def __init__(self, monkeypatch, operator, incident, snapshot: bytes):
         self.reached, self.go = threading.Event(), threading.Event()
         self.outcome: list = []
-        real = snapshots._insert_rows
+        real = snapshots.insert_rows
 
         def insert_then_wait(*args, **kwargs):
             real(*args, **kwargs)
@@ -131,7 +131,7 @@ class PausedLoad:
                 self.reached.set()
                 self.go.wait(timeout=TIMEOUT)
 
-        monkeypatch.setattr(snapshots, "_insert_rows", insert_then_wait)
+        monkeypatch.setattr(snapshots, "insert_rows", insert_then_wait)
 
         def run():
             self.outcome.append(

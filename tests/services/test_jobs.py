@@ -11,6 +11,7 @@ from settlements import services
 from settlements.errors import Duplicate, NotAllowed
 from settlements.models import Event, Incident, Job, JobItem, Settlement
 from settlements.services import jobs
+from settlements.tasks import run_job
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.services.helpers import event_types
 
@@ -181,7 +182,7 @@ def test_a_job_whose_worker_went_silent_is_queued_again(
     assert set(tasks(lost_run).values_list("status", flat=True)) == {"FAILED"}
     assert set(tasks(job.run_token).values_list("status", flat=True)) == {"READY"}
     # The lost task, should its worker wake up, finds itself superseded and does nothing.
-    assert jobs.job_run(job_id=job.pk, token=lost_run) == {"ran": False}
+    assert run_job.call(job_id=job.pk, token=lost_run) == {"ran": False}
 
 
 def test_only_the_roles_of_the_work_may_start_it(marketing_manager, incident):
@@ -272,7 +273,7 @@ def test_a_job_is_queued_as_several_tasks_that_share_its_items(
     other.start()
     try:
         assert holding.wait(30)
-        second = jobs.job_run(job_id=job.pk, token=job.run_token)
+        second = run_job.call(job_id=job.pk, token=job.run_token)
         assert second["ran"] and second["done"] == 2
         job.refresh_from_db()
         assert job.status == Job.Status.RUNNING and job.attempts == 1
@@ -281,7 +282,7 @@ def test_a_job_is_queued_as_several_tasks_that_share_its_items(
         release.set()
         other.join()
     # Had the first task died there, a recovery would queue it; here it goes on and closes.
-    first = jobs.job_run(job_id=job.pk, token=job.run_token)
+    first = run_job.call(job_id=job.pk, token=job.run_token)
     job.refresh_from_db()
     assert first["done"] == 3 and job.status == Job.Status.DONE and job.attempts == 1
     assert Settlement.objects.filter(case__in=cases).count() == 3

@@ -12,9 +12,10 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from settlements import selectors, services, statements
+from settlements import selectors, services
 from settlements.models import SettlementLine
 from settlements.rules import assess, parse_snapshot, settle
+from tests.statement_helpers import from_engine
 from tests.test_statements import CELLS, arithmetic_holds, cell_snapshots
 
 pytestmark = pytest.mark.django_db
@@ -64,7 +65,7 @@ def test_stored_statements_add_up_and_match_the_engines(
             totals = lines.setdefault(line.player, {})
             totals[line.unit] = totals.get(line.unit, 0) + line.amount
         engine = settle(parse_snapshot(json.dumps(document)), decision=option)
-        expected = {s.player: s for s in statements.from_engine(engine, snapshot)}
+        expected = {s.player: s for s in from_engine(engine, snapshot)}
         assert stored.keys() == {p["id"] for p in document["players"]}
         for player, statement in stored.items():
             assert statement.totals == lines.get(player, {})
