@@ -59,8 +59,11 @@ def payout_parts(
 ) -> tuple[Part, ...]:
     """The guaranteed part (buy-in and fee back, the buy-in, or the prize of the lowest place
     still in play) apart from the share of the rest, for a player paid by a split; empty for
-    anyone else. The review's payout rows and the statements show the same parts."""
+    anyone else, and for a player whose share rounded to nothing (they have no payout row to
+    break down). The review's payout rows and the statements show the same parts."""
     if basis is None or basis.split is None or explained is None or remedy is None:
+        return ()
+    if explained.rounded == 0:
         return ()
     split = basis.split
     share = explained.rounded - split.floor

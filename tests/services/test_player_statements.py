@@ -83,3 +83,33 @@ def test_stored_statements_add_up_and_match_the_engines(
         alone = selectors.player_statement(settlement, player)
         assert alone.steps == stored[player].steps and alone.totals == stored[player].totals
         transaction.set_rollback(True)
+
+
+# A remaining player whose share of a tiny pool rounds to nothing has no payout row; the
+# statement read back must say what the engine's says, with no breakdown of a zero amount.
+SHARE_ROUNDED_TO_NOTHING = {
+    "format": "crash-snapshot/1",
+    "tournament": {
+        "id": "T-cell", "type": "satellite", "currency": "EUR", "started": True,
+        "buy_in": 1, "fee": 0, "seat_value": 5,
+    },
+    "players": [
+        *({"id": f"#{i}", "chips": 1} for i in range(4)),
+        {"id": "#4", "chips": 6},
+        *({"id": f"#{i}", "chips": 0} for i in range(5, 8)),
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_a_share_rounded_to_nothing_is_stated_alike_stored_or_not(operator, marketing_manager):
+    document, settlement = store(
+        SHARE_ROUNDED_TO_NOTHING, "chip_proportional", operator, marketing_manager
+    )
+    stored = selectors.player_statement(selectors.settlement_detail(settlement.pk), "#3")
+    snapshot = parse_snapshot(json.dumps(document))
+    engine = {
+        s.player: s for s in from_engine(settle(snapshot, decision="chip_proportional"), snapshot)
+    }
+    assert stored.totals == {} and stored.parts == () == engine["#3"].parts
+    assert (stored.headline, stored.steps) == (engine["#3"].headline, engine["#3"].steps)
