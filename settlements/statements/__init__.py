@@ -17,7 +17,6 @@ and as JSON.
 """
 
 # The unit order under the name the statements' CSV export reads it by.
-from settlements.money import UNIT_ORDER as UNITS
 from settlements.statements.builder import build
 from settlements.statements.document import (
     KNOCKED_OUT,
@@ -43,7 +42,6 @@ from settlements.statements.share import payout_parts
 from settlements.statements.words import KIND_LABELS, SOURCE_LABELS, TYPE_LABELS, WITHOUT_BASIS
 
 __all__ = [
-    "UNITS",
     "KIND_LABELS",
     "SOURCE_LABELS",
     "TYPE_LABELS",

@@ -24,7 +24,8 @@ from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.csv_export import csv_chunks, csv_download
 from settlements.models import Settlement
-from settlements.statements import UNITS, Statement, document
+from settlements.money import UNIT_ORDER
+from settlements.statements import Statement, document
 from settlements.views.lookups import incident_or_404
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
@@ -177,7 +178,7 @@ def _csv(statements):
             statement.player_escaped,
             statement.chips,
             statement.kind,
-            *(totals.get(unit, 0) for unit in UNITS),
+            *(totals.get(unit, 0) for unit in UNIT_ORDER),
             statement.amounts_text,
             str(statement.exact) if statement.exact is not None else "",
             statement.headline,
