@@ -111,6 +111,8 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        # Django's CONN_HEALTH_CHECKS: a connection the server dropped since the last request (a
+        # restart, an idle timeout) is replaced before the next request uses it.
         conn_health_checks=True,
     )
 }
@@ -127,16 +129,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Django's backend, with a health check that costs no round trip and a cursor that prepares
-    # the query every request runs, the signed-in user's (crashdesk/postgresql/base.py).
-    DATABASES["default"]["ENGINE"] = "crashdesk.postgresql"
-    if env_bool("DATABASE_PREPARED_STATEMENTS", True):
-        # Applies only to that cursor: Django's own bind on the client and are never prepared.
-        # Off behind a pooler that hands each transaction to another server connection and does
-        # not carry prepared statements along (PgBouncer in transaction mode, unless 1.21 or later
-        # with max_prepared_statements set).
-        DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Authentication -------------------------------------------------------------------------
@@ -318,7 +310,7 @@ LOGGING = {
 # compute them again in each one.
 CACHES = {
     "default": {
-        "BACKEND": "crashdesk.cache.DatabaseCache",
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
         "LOCATION": "crashdesk_cache",
         "OPTIONS": {"MAX_ENTRIES": 10000},
     }
