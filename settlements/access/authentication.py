@@ -1,8 +1,8 @@
 """Who is signed in, read with one query per request: the user, their roles, their epoch.
 
 Sessions are signed cookies (``SESSION_ENGINE``), so no session row is read per request. The
-user's row is read on every request as before, and with it, in subqueries of the same query,
-the user's roles and their sign-in epoch:
+user's row is read on every request as before, and with it, joined in the same query, the
+user's roles and their sign-in epoch:
 
 - Roles are read afresh each request, so a role taken away applies at the next click; they are
   merely not a query of their own any more.
@@ -19,8 +19,7 @@ from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.signals import user_logged_in, user_logged_out
 from django.core.exceptions import ValidationError
-from django.db import connections, router
-from django.db.models import F, OuterRef, StringAgg, Subquery, Value
+from django.db.models import F, Q, StringAgg, Value
 from django.db.models.functions import Coalesce
 from django.dispatch import receiver
 from django.utils.functional import SimpleLazyObject
@@ -50,58 +49,22 @@ class RoleModelBackend(ModelBackend):
         return user
 
 
-# The SQL of the user-with-roles query, compiled once per process: building it through the
-# ORM on every request (two subqueries to resolve) cost more CPU than the query itself.
-_compiled: dict[str, tuple] = {}
-_SENTINEL = -7_310_002  # stands for the user id while compiling; no user has it
-
-
 def _user_with_roles(user_id):
-    model = auth.get_user_model()
-    db = router.db_for_read(model)
-    if db not in _compiled:
-        _compiled[db] = _compile(model, db)
-    sql, params, at, fields = _compiled[db]
-    params = [*params]
-    params[at] = user_id
-    connection = connections[db]
-    # On PostgreSQL, prepared once per connection: planning it took longer than running it.
-    cursor = getattr(connection, "prepared_cursor", connection.cursor)()
-    with cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    *values, names, epoch = row
-    user = model.from_db(db, fields, values)
-    user._crashdesk_epoch = epoch
-    roles.remember_roles(user, (names or "").split())
-    return user
-
-
-def _compile(model, db: str) -> tuple:
-    through = model.groups.through
-    owner = model.groups.field.m2m_field_name()
-    names = (
-        through._default_manager.filter(
-            **{owner: OuterRef("pk")}, group__name__in=roles.KNOWN_ROLES
+    """The user with, joined in the same query, their role names and sign-in epoch."""
+    user = (
+        auth.get_user_model()
+        ._default_manager.filter(pk=user_id)
+        .annotate(
+            role_names=StringAgg(
+                "groups__name", Value(" "), filter=Q(groups__name__in=roles.KNOWN_ROLES)
+            ),
+            sign_in_epoch=Coalesce(F("signin_epoch__epoch"), 0),
         )
-        .order_by()
-        .values(owner)
-        .annotate(names=StringAgg("group__name", Value(" ")))
-        .values("names")
+        .first()
     )
-    epoch = SignInEpoch.objects.filter(user=OuterRef("pk")).values("epoch")
-    fields = [field.attname for field in model._meta.concrete_fields]
-    queryset = (
-        model._default_manager.using(db)
-        .annotate(_role_names=Subquery(names), _epoch=Coalesce(Subquery(epoch), 0))
-        .filter(pk=_SENTINEL)
-        .values_list(*fields, "_role_names", "_epoch")
-    )
-    sql, params = queryset.query.sql_with_params()
-    params = list(params)
-    return sql, tuple(params), params.index(_SENTINEL), fields
+    if user is not None:
+        roles.remember_roles(user, (user.role_names or "").split())
+    return user
 
 
 def signed_in_user(request):
@@ -109,7 +72,7 @@ def signed_in_user(request):
     if not hasattr(request, "_cached_user"):
         user = auth.get_user(request)
         if user.is_authenticated and request.session.get(EPOCH_KEY) != getattr(
-            user, "_crashdesk_epoch", None
+            user, "sign_in_epoch", None
         ):
             request.session.flush()
             user = AnonymousUser()
