@@ -12,6 +12,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from crashdesk.release import source_digest
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -97,6 +99,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "crashdesk.release.code_release",
             ],
         },
     },
@@ -304,8 +307,9 @@ LOGGING = {
 }
 
 # --- Cache ----------------------------------------------------------------------------------
-# Decision previews and payout charts take up to seconds to compute for a 300,000-entrant case.
-# A table in the database (created by migration 0007) shares them between every gunicorn
+# Decision previews take up to seconds to compute for a 300,000-entrant case, and the pages keep
+# their costly fragments ({% cache %}: payout rows and charts, the dashboard's parts). Django's
+# database cache (its table created by migration 0007) shares them between every gunicorn
 # worker and every replica, and keeps them across worker restarts; a per-process cache would
 # compute them again in each one.
 CACHES = {
@@ -315,6 +319,11 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 10000},
     }
 }
+
+# The release the cached page fragments are keyed by (crashdesk/release.py): name it, e.g. with
+# the image's git revision; unset, it is a digest of the templates and the code, taken at
+# start-up (in development, restart the server after editing a template that a page caches).
+CODE_RELEASE = os.environ.get("CRASHDESK_RELEASE", "").strip() or source_digest(BASE_DIR)
 
 # --- History --------------------------------------------------------------------------------
 SIMPLE_HISTORY_REVERT_DISABLED = True
