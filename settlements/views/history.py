@@ -13,6 +13,7 @@ GET /history/audit-head.json      the event log's head hash and whether it verif
 
 import json
 from datetime import UTC, datetime, time, timedelta
+from functools import partial
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -25,7 +26,7 @@ from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
-from settlements import audit_log, selectors, wording
+from settlements import audit_log, change_mark, selectors, wording
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.csv_export import csv_chunks, csv_download
@@ -61,24 +62,26 @@ MONEY_FIELDS = {
 @require_safe
 @role_required(roles.AUDITOR)
 def history(request):
+    """The browser below the event log is a cached fragment keyed by the history's change mark
+    (the latest event and the latest version of every record type: nothing recorded since
+    goes unseen) with the filters, the page and the reader's time zone; the template reads
+    the page of rows (``history_page``) only when the fragment is missing."""
     view = request.GET.get("view") if request.GET.get("view") in VIEWS else "changes"
     form = HistoryFilterForm(request.GET, model_choices=list(MODEL_LABELS.items()))
     filters = _filters(form)
-    page = None
-    if filters is not None:
-        if view == "changes":
-            changes = selectors.history_entries(**filters)
-            page = peek_page(changes, request.GET.get("page"), PER_PAGE)
-            _annotate_changes(page.items)
-        else:
-            page = peek_page(_events(filters), request.GET.get("page"), PER_PAGE)
-            _annotate_events(page.items)
     query = {name: request.GET[name] for name in FILTER_FIELDS if request.GET.get(name)}
+    number = request.GET.get("page")
     context = {
         "form": form,
         "view": view,
         "views": VIEWS,
-        "page": page,
+        "history_page": partial(_history_page, view, filters, number),
+        # Wrong filters are answered afresh: whether a user or tournament exists is data too.
+        "history_mark": (
+            change_mark.mark(selectors.HISTORICAL_MODELS.values()) if filters is not None else ""
+        ),
+        "page_asked": number or "",
+        "time_zone": timezone.get_current_timezone_name(),
         "query": urlencode(query),
         "query_view": urlencode({**query, "view": view}),
         "incident_id": filters["incident"] if filters else None,
@@ -89,6 +92,19 @@ def history(request):
     return render_page(
         request, "settlements/history.html", context, partial="history_browser", status=status
     )
+
+
+def _history_page(view: str, filters: dict | None, number: str | None):
+    """The page of changes or events the filters select; None when a filter is wrong."""
+    if filters is None:
+        return None
+    if view == "changes":
+        page = peek_page(selectors.history_entries(**filters), number, PER_PAGE)
+        _annotate_changes(page.items)
+    else:
+        page = peek_page(_events(filters), number, PER_PAGE)
+        _annotate_events(page.items)
+    return page
 
 
 @require_safe
@@ -223,13 +239,12 @@ def _events(filters: dict):
 
 
 def _annotate_changes(rows: list[dict]) -> None:
-    """What the page shows of each change: its time, record, kind and author. One reversal per
-    record type, not one per row (tests/views/test_history_rows.py counts them)."""
+    """What the page shows of each change besides its time: its record, kind and author. One
+    reversal per record type, not one per row (tests/views/test_history_rows.py counts them)."""
     users = get_user_model().objects.in_bulk({row["history_user_id"] for row in rows} - {None})
     record_url = RowUrls("history_record")
     for row in rows:
         user = users.get(row["history_user_id"])
-        row["when"] = when(row["history_date"], "seconds")
         row["url"] = record_url(row["model"], row["id"])
         row["model_label"] = MODEL_LABELS.get(row["model"], row["model"])
         row["type_label"] = HISTORY_TYPES.get(row["history_type"], row["history_type"])

@@ -32,8 +32,8 @@ pytestmark = pytest.mark.django_db
 # stores both; a later view reads the user, the mark, the count of open incidents, the page's
 # reporters and the two fragments.
 # The history browser verifies the event log on a first view (a query per kind of record the
-# chain seals, whatever their number) and stores the outcome, and keeps its filter fields for
-# the values filtered by; a later view reads the head and that outcome, and the fields.
+# chain seals, whatever their number) and stores the outcome, and keeps the browser under the
+# history's change mark; a later view reads the head and that outcome, the mark and the browser.
 BOUNDS = {
     "dashboard": 31,
     "dashboard, a later view": 6,
@@ -56,9 +56,9 @@ BOUNDS = {
     "settlement review, a later page": 18,
     "settlement review, searched": 19,
     "settlement review, htmx page": 11,
-    "history browser": 23,
-    "history browser, a later view": 6,
-    "history browser, by player": 25,
+    "history browser": 24,
+    "history browser, a later view": 5,
+    "history browser, by player": 26,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed.
     "players page": 9,
     "players page, by prefix": 4,
@@ -67,7 +67,7 @@ BOUNDS = {
     "explain panel": 9,
     # Nobody found: the entrants paid nothing are read instead, and stored with the page.
     "settlement review, nobody found": 19,
-    "history browser, events": 22,
+    "history browser, events": 23,
     "history of one record": 7,
     "API case list": 4,
     "API case detail": 9,
