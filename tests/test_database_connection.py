@@ -1,12 +1,14 @@
 """The database connection every request reuses: with Django's CONN_HEALTH_CHECKS, a
 connection the server has dropped since (a restart, a terminated backend) is replaced before
-the next request uses it."""
+the next request uses it; with psycopg's prepare_threshold (an option), the queries it runs
+again and again are prepared on the server."""
 
 import select
 
 import psycopg
 import pytest
 from django.db import close_old_connections, connection
+from django.db.utils import ConnectionHandler
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="a PostgreSQL server's own backends"
@@ -49,3 +51,27 @@ def test_a_healthy_connection_is_kept():
     close_old_connections()
 
     assert _backend_pid() == old
+
+
+@pytest.mark.django_db
+def test_with_prepared_statements_a_query_run_again_and_again_is_prepared_on_the_server():
+    """DATABASE_PREPARED_STATEMENTS=true gives Django's backend psycopg's own options
+    (settings): parameters bound on the server, and a query prepared once it has run
+    prepare_threshold times on a connection, later runs reusing the plan."""
+    options = {"server_side_binding": True, "prepare_threshold": 2}
+    handler = ConnectionHandler({"default": {**connection.settings_dict, "OPTIONS": options}})
+    prepared = handler["default"]
+    try:
+        for user_id in range(6):
+            with prepared.cursor() as cursor:
+                cursor.execute('SELECT id FROM "auth_user" WHERE id = %s', [user_id])
+        with prepared.cursor() as cursor:
+            cursor.execute(
+                "SELECT generic_plans + custom_plans FROM pg_prepared_statements"
+                " WHERE statement LIKE %s",
+                ['%FROM "auth_user" WHERE id = $1%'],
+            )
+            [(plans,)] = cursor.fetchall()
+    finally:
+        prepared.close()
+    assert plans >= 3

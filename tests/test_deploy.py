@@ -85,12 +85,17 @@ def _database(env: dict[str, str]) -> dict:
     return json.loads(_python(code, env))
 
 
-def test_postgresql_is_djangos_own_backend_with_its_health_checks():
-    assert _database(PRODUCTION) == {
+def test_postgresql_is_djangos_own_backend_with_its_health_checks_and_prepared_statements():
+    off = _database(PRODUCTION)
+    on = _database({**PRODUCTION, "DATABASE_PREPARED_STATEMENTS": "true"})
+
+    # Django's defaults: parameters bound on the client, nothing prepared.
+    assert off == {
         "ENGINE": "django.db.backends.postgresql",
         "OPTIONS": {},
         "CONN_HEALTH_CHECKS": True,
     }
+    assert on == {**off, "OPTIONS": {"server_side_binding": True, "prepare_threshold": 5}}
 
 
 def test_the_wsgi_application_leaves_what_it_loaded_out_of_garbage_collection():
