@@ -16,19 +16,22 @@ PostgreSQL backend process (utime + stime from /proc, in clock ticks of 10 ms: a
 only the mean over many requests means anything), and counts the queries. Wall time is printed
 too, but on a loaded machine it mostly measures the other processes.
 
-Pages: the dashboard, the case page of the 300,000-entrant settlement, that settlement's review
-at a middle page, the history browser, and the floor: a signed-in view that answers "ok"
-behind the same role check as every page (mounted by the workers, not by the app).
+Pages: the dashboard (its first and second page of incidents), the case page of the big
+settlement, that settlement's review at a middle page (as it is, with a player's explanation
+open, and searched), the history browser (changes and events), the players page, a player's
+statement, and the floor: a signed-in view that answers "ok" behind the same role check as every
+page (mounted by the workers, not by the app).
 
 Before measuring, the old and new HTML of every page are compared, with the per-request CSRF
 tokens masked; the script stops if they differ. Each worker uses its own cache key prefix, so
 neither reads entries the other wrote.
 
 Asking for the same page again measures a page seen before: whatever a page keeps in the cache
-(the review keeps its rendered rows) is read back. --cold measures first views instead: the
-settlement review only, each round at the next page number from --first-page (1000, 1001, ...;
-the warm-up requests take the pages just before), so neither side has seen the page before. Both
-sides get the same page in a round, and every round's old and new HTML are compared.
+(the review keeps its table and chart, the dashboard its parts) is read back. --cold measures
+first views instead: the settlement review only, each round at the next page number from
+--first-page (1000, 1001, ...; the warm-up requests take the pages just before), so neither side
+has seen the page before. Both sides get the same page in a round, and every round's old and new
+HTML are compared.
 """
 
 import argparse
@@ -343,11 +346,18 @@ def _pages() -> dict[str, str]:
 
     settlement = Settlement.objects.get(case__tournament__operator_id="BIG-1")
     middle = max(1, settlement.payout_count // 50 // 2)
+    review = f"/settlements/{settlement.pk}/"
     return {
         "dashboard": "/",
+        "dashboard, page 2": "/?page=2",
         "case page": f"/cases/{settlement.case_id}/",
-        "settlement review": f"/settlements/{settlement.pk}/?page={middle}",
+        "settlement review": f"{review}?page={middle}",
+        "review, explained": f"{review}?page={middle}&player=player-0150000",
+        "review, searched": f"{review}?q=player-00001",
         "history browser": "/history/",
+        "history, events": "/history/?view=events",
+        "players page": "/players/?q=player-0000001",
+        "player statement": f"{review}statement/?player=player-0150000",
     }
 
 
@@ -358,8 +368,12 @@ def _mount_floor(settings) -> None:
     from django.http import HttpResponse  # noqa: PLC0415
     from django.urls import path  # noqa: PLC0415
 
-    from settlements.access import roles  # noqa: PLC0415
-    from settlements.access.decorators import role_required  # noqa: PLC0415
+    try:
+        from settlements.access import roles  # noqa: PLC0415
+        from settlements.access.decorators import role_required  # noqa: PLC0415
+    except ImportError:  # a baseline from before settlements/access/ (86415fe and older)
+        from settlements import roles  # noqa: PLC0415
+        from settlements.views.decorators import role_required  # noqa: PLC0415
 
     @role_required(*roles.ALL_ROLES)
     def floor(request):

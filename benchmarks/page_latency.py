@@ -50,7 +50,8 @@ DATABASE = "crashdesk_bench_pages"
 INCIDENTS = 1000
 OPEN_INCIDENTS = 50
 STRIDE = 1_000_000  # id shift between copies; a template has far fewer rows than this
-GOAL_P95_MS = 50
+# What each page answers within at the 95th percentile, paced as people work (issue 20).
+GOAL_P95_MS = 30
 
 WRK_SCRIPT = """
 done = function(summary, latency, requests)
@@ -426,7 +427,7 @@ def measure(url: str, pages: dict[str, str], seconds: int, connections: int, rat
     for name, alone, paced, loaded in rows:
         verdicts = [
             f"{label} p95 {figures['p95']:.0f} ms "
-            + ("within" if figures["p95"] < GOAL_P95_MS else "OVER")
+            + ("within" if figures["p95"] <= GOAL_P95_MS else "OVER")
             for label, figures in (("alone", alone), ("paced", paced), ("flat out", loaded))
         ]
         print(f"{name}: " + "; ".join(verdicts) + f" the {GOAL_P95_MS} ms goal")

@@ -12,6 +12,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from crashdesk.release import source_digest
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -97,6 +99,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "crashdesk.release.code_release",
             ],
         },
     },
@@ -111,6 +114,8 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        # Django's CONN_HEALTH_CHECKS: a connection the server dropped since the last request (a
+        # restart, an idle timeout) is replaced before the next request uses it.
         conn_health_checks=True,
     )
 }
@@ -127,16 +132,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Django's backend, with a health check that costs no round trip and a cursor that prepares
-    # the query every request runs, the signed-in user's (crashdesk/postgresql/base.py).
-    DATABASES["default"]["ENGINE"] = "crashdesk.postgresql"
-    if env_bool("DATABASE_PREPARED_STATEMENTS", True):
-        # Applies only to that cursor: Django's own bind on the client and are never prepared.
-        # Off behind a pooler that hands each transaction to another server connection and does
-        # not carry prepared statements along (PgBouncer in transaction mode, unless 1.21 or later
-        # with max_prepared_statements set).
-        DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
+    "DATABASE_PREPARED_STATEMENTS", False
+):
+    # psycopg prepares a query on the server once it has run prepare_threshold times on a
+    # connection, so that later runs skip parsing and planning (1 to 2 ms of PostgreSQL's CPU a
+    # page, 4 ms for the history's union); it can only with the parameters bound on the server,
+    # which Django's cursors then do. Off by default: PostgreSQL may then settle on a generic
+    # plan, which for a search of a 180,000-payout settlement scans without parallel workers
+    # (the review searched took 190 ms instead of 85). Never behind a pooler that hands each
+    # transaction to another server connection without carrying prepared statements along
+    # (PgBouncer in transaction mode, unless 1.21 or later with max_prepared_statements set).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"server_side_binding": True, "prepare_threshold": 5}
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Authentication -------------------------------------------------------------------------
@@ -312,17 +321,23 @@ LOGGING = {
 }
 
 # --- Cache ----------------------------------------------------------------------------------
-# Decision previews and payout charts take up to seconds to compute for a 300,000-entrant case.
-# A table in the database (created by migration 0007) shares them between every gunicorn
+# Decision previews take up to seconds to compute for a 300,000-entrant case, and the pages keep
+# their costly fragments ({% cache %}: payout rows and charts, the dashboard's parts). Django's
+# database cache (its table created by migration 0007) shares them between every gunicorn
 # worker and every replica, and keeps them across worker restarts; a per-process cache would
 # compute them again in each one.
 CACHES = {
     "default": {
-        "BACKEND": "crashdesk.cache.DatabaseCache",
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
         "LOCATION": "crashdesk_cache",
         "OPTIONS": {"MAX_ENTRIES": 10000},
     }
 }
+
+# The release the cached page fragments are keyed by (crashdesk/release.py): name it, e.g. with
+# the image's git revision; unset, it is a digest of the templates and the code, taken at
+# start-up (in development, restart the server after editing a template that a page caches).
+CODE_RELEASE = os.environ.get("CRASHDESK_RELEASE", "").strip() or source_digest(BASE_DIR)
 
 # --- History --------------------------------------------------------------------------------
 SIMPLE_HISTORY_REVERT_DISABLED = True

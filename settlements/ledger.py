@@ -23,7 +23,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
-from functools import lru_cache
 
 import msgspec
 from django.utils import timezone
@@ -87,6 +86,12 @@ def line_row(line: LedgerLine) -> tuple:
 
 def line_document(line: LedgerLine) -> dict:
     """One line as the API's feed and the JSON batch give it (README, "The cashier's API")."""
+    return _line_document(line, _release_document(line.release))
+
+
+def _line_document(line: LedgerLine, release: dict) -> dict:
+    """``line`` as a document, with ``release``, the document of what its release's lines
+    share."""
     key, offset, _head, _tail, currency, _exponent = _release_row(line.release)
     unit = line.unit
     return {
@@ -98,12 +103,21 @@ def line_document(line: LedgerLine) -> dict:
         "amount": line.amount,
         "currency": currency if unit in MONEY_UNITS else None,
         "source": line.source,
-        **_release_document(line.release),
+        **release,
     }
 
 
-# A release's part of its lines, worked out once for all of them (810,000 lines share one).
-@lru_cache(maxsize=256)
+def _line_documents(lines: Iterable[LedgerLine]) -> Iterator[dict]:
+    """Each line as a document. The lines come grouped by release: what a release's lines share
+    (its time written out, above all) is worked out once for all of them, not once per line
+    (810,000 lines may share one)."""
+    release = shared = None
+    for line in lines:
+        if line.release is not release:
+            release, shared = line.release, _release_document(line.release)
+        yield _line_document(line, shared)
+
+
 def _release_row(release: Release) -> tuple:
     head = (
         release.record,
@@ -118,7 +132,6 @@ def _release_row(release: Release) -> tuple:
     return key, release.first_position - 1, head, tail, release.currency, exponent
 
 
-@lru_cache(maxsize=256)
 def _release_document(release: Release) -> dict:
     return {
         "record": release.record,
@@ -233,8 +246,8 @@ def incident_batch_json(incident: Incident) -> Iterator[bytes]:
     yield encode(head)[:-1] + b',"lines":['
     pieces: list[bytes] = []
     lines = totals.count(approved_lines(incident_batch_releases(incident)))
-    for number, line in enumerate(lines):
-        pieces.append((b"," if number else b"") + encode(line_document(line)))
+    for number, document in enumerate(_line_documents(lines)):
+        pieces.append((b"," if number else b"") + encode(document))
         if len(pieces) == CHUNK_SIZE:
             yield b"".join(pieces)
             pieces = []

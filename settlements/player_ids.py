@@ -29,7 +29,6 @@ or is typed in a search, still shows what it is made of.
 
 import unicodedata
 from collections.abc import Sequence
-from functools import cache
 
 from confusable_homoglyphs.confusables import confusables_data
 
@@ -80,8 +79,7 @@ def id_problems(players: Sequence[str]) -> list[tuple[int, str]]:
     ]
 
 
-@cache
-def _prototypes() -> dict[int, str]:
+def _prototype_table() -> dict[int, str]:
     """Each confusable character's prototype, as a str.translate table."""
     table: dict[int, str] = {}
     for character, entries in confusables_data.items():
@@ -97,6 +95,10 @@ def _prototypes() -> dict[int, str]:
     return table
 
 
+# Built with the module (a few ms), as the table it is built from is loaded with it.
+PROTOTYPES = _prototype_table()
+
+
 def skeleton(text: str) -> str:
     """UTS #39's skeleton: equal for two strings exactly when they are confusable."""
     return skeletons([text])[0]
@@ -105,7 +107,7 @@ def skeleton(text: str) -> str:
 def skeletons(texts: Sequence[str]) -> list[str]:
     """The skeleton of each text (which must hold no NUL), computed on the joined texts."""
     joined = _SEPARATOR.join(texts)
-    prototypes = _prototypes()
+    prototypes = PROTOTYPES
     if joined.isascii():
         # Already NFD; translate caches ASCII lookups, so the whole table is fine here.
         mapped = joined.translate(prototypes)

@@ -9,7 +9,6 @@ import os
 
 import pytest
 from django.contrib.auth.models import Group
-from django.core.cache import caches
 from hypothesis import settings as hypothesis_settings
 
 from settlements.access import roles
@@ -108,20 +107,6 @@ def users(
         roles.CASHIER: cashier,
         "none": no_role_user,
     }
-
-
-@pytest.fixture(autouse=True)
-def cache_without_size_checks():
-    """The cache's size check runs on one write in 50 of a process (crashdesk/cache.py), so the
-    queries a test counts would depend on the tests before it; tests/test_cache.py checks it."""
-    cache = caches["default"]
-    every = getattr(cache, "cull_check_every", None)
-    if every is None:
-        yield
-        return
-    cache.cull_check_every = 0
-    yield
-    cache.cull_check_every = every
 
 
 @pytest.fixture(autouse=True)

@@ -1,19 +1,17 @@
-"""The database connection every request reuses (crashdesk/postgresql): a dropped connection is
-replaced before a request uses it, without a round trip to find out; the signed-in user's query
-is prepared on the server once per connection."""
+"""The database connection every request reuses: with Django's CONN_HEALTH_CHECKS, a
+connection the server has dropped since (a restart, a terminated backend) is replaced before
+the next request uses it; with psycopg's prepare_threshold (an option), the queries it runs
+again and again are prepared on the server."""
 
 import select
-from unittest import mock
 
 import psycopg
 import pytest
-from django.db import close_old_connections, connection, connections
-from django.urls import reverse
-
-from tests.views.conftest import signed_in
+from django.db import close_old_connections, connection
+from django.db.utils import ConnectionHandler
 
 pytestmark = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="PostgreSQL's own backend and statements"
+    connection.vendor != "postgresql", reason="a PostgreSQL server's own backends"
 )
 
 
@@ -47,47 +45,33 @@ def test_a_connection_the_server_ended_is_replaced_before_the_next_request_uses_
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_healthy_connection_is_kept_and_checked_without_a_query():
+def test_a_healthy_connection_is_kept():
     old = _backend_pid()
 
     close_old_connections()
-    # Django's own check sends SELECT 1 through is_usable(): a round trip every request.
-    with mock.patch.object(type(connections["default"]), "is_usable", side_effect=AssertionError):
-        new = _backend_pid()
 
-    assert new == old
-
-
-def _prepared_user_queries() -> list[tuple[int, int]]:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
-            " WHERE statement LIKE %s",
-            ['%FROM "auth_user" WHERE%'],
-        )
-        return cursor.fetchall()
+    assert _backend_pid() == old
 
 
 @pytest.mark.django_db
-def test_the_signed_in_users_query_is_prepared_once_and_reused(operator):
-    client = signed_in(operator)
-    for _ in range(3):
-        assert client.get(reverse("policy")).status_code == 200
-
-    [(generic, custom)] = _prepared_user_queries()
-    assert generic + custom >= 3
-
-
-@pytest.mark.django_db
-def test_without_prepared_statements_the_users_query_runs_unprepared(operator):
-    connection.ensure_connection()
-    client = signed_in(operator)
-    # What DATABASE_PREPARED_STATEMENTS=false leaves the connection with (psycopg's "never").
-    raw = connection.connection
-    before, raw.prepare_threshold = raw.prepare_threshold, None
+def test_with_prepared_statements_a_query_run_again_and_again_is_prepared_on_the_server():
+    """DATABASE_PREPARED_STATEMENTS=true gives Django's backend psycopg's own options
+    (settings): parameters bound on the server, and a query prepared once it has run
+    prepare_threshold times on a connection, later runs reusing the plan."""
+    options = {"server_side_binding": True, "prepare_threshold": 2}
+    handler = ConnectionHandler({"default": {**connection.settings_dict, "OPTIONS": options}})
+    prepared = handler["default"]
     try:
-        assert client.get(reverse("policy")).status_code == 200
+        for user_id in range(6):
+            with prepared.cursor() as cursor:
+                cursor.execute('SELECT id FROM "auth_user" WHERE id = %s', [user_id])
+        with prepared.cursor() as cursor:
+            cursor.execute(
+                "SELECT generic_plans + custom_plans FROM pg_prepared_statements"
+                " WHERE statement LIKE %s",
+                ['%FROM "auth_user" WHERE id = $1%'],
+            )
+            [(plans,)] = cursor.fetchall()
     finally:
-        raw.prepare_threshold = before
-
-    assert _prepared_user_queries() == []
+        prepared.close()
+    assert plans >= 3

@@ -79,17 +79,23 @@ def _python(code: str, env: dict[str, str]) -> str:
 def _database(env: dict[str, str]) -> dict:
     code = (
         "import json, crashdesk.settings as s;"
-        "print(json.dumps({k: s.DATABASES['default'].get(k, {}) for k in ('ENGINE', 'OPTIONS')}))"
+        "print(json.dumps({k: s.DATABASES['default'].get(k, {})"
+        " for k in ('ENGINE', 'OPTIONS', 'CONN_HEALTH_CHECKS')}))"
     )
     return json.loads(_python(code, env))
 
 
-def test_prepared_statements_are_on_unless_a_transaction_pooler_needs_them_off():
-    on = _database(PRODUCTION)
-    off = _database({**PRODUCTION, "DATABASE_PREPARED_STATEMENTS": "false"})
+def test_postgresql_is_djangos_own_backend_with_its_health_checks_and_prepared_statements():
+    off = _database(PRODUCTION)
+    on = _database({**PRODUCTION, "DATABASE_PREPARED_STATEMENTS": "true"})
 
-    assert on == {"ENGINE": "crashdesk.postgresql", "OPTIONS": {"prepare_threshold": 5}}
-    assert off == {"ENGINE": "crashdesk.postgresql", "OPTIONS": {}}
+    # Django's defaults: parameters bound on the client, nothing prepared.
+    assert off == {
+        "ENGINE": "django.db.backends.postgresql",
+        "OPTIONS": {},
+        "CONN_HEALTH_CHECKS": True,
+    }
+    assert on == {**off, "OPTIONS": {"server_side_binding": True, "prepare_threshold": 5}}
 
 
 def test_the_wsgi_application_leaves_what_it_loaded_out_of_garbage_collection():

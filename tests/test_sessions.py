@@ -6,7 +6,9 @@ from django.test import Client
 from django.urls import reverse
 
 from settlements.access import roles
-from tests.conftest import DEMO_PASSWORD
+from settlements.access.authentication import _user_with_roles
+from settlements.models import SignInEpoch
+from tests.conftest import DEMO_PASSWORD, make_user
 from tests.views.conftest import signed_in
 
 pytestmark = pytest.mark.django_db
@@ -81,3 +83,22 @@ def test_a_deactivated_user_is_signed_out(operator):
     operator.is_active = False
     operator.save()
     assert not _sees_dashboard(browser)
+
+
+def test_the_signed_in_users_query_reads_what_the_orm_reads(users, django_user_model):
+    """The one query written out for its speed (access.authentication._user_with_roles): the
+    same row, roles and sign-in epoch as Django's ORM gives, for every kind of user."""
+    everyone = [*users.values(), make_user(django_user_model, "all_roles", *roles.KNOWN_ROLES)]
+    SignInEpoch.objects.create(user=users[roles.AUDITOR], epoch=3)
+    fields = [field.attname for field in django_user_model._meta.concrete_fields]
+    for expected in everyone:
+        found = _user_with_roles(expected.pk)
+        assert type(found) is django_user_model
+        assert [getattr(found, name) for name in fields] == [
+            getattr(django_user_model.objects.get(pk=expected.pk), name) for name in fields
+        ]
+        held = expected.groups.filter(name__in=roles.KNOWN_ROLES).values_list("name", flat=True)
+        assert roles.user_roles(found) == frozenset(held), expected.username
+        epoch = SignInEpoch.objects.filter(user=expected).values_list("epoch", flat=True)
+        assert found.sign_in_epoch == (epoch.first() or 0), expected.username
+    assert _user_with_roles(max(user.pk for user in everyone) + 1) is None

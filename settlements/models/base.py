@@ -1,12 +1,9 @@
 """What every audited model shares: the history they keep, id lengths, storable times."""
 
-import functools
-
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
-from simple_history.manager import HistoryManager
 
 from settlements import bounds
 from settlements.triggers import (
@@ -27,22 +24,9 @@ def validate_storable_time(value) -> None:
         raise ValidationError(f"This time {problem}.", code="time_range")
 
 
-class _HistoryManager(HistoryManager):
-    """simple-history's manager, whose class is built once per queryset class.
-
-    ``Model.history`` makes ``HistoryManager.from_queryset(...)``, a new class, on every access
-    (about 90 µs); the history browser read it eight times a view and the dashboard twice.
-    """
-
-    @classmethod
-    @functools.cache
-    def from_queryset(cls, queryset_class, class_name=None):
-        return super().from_queryset(queryset_class, class_name)
-
-
 def audited(**options) -> WriteOnceHistory:
     """The history of an audited model (every version kept, with its user and reason)."""
-    return WriteOnceHistory(history_manager=_HistoryManager, **options)
+    return WriteOnceHistory(**options)
 
 
 def non_negative(*fields: str, prefix: str) -> list[models.CheckConstraint]:

@@ -1,10 +1,10 @@
 """The audit trail: business events and the versions of every audited record."""
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
-from django.db import connections
 from django.db.models import CharField, QuerySet, Value
+from simple_history.utils import get_history_model_for_model
 
 from settlements.models import (
     ApiToken,
@@ -78,6 +78,12 @@ HISTORY_MODELS: dict[str, tuple[type, str | None, str | None, str | None]] = {
     "apitoken": (ApiToken, None, None, None),
 }
 
+# The table of versions of each of them. ``Model.history`` builds a new manager class on every
+# access (about 90 µs); a page that reads the versions of every record type uses these.
+HISTORICAL_MODELS = {
+    name: get_history_model_for_model(model) for name, (model, *_) in HISTORY_MODELS.items()
+}
+
 
 def history_entries(
     *,
@@ -104,92 +110,10 @@ def history_entries(
         if queryset is not None:
             parts.append(queryset)
     if not parts:
-        return HISTORY_MODELS["incident"][0].history.none().values("history_id")
+        return HISTORICAL_MODELS["incident"].objects.none().values("history_id")
     first, *rest = parts
     union = first.union(*rest, all=True) if rest else first
     return union.order_by("-history_date", "-history_id")
-
-
-# Stand-ins for filter values while a shape of filters is compiled: no row has these ids,
-# and no version was recorded at these times.
-_STAND_INS = {
-    "user": -7_310_101,
-    "incident": -7_310_102,
-    "case": -7_310_103,
-    "tournament": -7_310_104,
-    "since": datetime(1901, 2, 3, 4, 5, 6, tzinfo=UTC),
-    "until": datetime(1902, 3, 4, 5, 6, 7, tzinfo=UTC),
-}
-_compiled_entries: dict[tuple, tuple] = {}
-
-
-class HistoryEntries:
-    """``history_entries(**filters)`` for reading a page at a time: ``rows[a:b]`` is a list of
-    the same dicts. The union of eight querysets took longer to build and compile than to
-    run, so its SQL is compiled once per shape of filters (which are set, and the record
-    type) and each read fills in the values; a player filter is read through the queryset."""
-
-    def __init__(self, **filters):
-        self.filters = filters
-
-    def __getitem__(self, window: slice) -> list[dict]:
-        start, stop = window.start or 0, window.stop
-        if self.filters.get("player") is not None:
-            # The player filter's SQL depends on the data (the cases that name the player).
-            return list(history_entries(**self.filters)[start:stop])
-        values = {
-            name: value if name in ("since", "until") else _pk(value)
-            for name, value in self.filters.items()
-            if name != "model" and value is not None
-        }
-        shape = (self.filters.get("model"), *sorted(values))
-        if shape not in _compiled_entries:
-            _compiled_entries[shape] = _compile_entries(shape[0], list(values))
-        sql, params, names, compiler, converters = _compiled_entries[shape]
-        ops = connections[compiler.using].ops
-        params = [
-            (
-                ops.adapt_datetimefield_value(values[slot.name])
-                if slot.name in ("since", "until")
-                else values[slot.name]
-            )
-            if isinstance(slot, _Slot)
-            else slot
-            for slot in params
-        ]
-        with connections[compiler.using].cursor() as cursor:
-            cursor.execute(f"{sql} LIMIT %s OFFSET %s", [*params, stop - start, start])
-            rows = cursor.fetchall()
-        if converters:
-            rows = compiler.apply_converters(rows, converters)
-        return [dict(zip(names, row, strict=True)) for row in rows]
-
-
-@dataclass(frozen=True)
-class _Slot:
-    name: str
-
-
-def _compile_entries(model: str | None, names: list[str]) -> tuple:
-    queryset = history_entries(model=model, **{name: _STAND_INS[name] for name in names})
-    compiler = queryset.query.get_compiler(using=queryset.db)
-    sql, params = compiler.as_sql()
-    ops = connections[queryset.db].ops
-    stand_ins = {
-        (ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value): name
-        for name, value in _STAND_INS.items()
-        if name in names
-    }
-    slots = [_Slot(stand_ins[param]) if param in stand_ins else param for param in params]
-    found = {slot.name for slot in slots if isinstance(slot, _Slot)}
-    if found != set(names):
-        raise AssertionError(f"compiling the history filters lost {set(names) - found}")
-    query = queryset.query
-    # As Django's ValuesIterable names the columns.
-    columns = list(query.selected or [])
-    columns = columns or [*query.extra_select, *query.values_select, *query.annotation_select]
-    fields = [column[0] for column in compiler.select[: compiler.col_count]]
-    return sql, slots, columns, compiler, compiler.get_converters(fields)
 
 
 def history_record(model: str, history_id: int):
@@ -257,8 +181,8 @@ def _player_filter(name: str, records: QuerySet, player: str, cases: QuerySet) -
 
 
 def _history_part(name, user, since, until, incident, case, tournament):
-    model, incident_path, case_path, tournament_path = HISTORY_MODELS[name]
-    records = model.history.all()
+    _, incident_path, case_path, tournament_path = HISTORY_MODELS[name]
+    records = HISTORICAL_MODELS[name].objects.all()
     for value, path in ((incident, incident_path), (case, case_path)):
         if value is not None:
             if path is None:

@@ -2,10 +2,7 @@
 
 from collections.abc import Iterable
 
-from django.contrib.auth import get_user_model
-from django.db import connection
-from django.db.models import BooleanField, Count, Q, QuerySet, prefetch_related_objects
-from django.db.models.expressions import RawSQL
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, prefetch_related_objects
 
 from settlements.models import (
     Case,
@@ -15,17 +12,9 @@ from settlements.models import (
     Incident,
     PrizeWithdrawal,
     Settlement,
-    Snapshot,
     Tournament,
 )
-from settlements.selectors.common import (
-    BIG_TOURNAMENT_FIELDS,
-    _lean,
-    _prefetch,
-    from_row,
-    model_fields,
-    read_compiled,
-)
+from settlements.selectors.common import _lean, _prefetch
 from settlements.workflow import CASE_FINAL, CaseStatus
 
 
@@ -80,45 +69,26 @@ def case_status_counts(*, incident: Incident | int | None = None) -> dict[str, i
     return counts
 
 
-def _has(model) -> RawSQL:
-    """Whether the case has any row of ``model``, as EXISTS written out: four ``Exists()``
-    subqueries took 1.4 ms of Python to resolve and compile on every view of a case page,
-    more than PostgreSQL took to run the whole query."""
-    quote = connection.ops.quote_name
-    table, cases = quote(model._meta.db_table), quote(Case._meta.db_table)
-    column = quote(model._meta.get_field("case").column)
-    key = quote(Case._meta.pk.column)
-    sql = f"EXISTS (SELECT 1 FROM {table} WHERE {table}.{column} = {cases}.{key})"
-    return RawSQL(sql, (), output_field=BooleanField())
-
-
 def case_detail(case_id: int) -> Case:
     """A case with what its page shows; decisions and settlements prefetched, newest first.
 
     The case query also says whether the case has decisions, settlements, compensation and
     prizes given in error (EXISTS), so that what it has none of costs no query of its own
     (a crash case settled without a decision: two prefetches fewer, and the page's lists of
-    compensation and prizes, selectors.case_compensations, skip theirs). Its SQL is compiled
-    once per process (selectors.common.read_compiled): building the five joins through the
-    ORM cost more than running them.
+    compensation and prizes, selectors.case_compensations, skip theirs).
     """
-    rows = read_compiled(Case, "case_detail", _case_query, case_id)
-    if not rows:
-        raise Case.DoesNotExist(f"No case #{case_id}.")
-    row, start, records = rows[0], 0, []
-    for model, names in _case_parts():
-        records.append(from_row(model, names, row, start))
-        start += len(names)
-    case, tournament, incident, snapshot, created_by = records
-    case.tournament, case.incident, case.snapshot, case.created_by = (
-        tournament,
-        incident,
-        snapshot,
-        created_by,
+    case = (
+        _lean(Case.objects.select_related(*_CASE_JOINS), "tournament")
+        # The snapshot text may be tens of MB; a page needs only its hash and size.
+        .defer("snapshot__text")
+        .annotate(
+            has_decision=_has(Decision),
+            has_settlement=_has(Settlement),
+            has_compensation=_has(Compensation),
+            has_prize_withdrawal=_has(PrizeWithdrawal),
+        )
+        .get(pk=case_id)
     )
-    case.has_decision, case.has_settlement, case.has_compensation, case.has_prize_withdrawal = row[
-        start:
-    ]
     decisions = Decision.objects.select_related("decided_by")
     # The pages list a case's settlements with who prepared them, nothing more.
     settlements = Settlement.objects.select_related("prepared_by")
@@ -131,38 +101,12 @@ def case_detail(case_id: int) -> Case:
     return case
 
 
-def _case_parts() -> tuple[tuple[type, list[str]], ...]:
-    """The case's row and those joined to it, each as (model, its fields read)."""
-    return (
-        (Case, model_fields(Case)),
-        (Tournament, model_fields(Tournament, leaving_out=BIG_TOURNAMENT_FIELDS)),
-        (Incident, model_fields(Incident)),
-        # The snapshot text may be tens of MB; a page needs only its hash and size.
-        (Snapshot, model_fields(Snapshot, leaving_out=("text",))),
-        (get_user_model(), model_fields(get_user_model())),
-    )
+_CASE_JOINS = ("tournament", "incident", "snapshot", "created_by")
 
 
-def _case_query(case_id: int) -> QuerySet:
-    prefixes = ("", "tournament__", "incident__", "snapshot__", "created_by__")
-    paths = [
-        f"{prefix}{name}"
-        for prefix, (_, names) in zip(prefixes, _case_parts(), strict=True)
-        for name in names
-    ]
-    return (
-        Case.objects.annotate(
-            has_decision=_has(Decision),
-            has_settlement=_has(Settlement),
-            has_compensation=_has(Compensation),
-            has_prize_withdrawal=_has(PrizeWithdrawal),
-        )
-        .filter(pk=case_id)
-        .order_by()
-        .values_list(
-            *paths, "has_decision", "has_settlement", "has_compensation", "has_prize_withdrawal"
-        )
-    )
+def _has(model) -> Exists:
+    """Whether the case has any row of ``model``."""
+    return Exists(model.objects.filter(case=OuterRef("pk")))
 
 
 def crash_case_in_force(tournament: Tournament | int) -> Case | None:

@@ -1,20 +1,16 @@
-"""What is waiting for whom, and the dashboard, cached under the desk's change mark."""
+"""What is waiting for whom, and what the dashboard shows."""
 
-import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
-from django.core.paginator import Page, Paginator
+from django.core.paginator import Page
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from settlements import change_mark
 from settlements.access import roles
 from settlements.models import Case, Compensation, CompensationItem, Incident, Settlement
-from settlements.selectors.cases import case_list, case_status_counts, incident_list
-from settlements.selectors.common import MISSING, _lean
+from settlements.selectors.cases import case_list, incident_list
+from settlements.selectors.common import _lean
 from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus
 
 
@@ -109,11 +105,6 @@ DASHBOARD_INCIDENTS_PER_PAGE = 10
 DASHBOARD_WAITING_SHOWN = 5
 
 
-# Entries of a mark that has moved on are never read again; they expire instead of waiting for
-# the cache to cull them.
-DASHBOARD_CACHE_SECONDS = 10 * 60
-
-
 # Cases that need someone come first (a rejected settlement is redone before new work), then
 # those moving through approval, then the finished ones, and last those withdrawn as loaded in
 # error.
@@ -150,109 +141,35 @@ DASHBOARD_QUEUES = (
 )
 
 
-@dataclass(frozen=True)
-class DashboardSummary:
-    """The dashboard's data as plain values: ``counts`` by case status, one ``page`` of open
-    incidents (``incidents``, dicts with their ``case_rows``), and the user's ``queues`` as
-    (title, count, items, kind, queue name).
-
-    ``incident_list`` is the page's incident list as rendered before for the same data, the
-    same reporters' names and the same ``variant`` (what else the markup depends on), or None;
-    the view renders it then and hands it to ``keep_incident_list``."""
-
-    counts: dict[str, int]
-    page: Page
-    incidents: list[dict]
-    queues: list[tuple[str, int, list[dict], str]]
-    incident_list: str | None = None
-    incident_list_key: tuple[str, str, dict] = ("", "", {})
-
-    @property
-    def waiting_total(self) -> int:
-        return sum(count for _, count, *_ in self.queues)
-
-    def keep_incident_list(self, html: str) -> None:
-        key, names, kept = self.incident_list_key
-        cache.set(key, {**kept, names: html}, DASHBOARD_CACHE_SECONDS)
+def open_incident_count() -> int:
+    return Incident.objects.filter(closed_at__isnull=True).count()
 
 
-def dashboard_summary(
-    user, *, page: str | int | None = None, variant: str = ""
-) -> DashboardSummary:
-    """What the dashboard shows ``user`` on incident ``page``.
-
-    Reading it costs a user with every role 19 queries, so the parts are kept in the shared
-    cache keyed by the desk's change mark: any business change moves the mark, and an entry is
-    only ever read for the data it was computed from. The counts and incident pages are the
-    same for everyone; the queues depend on the roles and, where a manager's own work is left
-    out, on the user. Usernames are not business data (an administrator may rename a user),
-    so they are read fresh on each view. The rendered incident list is kept the same way, under
-    the mark, the page, ``variant`` and the reporters' names.
-    """
-    held = sorted(roles.user_roles(user))
-    prefix = f"dashboard:{change_mark.mark()}"
-    counts_key = f"{prefix}:counts"
-    queues_key = f"{prefix}:queues:{'+'.join(held) or '-'}"
-    if roles.TOURNAMENT_MANAGER in held:
-        queues_key += f":{user.pk}"
-    # The page asked for is almost always the page shown: its entries are read with the rest.
-    guess = int(page) if str(page or "").isdigit() and int(page) > 0 else 1
-    variant = hashlib.blake2b(variant.encode(), digest_size=8).hexdigest()
-    guessed = [f"{prefix}:incidents:{guess}", f"{prefix}:incident-list:{guess}:{variant}"]
-    found = cache.get_many([counts_key, queues_key, *guessed])
-    fresh = {}
-    if counts_key not in found:
-        fresh[counts_key] = {
-            "statuses": case_status_counts(),
-            "open_incidents": Incident.objects.filter(closed_at__isnull=True).count(),
-        }
-    if queues_key not in found:
-        fresh[queues_key] = _dashboard_queues(user, held)
-    # Presence, not truth: an empty queue list (an auditor's) is a cached value, not a miss.
-    counts = found[counts_key] if counts_key in found else fresh[counts_key]
-    queues = found[queues_key] if queues_key in found else fresh[queues_key]
-
-    # Paging over the count alone settles the page number (out of range or not a number gives
-    # the last or first page) before the page's own entries are looked up.
-    paged = Paginator(range(counts["open_incidents"]), DASHBOARD_INCIDENTS_PER_PAGE).get_page(page)
-    page_key = f"{prefix}:incidents:{paged.number}"
-    list_key = f"{prefix}:incident-list:{paged.number}:{variant}"
-    if page_key not in guessed:
-        found.update(cache.get_many([page_key, list_key]))
-    incidents = found.get(page_key, MISSING)
-    if incidents is MISSING:
-        incidents = fresh[page_key] = _dashboard_incidents(paged)
-    if fresh:
-        cache.set_many(fresh, DASHBOARD_CACHE_SECONDS)
-
-    reporters = {incident["reported_by_id"] for incident in incidents}
-    names = {}
-    if reporters:
-        users = get_user_model()
-        names = dict(users.objects.filter(pk__in=reporters).values_list("pk", users.USERNAME_FIELD))
-    named = hashlib.blake2b(repr(sorted(names.items())).encode(), digest_size=8).hexdigest()
-    rendered = found.get(list_key) or {}
-    return DashboardSummary(
-        counts=counts["statuses"],
-        page=paged,
-        incidents=[
-            {**incident, "reported_by": names.get(incident["reported_by_id"], "")}
-            for incident in incidents
-        ],
-        queues=queues,
-        incident_list=rendered.get(named),
-        incident_list_key=(list_key, named, rendered),
+def dashboard_reporters(paged: Page) -> list[str]:
+    """The usernames of who reported the open incidents on dashboard page ``paged``, in the
+    page's order. Usernames are not business data (an administrator may rename a user, which
+    moves no change mark), so the page's cached incident list is keyed by them too."""
+    if not paged.paginator.count:
+        return []
+    start = (paged.number - 1) * DASHBOARD_INCIDENTS_PER_PAGE
+    username = f"reported_by__{get_user_model().USERNAME_FIELD}"
+    return list(
+        Incident.objects.filter(closed_at__isnull=True)
+        .order_by("-started_at", "-id")
+        .values_list(username, flat=True)[start : start + DASHBOARD_INCIDENTS_PER_PAGE]
     )
 
 
-def _dashboard_incidents(paged: Page) -> list[dict]:
+def dashboard_incidents(paged: Page) -> list[dict]:
+    """The open incidents on dashboard page ``paged`` (a page of the open incidents' count),
+    each with its cases in workflow order."""
     if not paged.paginator.count:
         return []
     start = (paged.number - 1) * DASHBOARD_INCIDENTS_PER_PAGE
     incidents = list(
-        incident_list(open_only=True).select_related(None)[
-            start : start + DASHBOARD_INCIDENTS_PER_PAGE
-        ]
+        incident_list(open_only=True)
+        .select_related(None)
+        .select_related("reported_by")[start : start + DASHBOARD_INCIDENTS_PER_PAGE]
     )
     cases: dict[int, list[Case]] = {incident.pk: [] for incident in incidents}
     for case in case_list().filter(incident__in=list(cases)):
@@ -262,7 +179,7 @@ def _dashboard_incidents(paged: Page) -> list[dict]:
             "pk": incident.pk,
             "title": incident.title,
             "started_at": incident.started_at,
-            "reported_by_id": incident.reported_by_id,
+            "reported_by": incident.reported_by.get_username(),
             "case_count": incident.case_count,
             "cases_in_progress": incident.cases_in_progress,
             "case_rows": [
@@ -285,7 +202,20 @@ def _dashboard_incidents(paged: Page) -> list[dict]:
     ]
 
 
-def _dashboard_queues(user, held: Sequence[str]) -> list[tuple[str, int, list[dict], str, str]]:
+@dataclass(frozen=True)
+class DashboardQueues:
+    """The "waiting for you" queues of one user: ``queues`` as (title, count, the oldest
+    items, record kind, queue name), and how many items wait in all."""
+
+    queues: list[tuple[str, int, list[dict], str, str]]
+
+    @property
+    def total(self) -> int:
+        return sum(count for _, count, *_ in self.queues)
+
+
+def dashboard_queues(user) -> DashboardQueues:
+    held = roles.user_roles(user)
     waiting = waiting_for(user)
     queues = []
     for title, attribute, role, kind in DASHBOARD_QUEUES:
@@ -293,7 +223,7 @@ def _dashboard_queues(user, held: Sequence[str]) -> list[tuple[str, int, list[di
             queryset = getattr(waiting, attribute)
             items = [_queue_item(item, kind) for item in queryset[:DASHBOARD_WAITING_SHOWN]]
             queues.append((title, queryset.count(), items, kind, attribute))
-    return queues
+    return DashboardQueues(queues)
 
 
 def _queue_item(item, kind: str) -> dict:

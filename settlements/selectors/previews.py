@@ -13,7 +13,6 @@ from django.db.models.functions import RowNumber
 from settlements.charts import ChartPoint, sample_by_rank
 from settlements.models import Case, Settlement, SettlementPayout
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, parse_snapshot, settle
-from settlements.selectors.common import MISSING
 from settlements.selectors.settlements import Totals, _totals_from
 
 
@@ -291,21 +290,10 @@ def settlement_payout_curve(settlement: Settlement, *, points: int = 200) -> lis
 
 def settlement_chart_points(settlement: Settlement) -> list[ChartPoint]:
     """The payout chart's points by chip rank (see ``payout_worth``); empty when the
-    settlement pays nothing in money (an FPP refund, an adjustment).
-
-    A settlement's payout rows are written once and never changed, so the points (a ranking
-    of up to 300,000 rows) are computed once and cached."""
+    settlement pays nothing in money (an FPP refund, an adjustment). A ranking of up to
+    300,000 rows: the review page keeps the chart it draws from them in a cached fragment."""
     if settlement.is_adjustment:
         return []
-    key = f"crashdesk:chart:{settlement.pk}:{settlement.prepared_at.isoformat()}"
-    points = cache.get(key, MISSING)
-    if points is MISSING:
-        points = _chart_points(settlement)
-        cache.set(key, points, PREVIEW_CACHE_SECONDS)
-    return points
-
-
-def _chart_points(settlement: Settlement) -> list[ChartPoint]:
     seat_value = settlement.case.tournament.seat_value
     points = [
         ChartPoint(

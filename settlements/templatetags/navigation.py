@@ -3,7 +3,7 @@ the addresses of a list's other pages."""
 
 from django import template
 from django.template.defaulttags import querystring
-from django.urls import get_script_prefix, get_urlconf, reverse
+from django.urls import reverse
 
 from settlements.access import permissions, roles
 
@@ -31,26 +31,14 @@ NAVIGATION = (
 )
 
 
-# The entries' URLs, reversed once per URL configuration and prefix (every page shows them).
-_urls: dict[tuple, dict[str, str]] = {}
-
-
-def _navigation_urls() -> dict[str, str]:
-    key = (get_script_prefix(), get_urlconf())
-    if key not in _urls:
-        _urls[key] = {url_name: reverse(url_name) for _, url_name, _ in NAVIGATION}
-    return _urls[key]
-
-
 @register.simple_tag(takes_context=True)
 def navigation(context) -> list[dict]:
     request = context["request"]
-    urls = _navigation_urls()
     items = []
     for label, url_name, allowed in NAVIGATION:
         if not roles.has_role(request.user, *allowed):
             continue
-        url = urls[url_name]
+        url = reverse(url_name)
         current = request.path == url or (url != "/" and request.path.startswith(url))
         items.append({"label": label, "url": url, "current": current})
     return items

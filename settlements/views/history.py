@@ -13,7 +13,7 @@ GET /history/audit-head.json      the event log's head hash and whether it verif
 
 import json
 from datetime import UTC, datetime, time, timedelta
-from html import escape
+from functools import partial
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -21,15 +21,12 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 from django.http import Http404, JsonResponse
-from django.template.loader import get_template
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
-from django.utils.safestring import mark_safe
-from django.utils.text import Truncator
 from django.views.decorators.http import require_safe
 
-from settlements import audit_log, selectors, wording
+from settlements import audit_log, change_mark, selectors, wording
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.csv_export import csv_chunks, csv_download
@@ -65,25 +62,26 @@ MONEY_FIELDS = {
 @require_safe
 @role_required(roles.AUDITOR)
 def history(request):
+    """The browser below the event log is a cached fragment keyed by the history's change mark
+    (the latest event and the latest version of every record type: nothing recorded since
+    goes unseen) with the filters, the page and the reader's time zone; the template reads
+    the page of rows (``history_page``) only when the fragment is missing."""
     view = request.GET.get("view") if request.GET.get("view") in VIEWS else "changes"
     form = HistoryFilterForm(request.GET, model_choices=list(MODEL_LABELS.items()))
     filters = _filters(form)
-    page = change_rows = None
-    if filters is not None:
-        if view == "changes":
-            page = peek_page(selectors.HistoryEntries(**filters), request.GET.get("page"), PER_PAGE)
-            change_rows = _draw_changes(page.items)
-        else:
-            page = peek_page(_events(filters), request.GET.get("page"), PER_PAGE)
-            _annotate_events(page.items)
     query = {name: request.GET[name] for name in FILTER_FIELDS if request.GET.get(name)}
+    number = request.GET.get("page")
     context = {
         "form": form,
-        "filter_fields": _filter_fields(form),
         "view": view,
         "views": VIEWS,
-        "page": page,
-        "change_rows": change_rows,
+        "history_page": partial(_history_page, view, filters, number),
+        # Wrong filters are answered afresh: whether a user or tournament exists is data too.
+        "history_mark": (
+            change_mark.mark(selectors.HISTORICAL_MODELS.values()) if filters is not None else ""
+        ),
+        "page_asked": number or "",
+        "time_zone": timezone.get_current_timezone_name(),
         "query": urlencode(query),
         "query_view": urlencode({**query, "view": view}),
         "incident_id": filters["incident"] if filters else None,
@@ -94,6 +92,19 @@ def history(request):
     return render_page(
         request, "settlements/history.html", context, partial="history_browser", status=status
     )
+
+
+def _history_page(view: str, filters: dict | None, number: str | None):
+    """The page of changes or events the filters select; None when a filter is wrong."""
+    if filters is None:
+        return None
+    if view == "changes":
+        page = peek_page(selectors.history_entries(**filters), number, PER_PAGE)
+        _annotate_changes(page.items)
+    else:
+        page = peek_page(_events(filters), number, PER_PAGE)
+        _annotate_events(page.items)
+    return page
 
 
 @require_safe
@@ -210,28 +221,6 @@ def _filters(form: HistoryFilterForm) -> dict | None:
     }
 
 
-# The filter fields as rendered for each set of submitted values (a valid form's fields show
-# nothing but those values, so the markup is a function of them); rendering the seven fields
-# and their widgets' templates took a quarter of the page's time. Bounded; per process.
-_FILTER_FIELDS_HTML: dict[tuple[str, ...], str] = {}
-_FILTER_FIELDS_KEPT = 256
-FILTER_FIELDS_TEMPLATE = "settlements/includes/history_filters.html"
-
-
-def _filter_fields(form: HistoryFilterForm) -> str:
-    if form.errors:
-        return get_template(FILTER_FIELDS_TEMPLATE).render({"form": form})
-    values = tuple(str(form.data.get(name, "")) for name in FILTER_FIELDS)
-    html = _FILTER_FIELDS_HTML.get(values)
-    if html is None:
-        if len(_FILTER_FIELDS_HTML) >= _FILTER_FIELDS_KEPT:
-            _FILTER_FIELDS_HTML.clear()
-        html = _FILTER_FIELDS_HTML[values] = get_template(FILTER_FIELDS_TEMPLATE).render(
-            {"form": form}
-        )
-    return html
-
-
 def _start_of(day) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
 
@@ -249,43 +238,17 @@ def _events(filters: dict):
     )
 
 
-_CHANGE_ROW = (
-    "\n                  <tr>"
-    '\n                    <td class="nowrap">{when}</td>'
-    '\n                    <td><a href="{url}#version-{version}">{label} #{id}</a></td>'
-    "\n                    <td>{change}</td>"
-    "\n                    <td>{user}</td>"
-    "\n                    <td>{reason}</td>"
-    "\n                  </tr>"
-    "\n                "
-)
-
-
-def _draw_changes(rows: list[dict]) -> str:
-    """A page of changes as HTML, the markup the template's loop drew, drawn in one pass.
-
-    Through the template each of the 50 rows cost eight variable lookups, escapes and number
-    formats, the larger part of the history browser's CPU. One reversal per record type, not
-    one per row (tests/views/test_history_rows.py counts them)."""
+def _annotate_changes(rows: list[dict]) -> None:
+    """What the page shows of each change besides its time: its record, kind and author. One
+    reversal per record type, not one per row (tests/views/test_history_rows.py counts them)."""
     users = get_user_model().objects.in_bulk({row["history_user_id"] for row in rows} - {None})
     record_url = RowUrls("history_record")
-    drawn = []
     for row in rows:
         user = users.get(row["history_user_id"])
-        name = user.get_username() if user else ""
-        drawn.append(
-            _CHANGE_ROW.format(
-                when=escape(when(row["history_date"], "seconds")),
-                url=escape(record_url(row["model"], row["id"])),
-                version=int(row["history_id"]),
-                label=escape(str(MODEL_LABELS.get(row["model"], row["model"]))),
-                id=int(row["id"]),
-                change=escape(str(HISTORY_TYPES.get(row["history_type"], row["history_type"]))),
-                user=escape(name) if name else "—",
-                reason=escape(Truncator(row["history_change_reason"] or "").chars(120)),
-            )
-        )
-    return mark_safe("".join(drawn))  # noqa: S308 (every value escaped or an int above)
+        row["url"] = record_url(row["model"], row["id"])
+        row["model_label"] = MODEL_LABELS.get(row["model"], row["model"])
+        row["type_label"] = HISTORY_TYPES.get(row["history_type"], row["history_type"])
+        row["user"] = user.get_username() if user else ""
 
 
 def _annotate_events(events) -> None:

@@ -118,17 +118,6 @@ def test_chart_points_follow_chip_rank(operator, tournament_manager, snapshot_fa
     assert points[0].amount == cash["p000001"] and points[-1].amount == cash["p000020"]
 
 
-def test_chart_points_are_ranked_once_then_cached(operator, snapshot_factory, monkeypatch):
-    settlement = services.settlement_prepare(case=load(operator, snapshot_factory), actor=operator)
-    first = selectors.settlement_chart_points(settlement)
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("ranked again")
-
-    monkeypatch.setattr("settlements.selectors.previews.settlement_payout_curve", refuse)
-    assert selectors.settlement_chart_points(settlement) == first
-
-
 def test_chart_points_are_empty_for_points_only_settlements(operator, snapshot_factory):
     case = load(operator, snapshot_factory, type="freeroll", stage="pre")
     settlement = services.settlement_prepare(case=case, actor=operator)

@@ -1,7 +1,7 @@
-"""The dashboard's cache: cheaper later views, never an answer older than the data.
+"""The dashboard's cached fragments: cheaper later views, never an answer older than the data.
 
-Its entries are keyed by the desk's change mark (settlements.change_mark), so each test changes
-the data between two views of the same user and expects the second view to show the change.
+They are keyed by the desk's change mark (settlements.change_mark), so each test changes the
+data between two views of the same user and expects the second view to show the change.
 """
 
 import threading
@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
+from settlements import selectors, services
 from settlements.access import roles
 from settlements.models import Event
 from tests.conftest import make_user
@@ -107,8 +107,9 @@ def test_a_later_view_reads_the_cache_instead_of_the_data(
     )
     with CaptureQueriesContext(connection) as first:
         _dashboard(as_manager)
-    # The user with their roles, the change mark, the cached parts, the reporters' names.
-    with django_assert_max_num_queries(5) as later:
+    # The user with their roles, the change mark, the open incidents' count, the page's
+    # reporters and the two cached fragments.
+    with django_assert_max_num_queries(6) as later:
         _dashboard(as_manager)
     assert len(later) < len(first)
 
@@ -194,18 +195,12 @@ def test_every_role_can_view_the_dashboard_again(django_user_model, users, load_
 
 
 def _renders_of_the_incident_list(client, **params) -> tuple[int, str]:
-    from settlements.views import dashboard
-
-    real = dashboard.render_to_string
-    calls = []
-
-    def counting(*args, **kwargs):
-        calls.append(args[0])
-        return real(*args, **kwargs)
-
-    with mock.patch.object(dashboard, "render_to_string", counting):
+    """How many times one view read the incident list's data to draw it, and the page."""
+    with mock.patch.object(
+        selectors, "dashboard_incidents", wraps=selectors.dashboard_incidents
+    ) as read:
         html = _dashboard(client, **params)
-    return len(calls), html
+    return read.call_count, html
 
 
 def test_the_rendered_incident_list_is_kept_and_changes_at_once(

@@ -6,6 +6,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -202,6 +203,7 @@ def test_the_auditor_finds_history_in_the_navigation(as_auditor, as_operator):
 
 def test_history_pages_run_as_many_queries_whatever_the_history(as_auditor, operator):
     def count(url, **params) -> int:
+        cache.clear()  # a first view: the browser is kept once drawn
         with CaptureQueriesContext(connection) as queries:
             assert as_auditor.get(url, params).status_code == 200
         return len(queries)
@@ -282,3 +284,29 @@ def test_the_head_exports_as_a_small_download(client, users, approved):
         *audit_log.head(),
         True,
     )
+
+
+def _browser(client, **params) -> str:
+    html = client.get(reverse("history"), params).content.decode()
+    return html[html.index('<div id="history-browser">') : html.index("</main>")]
+
+
+def test_the_kept_browser_shows_what_was_recorded_since_at_once(as_auditor, operator, load_case):
+    """The browser is a cached fragment keyed by the latest event and the latest version of
+    every record type: a change through the services, or one made outside them (a shell, a
+    data migration: a version without an event), shows on the very next view."""
+    case = load_case(type="regular", stage="middle", tournament_id="T-SEEN")
+    first = _browser(as_auditor)
+    assert _browser(as_auditor) == first
+
+    services.case_withdraw(case=case, actor=operator, reason="Loaded the wrong tournament")
+    withdrawn = _browser(as_auditor)
+    assert withdrawn != first and "Loaded the wrong tournament" in withdrawn
+
+    case.refresh_from_db()
+    case.description = "Corrected by hand"
+    case._change_reason = "A correction in the shell"
+    case.save()
+    assert "A correction in the shell" in _browser(as_auditor)
+    # The events view and other filters are kept apart.
+    assert "A correction in the shell" not in _browser(as_auditor, view="events")

@@ -1,13 +1,10 @@
 """The history browser computes once per page what it used to compute once per row."""
 
-from datetime import timedelta
-from itertools import combinations
 from unittest import mock
 
 import pytest
 from django.urls import reverse
 from django.urls.resolvers import URLResolver
-from django.utils import timezone
 
 from settlements import selectors, services
 from settlements.views import rows
@@ -56,31 +53,3 @@ def test_row_links_are_the_ones_reverse_gives(busy_history):
     assert links("case", 12) == reverse("history_record", args=["case", 12])
     assert links("settlement", 7) == reverse("history_record", args=["settlement", 7])
     assert rows.RowUrls("case_detail")(3) == reverse("case_detail", args=[3])
-
-
-def test_compiled_history_entries_read_what_the_queryset_reads(
-    busy_history, operator, tournament_manager
-):
-    case = busy_history
-    now = timezone.now()
-    values = {
-        "model": "settlement",
-        "user": operator,
-        "since": now - timedelta(hours=1),
-        "until": now + timedelta(hours=1),
-        "incident": case.incident_id,
-        "case": case.pk,
-        "tournament": case.tournament,
-    }
-    shapes = [()]
-    shapes += [(name,) for name in values]
-    shapes += [("user", "since", "until"), ("incident", "model"), ("case", "tournament", "user")]
-    shapes += list(combinations(("since", "until", "user", "tournament"), 2))
-    for shape in shapes:
-        filters = {name: values[name] for name in shape}
-        expected = list(selectors.history_entries(**filters)[3:40])
-        # Twice: compiled the first time, filled in the second.
-        assert selectors.HistoryEntries(**filters)[3:40] == expected, shape
-        assert selectors.HistoryEntries(**filters)[3:40] == expected, shape
-    other = {**values, "user": tournament_manager, "case": case.pk - 1}
-    assert selectors.HistoryEntries(**other)[0:50] == list(selectors.history_entries(**other)[0:50])

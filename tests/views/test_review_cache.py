@@ -1,15 +1,15 @@
-"""The review's kept payout rows are never shown after a change that alters them.
+"""The review's cached fragments are never shown after a change that alters them.
 
-A page's rows are kept in the shared cache once drawn (views.settlement_review._payout_rows).
-Each test views a page, changes something, and expects the next view to show what a view with
-an empty cache shows.
+A page of the payouts table and the payout chart are kept in the shared cache once drawn
+({% cache %} in settlement_review.html). Each test views a page, changes something, and
+expects the next view to show what a view with an empty cache shows.
 """
 
 import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from settlements import services
+from settlements import selectors, services
 from settlements.models import Settlement
 from settlements.views import settlement_review
 
@@ -69,24 +69,33 @@ def test_the_row_of_the_player_explained_is_marked_and_unmarked(settlement, as_o
     assert _table(as_operator, f"{url}?player=nobody") == plain
 
 
-def test_rows_kept_by_other_code_are_not_shown(settlement, as_operator, monkeypatch):
-    """The cache is in the database and outlives a deployment: rows drawn by another release
-    (another template or formatting code) are not read by this one."""
+def test_rows_kept_by_another_release_are_not_shown(settlement, as_operator, settings, monkeypatch):
+    """The cache is in the database and outlives a deployment: a table drawn by another
+    release (other templates or formatting code) is not read by this one."""
     url = reverse("settlement_review", args=[settlement.pk])
-    _table(as_operator, url)
-    monkeypatch.setattr(settlement_review, "_rows_code", lambda: "another release")
+    kept = _table(as_operator, url)
+    settings.CODE_RELEASE = "another release"
+    monkeypatch.setattr(settlement_review, "_name_parts", lambda settlement, rows: ("Drawn now",))
+    assert "Drawn now" in _table(as_operator, url)
+    assert kept != _table(as_operator, url)
+
+
+def _rankings(client, url: str, monkeypatch) -> int:
+    """How many times one view of ``url`` ranked the settlement's payouts for its chart."""
+    ranked = []
+    rank = selectors.previews.settlement_payout_curve
     monkeypatch.setattr(
-        settlement_review,
-        "_draw_rows",
-        lambda *args, **kwargs: "<tr><td>drawn by this release</td></tr>",
+        selectors.previews,
+        "settlement_payout_curve",
+        lambda settlement: ranked.append(settlement.pk) or rank(settlement),
     )
-    assert "drawn by this release" in _table(as_operator, url)
+    html = client.get(url).content.decode()
+    assert 'id="chart-title"' in html
+    return len(ranked)
 
 
-def test_the_code_digest_covers_the_row_template(monkeypatch):
-    digest = settlement_review._rows_code()
-    assert settlement_review._rows_code() == digest
-    monkeypatch.setattr(settlement_review, "_rows_code_digest", {})
-    template = settlement_review.get_template(settlement_review.TEMPLATE).template
-    monkeypatch.setattr(template, "source", template.source + "<!-- changed -->")
-    assert settlement_review._rows_code() != digest
+def test_the_chart_is_ranked_once_then_read(settlement, as_operator, as_auditor, monkeypatch):
+    url = reverse("settlement_review", args=[settlement.pk])
+    assert _rankings(as_operator, url, monkeypatch) == 1
+    # Another user, another page of payouts: the chart is the same.
+    assert _rankings(as_auditor, f"{url}?page=2", monkeypatch) == 0
