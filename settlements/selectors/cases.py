@@ -12,6 +12,7 @@ from settlements.models import (
     Incident,
     PrizeWithdrawal,
     Settlement,
+    Snapshot,
     Tournament,
 )
 from settlements.selectors.common import _lean, _prefetch
