@@ -107,8 +107,9 @@ def run(url: str, args) -> None:
 
 def build(args):
     """The approved settlement of the benchmark's crash, through the services."""
-    from settlements import ledger, services
+    from settlements import services
     from settlements.access import roles
+    from settlements.exports import ledger
 
     watch = Stopwatch()
     operator = make_user("bench-operator", roles.OPERATOR)
@@ -244,11 +245,11 @@ def confirm(server, host: str, port: int, headers: dict, lines: list[dict], batc
 
 
 def report(feed: dict, confirmed: dict, args) -> None:
+    from settlements import selectors
     from settlements.models import LedgerRelease, PaymentConfirmation
-    from settlements.selectors import payments as payment_reads
 
     stored = PaymentConfirmation.objects.count()
-    summary = payment_reads.reconciliation(LedgerRelease.objects.all())
+    summary = selectors.reconciliation(LedgerRelease.objects.all())
     print(
         f"\nFeed: {feed['lines']:,} lines in {feed['pages']} pages of {feed['limit']:,}: "
         f"{feed['seconds']:.1f} s ({feed['lines'] / feed['seconds']:,.0f} lines/s)"

@@ -111,7 +111,8 @@ def run(url: str, entrants: int, scenarios, runs: int) -> list[dict]:
 
 
 def scenario_run(server, cashier, body, token, operator, manager, marketing) -> dict:
-    from settlements import ledger, services
+    from settlements import services
+    from settlements.exports import ledger
     from settlements.models import Case
 
     watch = Stopwatch()

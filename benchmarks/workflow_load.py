@@ -31,9 +31,10 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.contrib.auth.models import Group  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from settlements import ledger, services  # noqa: E402
+from settlements import services  # noqa: E402
 from settlements.access import roles  # noqa: E402
 from settlements.demo import snapshot_bytes  # noqa: E402
+from settlements.exports import ledger  # noqa: E402
 from settlements.models import CasePlayer, SettlementLine, SettlementPayout  # noqa: E402
 
 

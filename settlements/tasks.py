@@ -1,14 +1,14 @@
 """The background work the workers run (``manage.py run_worker``): each task calls services
 (settlements.services.jobs) and reports its progress through them.
 
-A job's tasks are queued when a service queues a run of the job (``jobs.job_queued``), in
+A job's tasks are queued when a service queues a run of the job (``services.job_queued``), in
 the same transaction; this module is imported when the app is ready, so that is answered.
 """
 
 from django.dispatch import receiver
 from django.tasks import task
 
-from settlements.services import jobs
+from settlements import services
 
 
 @task
@@ -19,20 +19,20 @@ def run_job(job_id: int, token: str) -> dict:
     items: each takes the next pending item that no other holds and runs it, until none is
     left; the one that finds none pending at all marks the job done.
     """
-    job = jobs.job_begin(job_id=job_id, token=token)
+    job = services.job_begin(job_id=job_id, token=token)
     if job is None:
         return {"ran": False}
     try:
-        with jobs.job_heartbeat(job.pk):
-            while jobs.job_step(job=job):
+        with services.job_heartbeat(job.pk):
+            while services.job_step(job=job):
                 pass
     except Exception as error:
-        jobs.job_stop(job=job, error=error)
+        services.job_stop(job=job, error=error)
         raise
-    return {"ran": True, **jobs.job_finish(job_id=job_id).__dict__}
+    return {"ran": True, **services.job_finish(job_id=job_id).__dict__}
 
 
-@receiver(jobs.job_queued)
+@receiver(services.job_queued)
 def queue_run(sender, *, job, runs: int, **kwargs) -> None:
     """Queue the tasks of a new run of ``job``, in the transaction that queued it."""
     for _ in range(runs):

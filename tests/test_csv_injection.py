@@ -1,4 +1,4 @@
-"""CSV exports open safely in a spreadsheet (settlements.csv_export): text that would start a
+"""CSV exports open safely in a spreadsheet (exports.spreadsheets): text that would start a
 formula is escaped with a leading quote, amounts stay numbers, in every export."""
 
 import csv
@@ -10,8 +10,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from settlements import ledger, services
-from settlements.csv_export import FORMULA_STARTS, safe_cell
+from settlements import selectors, services
+from settlements.exports import ledger
+from settlements.exports.spreadsheets import FORMULA_STARTS, safe_cell
 from settlements.services import AdjustmentEntry, CompensationEntry
 from tests.conftest import build_snapshot
 
@@ -137,7 +138,6 @@ def test_statement_and_payment_exports_escape_ids_and_references(
     reference, is safe to open."""
     from django.utils import timezone
 
-    from settlements.selectors import payments as payment_reads
     from settlements.services import ConfirmationEntry
 
     incident = services.incident_report(actor=operator, title="=1+1", started_at=timezone.now())
@@ -148,7 +148,7 @@ def test_statement_and_payment_exports_escape_ids_and_references(
     settlement = services.settlement_prepare(case=case, actor=operator)
     settlement = services.settlement_submit(settlement=settlement, actor=operator)
     settlement = services.settlement_approve(settlement=settlement, actor=tournament_manager)
-    line = next(payment_reads.approved_lines())
+    line = next(selectors.approved_lines())
     services.payment_confirm(
         actor=cashier,
         confirmations=[

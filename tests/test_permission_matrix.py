@@ -22,9 +22,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
-from settlements import services
+from settlements import selectors, services
 from settlements.access import roles
-from settlements.selectors import payments as payment_reads
 from settlements.services import CompensationEntry, ConfirmationEntry, jobs
 from tests.conftest import make_user
 
@@ -254,9 +253,9 @@ def world(users, snapshot_factory) -> World:
         items=[jobs.NewItem(str(prepared.pk), str(prepared))],
     )  # fmt: skip
     # The cashier could not pay two lines; one of them is proposed for a re-issue.
-    first, second = list(
-        payment_reads.approved_lines(payment_reads.releases_of(settlement=approved.pk))
-    )[:2]
+    first, second = list(selectors.approved_lines(selectors.releases_of(settlement=approved.pk)))[
+        :2
+    ]
     services.payment_confirm(
         actor=users[CA],
         confirmations=[

@@ -15,7 +15,7 @@ from settlements import bounds, problems, selectors, services
 from settlements.access import permissions
 from settlements.api.base import api_endpoint, next_page
 from settlements.api.reading import read_object, read_query
-from settlements.ledger import line_document
+from settlements.exports.ledger import line_document
 from settlements.rules import InvalidInput, Problem
 
 FEED_PAGE_SIZE = 1000

@@ -16,6 +16,23 @@ from settlements.selectors.audit import (
     history_record,
     incident_timeline,
 )
+from settlements.selectors.bulk import (
+    NEXT_STEP,
+    WORKBENCH_SORTS,
+    ApprovalFilter,
+    ApprovalSummary,
+    DecisionGroup,
+    WorkbenchFilter,
+    approval_summary,
+    awaiting_approval,
+    awaiting_decision,
+    decision_groups,
+    incident_counts,
+    incident_workbench,
+    open_work_count,
+    prepared_settlements,
+    ready_to_prepare,
+)
 from settlements.selectors.cases import (
     case_current_settlement,
     case_detail,
@@ -104,6 +121,7 @@ from settlements.selectors.players import (
     statement_settlements,
 )
 from settlements.selectors.previews import (
+    COMPARISON,
     COMPARISON_ROWS,
     PREVIEW_CACHE_SECONDS,
     Comparison,
@@ -111,9 +129,9 @@ from settlements.selectors.previews import (
     DecisionReads,
     PayoutExample,
     PlayerDifference,
-    decision_page_reads,
-    decision_previews,
+    decision_reads_computed,
     payout_worth,
+    preview_keys,
     settlement_chart_points,
     settlement_payout_curve,
 )
@@ -139,6 +157,21 @@ from settlements.selectors.settlements import (
 )
 
 __all__ = [
+    "NEXT_STEP",
+    "WORKBENCH_SORTS",
+    "ApprovalFilter",
+    "ApprovalSummary",
+    "DecisionGroup",
+    "WorkbenchFilter",
+    "approval_summary",
+    "awaiting_approval",
+    "awaiting_decision",
+    "decision_groups",
+    "incident_counts",
+    "incident_workbench",
+    "open_work_count",
+    "prepared_settlements",
+    "ready_to_prepare",
     "BIG_TOURNAMENT_FIELDS",
     "incident_list",
     "incident_detail",
@@ -163,8 +196,9 @@ __all__ = [
     "PayoutExample",
     "DecisionPreview",
     "PREVIEW_CACHE_SECONDS",
-    "decision_previews",
-    "decision_page_reads",
+    "preview_keys",
+    "decision_reads_computed",
+    "COMPARISON",
     "DecisionReads",
     "Comparison",
     "PlayerDifference",

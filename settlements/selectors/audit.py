@@ -19,7 +19,7 @@ from settlements.models import (
     Settlement,
     Tournament,
 )
-from settlements.selectors.common import _lean, _pk
+from settlements.selectors.common import lean, pk_of
 from settlements.selectors.players import player_case_ids
 
 
@@ -39,7 +39,7 @@ def event_list(
     """Business events, newest first, filtered by any combination of the arguments;
     ``subject_type`` and ``subject_id`` name the record an event is about (e.g. "settlement",
     42); ``player``: the events of the cases that concern that player id."""
-    events = _lean(
+    events = lean(
         Event.objects.select_related("actor", "incident", "case", "tournament"), "tournament"
     )
     filters = {
@@ -187,11 +187,11 @@ def _history_part(name, user, since, until, incident, case, tournament):
         if value is not None:
             if path is None:
                 return None
-            records = records.filter(**{path: _pk(value)})
+            records = records.filter(**{path: pk_of(value)})
     if tournament is not None:
         if tournament_path is None:
             return None
-        records = records.filter(**{tournament_path: _pk(tournament)})
+        records = records.filter(**{tournament_path: pk_of(tournament)})
     if user is not None:
         records = records.filter(history_user=user)
     if since is not None:

@@ -2,7 +2,15 @@
 
 from collections.abc import Iterable
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, prefetch_related_objects
+from django.db.models import (
+    Count,
+    Exists,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    prefetch_related_objects,
+)
 
 from settlements.models import (
     Case,
@@ -15,7 +23,7 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
-from settlements.selectors.common import _lean, _prefetch
+from settlements.selectors.common import lean
 from settlements.workflow import CASE_FINAL, CaseStatus
 
 
@@ -44,7 +52,7 @@ def case_list(
 ) -> QuerySet[Case]:
     """Cases with their tournament and incident joined; ``search`` matches the tournament's
     operator id or name."""
-    cases = _lean(Case.objects.select_related("tournament", "incident", "created_by"), "tournament")
+    cases = lean(Case.objects.select_related("tournament", "incident", "created_by"), "tournament")
     if status:
         cases = cases.filter(status__in=[status] if isinstance(status, str) else list(status))
     if incident is not None:
@@ -79,7 +87,7 @@ def case_detail(case_id: int) -> Case:
     compensation and prizes, selectors.case_compensations, skip theirs).
     """
     case = (
-        _lean(Case.objects.select_related(*_CASE_JOINS), "tournament")
+        lean(Case.objects.select_related(*_CASE_JOINS), "tournament")
         # The snapshot text may be tens of MB; a page needs only its hash and size.
         .defer("snapshot__text")
         .annotate(
@@ -96,8 +104,8 @@ def case_detail(case_id: int) -> Case:
     # A prefetch of an empty queryset sets an empty list without asking the database.
     prefetch_related_objects(
         [case],
-        _prefetch("decisions", decisions if case.has_decision else decisions.none()),
-        _prefetch("settlements", settlements if case.has_settlement else settlements.none()),
+        Prefetch("decisions", decisions if case.has_decision else decisions.none()),
+        Prefetch("settlements", settlements if case.has_settlement else settlements.none()),
     )
     return case
 

@@ -4,14 +4,14 @@ from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from settlements.models import Case, Compensation, CompensationItem, PrizeWithdrawal
-from settlements.selectors.common import _lean
+from settlements.selectors.common import lean
 from settlements.workflow import CompensationStatus
 
 
 def compensation_list(
     *, status: str | None = None, case: Case | None = None
 ) -> QuerySet[Compensation]:
-    compensations = _lean(
+    compensations = lean(
         Compensation.objects.select_related(
             "case__tournament", "case__incident", "proposed_by", "approved_by", "rejected_by"
         ),
@@ -76,12 +76,12 @@ def compensation_detail(compensation_id: int) -> Compensation:
     compensations = Compensation.objects.select_related(
         "case__tournament", "case__incident", "proposed_by", "approved_by", "rejected_by"
     )
-    compensations = _lean(compensations, "case__tournament").prefetch_related("items")
+    compensations = lean(compensations, "case__tournament").prefetch_related("items")
     return compensations.get(pk=compensation_id)
 
 
 def prize_withdrawal_list(*, case: Case | None = None) -> QuerySet[PrizeWithdrawal]:
-    withdrawals = _lean(
+    withdrawals = lean(
         PrizeWithdrawal.objects.select_related("case__tournament", "decided_by"), "case__tournament"
     )
     if case is not None:

@@ -29,7 +29,7 @@ from settlements.models import (
 )
 from settlements.money import UNIT_ORDER
 from settlements.rules import Basis
-from settlements.selectors.common import _lean
+from settlements.selectors.common import lean
 from settlements.workflow import SettlementStatus
 
 # Entrants read per round trip when every statement of a settlement is written out.
@@ -148,7 +148,7 @@ def player_entries(player: str) -> QuerySet[CasePlayer]:
     entries = entries.select_related("case__tournament", "case__incident").defer(
         *(f"case__{name}" for name in _BULKY_CASE_FIELDS)
     )
-    return _lean(entries, "case__tournament").order_by("-case_id")
+    return lean(entries, "case__tournament").order_by("-case_id")
 
 
 def player_other_cases(player: str, *, named: dict[str, set[int]] | None = None) -> list[Case]:
@@ -159,7 +159,7 @@ def player_other_cases(player: str, *, named: dict[str, set[int]] | None = None)
         return []
     cases = Case.objects.filter(pk__in=ids).exclude(pk__in=_entrant_case_ids(player))
     cases = cases.select_related("tournament", "incident").defer(*_BULKY_CASE_FIELDS)
-    return list(_lean(cases, "tournament").order_by("-id"))
+    return list(lean(cases, "tournament").order_by("-id"))
 
 
 def player_case_ids(player: str) -> QuerySet:
@@ -385,7 +385,7 @@ def statement_settlements(incident: Incident) -> list[Settlement]:
         kind=Settlement.Kind.SETTLEMENT,
         status=SettlementStatus.APPROVED,
     ).select_related("case__tournament", "case__incident")
-    return list(_lean(settlements, "case__tournament").order_by("case_id"))
+    return list(lean(settlements, "case__tournament").order_by("case_id"))
 
 
 def incident_statements(incident: Incident) -> Iterator[statements.Statement]:

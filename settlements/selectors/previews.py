@@ -1,11 +1,11 @@
-"""What the engine would pay under each decision option, and the payout charts: both costly
-to compute for a large field, so both are computed once and kept in the shared cache.
+"""What the engine would pay under each decision option, and the payout charts. Previews are
+costly for a large field: the pages keep them in the shared cache (views.previews) under the
+keys given here, which hold everything that decides them.
 """
 
 import json
 from dataclasses import dataclass
 
-from django.core.cache import cache
 from django.db.models import F, Q
 from django.db.models.expressions import Window
 from django.db.models.functions import RowNumber
@@ -13,7 +13,7 @@ from django.db.models.functions import RowNumber
 from settlements.charts import ChartPoint, sample_by_rank
 from settlements.models import Case, Settlement, SettlementPayout
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, parse_snapshot, settle
-from settlements.selectors.settlements import Totals, _totals_from
+from settlements.selectors.settlements import Totals, totals_from
 
 
 @dataclass(frozen=True)
@@ -94,51 +94,33 @@ class DecisionReads:
 # How many players the comparison lists, the largest differences first.
 COMPARISON_ROWS = 20
 
-# Previews are cached by everything that decides them, so a snapshot of 300,000 entrants is
-# settled once per option rather than on every view of the decision page.
 PREVIEW_CACHE_SECONDS = 24 * 60 * 60
 
-_COMPARISON = "comparison"
+COMPARISON = "comparison"
 
 
-def decision_previews(case: Case) -> list[DecisionPreview]:
-    """A preview of every option the case's decision offers, in the rules' order."""
-    return _decision_reads(case, compare=False).previews
-
-
-def decision_page_reads(case: Case) -> DecisionReads:
-    """The previews and, for a choice between two options, the per-player comparison; all
-    computed from one settling of each option the first time, then read from the cache."""
-    return _decision_reads(case, compare=True)
-
-
-def _decision_reads(case: Case, *, compare: bool) -> DecisionReads:
+def preview_keys(case: Case, *, compare: bool) -> dict[str, str]:
+    """The cache key of each option's preview and, for a choice between two options when
+    ``compare``, of their per-player comparison (under COMPARISON)."""
     options = list(case.decision_options)
-    if not options:
-        return DecisionReads([], None)
     keys = {option: _preview_key(case, option) for option in options}
     if compare and len(options) == 2:
-        keys[_COMPARISON] = _preview_key(case, ":".join([_COMPARISON, *options]))
-    found = cache.get_many(list(keys.values()))
-    missing = [name for name in keys if keys[name] not in found]
-    if missing:
-        snapshot = parse_snapshot(case.snapshot.text)
-        needed = options if _COMPARISON in missing else missing
-        results = {option: _settled(snapshot, case, option) for option in needed}
-        computed = {
-            name: _comparison(snapshot, options, results)
-            if name == _COMPARISON
-            else _preview(snapshot, case, name, results[name])
-            for name in missing
-        }
-        cache.set_many(
-            {keys[name]: value for name, value in computed.items()}, PREVIEW_CACHE_SECONDS
-        )
-        found.update({keys[name]: value for name, value in computed.items()})
-    return DecisionReads(
-        previews=[found[keys[option]] for option in options],
-        comparison=found.get(keys.get(_COMPARISON, "")),
-    )
+        keys[COMPARISON] = _preview_key(case, ":".join([COMPARISON, *options]))
+    return keys
+
+
+def decision_reads_computed(case: Case, names: list[str]) -> dict:
+    """The previews (and comparison) named, each computed from one settling per option."""
+    options = list(case.decision_options)
+    snapshot = parse_snapshot(case.snapshot.text)
+    needed = options if COMPARISON in names else names
+    results = {option: _settled(snapshot, case, option) for option in needed}
+    return {
+        name: _comparison(snapshot, options, results)
+        if name == COMPARISON
+        else _preview(snapshot, case, name, results[name])
+        for name in names
+    }
 
 
 def payout_worth(*, cash: int, tdollars: int, tickets: int, seat_value: int | None) -> int:
@@ -168,7 +150,7 @@ def _preview(snapshot, case: Case, option: str, result) -> DecisionPreview:
             remedy=None,
             players_paid=0,
             pool_distributed=0,
-            totals=_totals_from({}),
+            totals=totals_from({}),
             biggest=None,
             smallest=None,
             chart=[],
@@ -202,7 +184,7 @@ def _preview(snapshot, case: Case, option: str, result) -> DecisionPreview:
         remedy=result.remedy,
         players_paid=len(result.payouts),
         pool_distributed=result.pool_distributed,
-        totals=_totals_from(totals),
+        totals=totals_from(totals),
         biggest=biggest,
         smallest=smallest,
         chart=sample_by_rank(worth) if any(worth) else [],

@@ -40,6 +40,21 @@ from settlements.services.individual_cases import (
     individual_case_resolve,
     prize_withdrawal_decide,
 )
+from settlements.services.jobs import (
+    NewItem,
+    Progress,
+    case_being_prepared,
+    job_begin,
+    job_finish,
+    job_heartbeat,
+    job_progress,
+    job_queued,
+    job_recover_stale,
+    job_retry,
+    job_start,
+    job_step,
+    job_stop,
+)
 from settlements.services.payments import (
     ConfirmationAnswer,
     ConfirmationEntry,
@@ -68,6 +83,19 @@ from settlements.services.tokens import (
 )
 
 __all__ = [
+    "NewItem",
+    "Progress",
+    "case_being_prepared",
+    "job_begin",
+    "job_finish",
+    "job_heartbeat",
+    "job_progress",
+    "job_queued",
+    "job_recover_stale",
+    "job_retry",
+    "job_start",
+    "job_step",
+    "job_stop",
     "MAX_AMOUNT",
     "incident_report",
     "incident_close",

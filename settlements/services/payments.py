@@ -15,7 +15,7 @@ only here and under a lock on that tally row::
 Payments by layer: the records in ``models.payments``, the writes here, the reads in
 ``selectors.payments`` (lines, reconciliation, queues), the pages in ``views.payments``, the
 cashier's feed and confirmations in the API's ledger, the downloads in ``ledger`` (written
-through ``csv_export``).
+through ``exports.spreadsheets``).
 """
 
 import logging
@@ -28,7 +28,7 @@ from typing import NamedTuple
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import change_mark, player_ids
+from settlements import change_mark, player_ids, selectors
 from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import (
@@ -44,7 +44,6 @@ from settlements.models import (
     Settlement,
     idempotency_key,
 )
-from settlements.selectors import payments as payment_reads
 from settlements.selectors.payments import LedgerLine
 from settlements.services.common import insert_rows, record_event, required_text, save_with_history
 from settlements.workflow import ReissueStatus, reissue_next_status
@@ -92,7 +91,7 @@ def release_lines(
     hold_parents(case.pk, case.incident_id)
     # Places follow commit order: taken under the lock held to the commit (change_mark.py).
     change_mark.hold_commit_order()
-    first = payment_reads.last_position() + 1
+    first = selectors.last_position() + 1
     release = LedgerRelease.objects.create(
         record=record,
         first_position=first,
@@ -192,7 +191,7 @@ def payment_confirm(
     refused line never stops the others. A repeat of something already recorded is answered
     the same and writes nothing; so is a batch sent twice."""
     permissions.enforce(permissions.payment_confirm(user=actor))
-    lines = payment_reads.lines_of({item.idempotency_key for item in confirmations})
+    lines = selectors.lines_of({item.idempotency_key for item in confirmations})
     # Lock the tallies first: two batches about the same lines then answer one after the
     # other, and the second sees what the first wrote.
     tallies = {
@@ -359,7 +358,7 @@ def _states(lines: Iterable[LedgerLine]) -> dict[tuple[int, int], _LineState]:
     failed: dict[int, list[int]] = defaultdict(list)
     for release_id, line_nos in by_release.items():
         said = PaymentConfirmation.objects.filter(
-            release_id=release_id, **payment_reads.line_numbers("line_no", line_nos)
+            release_id=release_id, **selectors.line_numbers("line_no", line_nos)
         ).values_list("line_no", "status", "external_reference")
         for line_no, status, reference in said:
             state = states.get((release_id, line_no))
@@ -376,7 +375,7 @@ def _states(lines: Iterable[LedgerLine]) -> dict[tuple[int, int], _LineState]:
         live = Reissue.objects.filter(
             original_release_id=release_id,
             status__in=[ReissueStatus.PROPOSED, ReissueStatus.APPROVED],
-            **payment_reads.line_numbers("original_line_no", line_nos),
+            **selectors.line_numbers("original_line_no", line_nos),
         ).values_list("original_line_no", "status", "pk")
         for line_no, status, pk in live:
             if (release_id, line_no) in states:
@@ -440,7 +439,7 @@ def _batch_summary(answers: list[ConfirmationAnswer], recorded: list[Confirmatio
 @transaction.atomic
 def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
     """Propose paying a failed line again, as a new line with its own key."""
-    line = payment_reads.lines_of([idempotency_key]).get(idempotency_key)
+    line = selectors.lines_of([idempotency_key]).get(idempotency_key)
     if line is None:
         permissions.enforce(
             permissions.reissue_propose(
@@ -497,7 +496,7 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
     """Approve a re-issue: its line joins the feed under its own key, and the failed line
     counts as re-issued. Never the proposer's own."""
     reissue, release = _lock_reissue(reissue)
-    line = payment_reads.lines_of([reissue.original_key])[reissue.original_key]
+    line = selectors.lines_of([reissue.original_key])[reissue.original_key]
     state = _states([line])[release.pk, reissue.original_line_no]
     permissions.enforce(
         permissions.reissue_approve(

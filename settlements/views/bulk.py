@@ -16,16 +16,14 @@ from django.core.paginator import Paginator
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from settlements import bounds, selectors, wording
+from settlements import bounds, selectors, services, wording
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.archive import snapshot_files
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import BulkDecisionForm, ReasonForm
 from settlements.models import Job, Stage, TournamentType
-from settlements.selectors import bulk as bulk_reads
-from settlements.services import jobs as job_services
-from settlements.views import confirming
+from settlements.views import cached_previews, confirming
 from settlements.views.lookups import incident_or_404
 from settlements.views.paging import page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -39,8 +37,8 @@ BULK_PER_PAGE = 25
 def incident_prepare_ready(request, incident_id: int):
     incident = incident_or_404(incident_id)
     items = [
-        job_services.NewItem(str(case.pk), _case_label(case))
-        for case in bulk_reads.ready_to_prepare(incident)
+        services.NewItem(str(case.pk), _case_label(case))
+        for case in selectors.ready_to_prepare(incident)
     ]
     return _start(request, incident, Job.Kind.PREPARE, items)
 
@@ -50,8 +48,8 @@ def incident_prepare_ready(request, incident_id: int):
 def incident_submit_prepared(request, incident_id: int):
     incident = incident_or_404(incident_id)
     items = [
-        job_services.NewItem(str(settlement.pk), _settlement_label(settlement))
-        for settlement in bulk_reads.prepared_settlements(incident)
+        services.NewItem(str(settlement.pk), _settlement_label(settlement))
+        for settlement in selectors.prepared_settlements(incident)
     ]
     return _start(request, incident, Job.Kind.SUBMIT, items)
 
@@ -74,7 +72,7 @@ def incident_approve(request, incident_id: int):
         )
     ids = _ids(request.POST.get("selection", ""))
     chosen = selectors.chosen_for_approval(incident, ids)
-    summary = bulk_reads.approval_summary(chosen, request.user)
+    summary = selectors.approval_summary(chosen, request.user)
     context = _approve_choice(request, incident)
     if len(chosen) < len(ids):
         context["problem"] = _changed(len(ids) - len(chosen), "settlement", "waiting for approval")
@@ -88,9 +86,7 @@ def incident_approve(request, incident_id: int):
             return render_page(request, template, context, partial="bulk_form")
         form = context["form"] = ReasonForm(request.POST)
         if form.is_valid():
-            items = [
-                job_services.NewItem(str(s.pk), _settlement_label(s)) for s in summary.to_approve
-            ]
+            items = [services.NewItem(str(s.pk), _settlement_label(s)) for s in summary.to_approve]
             return _start(
                 request, incident, Job.Kind.APPROVE, items,
                 params={"reason": form.cleaned_data["reason"]}, form=form, context=context,
@@ -101,11 +97,11 @@ def incident_approve(request, incident_id: int):
 
 def _approve_choice(request, incident) -> dict:
     """The choosing step: the matching settlements paged, the selection over all pages."""
-    filters = bulk_reads.ApprovalFilter.from_query(request.GET)
-    matching = list(bulk_reads.awaiting_approval(incident, filters))
+    filters = selectors.ApprovalFilter.from_query(request.GET)
+    matching = list(selectors.awaiting_approval(incident, filters))
     left_out = _ids(request.GET.get("out", ""))
     selected = [s for s in matching if s.pk not in left_out]
-    summary = bulk_reads.approval_summary(selected, request.user)
+    summary = selectors.approval_summary(selected, request.user)
     page = Paginator(matching, BULK_PER_PAGE).get_page(page_number(request))
     return {
         "incident": incident,
@@ -130,7 +126,7 @@ def incident_decide(request, incident_id: int):
     of them stop waiting for a decision meanwhile, the choice is shown again."""
     incident = incident_or_404(incident_id)
     template = "settlements/incident_decide.html"
-    groups = bulk_reads.decision_groups(incident)
+    groups = selectors.decision_groups(incident)
     group = next((g for g in groups if g.key == request.GET.get("group")), None) or (
         groups[0] if groups else None
     )
@@ -147,7 +143,7 @@ def incident_decide(request, incident_id: int):
         form.is_valid()
         form.add_error(None, problem)
     elif form.is_valid():
-        items = [job_services.NewItem(str(case.pk), _case_label(case)) for case in chosen]
+        items = [services.NewItem(str(case.pk), _case_label(case)) for case in chosen]
         reschedule_at = form.cleaned_data["reschedule_at"]
         params = {"option": option, "reason": form.cleaned_data["reason"]}
         if reschedule_at is not None:
@@ -199,7 +195,7 @@ def _preview_rows(request, page, left_out: set[int]):
     (cached), read as the page renders: a decision posted without a problem starts its job
     and renders nothing, so it reads none."""
     for row in _choice_rows(request, page, left_out):
-        yield row, selectors.decision_previews(row["item"])
+        yield row, cached_previews.decision_previews(row["item"])
 
 
 def _choice_rows(request, page, left_out: set[int]) -> list[dict]:
@@ -249,8 +245,8 @@ def incident_upload_many(request, incident_id: int):
     if len(context["refused"]) == len(files):
         context["error"] = "No file could be taken; see why below."
         return render_invalid(request, template, context, partial="bulk_form")
-    items = [job_services.NewItem(f.name[:255], f.name[:255], f.content, f.problem) for f in files]
-    job = job_services.job_start(
+    items = [services.NewItem(f.name[:255], f.name[:255], f.content, f.problem) for f in files]
+    job = services.job_start(
         kind=Job.Kind.UPLOAD, actor=request.user,
         target=f"incident:{incident.pk}:upload:{request.user.pk}:{_digest(files)}",
         items=items, incident=incident,
@@ -262,7 +258,7 @@ def _start(request, incident, kind, items, *, params=None, form=None, context=No
     """Start the job, then follow it; a refusal shows on the form, or on the incident's page
     where nothing was asked."""
     try:
-        job = job_services.job_start(
+        job = services.job_start(
             kind=kind, actor=request.user, target=f"incident:{incident.pk}", items=items,
             incident=incident, params=params,
         )  # fmt: skip

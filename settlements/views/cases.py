@@ -6,12 +6,9 @@ POST     /cases/<id>/prepare/     an operator prepares the settlement
 GET/POST /cases/<id>/withdraw/    withdraw a crash case loaded in error, with a confirmation
 """
 
-import json
-
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404
-from django.template.loader import get_template
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -22,8 +19,6 @@ from settlements.errors import DomainError, Duplicate
 from settlements.forms import ReasonForm
 from settlements.models import Case, Job
 from settlements.rules import Policy
-from settlements.selectors import payments as payment_reads
-from settlements.services import jobs
 from settlements.views import confirming, invitations
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -60,11 +55,13 @@ def case_prepare(request, case_id: int):
     if (case.entrants or 0) > settings.PREPARE_INLINE_MAX_ENTRANTS:
         # Seconds of engine work: a worker does it while the page shows its progress.
         try:
-            job = jobs.job_start(
+            job = services.job_start(
                 kind=Job.Kind.PREPARE,
                 actor=request.user,
                 target=f"case:{case.pk}",
-                items=[jobs.NewItem(str(case.pk), f"Case #{case.pk} · {case.tournament}"[:255])],
+                items=[
+                    services.NewItem(str(case.pk), f"Case #{case.pk} · {case.tournament}"[:255])
+                ],
                 incident=case.incident,
                 params={"note": request.POST.get("note", "")},
             )
@@ -133,7 +130,7 @@ def _context(request, case: Case) -> dict:
     approved = [item.pk for item in compensations if item.status == CompensationStatus.APPROVED]
     settlements = list(case.settlements.all())
     withdrawals = selectors.case_prize_withdrawals(case)
-    payment_reads.withdrawals_collected(withdrawals)
+    selectors.withdrawals_collected(withdrawals)
     decision = next(iter(case.decisions.all()), None)
     context = {
         "case": case,
@@ -149,7 +146,7 @@ def _context(request, case: Case) -> dict:
         else None,
         "settlements": settlements,
         # Asked only where a prepare could be under way, so other pages pay no query for it.
-        "preparing": jobs.case_being_prepared(case)
+        "preparing": services.case_being_prepared(case)
         if case.is_crash and case_allows(case.status, "prepare")
         else None,
         "can_prepare": permissions.settlement_prepare(case=case, user=user) is None,
@@ -174,41 +171,11 @@ def _context(request, case: Case) -> dict:
         "can_resolve": permissions.individual_case_resolve(case=case, user=user) is None,
     }
     if case.is_crash and case.entrants:
-        context["stage_bar"], context["stage_bar_svg"] = _stage_bar(case)
-    return context
-
-
-STAGE_BAR_TEMPLATE = "settlements/charts/stage_bar.html"
-
-# Stage bars computed and drawn in this process, by the figures they are drawn from (nothing
-# else goes into one): drawing the SVG took a tenth of a case page's Python, and a case shows
-# the same bar on every view. Bounded.
-_STAGE_BARS: dict[tuple, tuple[charts.StageBar, str]] = {}
-_STAGE_BARS_KEPT = 256
-
-
-def _stage_bar(case: Case) -> tuple[charts.StageBar, str]:
-    template = get_template(STAGE_BAR_TEMPLATE)
-    figures = (
-        # get_template wraps the loader's cached template anew on each call: the latter tells
-        # a template reloaded in development.
-        id(getattr(template, "template", template)),
-        case.entrants,
-        case.eliminated,
-        case.paid_places,
-        json.dumps(case.policy, sort_keys=True),
-        case.started is not False,
-    )
-    if figures not in _STAGE_BARS:
-        _, entrants, eliminated, paid_places, _, started = figures
-        bar = charts.stage_bar(
-            entrants=entrants,
-            eliminated=eliminated,
-            paid_places=paid_places,
+        context["stage_bar"] = charts.stage_bar(
+            entrants=case.entrants,
+            eliminated=case.eliminated,
+            paid_places=case.paid_places,
             policy=Policy(**case.policy),
-            started=started,
+            started=case.started is not False,
         )
-        if len(_STAGE_BARS) >= _STAGE_BARS_KEPT:
-            _STAGE_BARS.clear()
-        _STAGE_BARS[figures] = (bar, template.render({"bar": bar}))
-    return _STAGE_BARS[figures]
+    return context

@@ -14,14 +14,14 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from settlements import ledger, selectors, services
+from settlements import selectors, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
-from settlements.csv_export import csv_download
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements.exports import ledger
+from settlements.exports.spreadsheets import csv_download
 from settlements.forms import CompensationForm, ReasonForm
 from settlements.models import Compensation
-from settlements.selectors import payments as payment_reads
 from settlements.views import confirming
 from settlements.views.lookups import case_or_404, compensation_or_404
 from settlements.views.paging import CountedPaginator, page_number
@@ -180,9 +180,7 @@ def _compensation_context(request, compensation: Compensation) -> dict:
         "can_answer": refusal is None,
         "own_work": refusal is not None and refusal.kind == permissions.OWN_WORK,
         "can_download": compensation.status == CompensationStatus.APPROVED,
-        "payments": payment_reads.reconciliation(
-            payment_reads.releases_of(compensation=compensation.pk)
-        )
+        "payments": selectors.reconciliation(selectors.releases_of(compensation=compensation.pk))
         if compensation.status == CompensationStatus.APPROVED
         else None,
     }

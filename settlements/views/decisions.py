@@ -13,7 +13,7 @@ from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.forms import DecisionForm
 from settlements.models import Case, Stage
-from settlements.views import confirming
+from settlements.views import cached_previews, confirming
 from settlements.views.lookups import case_or_404
 from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import render_page
@@ -89,7 +89,7 @@ def _in_force(decision) -> dict | None:
 
 def _context(request, case: Case, form: DecisionForm, *, decision, refusal) -> dict:
     currency = case.tournament.currency
-    reads = selectors.decision_page_reads(case)
+    reads = cached_previews.decision_page_reads(case)
     previews = reads.previews
     options = []
     radios = {radio.data["value"]: radio for radio in form["option"]}

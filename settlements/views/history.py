@@ -29,7 +29,7 @@ from django.views.decorators.http import require_safe
 from settlements import audit_log, change_mark, selectors, wording
 from settlements.access import roles
 from settlements.access.decorators import role_required
-from settlements.csv_export import csv_chunks, csv_download
+from settlements.exports.spreadsheets import csv_chunks, csv_download
 from settlements.forms import HistoryFilterForm
 from settlements.models import Case, Incident, Tournament
 from settlements.money import format_fpp, format_in_unit, format_minor_units

@@ -25,8 +25,6 @@ from settlements.errors import DomainError, Duplicate
 from settlements.forms import IncidentForm, ReasonForm, SnapshotForm
 from settlements.models import Case, Incident, Stage, Tournament, TournamentType
 from settlements.rules import InvalidInput
-from settlements.selectors import bulk
-from settlements.selectors import payments as payment_reads
 from settlements.views.lookups import incident_or_404, tournament_or_404
 from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -71,9 +69,9 @@ def incident_tournaments(request, incident_id: int):
     incident = incident_or_404(incident_id)
     search = request.GET.get("q", "").strip()
     candidates = Paginator(selectors.tournaments_without_crash_case(search), TOURNAMENTS_PER_PAGE)
-    chosen = bulk.WorkbenchFilter.from_query(request.GET)
-    counts = bulk.incident_counts(incident)
-    workbench = bulk.incident_workbench(incident, chosen)
+    chosen = selectors.WorkbenchFilter.from_query(request.GET)
+    counts = selectors.incident_counts(incident)
+    workbench = selectors.incident_workbench(incident, chosen)
     if chosen.stage or chosen.type:
         paginator = Paginator(workbench, CASES_PER_PAGE)
     else:
@@ -82,7 +80,7 @@ def incident_tournaments(request, incident_id: int):
         paginator = CountedPaginator(workbench, CASES_PER_PAGE, count=known)
     cases = paginator.get_page(page_number(request, "cases_page"))
     for case in cases:
-        case.next_step = bulk.NEXT_STEP[case.status]
+        case.next_step = selectors.NEXT_STEP[case.status]
     context = {
         "incident": incident,
         "cases": cases,
@@ -159,7 +157,7 @@ def incident_close(request, incident_id: int):
     incident = incident_or_404(incident_id)
     template = "settlements/incident_close.html"
     form = ReasonForm(request.POST if request.method == "POST" else None)
-    context = {"incident": incident, "form": form, "open_work": bulk.open_work_count(incident)}
+    context = {"incident": incident, "form": form, "open_work": selectors.open_work_count(incident)}
     if request.method == "POST" and form.is_valid():
         try:
             services.incident_close(
@@ -175,7 +173,7 @@ def incident_close(request, incident_id: int):
     return render_page(request, template, context, partial="bulk_form")
 
 
-def _toggled(chosen: bulk.WorkbenchFilter, key: str) -> str:
+def _toggled(chosen: selectors.WorkbenchFilter, key: str) -> str:
     """A column's sort link: ascending first, descending on a second click."""
     return f"-{key}" if chosen.sort == key and not chosen.descending else key
 
@@ -183,7 +181,7 @@ def _toggled(chosen: bulk.WorkbenchFilter, key: str) -> str:
 def _incident_payments(user, incident: Incident):
     if not roles.has_role(user, *permissions.PAYMENT_READERS):
         return None
-    summary = payment_reads.reconciliation(payment_reads.releases_of(incident=incident.pk))
+    summary = selectors.reconciliation(selectors.releases_of(incident=incident.pk))
     return summary if summary.lines else ""
 
 

@@ -10,12 +10,11 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import selectors
+from settlements import selectors, services
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError
 from settlements.models import JobItem
-from settlements.services import jobs as job_services
 from settlements.views.lookups import job_or_404
 from settlements.views.rendering import go_to, render_page, wants_partial
 
@@ -39,7 +38,7 @@ def job_detail(request, job_id: int):
     polled = wants_partial(request) and request.htmx.target != "job-items-section"
     context = {
         "job": job,
-        "progress": job_services.job_progress(job),
+        "progress": services.job_progress(job),
         "items_shown": ITEMS_SHOWN,
         "status": status,
         "outcome_filters": OUTCOME_FILTERS,
@@ -64,7 +63,7 @@ def job_retry(request, job_id: int):
     if request.user.pk != job.created_by_id:
         raise PermissionDenied
     try:
-        job_services.job_retry(job=job, actor=request.user)
+        services.job_retry(job=job, actor=request.user)
     except DomainError as error:
         messages.error(request, error.message)
     return go_to(request, reverse("job_detail", args=[job.pk]))

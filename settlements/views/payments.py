@@ -20,14 +20,14 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from settlements import bounds, ledger, selectors, services
+from settlements import bounds, selectors, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
-from settlements.csv_export import csv_download
 from settlements.errors import DomainError, NotAllowed
+from settlements.exports import ledger
+from settlements.exports.spreadsheets import csv_download
 from settlements.forms import ReasonForm
 from settlements.models import Incident, Reissue
-from settlements.selectors import payments as payment_reads
 from settlements.views import confirming
 from settlements.views.lookups import incident_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -47,7 +47,7 @@ def payments_queue(request):
     if tab not in dict(TABS):
         tab = "failed"
     incident = _incident_filter(request)
-    releases = payment_reads.releases_of(incident=incident.pk) if incident else None
+    releases = selectors.releases_of(incident=incident.pk) if incident else None
     cutoff = timezone.now() - timedelta(hours=settings.PAYMENT_CONFIRMATION_HOURS)
     context = {
         "tab": tab,
@@ -58,11 +58,11 @@ def payments_queue(request):
         "can_answer": roles.has_role(request.user, roles.TOURNAMENT_MANAGER),
     }
     if tab == "failed":
-        failed = payment_reads.failed_lines(releases)
+        failed = selectors.failed_lines(releases)
         context["page"] = Paginator(failed, PER_PAGE).get_page(request.GET.get("page"))
     elif tab == "overdue":
         after = _place(request.GET.get("after"))
-        lines = payment_reads.overdue_lines(cutoff, releases, after=after)
+        lines = selectors.overdue_lines(cutoff, releases, after=after)
         shown = [line for line, _ in zip(lines, range(PER_PAGE + 1), strict=False)]
         context.update(
             {
@@ -73,7 +73,7 @@ def payments_queue(request):
             }
         )
     else:
-        context["page"] = Paginator(payment_reads.proposed_reissues(), PER_PAGE).get_page(
+        context["page"] = Paginator(selectors.proposed_reissues(), PER_PAGE).get_page(
             request.GET.get("page")
         )
     return render_page(request, "settlements/payments_queue.html", context, partial="queue")
@@ -81,10 +81,10 @@ def payments_queue(request):
 
 @role_required(*permissions.REISSUE_PROPOSERS)
 def reissue_new(request, key: str):
-    line = payment_reads.lines_of([key]).get(key)
+    line = selectors.lines_of([key]).get(key)
     if line is None:
         raise Http404("No approved line has this key.")
-    state = next(payment_reads.with_payments([line]))
+    state = next(selectors.with_payments([line]))
     form = ReasonForm(request.POST if request.method == "POST" else None)
     context = {"line": line, "state": state, "form": form, "key": key}
     template = "settlements/reissue_new.html"
@@ -121,8 +121,8 @@ def reissue_reject(request, reissue_id: int):
 @role_required(*permissions.PAYMENT_READERS)
 def payments_audit(request):
     incident = _incident_filter(request)
-    releases = payment_reads.releases_of(incident=incident.pk if incident else None)
-    context = {"incident": incident, "answer": payment_reads.exactly_once(releases)}
+    releases = selectors.releases_of(incident=incident.pk if incident else None)
+    context = {"incident": incident, "answer": selectors.exactly_once(releases)}
     return render_page(request, "settlements/payments_audit.html", context, partial="answer")
 
 
@@ -130,7 +130,7 @@ def payments_audit(request):
 @role_required(*permissions.PAYMENT_READERS)
 def payments_audit_export(request):
     incident = _incident_filter(request)
-    releases = payment_reads.releases_of(incident=incident.pk if incident else None)
+    releases = selectors.releases_of(incident=incident.pk if incident else None)
     name = f"incident-{incident.pk}" if incident else "all"
     return csv_download(ledger.audit_csv(releases), f"crashdesk-payments-{name}.csv")
 
@@ -156,7 +156,7 @@ def incident_payments_json(request, incident_id: int):
 
 def _answer(request, reissue_id: int, action: str):
     try:
-        reissue = payment_reads.reissue_detail(reissue_id)
+        reissue = selectors.reissue_detail(reissue_id)
     except Reissue.DoesNotExist:
         raise Http404("No such re-issue.") from None
     service, permission, verb, done = REISSUE_ACTIONS[action]

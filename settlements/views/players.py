@@ -22,7 +22,7 @@ from django.views.decorators.http import require_safe
 from settlements import player_ids, selectors
 from settlements.access import permissions
 from settlements.access.decorators import role_required
-from settlements.csv_export import csv_chunks, csv_download
+from settlements.exports.spreadsheets import csv_chunks, csv_download
 from settlements.models import Settlement
 from settlements.money import UNIT_ORDER
 from settlements.statements import Statement, document

@@ -20,15 +20,16 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import charts, ledger, selectors, services, statements
+from settlements import charts, selectors, services, statements
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
-from settlements.csv_export import csv_download
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements.exports import ledger
+from settlements.exports.spreadsheets import csv_download
 from settlements.forms import ReasonForm
 from settlements.models import Settlement
+from settlements.money import UNIT_ORDER
 from settlements.rules import Basis
-from settlements.selectors import payments as payment_reads
 from settlements.views import confirming, invitations
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -36,7 +37,6 @@ from settlements.workflow import SettlementStatus
 
 TEMPLATE = "settlements/settlement_review.html"
 PAYOUTS_PER_PAGE = 50
-UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
 
 REVIEW_PARTIALS = {
     "payouts": "payouts",
@@ -236,9 +236,7 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
         "can_answer": answer_refusal is None,
         "own_work": answer_refusal is not None and answer_refusal.kind == permissions.OWN_WORK,
         "can_download": can_download,
-        "payments": payment_reads.reconciliation(
-            payment_reads.releases_of(settlement=settlement.pk)
-        )
+        "payments": selectors.reconciliation(selectors.releases_of(settlement=settlement.pk))
         if can_download
         else None,
         "actions_error": "",

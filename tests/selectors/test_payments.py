@@ -5,8 +5,7 @@ import random
 
 import pytest
 
-from settlements import services
-from settlements.selectors import payments as payment_reads
+from settlements import selectors, services
 from settlements.selectors.payments import lines as payment_lines
 from settlements.services import CompensationEntry
 from tests.services.helpers import approved
@@ -15,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 
 def lines(releases=None, **kwargs):
-    return list(payment_reads.approved_lines(releases, **kwargs))
+    return list(selectors.approved_lines(releases, **kwargs))
 
 
 def compensation(case, operator, manager, *entries):
@@ -51,7 +50,7 @@ def desk(operator, tournament_manager, second_manager, snapshot_factory):
 @pytest.mark.parametrize("seed", range(3))
 def test_any_window_of_places_gives_exactly_its_lines(desk, seed):
     everything = lines()
-    last = payment_reads.last_position()
+    last = selectors.last_position()
     assert last == len(everything)
     generator = random.Random(seed)
     for _ in range(30):
@@ -94,7 +93,7 @@ def test_keys_that_name_no_released_line(desk):
         f"{settlement.pk}-{'9' * 19}",
         "",
     }
-    found = payment_reads.lines_of(known | unknown)
+    found = selectors.lines_of(known | unknown)
     assert found.keys() == known
     assert {key: line.key for key, line in found.items()} == {key: key for key in known}
 
@@ -108,4 +107,4 @@ def test_keys_that_name_no_released_line(desk):
     ],
 )
 def test_nearly_contiguous_line_numbers_are_read_as_a_range(numbers, expected):
-    assert payment_reads.line_numbers("line_no", numbers) == expected
+    assert selectors.line_numbers("line_no", numbers) == expected

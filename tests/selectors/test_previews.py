@@ -7,6 +7,7 @@ from django.core.cache import cache
 
 from settlements import selectors, services
 from settlements.rules import InvalidInput, Policy, Problem, parse_snapshot, settle
+from settlements.views import cached_previews
 from tests.services.helpers import approved, load
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +23,7 @@ def empty_cache():
 def test_each_option_is_previewed_from_the_engine(operator, snapshot_factory):
     case = load(operator, snapshot_factory, type="satellite", stage="middle", entrants=40,
                 seat_value=3000)  # fmt: skip
-    previews = selectors.decision_previews(case)
+    previews = cached_previews.decision_previews(case)
     assert [p.option for p in previews] == ["chip_proportional", "chip_equity"]
     for preview in previews:
         engine = settle(
@@ -50,7 +51,7 @@ def test_each_option_is_previewed_from_the_engine(operator, snapshot_factory):
 
 def test_a_reschedule_preview_pays_nothing(operator, snapshot_factory):
     case = load(operator, snapshot_factory, type="freeroll", stage="middle")
-    reschedule, equity = selectors.decision_previews(case)
+    reschedule, equity = cached_previews.decision_previews(case)
     assert reschedule.option == "reschedule" and reschedule.players_paid == 0
     assert reschedule.biggest is None and reschedule.chart == []
     assert equity.players_paid == case.remaining and equity.chart
@@ -58,7 +59,7 @@ def test_a_reschedule_preview_pays_nothing(operator, snapshot_factory):
 
 def test_fpp_refunds_are_ordered_by_points_and_not_charted(operator, snapshot_factory):
     case = load(operator, snapshot_factory, type="freeroll", stage="early", entrants=20)
-    for preview in selectors.decision_previews(case):
+    for preview in cached_previews.decision_previews(case):
         assert preview.players_paid == 20
         assert preview.totals.by_source == {"house": {"fpp": 20 * 250}}
         assert preview.biggest.fpp == 250 and preview.chart == []
@@ -66,17 +67,17 @@ def test_fpp_refunds_are_ordered_by_points_and_not_charted(operator, snapshot_fa
 
 def test_previews_are_computed_once_then_cached(operator, snapshot_factory, monkeypatch):
     case = load(operator, snapshot_factory, type="satellite", stage="middle")
-    first = selectors.decision_previews(case)
+    first = cached_previews.decision_previews(case)
 
     def refuse(*args, **kwargs):
         raise AssertionError("the snapshot was parsed again")
 
     monkeypatch.setattr("settlements.selectors.previews.parse_snapshot", refuse)
-    assert selectors.decision_previews(case) == first
+    assert cached_previews.decision_previews(case) == first
     # A different policy is a different preview.
     case.policy = {**case.policy, "early_pct": 30}
     with pytest.raises(AssertionError, match="parsed again"):
-        selectors.decision_previews(case)
+        cached_previews.decision_previews(case)
 
 
 def test_the_comparison_is_computed_with_the_previews_then_cached(
@@ -89,20 +90,20 @@ def test_the_comparison_is_computed_with_the_previews_then_cached(
         "settlements.selectors.previews._settled",
         lambda *args: settled.append(args[2]) or original(*args),
     )
-    reads = selectors.decision_page_reads(case)
+    reads = cached_previews.decision_page_reads(case)
     assert sorted(settled) == ["chip_equity", "chip_proportional"]  # each option once
-    assert reads.previews == selectors.decision_previews(case)
+    assert reads.previews == cached_previews.decision_previews(case)
     comparison = reads.comparison
     assert comparison.options == ("chip_proportional", "chip_equity")
     assert comparison.better_first + comparison.better_second + comparison.same == 20
     gaps = [abs(row.difference) for row in comparison.largest]
     assert gaps == sorted(gaps, reverse=True) and 0 not in gaps
-    assert selectors.decision_page_reads(case) == reads
+    assert cached_previews.decision_page_reads(case) == reads
     assert len(settled) == 2
 
 
 def test_a_case_without_options_has_no_previews(operator, snapshot_factory):
-    assert selectors.decision_previews(load(operator, snapshot_factory)) == []
+    assert cached_previews.decision_previews(load(operator, snapshot_factory)) == []
 
 
 def test_payout_worth_counts_a_seat_at_its_value():
@@ -150,7 +151,7 @@ def test_an_option_the_engine_refuses_is_previewed_as_its_problem(
         raise InvalidInput([Problem("--decision", "no split can honour these bounds")])
 
     monkeypatch.setattr("settlements.selectors.previews.settle", refuse)
-    previews = selectors.decision_previews(case)
+    previews = cached_previews.decision_previews(case)
     assert [p.problem for p in previews] == ["no split can honour these bounds"] * 2
     assert all(p.players_paid == 0 and p.biggest is None for p in previews)
 

@@ -3,7 +3,7 @@
 import pgtrigger
 from django.utils import timezone
 
-from settlements import services
+from settlements import selectors, services
 from settlements.access import roles
 from settlements.models import (
     ApiToken,
@@ -23,7 +23,6 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
-from settlements.selectors import payments as payment_reads
 from settlements.services.payments import ConfirmationEntry
 
 ALL_MODELS = (
@@ -90,7 +89,7 @@ def every_record(users, snapshot_factory) -> dict:
     services.api_token_create(user=operator, name="game server", actor=operator)
     services.profile_set_time_zone(user=operator, actor=operator, time_zone="Europe/Malta")
     # A line the cashier could not pay, paid again by an approved re-issue.
-    line = next(iter(payment_reads.approved_lines(None)))
+    line = next(iter(selectors.approved_lines(None)))
     failed = ConfirmationEntry(
         idempotency_key=line.key,
         status="failed",

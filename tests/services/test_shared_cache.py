@@ -5,7 +5,7 @@ import pytest
 from django.core.cache import cache
 from django.db import connection
 
-from settlements import selectors
+from settlements.views import cached_previews
 from tests.services.helpers import load
 
 pytestmark = pytest.mark.django_db
@@ -20,11 +20,11 @@ def cached_rows() -> int:
 def test_previews_are_stored_in_the_database_and_read_back(operator, snapshot_factory, monkeypatch):
     cache.clear()
     case = load(operator, snapshot_factory, type="satellite", stage="middle", entrants=40)
-    first = selectors.decision_previews(case)
+    first = cached_previews.decision_previews(case)
     assert len(first) == 2 and cached_rows() == 2
 
     def recompute(*args, **kwargs):
         raise AssertionError("the preview was computed again")
 
     monkeypatch.setattr("settlements.selectors.previews._preview", recompute)
-    assert selectors.decision_previews(case) == first
+    assert cached_previews.decision_previews(case) == first

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from settlements import services
 from settlements.models import Event, Job, JobItem
+from settlements.views import cached_previews
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.views.conftest import (
     HTMX,
@@ -261,15 +262,16 @@ def test_no_date_is_asked_where_no_answer_reschedules(as_marketing, incident, lo
 def test_decide_pages_the_previews_and_answers_every_page(
     as_marketing, incident, load_case, monkeypatch
 ):
-    from settlements import selectors
 
     cases = [
         load_case(type="freeroll", stage="middle", tournament_id=f"F{n:02}") for n in range(27)
     ]
     previewed = []
-    preview = selectors.decision_previews
+    preview = cached_previews.decision_previews
     monkeypatch.setattr(
-        selectors, "decision_previews", lambda case: previewed.append(case.pk) or preview(case)
+        cached_previews,
+        "decision_previews",
+        lambda case: previewed.append(case.pk) or preview(case),
     )
     url = reverse("incident_decide", args=[incident.pk])
     html = assert_full_page(as_marketing.get(url))

@@ -7,11 +7,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.models import Decision
 from settlements.money import format_minor_units
 from settlements.rules import Policy, parse_snapshot, settle
 from settlements.templatetags.review import payout_text
+from settlements.views import cached_previews
 from settlements.workflow import CaseStatus
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
 
@@ -48,7 +49,7 @@ def test_the_options_are_previewed_side_by_side_with_the_engines_figures(as_mark
 
 def test_the_previews_differ_where_the_formulas_do(as_marketing, load_case):
     case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-DIFF")
-    proportional, equity = selectors.decision_previews(case)
+    proportional, equity = cached_previews.decision_previews(case)
     assert proportional.option == "chip_proportional" and equity.option == "chip_equity"
     assert proportional.biggest != equity.biggest or proportional.smallest != equity.smallest
     html = as_marketing.get(url(case)).content.decode()
@@ -58,7 +59,7 @@ def test_the_previews_differ_where_the_formulas_do(as_marketing, load_case):
 
 def test_the_two_option_charts_share_one_y_scale(as_marketing, load_case):
     case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-SCALE")
-    previews = selectors.decision_previews(case)
+    previews = cached_previews.decision_previews(case)
     tops = {max(point.amount for point in preview.chart) for preview in previews}
     assert len(tops) == 2  # the options' biggest payouts differ...
     html = as_marketing.get(url(case)).content.decode()
@@ -118,7 +119,7 @@ def test_a_valid_choice_is_restated_before_anything_is_recorded(as_marketing, lo
     assert response.status_code == 200
     html = assert_partial(response, "decision-form")
     assert f"Decide case #{case.pk} (S-CONF): <strong>Split by chip equity</strong>." in html
-    preview = selectors.decision_previews(case)[1]
+    preview = cached_previews.decision_previews(case)[1]
     assert f"{preview.players_paid} players will be paid; from the prize pool" in html
     assert "Your reason: “Closer to what players expect”" in html
     assert 'type="hidden" name="option" value="chip_equity"' in html
@@ -346,7 +347,7 @@ def test_each_satellite_option_says_how_many_seats_it_gives(as_marketing, load_c
         type="satellite", stage="middle", entrants=40, seat_value=3000, tournament_id="S-SEAT"
     )
     html = as_marketing.get(url(case)).content.decode()
-    previews = selectors.decision_previews(case)
+    previews = cached_previews.decision_previews(case)
     # The two options differ here: proportional gives the leaders seats, equity none.
     assert {bool(p.totals.by_source["pool"].get("tickets")) for p in previews} == {True, False}
     for preview in previews:

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import connection
 from django_tasks_db.management.commands import db_worker
 
-from settlements.services import jobs
+from settlements import services
 
 log = logging.getLogger("crashdesk.jobs")
 
@@ -37,7 +37,7 @@ class Command(db_worker.Command):
         try:
             while True:
                 try:
-                    jobs.job_recover_stale()
+                    services.job_recover_stale()
                 except Exception:
                     log.exception("could not look for lost jobs")
                 if stop.wait(settings.JOB_HEARTBEAT_SECONDS):

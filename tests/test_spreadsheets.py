@@ -1,4 +1,4 @@
-"""settlements.csv_export: the one place every exported CSV row is written."""
+"""settlements.exports.spreadsheets: the one place every exported CSV row is written."""
 
 import csv
 import io
@@ -6,7 +6,8 @@ import io
 import pytest
 from django.urls import reverse
 
-from settlements import csv_export, services
+from settlements import services
+from settlements.exports import spreadsheets
 from settlements.services import CompensationEntry
 from tests.services.helpers import approved
 from tests.views.conftest import signed_in
@@ -17,7 +18,7 @@ def test_rows_leave_in_pieces_and_the_header_is_read_at_once():
         yield ("a", "b")
         yield from ((n, f"x,{n}") for n in range(10))
 
-    pieces = list(csv_export.csv_chunks(rows(), rows_per_chunk=4))
+    pieces = list(spreadsheets.csv_chunks(rows(), rows_per_chunk=4))
     assert [piece.count("\r\n") for piece in pieces] == [5, 4, 2]
     assert list(csv.reader(io.StringIO("".join(pieces))))[1] == ["0", "x,0"]
 
@@ -26,7 +27,7 @@ def test_rows_leave_in_pieces_and_the_header_is_read_at_once():
         yield ()
 
     with pytest.raises(LookupError):
-        csv_export.csv_chunks(refusing())
+        spreadsheets.csv_chunks(refusing())
 
 
 @pytest.mark.django_db
@@ -34,9 +35,9 @@ def test_every_export_writes_its_rows_through_one_function(
     operator, tournament_manager, auditor, snapshot_factory, monkeypatch
 ):
     written: list[tuple] = []
-    write = csv_export.write_row
+    write = spreadsheets.write_row
     monkeypatch.setattr(
-        csv_export,
+        spreadsheets,
         "write_row",
         lambda writer, row: (written.append(tuple(row)), write(writer, row)),
     )

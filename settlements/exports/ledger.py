@@ -2,7 +2,7 @@
 payment batch as CSV or JSON. Every export, like the API's feed, is built from
 ``selectors.payments.approved_lines``, so a line reads the same wherever it is downloaded.
 
-Rows are produced one by one from database iterators and written by settlements.csv_export, so
+Rows are produced one by one from database iterators and written by exports.spreadsheets, so
 a 300,000-line settlement is never held in memory.
 
 Columns: the idempotency key ("<settlement id>-<line no>", "C<compensation id>-<line no>",
@@ -14,7 +14,7 @@ column is empty for tickets and FPP, which are not money. A reversal in an adjus
 prize withdrawal take money back: their amounts are negative. The CSV leaves out two of the
 feed's fields that repeat on every line of a record (its id, already in the key, and its
 approval time): 22 MB of an 810,000-line ledger. Text cells are made safe for
-spreadsheets (settlements.csv_export); the two amounts stay numbers, so a negative amount is
+spreadsheets (exports.spreadsheets); the two amounts stay numbers, so a negative amount is
 never mistaken for a formula and quoted.
 """
 
@@ -27,8 +27,8 @@ from decimal import Decimal
 import msgspec
 from django.utils import timezone
 
-from settlements.csv_export import csv_chunks
 from settlements.errors import InvalidTransition
+from settlements.exports.spreadsheets import csv_chunks
 from settlements.models import KEY_PREFIXES, Compensation, Incident, LedgerRelease, Settlement
 from settlements.money import MONEY_UNITS, currency_exponent, decimal_amount
 from settlements.selectors.payments import (

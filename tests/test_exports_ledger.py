@@ -6,8 +6,9 @@ import io
 
 import pytest
 
-from settlements import ledger, services
+from settlements import services
 from settlements.errors import InvalidTransition
+from settlements.exports import ledger
 from settlements.money import decimal_amount
 from settlements.services import AdjustmentEntry, CompensationEntry
 from tests.services.helpers import approved, submitted

@@ -1,0 +1,55 @@
+"""The shape the code keeps as it grows: modules a maintainer can read, functions that fit on a
+screen, and markup only in templates. Import layers are held by import-linter in CI."""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP_CODE = [
+    path
+    for folder in ("settlements", "crashdesk")
+    for path in sorted((ROOT / folder).rglob("*.py"))
+    if "migrations" not in path.parts
+]
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 80
+# Markup belongs to templates; template tags may build a cell with format_html.
+MARKUP = re.compile(r"<(tr|td|th|a|span|div|table|li)[\s>]")
+NO_MARKUP_IN = ("views", "selectors", "services", "api", "statements")
+
+
+def relative(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", APP_CODE, ids=relative)
+def test_a_module_is_short_enough_to_read(path):
+    assert len(path.read_text().splitlines()) <= MAX_MODULE_LINES
+
+
+@pytest.mark.parametrize("path", APP_CODE, ids=relative)
+def test_every_function_fits_on_a_screen(path):
+    too_long = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            if node.end_lineno - start + 1 > MAX_FUNCTION_LINES:
+                too_long.append(f"{node.name} ({node.end_lineno - start + 1} lines)")
+    assert not too_long
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in APP_CODE if set(p.relative_to(ROOT).parts[1:-1]) & set(NO_MARKUP_IN)],
+    ids=relative,
+)
+def test_views_selectors_and_services_draw_no_markup(path):
+    strings = [
+        node.value
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+    assert not [s for s in strings if MARKUP.search(s)]
