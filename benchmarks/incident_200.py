@@ -12,7 +12,8 @@ regular, satellite and freeroll, crashed at every stage; 60 of the 200 wait for 
 
 1. an operator reports the incident (before the clock starts);
 2. the operator loads every snapshot at once on "Load many snapshots" (one form post with 200
-   files, or one zip with --zip); a job loads them;
+   files, or one zip with --zip; past ARCHIVE_MAX_FILES, 1,000, one post per thousand); a job
+   loads them;
 3. a Marketing Manager answers each kind of case waiting for a decision once, on the decision
    page of the incident (one post per kind, each a job recording one decision per case);
 4. the operator prepares every ready case, then submits every prepared settlement (two
@@ -28,6 +29,10 @@ database (every 50 ms) and goes on at once, as a person would not.
 
 --path one-by-one: the same outage a request per tournament and step (the API upload, the
 prepare, submit and approve buttons), --clients at a time; decisions through the services.
+
+Along the way it times the pages a desk opens (the incident workbench, the queues, the bulk
+decision and approval pages and the approval's confirmation, the job pages and their polls)
+at two moments: every case loaded, and every settlement submitted (benchmarks/_pages.py).
 
 Prints each step's wall time and machine time (CPU seconds of gunicorn, the job workers and the
 PostgreSQL backends of the scratch database, read from /proc), the totals from the first upload
@@ -61,6 +66,7 @@ from _common import (  # noqa: E402
     own_peak_rss_mb,
     use_scratch_database,
 )
+from _pages import PageCheck  # noqa: E402
 from _snapshots import snapshot_text  # noqa: E402
 
 # BENCH_DATABASE: a scratch name of ones own when several people share one PostgreSQL server.
@@ -143,6 +149,7 @@ class Desk:
         self.actions: list[tuple[str, str, bool]] = []  # (who, what, a decision?)
         self.steps: list[tuple[str, float, float, float]] = []  # (name, wall, job run, CPU)
         self._step_start: tuple[float, dict[str, float]] = (0.0, {})
+        self.polls: list[float] = []  # ms of each poll of a job's progress
 
     def act(self, who: str, what: str, *, decision: bool = False) -> None:
         self.actions.append((who, what, decision))
@@ -170,7 +177,9 @@ class Desk:
 
         def poll():
             while not stop.wait(1.0):
+                started = time.perf_counter()
                 _as(browser).request("GET", f"/jobs/{job_id}/", None, {"HX-Request": "true"})
+                self.polls.append((time.perf_counter() - started) * 1000)
 
         poller = threading.Thread(target=poll, daemon=True)
         poller.start()
@@ -211,6 +220,8 @@ def _selection(body: bytes) -> str:
 def run_bulk(
     url: str, tournaments: int, entrants: int, as_zip: bool, interval: float | None, workers: int
 ) -> None:
+    from django.conf import settings
+
     from settlements import services
     from settlements.access import roles
     from settlements.models import Settlement
@@ -220,16 +231,16 @@ def run_bulk(
     manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)
     snapshots = _snapshots(tournaments, entrants)
     files = [(f"T{number:04d}.json", body) for number, body in enumerate(snapshots)]
+    # One upload takes at most ARCHIVE_MAX_FILES files (loose or in a zip): more are loaded in
+    # as many uploads, one after the other (one load job at a time per incident).
+    most = settings.ARCHIVE_MAX_FILES
+    uploads = [files[start : start + most] for start in range(0, len(files), most)]
     if as_zip:
-        archive = io.BytesIO()
-        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
-            for name, body in files:
-                zipped.writestr(name, body)
-        files = [("snapshots.zip", archive.getvalue())]
-    size = sum(len(body) for _, body in files)
+        uploads = [[(f"snapshots-{n}.zip", _zipped(part))] for n, part in enumerate(uploads)]
+    size = sum(len(body) for part in uploads for _, body in part)
     print(
-        f"{tournaments} tournaments of {entrants:,} entrants: {len(files)} file"
-        f"{'s' if len(files) > 1 else ''}, {size / 1e6:.1f} MB in one upload"
+        f"{tournaments} tournaments of {entrants:,} entrants: {sum(map(len, uploads))} file"
+        f"{'s' if len(files) > 1 else ''}, {size / 1e6:.1f} MB in {len(uploads)} upload(s)"
     )
     options = {(type_, stage): option for type_, stage, option in MIX if option}
 
@@ -253,9 +264,10 @@ def run_bulk(
                 "job workers": lambda: [worker.process.pid for worker in started],
             },
         )
+        pages = PageCheck(meter)
         try:
             desk, kinds = _settle(
-                meter, server, incident, tournaments, files, options,
+                meter, pages, incident, tournaments, uploads, options,
                 desk_client, mm_client, tm_client,
             )  # fmt: skip
         finally:
@@ -266,6 +278,13 @@ def run_bulk(
     decisions = [a for a in desk.actions if a[2]]
     print(f"\n{approved} of {tournaments} settlements approved")
     print(f"first upload to last approval: {meter.wall:.1f} s wall, {meter.line()}")
+    steps_cpu = {group: cpu - pages.cpu.get(group, 0.0) for group, cpu in meter.figures.items()}
+    print(
+        f"  without the page checks: {sum(steps_cpu.values()):.1f} s of CPU ("
+        + ", ".join(f"{group} {cpu:.1f} s" for group, cpu in steps_cpu.items())
+        + f"), {sum(steps_cpu.values()) / tournaments * 1000:.0f} ms a tournament"
+    )
+    pages.report()
     print(f"the jobs ran {sum(step[2] for step in desk.steps):.1f} s on the workers")
     print(f"human actions besides decisions: {len(others)}")
     for who, what, _ in others:
@@ -275,23 +294,38 @@ def run_bulk(
         print(f"  {who}: {what}")
 
 
-def _settle(meter, server, incident, tournaments, files, options, *clients):
+def _settle(meter, pages, incident, tournaments, uploads, options, *clients):
     """From the first upload to the last approval; returns the desk's record and the number
-    of kinds of case decided."""
+    of kinds of case decided. The pages on the way are timed at two moments (``pages``)."""
     desk_client, mm_client, tm_client = clients
-    desk = Desk(meter, server.base)
+    desk = Desk(meter, "")
     base = f"/incidents/{incident.pk}"
     meter.start()
-    desk.begin()
-    desk_client.get(f"{base}/upload-many/")
-    job = _job_of(
-        *desk_client.post_files(
-            f"{base}/upload-many/", {}, [("files", name, body) for name, body in files]
-        ),
-        "upload many",
+    for part in uploads:
+        desk.begin()
+        desk_client.get(f"{base}/upload-many/")
+        job = _job_of(
+            *desk_client.post_files(
+                f"{base}/upload-many/", {}, [("files", name, body) for name, body in part]
+            ),
+            "upload many",
+        )
+        desk.act("operator", f"load {len(part)} file{'s' if len(part) > 1 else ''} at once")
+        desk.end(f"load {len(part)} files", desk.wait(desk_client, job))
+    pages.add("loading", "job progress (htmx poll)", desk.polls)
+    pages.check(
+        f"{tournaments:,} loaded",
+        [
+            ("incident workbench", desk_client, f"{base}/tournaments/"),
+            ("incident workbench, last page", desk_client, f"{base}/tournaments/?cases_page=9999"),
+            ("decisions to make (bulk)", mm_client, f"{base}/decide/"),
+            ("queue: decisions", mm_client, "/queues/decisions/"),
+            ("queue: to prepare", desk_client, "/queues/to_prepare/"),
+            ("queue: every case", desk_client, "/queues/cases/"),
+            ("load job's items", desk_client, f"/jobs/{job}/"),
+            ("load job's items, last page", desk_client, f"/jobs/{job}/?page=9999"),
+        ],
     )
-    desk.act("operator", f"load {len(files)} file{'s' if len(files) > 1 else ''} at once")
-    desk.end(f"load {tournaments} snapshots", desk.wait(desk_client, job))
 
     kinds = 0
     while True:
@@ -327,11 +361,23 @@ def _settle(meter, server, incident, tournaments, files, options, *clients):
     desk.act("operator", "submit every prepared settlement")
     desk.end(f"submit {tournaments} settlements", desk.wait(desk_client, job))
 
+    pages.check(
+        f"{tournaments:,} submitted",
+        [
+            ("approve many (choice)", tm_client, f"{base}/approve/"),
+            ("queue: approvals", tm_client, "/queues/approvals/"),
+            ("incident workbench", desk_client, f"{base}/tournaments/"),
+            ("submit job's items", desk_client, f"/jobs/{job}/"),
+        ],
+    )
     desk.begin()
     status, _, page = tm_client.get(f"{base}/approve/")
     expect(status, 200, "approval page", page)
+    started = time.perf_counter()
     status, _, page = tm_client.post_form(f"{base}/approve/", {"selection": _selection(page)})
+    confirming = (time.perf_counter() - started) * 1000
     expect(status, 200, "approval review", page)
+    pages.add(f"{tournaments:,} submitted", "approval confirmation (POST)", [confirming], len(page))
     desk.act("tournament manager", "review the approval of all")
     if f"Approve {tournaments} settlements".encode() not in page:
         raise SystemExit(f"the confirmation does not restate {tournaments}:\n{page[:800]!r}")
@@ -346,6 +392,14 @@ def _settle(meter, server, incident, tournaments, files, options, *clients):
     desk.end(f"approve {tournaments} settlements", desk.wait(tm_client, job))
     meter.stop()
     return desk, kinds
+
+
+def _zipped(files: list[tuple[str, bytes]]) -> bytes:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for name, body in files:
+            zipped.writestr(name, body)
+    return archive.getvalue()
 
 
 def _quote(value: str) -> str:

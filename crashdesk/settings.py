@@ -244,6 +244,12 @@ TASKS = {
 # lost with its worker (killed, machine gone) and queued again by any other worker.
 JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 5)
 JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 30)
+# A step (or a job's bookkeeping) that fails because the database went away for a moment (a
+# restart, a failover, a dropped connection, a deadlock) is tried again this many times, after
+# pauses doubling from JOB_RETRY_MILLISECONDS (0.5 s, 1 s, 2 s, ... about 30 s in all with 6):
+# long enough for a failover, short of JOB_STALE_SECONDS' recovery taking over.
+JOB_RETRIES = env_int("JOB_RETRIES", 6)
+JOB_RETRY_MILLISECONDS = env_int("JOB_RETRY_MILLISECONDS", 500)
 # How long an idle worker waits before looking at the task table again: the delay before a job
 # starts. django-tasks-db's second would add up to a second to a prepare that takes two; an
 # outage settled in seven jobs waits for a worker seven times. Ten looks a second cost each idle

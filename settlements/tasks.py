@@ -17,19 +17,24 @@ def run_job(job_id: int, token: str) -> dict:
 
     A run is queued as up to JOB_WORKERS_PER_JOB tasks, so that as many workers share its
     items: each takes the next pending item that no other holds and runs it, until none is
-    left; the one that finds none pending at all marks the job done.
+    left; the one that finds none pending at all marks the job done. Transient database errors
+    are retried (services.jobs says how), never the job's end.
     """
-    job = services.job_begin(job_id=job_id, token=token)
+    job = services.retry_transient(lambda: services.job_begin(job_id=job_id, token=token))
     if job is None:
         return {"ran": False}
     try:
         with services.job_heartbeat(job.pk):
-            while services.job_step(job=job):
-                pass
+            services.job_work(job=job)
+        progress = services.retry_transient(lambda: services.job_finish(job_id=job_id))
+    except services.JobInterrupted:
+        # The database stayed away: the job is left running, and its silent heartbeat hands
+        # it to the recovery of lost jobs once the database is back.
+        return {"ran": False, "interrupted": True}
     except Exception as error:
         services.job_stop(job=job, error=error)
         raise
-    return {"ran": True, **services.job_finish(job_id=job_id).__dict__}
+    return {"ran": True, **progress.__dict__}
 
 
 @receiver(services.job_queued)

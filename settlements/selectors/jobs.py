@@ -9,10 +9,10 @@ def job_detail(job_id: int) -> Job:
     return Job.objects.select_related("incident", "created_by").get(pk=job_id)
 
 
-def job_items(job: Job, *, status: str = "", limit: int) -> QuerySet[JobItem]:
-    """The job's first ``limit`` items in the order they were queued, of one status if given,
-    each with its case."""
+def job_items(job: Job, *, status: str = "") -> QuerySet[JobItem]:
+    """The job's items in the order they were queued, of one status if given, each with its
+    case; unevaluated, for the page to read one page of."""
     items = job.items.select_related("case").order_by("position")
     if status:
         items = items.filter(status=status)
-    return items[:limit]
+    return items

@@ -41,6 +41,7 @@ from settlements.services.individual_cases import (
     prize_withdrawal_decide,
 )
 from settlements.services.jobs import (
+    JobInterrupted,
     NewItem,
     Progress,
     case_being_prepared,
@@ -54,6 +55,8 @@ from settlements.services.jobs import (
     job_start,
     job_step,
     job_stop,
+    job_work,
+    retry_transient,
 )
 from settlements.services.payments import (
     ConfirmationAnswer,
@@ -86,6 +89,7 @@ __all__ = [
     "NewItem",
     "Progress",
     "case_being_prepared",
+    "JobInterrupted",
     "job_begin",
     "job_finish",
     "job_heartbeat",
@@ -96,6 +100,8 @@ __all__ = [
     "job_start",
     "job_step",
     "job_stop",
+    "job_work",
+    "retry_transient",
     "MAX_AMOUNT",
     "incident_report",
     "incident_close",

@@ -12,21 +12,40 @@ Running a job again (``job_retry`` after a failure, or the recovery of a job who
 died) only takes the items still pending or failed, so nothing is done twice.
 
 The worker's task (``settlements.tasks.run_job``) runs a job with the services here:
-``job_begin``, then ``job_step`` until no item is left, then ``job_finish`` (``job_stop`` when
-an error stops it). The services do not know the task: queuing a run sends ``job_queued``,
-which the tasks module answers by queuing the run's tasks.
+``job_begin``, then ``job_work`` (``job_step`` until no item is left), then ``job_finish``
+(``job_stop`` when an error stops it).
+
+A database that goes away for a moment (a restart, a failover, a dropped or terminated
+connection, a deadlock) stops neither an item nor the job: the step is rolled back whole, the
+connection is opened again and the step tried again after a growing pause. An item counts as
+failed only when it keeps failing so while the database answers; a database that stays out of
+reach ends the task without touching the job, whose silent heartbeat then hands it to the
+recovery of lost jobs, so it is never left stopped by it.
+
+The services do not know the task: queuing a run sends ``job_queued``, which the tasks module
+answers by queuing the run's tasks.
 """
 
 import logging
+import random
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
-from django.db import IntegrityError, close_old_connections, connection, transaction
+from django.db import (
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    connection,
+    transaction,
+)
 from django.db.models import Count, Q
 from django.dispatch import Signal
 from django.utils import timezone
@@ -56,6 +75,32 @@ UNEXPECTED = (
     "An unexpected error, logged for the administrators; running it again may help once they "
     "have looked into it."
 )
+
+# What a person is shown for an item that kept failing for the database's sake.
+DATABASE_TROUBLE = (
+    "The database kept failing on this item (connection lost, deadlock or time-out); running "
+    "the work again should do it."
+)
+
+# Errors that say the database, not the item, failed: a connection lost or refused, a deadlock,
+# a serialization failure, a statement cancelled (psycopg raises these as OperationalError),
+# and a connection already closed (InterfaceError).
+TRANSIENT = (OperationalError, InterfaceError)
+
+
+class StepInterrupted(Exception):
+    """A step rolled back by a transient database error; ``item_id`` is None when it failed
+    before an item was taken."""
+
+    def __init__(self, item_id: int | None):
+        super().__init__(item_id)
+        self.item_id = item_id
+
+
+class JobInterrupted(Exception):
+    """The database stayed out of reach through every retry: the task ends, the job is left
+    running and its silent heartbeat hands it to the recovery of lost jobs."""
+
 
 # Who may start each kind of job (each step's service checks the role again).
 STARTERS = {
@@ -174,38 +219,108 @@ def job_begin(*, job_id: int, token: str) -> Job | None:
 
 def job_step(*, job: Job) -> bool:
     """Take the next pending item no other task holds (SKIP LOCKED) and run its step, in one
-    transaction with its outcome; False when none is left to take."""
-    with transaction.atomic():
-        item = (
-            JobItem.objects.select_for_update(skip_locked=True)
-            .filter(job_id=job.pk, status=JobItem.Status.PENDING)
-            .order_by("position")
-            .first()
-        )
-        if item is None:
-            return False
-        try:
-            # A savepoint: a step that fails leaves nothing behind, and its item, still locked,
-            # is marked failed in the same transaction.
-            with transaction.atomic():
-                message, case = STEPS[job.kind](job, item)
-        except (DomainError, InvalidInput) as refusal:
-            # Refused by the rules: that item's outcome, not the job's failure.
-            status = (
-                JobItem.Status.SKIPPED if isinstance(refusal, NotAllowed) else JobItem.Status.FAILED
+    transaction with its outcome; False when none is left to take. A transient database error
+    rolls the step back whole and raises ``StepInterrupted``, the item still pending."""
+    item = None
+    try:
+        with transaction.atomic():
+            item = (
+                JobItem.objects.select_for_update(skip_locked=True)
+                .filter(job_id=job.pk, status=JobItem.Status.PENDING)
+                .order_by("position")
+                .first()
             )
-            _finish_item(item, status, _why(refusal), None)
-        except (Case.DoesNotExist, Settlement.DoesNotExist):
-            _finish_item(item, JobItem.Status.FAILED, "It no longer exists.", None)
-        except Exception:
-            # A fault of ours, not a refusal: the details go to the log (never to the page)
-            # and the other items still run. Should recording the failure fail too (the
-            # database gone), that error stops the job, which can be retried.
-            log.exception("job %s: item %s failed unexpectedly", job.pk, item.pk)
-            _finish_item(item, JobItem.Status.FAILED, UNEXPECTED, None)
-        else:
-            _finish_item(item, JobItem.Status.DONE, message, case)
+            if item is None:
+                return False
+            _run_step(job, item)
+    except TRANSIENT as error:
+        raise StepInterrupted(item.pk if item else None) from error
     return True
+
+
+def _run_step(job: Job, item: JobItem) -> None:
+    try:
+        # A savepoint: a step that fails leaves nothing behind, and its item, still locked,
+        # is marked failed in the same transaction.
+        with transaction.atomic():
+            message, case = STEPS[job.kind](job, item)
+    except TRANSIENT:
+        # The database's failure, not the item's: the whole step is tried again.
+        raise
+    except (DomainError, InvalidInput) as refusal:
+        # Refused by the rules: that item's outcome, not the job's failure.
+        status = (
+            JobItem.Status.SKIPPED if isinstance(refusal, NotAllowed) else JobItem.Status.FAILED
+        )
+        _finish_item(item, status, _why(refusal), None)
+    except (Case.DoesNotExist, Settlement.DoesNotExist):
+        _finish_item(item, JobItem.Status.FAILED, "It no longer exists.", None)
+    except Exception:
+        # A fault of ours, not a refusal: the details go to the log (never to the page)
+        # and the other items still run.
+        log.exception("job %s: item %s failed unexpectedly", job.pk, item.pk)
+        _finish_item(item, JobItem.Status.FAILED, UNEXPECTED, None)
+    else:
+        _finish_item(item, JobItem.Status.DONE, message, case)
+
+
+def job_work(*, job: Job) -> None:
+    """Run the job's steps until no item is left to take, riding out transient database errors.
+
+    An item whose step keeps failing so (JOB_RETRIES times, the database answering) is marked
+    failed and the others go on; errors with no item in hand (the database unreachable) raise
+    ``JobInterrupted`` once as many retries in a row have failed.
+    """
+    tries: dict[int | None, int] = {}
+    while True:
+        try:
+            if not job_step(job=job):
+                return
+            tries.pop(None, None)
+        except StepInterrupted as interrupted:
+            attempt = tries[interrupted.item_id] = tries.get(interrupted.item_id, 0) + 1
+            log.warning(
+                "job %s: item %s interrupted by the database (attempt %s): %s",
+                job.pk, interrupted.item_id, attempt, interrupted.__cause__,
+            )  # fmt: skip
+            if attempt > settings.JOB_RETRIES:
+                if interrupted.item_id is None:
+                    raise JobInterrupted(str(interrupted.__cause__)) from interrupted
+                retry_transient(partial(_give_up, interrupted.item_id))
+                continue
+            _pause(attempt, interrupted)
+
+
+def retry_transient(work: Callable[[], object]):
+    """Call ``work`` (a whole transaction) again after a growing pause while it fails for a
+    transient database error; ``JobInterrupted`` after JOB_RETRIES retries."""
+    attempt = 0
+    while True:
+        try:
+            return work()
+        except TRANSIENT as error:
+            attempt += 1
+            log.warning("jobs: the database failed (attempt %s): %s", attempt, error)
+            if attempt > settings.JOB_RETRIES:
+                raise JobInterrupted(str(error)) from error
+            _pause(attempt, error)
+
+
+def _pause(attempt: int, error: Exception) -> None:
+    """Wait before a retry (doubling, with jitter so that workers do not retry in step), then
+    drop the connection if it no longer works, so the retry opens a new one. Inside a caller's
+    transaction (the immediate backend) nothing can be retried: the error is the caller's."""
+    if connection.in_atomic_block:
+        raise error
+    base = settings.JOB_RETRY_MILLISECONDS / 1000 * 2 ** (attempt - 1)
+    time.sleep(base * random.uniform(0.5, 1.0))  # noqa: S311 (jitter, not secrecy)
+    close_old_connections()
+
+
+def _give_up(item_id: int) -> None:
+    JobItem.objects.filter(pk=item_id, status=JobItem.Status.PENDING).update(
+        status=JobItem.Status.FAILED, message=DATABASE_TROUBLE
+    )
 
 
 def job_stop(*, job: Job, error: Exception) -> None:
@@ -390,7 +505,13 @@ def job_heartbeat(job_id: int):
     def beat():
         try:
             while not stop.wait(settings.JOB_HEARTBEAT_SECONDS):
-                Job.objects.filter(pk=job_id).update(heartbeat_at=timezone.now())
+                try:
+                    Job.objects.filter(pk=job_id).update(heartbeat_at=timezone.now())
+                except TRANSIENT as error:
+                    # A lost connection must not silence a job that is still running: the
+                    # next beat opens a new one.
+                    log.warning("job %s: heartbeat not written: %s", job_id, error)
+                    close_old_connections()
         finally:
             connection.close()
 

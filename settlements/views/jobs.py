@@ -16,9 +16,10 @@ from settlements.access.decorators import role_required
 from settlements.errors import DomainError
 from settlements.models import JobItem
 from settlements.views.lookups import job_or_404
+from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_page, wants_partial
 
-ITEMS_SHOWN = 500
+JOB_ITEMS_PER_PAGE = 100
 
 OUTCOME_FILTERS = (
     ("", "All"),
@@ -36,16 +37,16 @@ def job_detail(request, job_id: int):
     status = request.GET.get("status", "")
     status = status if status in JobItem.Status.values else ""
     polled = wants_partial(request) and request.htmx.target != "job-items-section"
+    progress = services.job_progress(job)
     context = {
         "job": job,
-        "progress": services.job_progress(job),
-        "items_shown": ITEMS_SHOWN,
+        "progress": progress,
         "status": status,
         "outcome_filters": OUTCOME_FILTERS,
         "can_retry": request.user.pk == job.created_by_id and not job.is_active,
     }
     if not polled:
-        context["job_items"] = selectors.job_items(job, status=status, limit=ITEMS_SHOWN)
+        context["page"] = _items_page(job, status, progress, page_number(request))
     response = render_page(
         request, "settlements/job_detail.html", context,
         partial={"job-progress": "progress", "job-items-section": "items"},
@@ -54,6 +55,24 @@ def job_detail(request, job_id: int):
         # The list of items, read once when the page loaded, reads itself again now.
         response["HX-Trigger"] = "job-finished"
     return response
+
+
+def _items_page(job, status: str, progress: services.Progress, number: int):
+    """One page of the job's items, counted by the progress already read. Unfiltered, their
+    positions run 1..total without gaps, so a page is a range of positions (no OFFSET)."""
+    items = selectors.job_items(job, status=status)
+    if not status:
+        paginator = RangePaginator(
+            items, JOB_ITEMS_PER_PAGE, count=progress.total, field="position", first=1
+        )
+    else:
+        count = {
+            JobItem.Status.DONE: progress.done,
+            JobItem.Status.SKIPPED: progress.skipped,
+            JobItem.Status.FAILED: progress.failed,
+        }.get(status, progress.total - progress.finished)
+        paginator = CountedPaginator(items, JOB_ITEMS_PER_PAGE, count=count)
+    return paginator.get_page(number)
 
 
 @require_POST

@@ -33,7 +33,10 @@ def database_tasks(settings):
 def worker(*extra: str) -> subprocess.Popen:
     db = connection.settings_dict
     url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    env = {**os.environ, "DATABASE_URL": url, "JOB_HEARTBEAT_SECONDS": "1"}
+    env = {
+        **os.environ, "DATABASE_URL": url, "JOB_HEARTBEAT_SECONDS": "1",
+        "JOB_RETRY_MILLISECONDS": "100",
+    }  # fmt: skip
     command = [sys.executable, "manage.py", "run_worker", "--no-reload", "--no-startup-delay"]
     return subprocess.Popen(
         [*command, "--interval", "0.2", *extra],
@@ -51,8 +54,8 @@ def prepare_job(operator, snapshot_factory, entrants: int) -> Job:
     )  # fmt: skip
 
 
-def waiting_for_commit_order() -> bool:
-    """Whether another backend of the test database waits for the commit-order lock."""
+def commit_order_waiters() -> int:
+    """How many other backends of the test database wait for the commit-order lock."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
@@ -60,7 +63,11 @@ def waiting_for_commit_order() -> bool:
             " AND a.datname = current_database() AND a.pid <> pg_backend_pid()",
             [change_mark._COMMIT_ORDER_LOCK],
         )
-        return cursor.fetchone()[0] > 0
+        return cursor.fetchone()[0]
+
+
+def waiting_for_commit_order() -> bool:
+    return commit_order_waiters() > 0
 
 
 def test_the_worker_runs_a_queued_job(operator, snapshot_factory):
@@ -105,6 +112,101 @@ def test_a_worker_killed_mid_step_leaves_nothing_and_the_job_runs_again(operator
     assert (job.status, job.attempts) == (Job.Status.DONE, 2)
     assert Settlement.objects.count() == 1
     assert Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).count() == 1
+
+
+def wait_for(condition, process: subprocess.Popen, what: str, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert process.poll() is None, f"the worker stopped before {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def commit_order_lock(take: bool) -> None:
+    with connection.cursor() as cursor:
+        function = "pg_advisory_lock" if take else "pg_advisory_unlock"
+        cursor.execute(f"SELECT {function}(%s)", [change_mark._COMMIT_ORDER_LOCK])
+
+
+def test_a_worker_whose_connections_are_terminated_mid_job_goes_on(operator, snapshot_factory):
+    cases = [
+        services.case_load_snapshot(
+            actor=operator,
+            snapshot=snapshot_factory(stage="middle", entrants=30, tournament_id=f"T{number}"),
+        )
+        for number in range(6)
+    ]
+    job = jobs.job_start(
+        kind=Job.Kind.PREPARE, actor=operator, target="cases",
+        items=[jobs.NewItem(key=str(case.pk), label=str(case)) for case in cases],
+    )  # fmt: skip
+    # The commit-order lock, held here, stops the worker at the event of an item: let one item
+    # through, then hold the next one in the middle of its transaction.
+    commit_order_lock(True)
+    process = worker()
+    try:
+        wait_for(waiting_for_commit_order, process, "the first item")
+        commit_order_lock(False)
+        commit_order_lock(True)
+        wait_for(waiting_for_commit_order, process, "the second item")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            assert cursor.fetchone()[0] >= 1
+        commit_order_lock(False)
+        job_over = lambda: Job.objects.get(pk=job.pk).status not in Job.ACTIVE  # noqa: E731
+        wait_for(job_over, process, "the end of the job")
+        assert process.poll() is None, "the worker should go on after its connection dropped"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    job.refresh_from_db()
+    # The same run finished it: no recovery, no stop, every item done once.
+    assert (job.status, job.attempts, job.error) == (Job.Status.DONE, 1, "")
+    assert set(job.items.values_list("status", flat=True)) == {"done"}
+    assert Settlement.objects.count() == len(cases)
+    assert Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).count() == len(cases)
+
+
+def test_four_workers_share_a_job_and_do_no_item_twice(settings, operator, snapshot_factory):
+    settings.JOB_WORKERS_PER_JOB = 4
+    cases = [
+        services.case_load_snapshot(
+            actor=operator,
+            snapshot=snapshot_factory(stage="middle", entrants=30, tournament_id=f"T{number}"),
+        )
+        for number in range(12)
+    ]
+    job = jobs.job_start(
+        kind=Job.Kind.PREPARE, actor=operator, target="cases",
+        items=[jobs.NewItem(key=str(case.pk), label=str(case)) for case in cases],
+    )  # fmt: skip
+    # Held here, the commit-order lock stops each worker in the middle of its first item: four
+    # waiting at once are four workers holding four different items of the one job.
+    commit_order_lock(True)
+    processes = [worker("--batch", "--worker-id", f"w{number}") for number in range(4)]
+    try:
+        wait_for(lambda: commit_order_waiters() == 4, processes[0], "four workers at work")
+        commit_order_lock(False)
+        assert [process.wait(timeout=180) for process in processes] == [0, 0, 0, 0]
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait(timeout=30)
+    from django_tasks_db.models import DBTaskResult
+
+    tasks = DBTaskResult.objects.filter(args_kwargs__kwargs__token=job.run_token)
+    assert sorted(worker for task in tasks for worker in task.worker_ids) == [
+        "w0", "w1", "w2", "w3"
+    ]  # fmt: skip
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == (Job.Status.DONE, 1)
+    assert set(job.items.values_list("status", flat=True)) == {"done"}
+    prepared = Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED)
+    assert sorted(prepared.values_list("case_id", flat=True)) == sorted(c.pk for c in cases)
+    assert Settlement.objects.count() == len(cases)
 
 
 def test_an_idle_worker_looks_for_work_as_often_as_the_setting_says(settings):

@@ -63,3 +63,29 @@ def test_an_unexpected_error_shows_as_one_failed_item_without_its_details(
         "job-items-section",
     )
     assert failed.count('class="job-item ') == 1 and "unexpected error" in failed
+
+
+def test_a_long_job_lists_its_items_a_page_at_a_time(settings, as_operator, operator):
+    from settlements.services import jobs
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    job = jobs.job_start(
+        kind=Job.Kind.PREPARE, actor=operator, target="t",
+        items=[jobs.NewItem(str(n), f"item {n:04d}") for n in range(1, 251)],
+    )  # fmt: skip
+    job.items.filter(position__gt=200).update(status=JobItem.Status.FAILED)
+    url = reverse("job_detail", args=[job.pk])
+    first = assert_full_page(as_operator.get(url))
+    assert first.count('class="job-item ') == 100
+    assert "item 0001" in first and "item 0101" not in first
+    assert "Page 1 of 3 · 250 items" in first and "page=2" in first
+    # A page swapped in by htmx is the list's section alone; the last page holds the rest.
+    last = assert_partial(
+        as_operator.get(f"{url}?page=3", HTTP_HX_TARGET="job-items-section", **HTMX),
+        "job-items-section",
+    )
+    assert last.count('class="job-item ') == 50 and "item 0201" in last and "item 0250" in last
+    # A filter pages its own items, counted by the progress.
+    failed = assert_full_page(as_operator.get(f"{url}?status=failed"))
+    assert failed.count('class="job-item job-item--failed"') == 50
+    assert "pagination" not in failed

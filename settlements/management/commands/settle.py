@@ -1,24 +1,22 @@
 """`manage.py settle`: a settlement computed from a snapshot file, printed as JSON.
 
-The database is never touched. Any problem becomes one "path: message" line on standard
-error, nothing on standard output, and exit status 2 (SNAPSHOT.md).
+The same code as ``python -m settlements.rules`` (settlements.rules.cli), which does without
+Django's start-up. The database is never touched. Any problem becomes one "path: message" line
+on standard error, nothing on standard output, and exit status 2 (SNAPSHOT.md).
 """
 
-import re
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from settlements.rules import (
-    DEFAULT_POLICY,
-    InvalidInput,
-    Problem,
-    parse_policy,
-    parse_snapshot,
-    settle,
+from settlements.rules import InvalidInput, Problem
+from settlements.rules.cli import (
+    DESCRIPTION,
+    EXIT_PROBLEMS,
+    add_arguments,
+    settle_files,
+    usage_problems,
 )
-
-EXIT_PROBLEMS = 2
 
 
 class SettleProblems(CommandError):
@@ -29,44 +27,8 @@ class SettleProblems(CommandError):
         super().__init__("\n".join(map(str, problems)), returncode=EXIT_PROBLEMS)
 
 
-def _read(path: str, root: str, what: str) -> tuple[bytes | None, list[Problem]]:
-    try:
-        if path == "-":
-            return sys.stdin.buffer.read(), []
-        with open(path, "rb") as handle:
-            return handle.read(), []
-    except OSError as error:
-        reason = error.strerror or str(error)
-        return None, [Problem(root, f"cannot read the {what} file {path!r}: {reason}")]
-
-
-_ARGUMENT = re.compile(r"^argument (?P<name>[^:]+): (?P<message>.*)$", re.S)
-_UNRECOGNIZED = "unrecognized arguments: "
-_REQUIRED = "the following arguments are required: "
-
-
-def _usage_problems(message: str) -> list[Problem]:
-    """argparse's complaint rewritten path-first, like every other problem of this command."""
-    if message.startswith(_UNRECOGNIZED):
-        return [
-            Problem(argument, "is not an option of settle (see manage.py settle --help)")
-            for argument in message.removeprefix(_UNRECOGNIZED).split()
-        ]
-    if message.startswith(_REQUIRED):
-        return [
-            Problem(name.strip(), "is required: a snapshot file, or - for standard input")
-            for name in message.removeprefix(_REQUIRED).split(",")
-        ]
-    if found := _ARGUMENT.match(message):
-        return [Problem(found["name"].split("/")[-1], found["message"])]
-    return [Problem("settle", message)]
-
-
 class Command(BaseCommand):
-    help = (
-        "Compute the settlement of a crashed tournament from its snapshot (JSON, or - for "
-        "standard input) and print it as JSON. Touches no database."
-    )
+    help = DESCRIPTION
     # The engine needs neither the database nor the project's system checks; skipping them
     # keeps a 300,000-entrant settlement inside its time budget.
     requires_system_checks: list[str] = []
@@ -78,7 +40,7 @@ class Command(BaseCommand):
         def error(message):
             if not parser.called_from_command_line:
                 default_error(message)
-            for problem in _usage_problems(message):
+            for problem in usage_problems(message, "manage.py settle"):
                 sys.stderr.write(f"{problem}\n")
             sys.exit(EXIT_PROBLEMS)
 
@@ -86,17 +48,7 @@ class Command(BaseCommand):
         return parser
 
     def add_arguments(self, parser):
-        parser.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot file, or - for stdin")
-        parser.add_argument(
-            "--decision",
-            metavar="OPTION",
-            help="the decision for a case that needs one (its options are listed when absent)",
-        )
-        parser.add_argument(
-            "--policy",
-            metavar="POLICY.json",
-            help="site policy: stage thresholds and the late-stage formula",
-        )
+        add_arguments(parser)
 
     def execute(self, *args, **options):
         try:
@@ -109,30 +61,10 @@ class Command(BaseCommand):
             sys.exit(EXIT_PROBLEMS)
 
     def handle(self, *args, snapshot, decision, policy, **options):
-        problems: list[Problem] = []
-        settings = DEFAULT_POLICY
-        if policy is not None:
-            data, problems = _read(policy, "--policy", "policy")
-            if data is not None:
-                try:
-                    settings = parse_policy(data)
-                except InvalidInput as error:
-                    problems += error.problems
-        data, unreadable = _read(snapshot, "$", "snapshot")
-        problems += unreadable
-        parsed = None
-        if data is not None:
-            try:
-                parsed = parse_snapshot(data)
-            except InvalidInput as error:
-                problems += error.problems
-        if problems:
-            raise SettleProblems(problems)
         try:
-            result = settle(parsed, decision=decision, policy=settings)
+            document = settle_files(snapshot=snapshot, decision=decision, policy=policy)
         except InvalidInput as error:
             raise SettleProblems(error.problems) from None
-        document = result.to_json() + b"\n"
         buffer = getattr(self.stdout, "buffer", None)
         if buffer is None:
             self.stdout.write(document.decode(), ending="")
