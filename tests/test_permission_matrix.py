@@ -155,6 +155,9 @@ MATRIX: dict[str, Entry] = {
     "compensation_reject": form(TM),
     "compensation_ledger": page(OP, TM, AU, args={"compensation_id": "approved_compensation"}),
     "prize_withdrawal_new": form(TM),
+    # Taking a prize back, proposed by another Tournament Manager: answered by a second one.
+    "prize_withdrawal_approve": form(TM),
+    "prize_withdrawal_reject": form(TM),
     "individual_case_list": page(OP, TM, AU),
     "individual_case_new": form(TM),
     "individual_case_resolve": form(TM, args={"case_id": "individual_case"}),
@@ -204,6 +207,7 @@ class World:
     approved_settlement: object
     compensation: object
     approved_compensation: object
+    withdrawal: object
     job: object
     reissue: object
     failed_key: str
@@ -282,6 +286,16 @@ def world(users, snapshot_factory) -> World:
         approved_settlement=approved,
         compensation=proposal(2),
         approved_compensation=approved_compensation,
+        withdrawal=services.prize_withdrawal_decide(
+            case=paid_case,
+            actor=other_manager,
+            player="p000002",
+            prize="a seat paid twice",
+            outcome="withdraw",
+            reason="paid twice",
+            amount=100,
+            unit="cash",
+        ),  # fmt: skip
     )
 
 

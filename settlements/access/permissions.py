@@ -14,12 +14,21 @@ from collections.abc import Sequence
 
 from settlements.access import roles
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
-from settlements.models import ApiToken, Case, Compensation, Incident, Reissue, Settlement
+from settlements.models import (
+    ApiToken,
+    Case,
+    Compensation,
+    Incident,
+    PrizeWithdrawal,
+    Reissue,
+    Settlement,
+)
 from settlements.workflow import (
     CaseStatus,
     SettlementStatus,
     case_refusal,
     compensation_refusal,
+    prize_withdrawal_refusal,
     reissue_refusal,
     settlement_refusal,
 )
@@ -197,8 +206,17 @@ def compensation_reject(*, compensation: Compensation, user) -> Refusal | None:
 
 
 def prize_withdrawal_decide(*, case: Case, user) -> Refusal | None:
+    """Proposing to take a prize back (another Tournament Manager approves it), or leaving it."""
     refusal = _role(user, roles.TOURNAMENT_MANAGER, action="decide on prizes given in error")
     return refusal or _withdrawn(case, "record a prize given in error on")
+
+
+def prize_withdrawal_approve(*, withdrawal: PrizeWithdrawal, user) -> Refusal | None:
+    return _prize_withdrawal_answer(withdrawal, user, "approve")
+
+
+def prize_withdrawal_reject(*, withdrawal: PrizeWithdrawal, user) -> Refusal | None:
+    return _prize_withdrawal_answer(withdrawal, user, "reject")
 
 
 def individual_case_open(*, user, incident: Incident | None = None) -> Refusal | None:
@@ -338,6 +356,18 @@ def _reissue_answer(reissue: Reissue, user, action: str) -> Refusal | None:
     if refusal is None and user.pk == reissue.proposed_by_id:
         refusal = Refusal(
             f"You proposed {reissue}; another Tournament Manager must {action} it.", OWN_WORK
+        )
+    return refusal
+
+
+def _prize_withdrawal_answer(withdrawal: PrizeWithdrawal, user, action: str) -> Refusal | None:
+    refusal = _role(user, roles.TOURNAMENT_MANAGER, action=f"{action} prize withdrawals")
+    if refusal is None:
+        text = prize_withdrawal_refusal(withdrawal.status, action, label=str(withdrawal))
+        refusal = _state(text) if text else None
+    if refusal is None and user.pk == withdrawal.decided_by_id:
+        refusal = Refusal(
+            f"You proposed {withdrawal}; another Tournament Manager must {action} it.", OWN_WORK
         )
     return refusal
 
