@@ -40,17 +40,20 @@ STATE = "state"
 
 # Who may do what, where a view also names them (its role_required decorator).
 COMPENSATION_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
-# Who reads the ledgers: what is paid to whom, line by line (the CSVs, the API's lines).
-LEDGER_READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
+# Who reads the ledger, what is paid to whom line by line, wherever it is shown: every desk role
+# reviews settlements, and the review page shows each player's lines to all of them, so the
+# statements (pages, exports, API), the case API's documents and the ledger downloads answer the
+# same (``ledger_read``). The cashier reads lines through its feed alone; no role, no lines.
+LEDGER_READERS = roles.ALL_ROLES
 CASE_WITHDRAWERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
 # The wallet system reads the feed and confirms; nobody else does either.
 CASHIERS = (roles.CASHIER,)
 # Who follows payments on the pages (reconciliation, the payments queue, the batch download).
 PAYMENT_READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
 REISSUE_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
-# Who may see what each player is paid: every role reviews settlements, so the review page, its
-# explain panel, the players page and the statements (and their exports) give this one answer.
-AMOUNT_READERS = roles.ALL_ROLES
+# What each player is paid is their lines summed: the same rule, named for the pages that show
+# amounts (the review page, its explain panel, the players page).
+AMOUNT_READERS = LEDGER_READERS
 
 
 class Refusal(str):
@@ -128,8 +131,9 @@ def case_withdraw(*, case: Case, user, approved_compensations: Sequence[int]) ->
 
 
 def ledger_read(*, user) -> Refusal | None:
-    """Reading a settlement's or a compensation's lines: in the web's ledger CSVs and in the
-    API's case documents alike, so that a token shows its user what the pages show them."""
+    """Reading players' ledger lines: on the pages, in the downloads, in the statements and in
+    the API's case documents alike, so that a token shows its user what the pages show them.
+    The views and the API let through ``LEDGER_READERS``, the roles this allows."""
     return _role(user, *LEDGER_READERS, action="read the ledger of what is paid")
 
 
