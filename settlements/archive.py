@@ -1,7 +1,10 @@
 """Snapshots sent together: several files, or one zip archive of them, within bounds.
 
 Nothing is ever written to disk, so a name is only a label; still, a name that climbs out of
-the archive (``..``, an absolute path) is refused, as is an archive nested in another. A zip
+the archive (``..``, an absolute path) is refused, as is an archive nested in another, and so
+is a name that names no file (empty, dots or separators only, ending in a separator, not UTF-8
+text): each such entry is answered on its own, its name written out. A folder entry (a name
+ending in "/" with nothing in it) is a folder, not a snapshot, and is passed over. A zip
 entry is read through a cap, so an archive that lies about its sizes (a zip bomb) stops at
 the limit instead of filling the memory.
 """
@@ -22,6 +25,10 @@ _UNREADABLE = (
     zipfile.BadZipFile, zlib.error, EOFError, UnicodeDecodeError, NotImplementedError,
     RuntimeError, ValueError, OSError,
 )  # fmt: skip
+
+
+# The general-purpose flag saying an entry's name is UTF-8 (APPNOTE 4.4.4, bit 11).
+_UTF8_FLAG = 0x800
 
 
 @dataclass(frozen=True)
@@ -49,9 +56,18 @@ def snapshot_files(uploads) -> list[SnapshotFile]:
 def _archive_entries(upload) -> list[SnapshotFile]:
     try:
         archive = zipfile.ZipFile(upload)
+    except UnicodeDecodeError as error:
+        # A name flagged as UTF-8 that is not: zipfile lists no entry of such an archive.
+        return [
+            SnapshotFile(
+                upload.name,
+                None,
+                f"an entry's name is marked as UTF-8 text but is not: {_bytes_shown(error.object)}",
+            )
+        ]
     except _UNREADABLE:
         return [SnapshotFile(upload.name, None, "not a readable zip archive")]
-    entries = [info for info in archive.infolist() if not info.is_dir()]
+    entries = [info for info in archive.infolist() if not (info.is_dir() and not info.file_size)]
     if len(entries) > settings.ARCHIVE_MAX_FILES:
         return [
             SnapshotFile(
@@ -63,11 +79,15 @@ def _archive_entries(upload) -> list[SnapshotFile]:
         ]
     files, budget = [], settings.ARCHIVE_MAX_BYTES
     for info in entries:
-        name = info.filename
+        name = _utf8_name(info)
+        if name is None:
+            raw = _raw_name(info)
+            files.append(SnapshotFile(_bytes_shown(raw), None, "its name is not UTF-8 text"))
+            continue
         problem = _name_problem(name)
         if problem:
             # Shown with its refusal, so written out: the page shows what the name holds.
-            files.append(SnapshotFile(player_ids.escaped(name) or name, None, problem))
+            files.append(SnapshotFile(player_ids.escaped(name) or name or '""', None, problem))
             continue
         if budget <= 0:
             files.append(SnapshotFile(name, None, "the archive is too large once unpacked"))
@@ -89,12 +109,47 @@ def _name_problem(name: str) -> str:
     # override there could make it read as another file's.
     if problem := player_ids.id_problem(name):
         return f"its name {problem}"
-    path = PurePosixPath(name.replace("\\", "/"))
-    if path.is_absolute() or ".." in path.parts or ":" in path.parts[0]:
+    path = name.replace("\\", "/")
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if not parts or parts[-1] == ".." or path.endswith("/"):
+        return "its name holds no file name"
+    if path.startswith("/") or ".." in parts or ":" in parts[0]:
         return "its name points outside the archive"
-    if path.suffix.lower() == ".zip":
+    if PurePosixPath(parts[-1]).suffix.lower() == ".zip":
         return "an archive inside the archive is not opened"
     return ""
+
+
+def _raw_name(info: zipfile.ZipInfo) -> bytes:
+    """The entry's name as stored: zipfile reads a name not flagged as UTF-8 as code page 437,
+    which gives every byte a character, so it encodes back to the same bytes."""
+    if info.flag_bits & _UTF8_FLAG:
+        return info.orig_filename.encode()
+    return info.orig_filename.encode("cp437")
+
+
+def _utf8_name(info: zipfile.ZipInfo) -> str | None:
+    """The entry's name as UTF-8 text, or None when its bytes are not UTF-8. Many tools store
+    UTF-8 names without the flag that says so; zipfile then reads them as code page 437."""
+    # As stored: zipfile's ``filename`` cuts a name at its first NUL, which would hide it.
+    name = info.orig_filename
+    if name.isascii() or info.flag_bits & _UTF8_FLAG:
+        return name
+    try:
+        return name.encode("cp437").decode()
+    except UnicodeError:
+        return None
+
+
+def _bytes_shown(raw: bytes) -> str:
+    """Bytes written out: printable ASCII as itself (a backslash doubled), any other byte as
+    \\xNN, and an empty name as a pair of quotes."""
+    if not raw:
+        return '""'
+    return "".join(
+        "\\\\" if byte == 0x5C else chr(byte) if 0x20 <= byte < 0x7F else f"\\x{byte:02x}"
+        for byte in raw
+    )
 
 
 def _bounded(name: str, declared: int, read, *, cap: int | None = None) -> SnapshotFile:

@@ -163,6 +163,16 @@ urlpatterns = [
         prize_withdrawals.prize_withdrawal_new,
         name="prize_withdrawal_new",
     ),
+    path(
+        "prize-withdrawals/<int:withdrawal_id>/approve/",
+        prize_withdrawals.prize_withdrawal_approve,
+        name="prize_withdrawal_approve",
+    ),
+    path(
+        "prize-withdrawals/<int:withdrawal_id>/reject/",
+        prize_withdrawals.prize_withdrawal_reject,
+        name="prize_withdrawal_reject",
+    ),
     path("individual-cases/", individual_cases.individual_case_list, name="individual_case_list"),
     path("individual-cases/new/", individual_cases.individual_case_new, name="individual_case_new"),
     path(

@@ -17,6 +17,10 @@ a settlement not yet approved is withdrawn (final) with its case. Compensation a
 re-issue of a failed payment move proposed -> approved | rejected; a compensation proposal not
 yet answered is withdrawn (final) with its case, and an approved one keeps its case from being
 withdrawn.
+A prize withdrawn from a player (a debit) moves proposed -> approved | rejected like a re-issue,
+the approver never its proposer, and only once approved does its line reach the cashier; a
+proposal still waiting is withdrawn with its case. A prize left with the player moves no money
+and is recorded (final) at once.
 Every service asks this module whether its move is legal, so the rules live in one place.
 """
 
@@ -56,6 +60,21 @@ class ReissueStatus(models.TextChoices):
     PROPOSED = "proposed", "Awaiting approval"
     APPROVED = "approved", "Approved"
     REJECTED = "rejected", "Rejected"
+
+
+class PrizeWithdrawalStatus(models.TextChoices):
+    PROPOSED = "proposed", "Awaiting approval"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    WITHDRAWN = "withdrawn", "Withdrawn with its case"
+    RECORDED = "recorded", "Recorded"
+
+
+# Who acts on a prize withdrawal in a waiting state: the role (its group's name) and the field
+# naming the author, who may not (four eyes). The "waiting for you" lists read it.
+PRIZE_WITHDRAWAL_WAITING = {
+    PrizeWithdrawalStatus.PROPOSED: ("tournament_manager", "decided_by"),
+}
 
 
 # action -> (statuses it may start from, status it leads to, words for an error message)
@@ -149,6 +168,24 @@ _REISSUE_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
     "reject": (frozenset({ReissueStatus.PROPOSED}), ReissueStatus.REJECTED, "reject"),
 }
 
+_PRIZE_WITHDRAWAL_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
+    "approve": (
+        frozenset({PrizeWithdrawalStatus.PROPOSED}),
+        PrizeWithdrawalStatus.APPROVED,
+        "approve",
+    ),
+    "reject": (
+        frozenset({PrizeWithdrawalStatus.PROPOSED}),
+        PrizeWithdrawalStatus.REJECTED,
+        "reject",
+    ),
+    "withdraw": (
+        frozenset({PrizeWithdrawalStatus.PROPOSED}),
+        PrizeWithdrawalStatus.WITHDRAWN,
+        "withdraw",
+    ),
+}
+
 CASE_FINAL = frozenset({CaseStatus.APPROVED, CaseStatus.RESOLVED, CaseStatus.WITHDRAWN})
 
 # The order cases are listed in wherever work is planned (the dashboard, the incident
@@ -199,6 +236,14 @@ def reissue_refusal(current: str, action: str, *, label: str) -> str | None:
 
 def reissue_next_status(current: str, action: str, *, label: str) -> str:
     return _move(_REISSUE_MOVES, ReissueStatus, current, action, label)
+
+
+def prize_withdrawal_refusal(current: str, action: str, *, label: str) -> str | None:
+    return _refusal(_PRIZE_WITHDRAWAL_MOVES, PrizeWithdrawalStatus, current, action, label)
+
+
+def prize_withdrawal_next_status(current: str, action: str, *, label: str) -> str:
+    return _move(_PRIZE_WITHDRAWAL_MOVES, PrizeWithdrawalStatus, current, action, label)
 
 
 def case_allows(current: str, action: str) -> bool:

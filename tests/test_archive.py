@@ -5,10 +5,14 @@ past the limits."""
 import io
 import struct
 import zipfile
+import zlib
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from settlements import player_ids
 from settlements.archive import snapshot_files
 
 SNAPSHOT = b'{"tournament": {}}'
@@ -60,11 +64,13 @@ def test_the_whole_archive_is_bounded_once_unpacked(settings):
     assert found[2][2] == "the archive is too large once unpacked"
 
 
-def test_an_archive_whose_names_zipfile_cannot_read_is_refused():
+def test_an_archive_whose_names_zipfile_cannot_read_is_refused_naming_the_name():
     # A name flagged UTF-8 that is not: zipfile cannot even list the archive.
     data = zipped(("badX.json", SNAPSHOT)).replace(b"badX", b"bad\xff")
     data = patched(data, local={6: ("<H", 0x800)}, central={8: ("<H", 0x800)})
-    assert read(("x.zip", data)) == [("x.zip", False, "not a readable zip archive")]
+    assert read(("x.zip", data)) == [
+        ("x.zip", False, "an entry's name is marked as UTF-8 text but is not: bad\\xff.json")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -129,3 +135,114 @@ def test_empty_files_and_duplicate_names_are_each_answered():
         ("d.json", True, ""),
         ("z.json", False, "the file is empty"),
     ]
+
+
+# --- Names that name no file --------------------------------------------------------------------
+
+
+def raw_zip(*entries: tuple[bytes, bytes, bool]) -> bytes:
+    """A stored (uncompressed) archive of (name as bytes, data, flagged UTF-8) entries, built
+    by hand: zipfile itself writes neither an empty name nor one that is not UTF-8."""
+    body, directory = bytearray(), bytearray()
+    for name, data, utf8 in entries:
+        flags = 0x800 if utf8 else 0
+        crc = zlib.crc32(data)
+        offset = len(body)
+        fields = (20, flags, 0, 0, 0x21, crc, len(data), len(data), len(name))
+        body += struct.pack("<4s5H3I2H", b"PK\x03\x04", *fields, 0) + name + data
+        directory += (
+            struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 20, *fields, 0, 0, 0, 0, 0, offset) + name
+        )
+    end = struct.pack(
+        "<4s4H2IH", b"PK\x05\x06", 0, 0, len(entries), len(entries), len(directory), len(body), 0
+    )
+    return bytes(body + directory + end)
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        (b"", '""'),
+        (b".", "."),
+        (b"..", ".."),
+        (b"./", "./"),
+        (b"a/", "a/"),  # a folder's name, holding data
+        (b"a\\", "a\\"),
+        (b"/", "/"),
+        (b"\\", "\\"),
+        (b"//", "//"),
+        (b"./.", "./."),
+        (b"a/..", "a/.."),
+        (b"a/./", "a/./"),
+    ],
+)
+@pytest.mark.parametrize("utf8", [False, True])
+def test_an_entry_whose_name_names_no_file_is_refused_alone_and_written_out(name, shown, utf8):
+    found = read(("x.zip", raw_zip((name, SNAPSHOT, utf8), (b"ok.json", SNAPSHOT, False))))
+    assert found == [(shown, False, "its name holds no file name"), ("ok.json", True, "")]
+
+
+@pytest.mark.parametrize(
+    ("name", "shown", "problem"),
+    [
+        (b"bad\xff.json", "bad\\xff.json", "its name is not UTF-8 text"),
+        (b"\xc3(.json", "\\xc3(.json", "its name is not UTF-8 text"),
+        (b"\x00", "\\u0000", "its name must not contain the control character U+0000"),
+        (b"a\x00.json", "a\\u0000.json", "its name must not contain the control character U+0000"),
+        (b"\x1b[2J.json", "\\u001b[2J.json", "its name must not contain the control character"),
+    ],
+)
+def test_a_name_of_control_characters_or_bytes_that_are_not_utf8_is_written_out(
+    name, shown, problem
+):
+    [(found, taken, why)] = read(("x.zip", raw_zip((name, SNAPSHOT, False))))
+    assert (found, taken) == (shown, False) and why.startswith(problem)
+
+
+def test_a_utf8_name_stored_without_its_flag_is_read_as_utf8():
+    assert read(("x.zip", raw_zip(("café.json".encode(), SNAPSHOT, False)))) == [
+        ("café.json", True, "")
+    ]
+
+
+def test_a_folder_entry_is_passed_over():
+    archive = raw_zip((b"snaps/", b"", False), (b"snaps/a.json", SNAPSHOT, False))
+    assert read(("x.zip", archive)) == [("snaps/a.json", True, "")]
+
+
+_NAME_BYTES = st.lists(
+    st.sampled_from([b".", b"..", b"/", b"\\", b"", b"a", b".json", b"\x00", b"\x01", b"\x7f"])
+    | st.binary(max_size=3),
+    max_size=6,
+).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(st.tuples(_NAME_BYTES, st.booleans()), min_size=1, max_size=4))
+def test_no_entry_name_is_an_error_and_each_is_answered(entries):
+    archive = raw_zip(*((name, SNAPSHOT, utf8) for name, utf8 in entries))
+    files = snapshot_files([SimpleUploadedFile("x.zip", archive)])
+    readable = all(not utf8 or _is_utf8(name) for name, utf8 in entries)
+    if not readable:
+        [refused] = files
+        assert refused.content is None and "marked as UTF-8" in refused.problem
+        return
+    assert len(files) == len(entries)
+    for (name, _), file in zip(entries, files, strict=True):
+        # What the job's page shows: never empty, never a control or invisible character.
+        assert file.name and player_ids.id_problem(file.name) is None
+        if _names_no_file(name):
+            assert file.content is None and file.problem
+
+
+def _is_utf8(name: bytes) -> bool:
+    try:
+        name.decode()
+    except UnicodeError:
+        return False
+    return True
+
+
+def _names_no_file(name: bytes) -> bool:
+    parts = [part for part in name.replace(b"\\", b"/").split(b"/") if part not in (b"", b".")]
+    return not parts or parts[-1] == b".." or name.endswith((b"/", b"\\"))

@@ -104,8 +104,8 @@ MATRIX: dict[str, Entry] = {
     # Dashboard and the report-a-crash wizard.
     "dashboard": Entry(by_role(ALL, 200), by_role(ALL, 200)),
     "policy": page(*ALL),  # the crash policy, for every role
-    # Each signed-in person's own settings, with a role or none.
-    "user_settings": Entry({**everyone(200), ANON: 302}, {**everyone(422), ANON: 302}),
+    # Each desk role's own settings; the cashier and a user without a role open no page.
+    "user_settings": form(*ALL),
     # An empty POST shows the empty form again, as a GET would.
     "incident_new": form(OP, post=200),
     "incident_tournaments": Entry(by_role(ALL, 200), by_role(ALL, 200)),
@@ -138,7 +138,7 @@ MATRIX: dict[str, Entry] = {
     "settlement_submit": action(OP, TM, post=422, exceptions={TM: 403}),
     "settlement_approve": form(TM),
     "settlement_reject": form(TM),
-    "settlement_ledger": page(OP, TM, AU, args={"settlement_id": "approved_settlement"}),
+    "settlement_ledger": page(*ALL, args={"settlement_id": "approved_settlement"}),
     # Answering players: every role that may see amounts (permissions.AMOUNT_READERS).
     "players": page(*ALL, query="?q=p000001"),
     "settlement_statement": page(*ALL, query="?player=p000001"),
@@ -153,8 +153,11 @@ MATRIX: dict[str, Entry] = {
     "compensation_detail": page(OP, TM, AU),
     "compensation_approve": form(TM),
     "compensation_reject": form(TM),
-    "compensation_ledger": page(OP, TM, AU, args={"compensation_id": "approved_compensation"}),
+    "compensation_ledger": page(*ALL, args={"compensation_id": "approved_compensation"}),
     "prize_withdrawal_new": form(TM),
+    # Taking a prize back, proposed by another Tournament Manager: answered by a second one.
+    "prize_withdrawal_approve": form(TM),
+    "prize_withdrawal_reject": form(TM),
     "individual_case_list": page(OP, TM, AU),
     "individual_case_new": form(TM),
     "individual_case_resolve": form(TM, args={"case_id": "individual_case"}),
@@ -165,8 +168,9 @@ MATRIX: dict[str, Entry] = {
     "reissue_reject": form(TM),
     "payments_audit": page(OP, TM, AU),
     "payments_audit_export": page(OP, TM, AU),
-    "incident_payments_csv": page(OP, TM, AU),
-    "incident_payments_json": page(OP, TM, AU),
+    # The batch is approved lines: read by whoever reads the ledger (permissions.ledger_read).
+    "incident_payments_csv": page(*ALL),
+    "incident_payments_json": page(*ALL),
     # The auditor's history browser.
     "history": page(AU),
     "history_export": page(AU),
@@ -204,6 +208,7 @@ class World:
     approved_settlement: object
     compensation: object
     approved_compensation: object
+    withdrawal: object
     job: object
     reissue: object
     failed_key: str
@@ -282,6 +287,16 @@ def world(users, snapshot_factory) -> World:
         approved_settlement=approved,
         compensation=proposal(2),
         approved_compensation=approved_compensation,
+        withdrawal=services.prize_withdrawal_decide(
+            case=paid_case,
+            actor=other_manager,
+            player="p000002",
+            prize="a seat paid twice",
+            outcome="withdraw",
+            reason="paid twice",
+            amount=100,
+            unit="cash",
+        ),  # fmt: skip
     )
 
 

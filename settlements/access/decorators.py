@@ -35,18 +35,6 @@ def role_required(*allowed: str):
     return decorator
 
 
-def signed_in_required(view):
-    """Let through every signed-in user, with or without a role (their own settings)."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return _to_sign_in(request)
-        return view(request, *args, **kwargs)
-
-    return wrapper
-
-
 def _to_sign_in(request):
     if request.htmx:
         back_to = request.htmx.current_url_abs_path or "/"

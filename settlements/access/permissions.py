@@ -14,12 +14,21 @@ from collections.abc import Sequence
 
 from settlements.access import roles
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
-from settlements.models import ApiToken, Case, Compensation, Incident, Reissue, Settlement
+from settlements.models import (
+    ApiToken,
+    Case,
+    Compensation,
+    Incident,
+    PrizeWithdrawal,
+    Reissue,
+    Settlement,
+)
 from settlements.workflow import (
     CaseStatus,
     SettlementStatus,
     case_refusal,
     compensation_refusal,
+    prize_withdrawal_refusal,
     reissue_refusal,
     settlement_refusal,
 )
@@ -31,17 +40,20 @@ STATE = "state"
 
 # Who may do what, where a view also names them (its role_required decorator).
 COMPENSATION_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
-# Who reads the ledgers: what is paid to whom, line by line (the CSVs, the API's lines).
-LEDGER_READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
+# Who reads the ledger, what is paid to whom line by line, wherever it is shown: every desk role
+# reviews settlements, and the review page shows each player's lines to all of them, so the
+# statements (pages, exports, API), the case API's documents and the ledger downloads answer the
+# same (``ledger_read``). The cashier reads lines through its feed alone; no role, no lines.
+LEDGER_READERS = roles.ALL_ROLES
 CASE_WITHDRAWERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
 # The wallet system reads the feed and confirms; nobody else does either.
 CASHIERS = (roles.CASHIER,)
 # Who follows payments on the pages (reconciliation, the payments queue, the batch download).
 PAYMENT_READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
 REISSUE_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
-# Who may see what each player is paid: every role reviews settlements, so the review page, its
-# explain panel, the players page and the statements (and their exports) give this one answer.
-AMOUNT_READERS = roles.ALL_ROLES
+# What each player is paid is their lines summed: the same rule, named for the pages that show
+# amounts (the review page, its explain panel, the players page).
+AMOUNT_READERS = LEDGER_READERS
 
 
 class Refusal(str):
@@ -119,8 +131,9 @@ def case_withdraw(*, case: Case, user, approved_compensations: Sequence[int]) ->
 
 
 def ledger_read(*, user) -> Refusal | None:
-    """Reading a settlement's or a compensation's lines: in the web's ledger CSVs and in the
-    API's case documents alike, so that a token shows its user what the pages show them."""
+    """Reading players' ledger lines: on the pages, in the downloads, in the statements and in
+    the API's case documents alike, so that a token shows its user what the pages show them.
+    The views and the API let through ``LEDGER_READERS``, the roles this allows."""
     return _role(user, *LEDGER_READERS, action="read the ledger of what is paid")
 
 
@@ -197,8 +210,17 @@ def compensation_reject(*, compensation: Compensation, user) -> Refusal | None:
 
 
 def prize_withdrawal_decide(*, case: Case, user) -> Refusal | None:
+    """Proposing to take a prize back (another Tournament Manager approves it), or leaving it."""
     refusal = _role(user, roles.TOURNAMENT_MANAGER, action="decide on prizes given in error")
     return refusal or _withdrawn(case, "record a prize given in error on")
+
+
+def prize_withdrawal_approve(*, withdrawal: PrizeWithdrawal, user) -> Refusal | None:
+    return _prize_withdrawal_answer(withdrawal, user, "approve")
+
+
+def prize_withdrawal_reject(*, withdrawal: PrizeWithdrawal, user) -> Refusal | None:
+    return _prize_withdrawal_answer(withdrawal, user, "reject")
 
 
 def individual_case_open(*, user, incident: Incident | None = None) -> Refusal | None:
@@ -338,6 +360,18 @@ def _reissue_answer(reissue: Reissue, user, action: str) -> Refusal | None:
     if refusal is None and user.pk == reissue.proposed_by_id:
         refusal = Refusal(
             f"You proposed {reissue}; another Tournament Manager must {action} it.", OWN_WORK
+        )
+    return refusal
+
+
+def _prize_withdrawal_answer(withdrawal: PrizeWithdrawal, user, action: str) -> Refusal | None:
+    refusal = _role(user, roles.TOURNAMENT_MANAGER, action=f"{action} prize withdrawals")
+    if refusal is None:
+        text = prize_withdrawal_refusal(withdrawal.status, action, label=str(withdrawal))
+        refusal = _state(text) if text else None
+    if refusal is None and user.pk == withdrawal.decided_by_id:
+        refusal = Refusal(
+            f"You proposed {withdrawal}; another Tournament Manager must {action} it.", OWN_WORK
         )
     return refusal
 

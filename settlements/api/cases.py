@@ -1,5 +1,6 @@
 """GET /api/v1/cases and /api/v1/cases/ID: the cases, newest first a page at a time, and one
-case with its settlement once prepared (its lines only for the roles that read the ledger)."""
+case with its settlement once prepared, lines included: one case is read by the roles that read
+the ledger (``permissions.ledger_read``), as on the pages."""
 
 from typing import Annotated
 
@@ -47,7 +48,7 @@ def cases(request: HttpRequest, user) -> JsonResponse:
     )
 
 
-@api_endpoint("GET", "HEAD", allowed=roles.ALL_ROLES)
+@api_endpoint("GET", "HEAD", allowed=permissions.LEDGER_READERS)
 def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
     try:
         found = selectors.case_detail(case_id)
@@ -65,11 +66,6 @@ def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
         # The stored engine output, in the format of `manage.py settle`: not computed again.
         # Two queries for the settlement and all its adjustments together.
         documents = selectors.settlements_as_dicts([settlement, *adjustments])
-    # The lines are the ledger: a role the web refuses it gets the payouts without them.
-    if documents and (refusal := permissions.ledger_read(user=user)):
-        for document in documents:
-            document["lines"] = None
-        data["withheld"] = [{"path": "settlement.lines", "message": str(refusal)}]
     data["settlement_id"] = settlement.pk if settlement else None
     data["settlement_status"] = settlement.status if settlement else None
     data["settlement"] = documents[0] if settlement else None

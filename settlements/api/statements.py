@@ -35,7 +35,7 @@ class StatementsQuery(msgspec.Struct, kw_only=True, frozen=True):
         return self.limit or STATEMENTS_PAGE_SIZE
 
 
-@api_endpoint("GET", "HEAD", allowed=permissions.AMOUNT_READERS)
+@api_endpoint("GET", "HEAD", allowed=permissions.LEDGER_READERS)
 def settlement_statements(request: HttpRequest, user, settlement_id: int) -> JsonResponse:
     """The statements of a settlement's entrants, ``limit`` at a time in code-point order of
     their ids after ``after`` (``next`` is the following page's URL); or, with ``player``, that

@@ -11,7 +11,7 @@ from settlements.triggers import (
     fixed_fields,
     write_once,
 )
-from settlements.workflow import CompensationStatus
+from settlements.workflow import CompensationStatus, PrizeWithdrawalStatus
 
 
 class Compensation(models.Model):
@@ -93,7 +93,9 @@ class CompensationItem(models.Model):
 
 
 class PrizeWithdrawal(models.Model):
-    """A Tournament Manager's call on a prize given in error: take it back or leave it."""
+    """A Tournament Manager's call on a prize given in error: take it back or leave it. Taking
+    it back is a debit, proposed by one Tournament Manager (``decided_by``) and approved or
+    rejected by another; leaving it is recorded at once (workflow.PrizeWithdrawalStatus)."""
 
     class Outcome(models.TextChoices):
         WITHDRAW = "withdraw", "Withdraw the prize"
@@ -108,12 +110,54 @@ class PrizeWithdrawal(models.Model):
     reason = models.TextField()
     decided_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
     decided_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=16, choices=PrizeWithdrawalStatus.choices)
+    approved_by = models.ForeignKey(
+        USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    rejected_by = models.ForeignKey(
+        USER, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_reason = models.TextField(blank=True)
 
     history = audited()
 
     class Meta:
         ordering = ["-decided_at", "-id"]
-        constraints = non_negative("amount", prefix="prize_withdrawal")
+        constraints = [
+            *non_negative("amount", prefix="prize_withdrawal"),
+            models.CheckConstraint(
+                condition=Q(approved_by__isnull=True) | ~Q(approved_by=F("decided_by")),
+                name="prize_withdrawal_approver_is_not_proposer",
+            ),
+            models.CheckConstraint(
+                condition=Q(rejected_by__isnull=True) | ~Q(rejected_by=F("decided_by")),
+                name="prize_withdrawal_rejecter_is_not_proposer",
+            ),
+            # Only a prize taken back waits for a second Tournament Manager.
+            models.CheckConstraint(
+                condition=Q(outcome="leave", status="recorded")
+                | (Q(outcome="withdraw") & ~Q(status="recorded")),
+                name="prize_withdrawal_status_fits_outcome",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "decided_at"], name="prize_withdrawal_status_idx")
+        ]
+        triggers = [
+            final_when_approved(),
+            fixed_fields(
+                "case",
+                "player",
+                "prize",
+                "unit",
+                "amount",
+                "outcome",
+                "reason",
+                "decided_by",
+                "decided_at",
+            ),  # fmt: skip
+        ]
 
     def __str__(self) -> str:
         return f"Prize withdrawal #{self.pk} ({self.player})"

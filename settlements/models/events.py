@@ -33,6 +33,8 @@ class Event(models.Model):
         COMPENSATION_APPROVED = "compensation_approved", "Compensation approved"
         COMPENSATION_REJECTED = "compensation_rejected", "Compensation rejected"
         PRIZE_WITHDRAWAL_DECIDED = "prize_withdrawal_decided", "Prize withdrawal decided"
+        PRIZE_WITHDRAWAL_APPROVED = "prize_withdrawal_approved", "Prize withdrawal approved"
+        PRIZE_WITHDRAWAL_REJECTED = "prize_withdrawal_rejected", "Prize withdrawal rejected"
         INDIVIDUAL_CASE_OPENED = "individual_case_opened", "Individual case opened"
         INDIVIDUAL_CASE_RESOLVED = "individual_case_resolved", "Individual case resolved"
         CASE_WITHDRAWN = "case_withdrawn", "Case withdrawn"

@@ -55,6 +55,7 @@ from settlements.selectors.compensation import (
     compensation_approved_ids,
     compensation_detail,
     compensation_list,
+    prize_withdrawal_detail,
     prize_withdrawal_list,
 )
 from settlements.selectors.dashboard import (
@@ -222,6 +223,7 @@ __all__ = [
     "case_compensations",
     "case_prize_withdrawals",
     "compensation_detail",
+    "prize_withdrawal_detail",
     "prize_withdrawal_list",
     "event_list",
     "incident_timeline",

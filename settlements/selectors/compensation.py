@@ -64,7 +64,7 @@ def case_prize_withdrawals(case: Case) -> list[PrizeWithdrawal]:
         return []
     withdrawals = list(
         PrizeWithdrawal.objects.filter(case=case)
-        .select_related("decided_by")
+        .select_related("decided_by", "approved_by", "rejected_by")
         .order_by("-decided_at", "-id")
     )
     for withdrawal in withdrawals:
@@ -78,6 +78,13 @@ def compensation_detail(compensation_id: int) -> Compensation:
     )
     compensations = lean(compensations, "case__tournament").prefetch_related("items")
     return compensations.get(pk=compensation_id)
+
+
+def prize_withdrawal_detail(withdrawal_id: int) -> PrizeWithdrawal:
+    withdrawals = PrizeWithdrawal.objects.select_related(
+        "case__tournament", "case__incident", "decided_by", "approved_by", "rejected_by"
+    )
+    return lean(withdrawals, "case__tournament").get(pk=withdrawal_id)
 
 
 def prize_withdrawal_list(*, case: Case | None = None) -> QuerySet[PrizeWithdrawal]:

@@ -8,10 +8,23 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from settlements.access import roles
-from settlements.models import Case, Compensation, CompensationItem, Incident, Settlement
+from settlements.models import (
+    Case,
+    Compensation,
+    CompensationItem,
+    Incident,
+    PrizeWithdrawal,
+    Settlement,
+)
 from settlements.selectors.cases import case_list, incident_list
 from settlements.selectors.common import lean
-from settlements.workflow import CASE_WORK_ORDER, CaseStatus, CompensationStatus, SettlementStatus
+from settlements.workflow import (
+    CASE_WORK_ORDER,
+    PRIZE_WITHDRAWAL_WAITING,
+    CaseStatus,
+    CompensationStatus,
+    SettlementStatus,
+)
 
 
 @dataclass(frozen=True)
@@ -24,6 +37,7 @@ class WaitingFor:
     approvals: QuerySet[Settlement]
     compensations: QuerySet[Compensation]
     individual_cases: QuerySet[Case]
+    prize_withdrawals: QuerySet[PrizeWithdrawal]
 
     @property
     def total(self) -> int:
@@ -36,6 +50,7 @@ class WaitingFor:
                 self.approvals,
                 self.compensations,
                 self.individual_cases,
+                self.prize_withdrawals,
             )
         )
 
@@ -96,6 +111,26 @@ def waiting_for(user) -> WaitingFor:
         approvals=approvals,
         compensations=compensations,
         individual_cases=individual,
+        prize_withdrawals=_prize_withdrawals_for(user, held),
+    )
+
+
+def _prize_withdrawals_for(user, held) -> QuerySet[PrizeWithdrawal]:
+    """Prize withdrawals in a state the workflow says the user's role answers, but never the
+    ones the user proposed."""
+    waiting = Q(pk__in=[])
+    for status, (role, author) in PRIZE_WITHDRAWAL_WAITING.items():
+        if role in held:
+            waiting |= Q(status=status) & ~Q(**{author: user})
+    return (
+        lean(
+            PrizeWithdrawal.objects.select_related(
+                "case__tournament", "case__incident", "decided_by"
+            ),
+            "case__tournament",
+        )
+        .filter(waiting)
+        .order_by("decided_at", "id")
     )
 
 
@@ -120,6 +155,12 @@ DASHBOARD_QUEUES = (
     ("Settlements to approve", "approvals", roles.TOURNAMENT_MANAGER, "settlement"),
     ("Compensation to approve", "compensations", roles.TOURNAMENT_MANAGER, "compensation"),
     ("Individual cases to resolve", "individual_cases", roles.TOURNAMENT_MANAGER, "case"),
+    (
+        "Prize withdrawals to approve",
+        "prize_withdrawals",
+        roles.TOURNAMENT_MANAGER,
+        "prize_withdrawal",
+    ),
 )
 
 
@@ -212,6 +253,7 @@ def _queue_item(item, kind: str) -> dict:
     case = item if kind == "case" else item.case
     return {
         "pk": item.pk,
+        "case_pk": case.pk,
         "label": str(item),
         "operator_id": case.tournament.operator_id,
         "tournament_name": case.tournament.name,

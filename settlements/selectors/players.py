@@ -30,7 +30,7 @@ from settlements.models import (
 from settlements.money import UNIT_ORDER
 from settlements.rules import Basis
 from settlements.selectors.common import lean
-from settlements.workflow import SettlementStatus
+from settlements.workflow import PrizeWithdrawalStatus, SettlementStatus
 
 # Entrants read per round trip when every statement of a settlement is written out.
 STATEMENT_CHUNK = 2000
@@ -460,9 +460,10 @@ def _followups(settlement: Settlement, player: str) -> Iterator[statements.Follo
         )
     withdrawals = PrizeWithdrawal.objects.filter(case=settlement.case_id, player=player)
     for withdrawal in withdrawals.order_by("decided_at", "id"):
+        decided = withdrawal.get_outcome_display()
+        if withdrawal.status != PrizeWithdrawalStatus.RECORDED:
+            # A prize taken back is collected only once a second manager approves it.
+            decided = f"{decided}: {withdrawal.get_status_display().lower()}"
         yield statements.Followup(
-            "prize_withdrawal",
-            withdrawal.pk,
-            withdrawal.get_outcome_display(),
-            words=withdrawal.prize,
+            "prize_withdrawal", withdrawal.pk, decided, words=withdrawal.prize
         )

@@ -38,7 +38,9 @@ from settlements.services.individual_cases import (
     check_prize_amount,
     individual_case_open,
     individual_case_resolve,
+    prize_withdrawal_approve,
     prize_withdrawal_decide,
+    prize_withdrawal_reject,
 )
 from settlements.services.jobs import (
     JobInterrupted,
@@ -131,7 +133,9 @@ __all__ = [
     "NewTournament",
     "individual_case_open",
     "individual_case_resolve",
+    "prize_withdrawal_approve",
     "prize_withdrawal_decide",
+    "prize_withdrawal_reject",
     "check_prize_amount",
     "ConfirmationEntry",
     "ConfirmationAnswer",

@@ -1,4 +1,6 @@
-"""Individual cases (players hit while the tournament went on) and prizes given in error."""
+"""Individual cases (players hit while the tournament went on) and prizes given in error: a
+prize taken back is a debit, proposed by one Tournament Manager and approved by another before
+its line reaches the cashier, like compensation and re-issues."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +25,12 @@ from settlements.services.common import (
 )
 from settlements.services.incidents import tournament_create
 from settlements.services.payments import release_lines
-from settlements.workflow import CaseStatus, case_next_status
+from settlements.workflow import (
+    CaseStatus,
+    PrizeWithdrawalStatus,
+    case_next_status,
+    prize_withdrawal_next_status,
+)
 
 
 @dataclass(frozen=True)
@@ -139,7 +146,8 @@ def prize_withdrawal_decide(
     amount: int | None = None,
     unit: str = "",
 ) -> PrizeWithdrawal:
-    """A Tournament Manager's call on a prize given in error: withdraw it, or leave it."""
+    """A Tournament Manager's call on a prize given in error: propose to withdraw it (another
+    Tournament Manager approves), or leave it (recorded at once: no money moves)."""
     case = lock_case(case)
     permissions.enforce(permissions.prize_withdrawal_decide(case=case, user=actor))
     check_player_id(player, "The player", field="player")
@@ -154,6 +162,7 @@ def prize_withdrawal_decide(
         check_amount(amount, "amount")
     if outcome == PrizeWithdrawal.Outcome.WITHDRAW and not amount:
         raise DomainError("Give the amount to take back and its unit.", field="amount")
+    taken = outcome == PrizeWithdrawal.Outcome.WITHDRAW
     withdrawal = PrizeWithdrawal(
         case=case,
         player=player,
@@ -163,24 +172,81 @@ def prize_withdrawal_decide(
         outcome=outcome,
         reason=reason,
         decided_by=actor,
+        status=PrizeWithdrawalStatus.PROPOSED if taken else PrizeWithdrawalStatus.RECORDED,
     )
     save_with_history(withdrawal, actor=actor, reason=reason)
-    if outcome == PrizeWithdrawal.Outcome.WITHDRAW:
-        release_lines(
-            actor=actor,
-            case=case,
-            currency=case.tournament.currency,
-            line_count=1,
-            totals={unit: -amount},
-            prize_withdrawal=withdrawal,
-        )
     record_event(
         Event.Type.PRIZE_WITHDRAWAL_DECIDED,
         actor=actor,
         case=case,
         subject=withdrawal,
         reason=reason,
-        data={"player": player, "prize": prize, "outcome": outcome, "amount": amount, "unit": unit},
+        data={
+            "player": player,
+            "prize": prize,
+            "outcome": outcome,
+            "amount": amount,
+            "unit": unit,
+            "status": withdrawal.status,
+        },
+    )
+    return withdrawal
+
+
+@transaction.atomic
+def prize_withdrawal_approve(
+    *, withdrawal: PrizeWithdrawal, actor, reason: str = ""
+) -> PrizeWithdrawal:
+    """Approve taking a prize back: its line joins the cashier's feed. Never the proposer's."""
+    return _prize_withdrawal_review(withdrawal, actor, "approve", reason.strip())
+
+
+@transaction.atomic
+def prize_withdrawal_reject(*, withdrawal: PrizeWithdrawal, actor, reason: str) -> PrizeWithdrawal:
+    """Reject taking a prize back: nothing is collected."""
+    return _prize_withdrawal_review(withdrawal, actor, "reject", required_text(reason, "reason"))
+
+
+def _prize_withdrawal_review(withdrawal: PrizeWithdrawal, actor, action: str, reason: str):
+    # The case first, as every service locks it (services/__init__.py): withdrawing the case
+    # voids a proposal still waiting, so the two answer one after the other.
+    case = lock_case(withdrawal.case)
+    withdrawal = PrizeWithdrawal.objects.select_for_update().get(pk=withdrawal.pk)
+    withdrawal.case = case
+    check = (
+        permissions.prize_withdrawal_approve
+        if action == "approve"
+        else permissions.prize_withdrawal_reject
+    )
+    permissions.enforce(check(withdrawal=withdrawal, user=actor))
+    withdrawal.status = prize_withdrawal_next_status(
+        withdrawal.status, action, label=str(withdrawal)
+    )
+    if action == "approve":
+        withdrawal.approved_by = actor
+    else:
+        withdrawal.rejected_by = actor
+    withdrawal.reviewed_at = timezone.now()
+    withdrawal.review_reason = reason
+    save_with_history(withdrawal, actor=actor, reason=reason or "Approved")
+    if action == "approve":
+        release_lines(
+            actor=actor,
+            case=case,
+            currency=case.tournament.currency,
+            line_count=1,
+            totals={withdrawal.unit: -withdrawal.amount},
+            prize_withdrawal=withdrawal,
+        )
+    record_event(
+        Event.Type.PRIZE_WITHDRAWAL_APPROVED
+        if action == "approve"
+        else Event.Type.PRIZE_WITHDRAWAL_REJECTED,
+        actor=actor,
+        case=case,
+        subject=withdrawal,
+        reason=reason,
+        data={"player": withdrawal.player, "amount": withdrawal.amount, "unit": withdrawal.unit},
     )
     return withdrawal
 

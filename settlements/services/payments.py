@@ -56,6 +56,8 @@ FAILED = PaymentConfirmation.Status.FAILED
 # A cashier's clock may run a little ahead of ours; a time further ahead is a mistake.
 CLOCK_SKEW = timedelta(minutes=5)
 MAX_REFERENCE_LENGTH = 200
+# How much of an unknown key a refusal quotes.
+KEY_SHOWN_LENGTH = 60
 TALLY_FIELDS = (
     "paid_lines", "failed_lines", "reissued_lines", "paid", "failed", "reissued",
 )  # fmt: skip
@@ -240,7 +242,7 @@ def _judge_batch(
         line = lines.get(item.idempotency_key)
         if line is None:
             batch.answers.append(
-                _refused(item, "idempotency_key", "No approved line has this idempotency key.")
+                _refused(item, "idempotency_key", no_line_message(item.idempotency_key))
             )
             continue
         state = states[line.release.id, line.line_no]
@@ -342,6 +344,17 @@ def _judge(item: ConfirmationEntry, line: _LineState, latest: datetime):
         line.failed_references = {*line.failed_references, reference}
     after = line.state
     return ConfirmationAnswer(key, ConfirmationAnswer.RECORDED), (before, after)
+
+
+def no_line_message(key: str) -> str:
+    """The refusal of a key no approved line has, naming the key as sent: escaped, so a
+    control character shows, and cut short, so a batch of huge keys stays readable."""
+    shown = player_ids.escaped(key) or key
+    if len(shown) > KEY_SHOWN_LENGTH:
+        shown = f"{shown[:KEY_SHOWN_LENGTH]}… ({len(key):,} characters)"
+    return (
+        f'No approved line has the key "{shown}": a key is taken only exactly as the feed wrote it.'
+    )
 
 
 def _refused(item: ConfirmationEntry, field: str, message: str) -> ConfirmationAnswer:
@@ -446,7 +459,7 @@ def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
                 user=actor, key=idempotency_key, state="failed", reissued_as=None
             )
         )
-        raise DomainError("No approved line has this key.", field="idempotency_key")
+        raise DomainError(no_line_message(idempotency_key), field="idempotency_key")
     release_id, line_no = line.release.id, line.line_no
     PaymentTally.objects.select_for_update().get(release_id=release_id)
     state = _states([line])[release_id, line_no]

@@ -15,6 +15,7 @@ from settlements.models import (
     Compensation,
     Event,
     Incident,
+    PrizeWithdrawal,
     Settlement,
     Snapshot,
     Tournament,
@@ -35,9 +36,11 @@ from settlements.site_policy import site_policy
 from settlements.workflow import (
     CaseStatus,
     CompensationStatus,
+    PrizeWithdrawalStatus,
     SettlementStatus,
     case_next_status,
     compensation_next_status,
+    prize_withdrawal_next_status,
     settlement_next_status,
 )
 
@@ -202,10 +205,10 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
     """Withdraw a crash case loaded in error (the wrong snapshot, the wrong tournament).
 
     The snapshot and everything recorded on the case stay on record. A settlement of it not yet
-    approved (prepared, or waiting for approval) is withdrawn with it, and so is compensation
-    still waiting for an answer. The tournament may then be loaded again. A case with an
-    approved settlement stays (an adjustment corrects it), and so does one with approved
-    compensation, which is owed.
+    approved (prepared, or waiting for approval) is withdrawn with it, and so are compensation
+    and prize withdrawals still waiting for an answer. The tournament may then be loaded
+    again. A case with an approved settlement stays (an adjustment corrects it), and so does
+    one with approved compensation, which is owed.
     """
     case = lock_case(case)
     # Locked before they are read: an approval committing meanwhile is seen, and one that
@@ -241,6 +244,20 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
         save_with_history(
             compensation, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}"
         )
+    # A prize taken back is a debit only once another manager approves it: one still waiting
+    # goes with the case, as compensation does.
+    prizes = list(
+        PrizeWithdrawal.objects.select_for_update()
+        .filter(case=case, status=PrizeWithdrawalStatus.PROPOSED)
+        .order_by("pk")
+    )
+    for withdrawal in prizes:
+        withdrawal.status = prize_withdrawal_next_status(
+            withdrawal.status, "withdraw", label=str(withdrawal)
+        )
+        save_with_history(
+            withdrawal, actor=actor, reason=f"Withdrawn with case #{case.pk}: {reason}"
+        )
     previous = case.status
     case.status = next_status
     case.withdrawn_by = actor
@@ -257,6 +274,7 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
             "status": previous,
             "settlements_withdrawn": [settlement.pk for settlement in in_flight],
             "compensation_withdrawn": [compensation.pk for compensation in voided],
+            "prize_withdrawals_withdrawn": [withdrawal.pk for withdrawal in prizes],
             "sha256": case.snapshot.sha256,
         },
     )

@@ -131,6 +131,10 @@ def _context(request, case: Case) -> dict:
     settlements = list(case.settlements.all())
     withdrawals = selectors.case_prize_withdrawals(case)
     selectors.withdrawals_collected(withdrawals)
+    for withdrawal in withdrawals:
+        withdrawal.can_answer = (
+            permissions.prize_withdrawal_approve(withdrawal=withdrawal, user=user) is None
+        )
     decision = next(iter(case.decisions.all()), None)
     context = {
         "case": case,

@@ -136,14 +136,14 @@ def payments_audit_export(request):
 
 
 @require_safe
-@role_required(*permissions.PAYMENT_READERS)
+@role_required(*permissions.LEDGER_READERS)
 def incident_payments_csv(request, incident_id: int):
     incident = incident_or_404(incident_id)
     return csv_download(ledger.incident_batch_csv(incident), ledger.batch_filename(incident, "csv"))
 
 
 @require_safe
-@role_required(*permissions.PAYMENT_READERS)
+@role_required(*permissions.LEDGER_READERS)
 def incident_payments_json(request, incident_id: int):
     incident = incident_or_404(incident_id)
     response = StreamingHttpResponse(

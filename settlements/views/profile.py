@@ -1,6 +1,9 @@
 """The signed-in user's own settings.
 
 GET/POST /settings/     the time zone their pages show times in
+
+Only for the desk roles, like every other page: the cashier and a user without a role open
+no page, so a settings page would only tell them the desk exists.
 """
 
 from django import forms
@@ -10,7 +13,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from settlements import selectors, services
-from settlements.access.decorators import signed_in_required
+from settlements.access import roles
+from settlements.access.decorators import role_required
 from settlements.errors import DomainError
 from settlements.forms import DomainErrorsMixin
 from settlements.middleware import remember_time_zone
@@ -33,7 +37,7 @@ class TimeZoneForm(DomainErrorsMixin, forms.Form):
         ]
 
 
-@signed_in_required
+@role_required(*roles.ALL_ROLES)
 def user_settings(request):
     chosen = selectors.profile_time_zone(request.user)
     form = TimeZoneForm(request.POST or None, initial={"time_zone": chosen})

@@ -94,7 +94,7 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
 
     # More is approved while the wallet works: it picks up from its cursor.
     services.settlement_approve(settlement=middle, actor=other)
-    services.prize_withdrawal_decide(
+    proposal = services.prize_withdrawal_decide(
         case=satellite.case,
         actor=manager,
         player="p000002",
@@ -104,6 +104,7 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
         amount=1,
         unit="tickets",
     )
+    services.prize_withdrawal_approve(withdrawal=proposal, actor=other, reason="checked")
     wallet.confirm(wallet.pay(wallet.read_feed()))
 
     # The desk re-issues what failed for good, with four eyes.

@@ -3,6 +3,7 @@ problem is, nothing of a refused confirmation is written, and what is recorded c
 on the pages and exports that show it."""
 
 import json
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -12,7 +13,7 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from settlements import selectors
+from settlements import player_ids, selectors
 from settlements.api.ledger import encode_cursor
 from settlements.models import Event, PaymentConfirmation
 from tests.api.test_ledger import item, post
@@ -160,6 +161,54 @@ def test_a_key_of_no_line_is_refused_without_a_lookup_error(api, wallet, desk, k
         "refused",
         "confirmations[0].idempotency_key",
     )
+
+
+def _variants(key: str) -> list[str]:
+    """Texts that int() reads as ``key``'s numbers but the feed never wrote."""
+    prefix, record, line = re.fullmatch(r"([CWR]?)(\d+)-(\d+)", key).groups()
+    return [
+        f"{prefix}0{record}-{line}",  # "02-5"
+        f"{prefix}{record}-000{line}",  # "2-0006" for line 6
+        f"{prefix}{record}-0{line}",
+        f"{prefix.lower() or 'S'}{record}-{line}",
+        f"{prefix}+{record}-{line}",
+        f" {key}",
+        f"{key} ",
+        f"{key}\n",
+        f"{prefix}{record}\u2010{line}",  # a hyphen that is not "-"
+        f"{prefix}{record}-{line}".replace("-", "--"),
+        f"{prefix}{record}_{line}",
+    ]
+
+
+@pytest.mark.parametrize("record", ["settlement", "compensation"])
+def test_a_key_is_taken_only_byte_for_byte_as_the_feed_wrote_it(api, wallet, desk, record):
+    line = next(
+        line
+        for line in selectors.approved_lines()
+        if line.key.startswith("C") == (record != "settlement")
+    )
+    sent = _variants(line.key)
+    body = post(
+        api, wallet, {"confirmations": [item(line, idempotency_key=key) for key in sent]}
+    ).json()
+    assert body["refused"] == len(sent)
+    for index, (key, result) in enumerate(zip(sent, body["results"], strict=True)):
+        assert result["idempotency_key"] == key
+        [error] = result["errors"]
+        assert error["path"] == f"confirmations[{index}].idempotency_key"
+        # The refusal names the key as sent, spaces and control characters written out.
+        assert f'"{player_ids.escaped(key) or key}"' in error["message"], error["message"]
+    assert not PaymentConfirmation.objects.exists()
+    assert only(api, wallet, item(line))["outcome"] == "recorded"
+    assert list(PaymentConfirmation.objects.values_list("idempotency_key", flat=True)) == [line.key]
+
+
+def test_a_huge_key_is_named_cut_short(api, wallet, desk):
+    result = only(api, wallet, item(next(selectors.approved_lines()), idempotency_key="1" * 5000))
+    message = result["errors"][0]["message"]
+    assert "1" * 60 + "… (5,000 characters)" in message
+    assert len(message) < 200
 
 
 @pytest.mark.parametrize(

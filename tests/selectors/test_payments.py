@@ -34,15 +34,19 @@ def desk(operator, tournament_manager, second_manager, snapshot_factory):
     paid = compensation(
         settlement.case, operator, second_manager, ("p000001", 500), ("p000002", 40, "fpp")
     )
-    taken = services.prize_withdrawal_decide(
-        case=settlement.case,
-        actor=tournament_manager,
-        player="p000003",
-        prize="Cash paid twice",
-        outcome="withdraw",
-        reason="paid by mistake",
-        amount=700,
-        unit="cash",
+    taken = services.prize_withdrawal_approve(
+        withdrawal=services.prize_withdrawal_decide(
+            case=settlement.case,
+            actor=tournament_manager,
+            player="p000003",
+            prize="Cash paid twice",
+            outcome="withdraw",
+            reason="paid by mistake",
+            amount=700,
+            unit="cash",
+        ),
+        actor=second_manager,
+        reason="checked",
     )
     return settlement, paid, taken
 

@@ -98,6 +98,7 @@ def test_an_operator_withdraws_a_ready_case_and_it_is_audited(operator, snapshot
         "status": CaseStatus.READY,
         "settlements_withdrawn": [],
         "compensation_withdrawn": [],
+        "prize_withdrawals_withdrawn": [],
         "sha256": case.snapshot.sha256,
     }
     assert event_types(case=case)[-1] == Event.Type.CASE_WITHDRAWN
@@ -147,6 +148,7 @@ def test_a_prepared_settlement_is_withdrawn_and_a_rejected_one_stays_rejected(
         "status": CaseStatus.PREPARED,
         "settlements_withdrawn": [second.pk],
         "compensation_withdrawn": [],
+        "prize_withdrawals_withdrawn": [],
         "sha256": first.case.snapshot.sha256,
     }
 

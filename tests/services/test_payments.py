@@ -54,8 +54,11 @@ def compensation(case, operator, manager, *entries):
     return services.compensation_approve(compensation=proposal, actor=manager)
 
 
-def withdrawal(case, manager, *, amount=700, unit="cash", outcome="withdraw", player="p000003"):
-    return services.prize_withdrawal_decide(
+def withdrawal(
+    case, manager, approver=None, *, amount=700, unit="cash", outcome="withdraw", player="p000003"
+):
+    """A prize given in error, proposed by ``manager`` and, if given, approved by ``approver``."""
+    decided = services.prize_withdrawal_decide(
         case=case,
         actor=manager,
         player=player,
@@ -65,6 +68,9 @@ def withdrawal(case, manager, *, amount=700, unit="cash", outcome="withdraw", pl
         amount=amount,
         unit=unit,
     )
+    if approver is None:
+        return decided
+    return services.prize_withdrawal_approve(withdrawal=decided, actor=approver, reason="checked")
 
 
 @pytest.fixture
@@ -76,7 +82,7 @@ def desk(operator, tournament_manager, second_manager, snapshot_factory):
     paid = compensation(
         settlement.case, operator, second_manager, ("p000001", 500), ("p000002", 40, "fpp")
     )
-    taken = withdrawal(settlement.case, tournament_manager)
+    taken = withdrawal(settlement.case, tournament_manager, second_manager)
     return settlement, paid, taken
 
 
@@ -120,6 +126,8 @@ def test_nothing_unapproved_is_released(operator, tournament_manager, snapshot_f
         case=case, actor=operator, reason="lag", entries=[CompensationEntry("p000001", 5)]
     )
     withdrawal(case, tournament_manager, outcome="leave", amount=None, unit="")
+    # Taking a prize back is a debit: proposed, it waits for a second Tournament Manager.
+    withdrawal(case, tournament_manager)
     assert lines() == [] and not LedgerRelease.objects.exists()
 
 
@@ -180,7 +188,7 @@ def test_the_history_migration_releases_what_was_approved_before(
         monkeypatch.setattr(f"settlements.services.{module}.release_lines", lambda **kw: None)
     settlement = approved(operator, tournament_manager, snapshot_factory, stage="late")
     paid = compensation(settlement.case, operator, second_manager, ("p000001", 500))
-    taken = withdrawal(settlement.case, tournament_manager)
+    taken = withdrawal(settlement.case, tournament_manager, second_manager)
     withdrawal(settlement.case, tournament_manager, outcome="leave", amount=None, unit="")
     assert not LedgerRelease.objects.exists()
 

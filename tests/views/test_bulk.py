@@ -15,6 +15,7 @@ from settlements import services
 from settlements.models import Event, Job, JobItem
 from settlements.views import cached_previews
 from settlements.workflow import CaseStatus, SettlementStatus
+from tests.test_archive import raw_zip
 from tests.views.conftest import (
     HTMX,
     assert_full_page,
@@ -370,3 +371,24 @@ def zip_of(*entries: tuple[str, bytes]) -> bytes:
         for name, data in entries:
             writer.writestr(name, data)
     return archive.getvalue()
+
+
+def test_entries_that_name_no_file_are_refused_one_by_one_not_a_server_error(
+    as_operator, incident, snapshot_factory
+):
+    # "." and an empty name were an IndexError in the archive reader: a 500 for the whole load.
+    archive = raw_zip(
+        (b".", b"{}", False),
+        (b"", b"{}", False),
+        (b"dir/", b"{}", True),
+        (b"bad\xff.json", b"{}", False),
+        (b"ok.json", snapshot_factory(tournament_id="OK1"), False),
+    )
+    url = reverse("incident_upload_many", args=[incident.pk])
+    job = job_of(as_operator.post(url, {"files": [SimpleUploadedFile("a.zip", archive)]}))
+    refused = dict(job.items.filter(status=JobItem.Status.FAILED).values_list("key", "message"))
+    assert set(refused) == {".", '""', "dir/", "bad\\xff.json"}
+    assert "no file name" in refused["."] and "not UTF-8" in refused["bad\\xff.json"]
+    assert job.items.get(key="ok.json").status == JobItem.Status.DONE
+    page = as_operator.get(reverse("job_detail", args=[job.pk])).content.decode()
+    assert "bad\\xff.json" in page

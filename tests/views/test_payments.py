@@ -67,15 +67,19 @@ def outage(load_case, operator, tournament_manager, second_manager, cashier, sna
         entries=[CompensationEntry("p000002", 900), CompensationEntry("p000003", 60, "fpp")],
     )
     compensation = services.compensation_approve(compensation=proposal, actor=tournament_manager)
-    withdrawal = services.prize_withdrawal_decide(
-        case=late.case,
-        actor=tournament_manager,
-        player="p000004",
-        prize="paid twice",
-        outcome="withdraw",
-        reason="duplicate",
-        amount=250,
-        unit="tdollars",
+    withdrawal = services.prize_withdrawal_approve(
+        withdrawal=services.prize_withdrawal_decide(
+            case=late.case,
+            actor=tournament_manager,
+            player="p000004",
+            prize="paid twice",
+            outcome="withdraw",
+            reason="duplicate",
+            amount=250,
+            unit="tdollars",
+        ),
+        actor=second_manager,
+        reason="checked",
     )
     first = next(selectors.approved_lines(LedgerRelease.objects.filter(settlement=early)))
     confirm(cashier, first, status="failed", reference="closed")

@@ -184,22 +184,22 @@ _KEY_FIELD = {
     Record.PRIZE_WITHDRAWAL: "prize_withdrawal_id",
     Record.REISSUE: "reissue_id",
 }
-# ASCII digits only, at most 18 of them (a bigint), whatever str.isdigit would also accept.
-_KEY = re.compile(r"([CWR]?)([0-9]{1,18})-([0-9]{1,18})")
+# ASCII digits only, at most 18 of them (a bigint), whatever str.isdigit would also accept,
+# and no leading zero: the feed writes each number one way, so "02-5" or "2-0006" is no key
+# it gave out, though int() reads both as line 2-5's numbers.
+_KEY = re.compile(r"([CWR]?)([1-9][0-9]{0,17})-([1-9][0-9]{0,17})")
 
 
 def parse_key(key: str) -> tuple[str, int, int] | None:
-    """ "C5-1" -> ("compensation_id", 5, 1); None for anything not shaped like a key."""
+    """ "C5-1" -> ("compensation_id", 5, 1); None for anything not written exactly as the
+    feed writes a key (``idempotency_key``)."""
     if not isinstance(key, str) or len(key) > 40:
         return None
     match = _KEY.fullmatch(key)
     if match is None:
         return None
     prefix, number, line = match.groups()
-    record_id, line_no = int(number), int(line)
-    if record_id == 0 or line_no == 0:
-        return None
-    return _PREFIX_FIELDS[prefix], record_id, line_no
+    return _PREFIX_FIELDS[prefix], int(number), int(line)
 
 
 def releases_of(
