@@ -43,6 +43,7 @@ from settlements.services.individual_cases import (
 from settlements.services.jobs import (
     NewItem,
     Progress,
+    audit_verification_start,
     case_being_prepared,
     job_begin,
     job_finish,
@@ -85,6 +86,7 @@ from settlements.services.tokens import (
 __all__ = [
     "NewItem",
     "Progress",
+    "audit_verification_start",
     "case_being_prepared",
     "job_begin",
     "job_finish",
