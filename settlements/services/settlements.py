@@ -148,7 +148,7 @@ def _insert_payouts_and_lines(settlement_id: int, result, parsed) -> str:
     """Write the payouts and lines; the payouts' digest, for the event to seal."""
     chips = {player.id: player.chips for player in parsed.players}
     explained = {terms.player: terms for terms in result.explanations.terms()}
-    payouts = seals.Digest(seals.payout_line)
+    payouts = seals.Digest(repr)
     insert_rows(
         SettlementPayout,
         SETTLEMENT_PAYOUT_FIELDS,

@@ -100,7 +100,7 @@ def case_load_snapshot(
         crashed_at=crashed_at,
         actor=actor,
     )
-    entrants = seals.Digest(seals.entrant_line)
+    entrants = seals.Digest(repr)
     insert_rows(
         CasePlayer,
         ("case", *seals.ENTRANT_FIELDS),
