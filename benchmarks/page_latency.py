@@ -143,9 +143,10 @@ def seed(entrants: int) -> dict[str, str]:
 
 def _chain_copied_events() -> None:
     """Number the events 1, 2, 3, … in id order and chain their hashes, as if each copy had been
-    written through the services; the copies seal the same ledgers, snapshots and totals as the
-    records they copy, so only the chain has to be computed again."""
+    written through the services. A copy sealed what its template sealed (the template's ids,
+    times and history versions): it is given its own record's facts, read from its rows."""
     import hashlib
+    import json
 
     from django.db import connection, transaction
 
@@ -153,24 +154,62 @@ def _chain_copied_events() -> None:
     from settlements.models import Event
 
     started = time.perf_counter()
+    events = list(Event.objects.order_by("pk"))
+    _seal_copies(events)
     rows, previous = [], audit_log.GENESIS
-    for seq, event in enumerate(Event.objects.order_by("pk").iterator(chunk_size=5000), start=1):
+    for seq, event in enumerate(events, start=1):
         event.seq, event.prev_hash = seq, previous
         event.hash = previous = hashlib.sha256(audit_log.canonical(event)).hexdigest()
-        rows.append((event.pk, seq, event.prev_hash, event.hash))
+        rows.append((event.pk, seq, event.prev_hash, event.hash, json.dumps(event.subject_facts)))
     with transaction.atomic(), connection.cursor() as cursor:
         # The seeding superuser passes the write-once trigger for this one rewrite.
         cursor.execute("SET LOCAL session_replication_role = replica")
-        cursor.execute("CREATE TEMPORARY TABLE chain (id bigint, seq bigint, prev text, hash text)")
+        cursor.execute(
+            "CREATE TEMPORARY TABLE chain"
+            " (id bigint, seq bigint, prev text, hash text, facts jsonb)"
+        )
         with cursor.cursor.copy("COPY chain FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
         cursor.execute(
-            "UPDATE settlements_event AS e SET seq = c.seq, prev_hash = c.prev, hash = c.hash"
-            " FROM chain AS c WHERE e.id = c.id"
+            "UPDATE settlements_event AS e SET seq = c.seq, prev_hash = c.prev, hash = c.hash,"
+            " subject_facts = c.facts FROM chain AS c WHERE e.id = c.id"
         )
         cursor.execute("DROP TABLE chain")
-    print(f"chained {len(rows):,} events in {time.perf_counter() - started:.1f} s")
+    print(f"sealed and chained {len(rows):,} events in {time.perf_counter() - started:.1f} s")
+
+
+def _seal_copies(events) -> None:
+    """Copy k of an event (id shifted by k x STRIDE) seals its own record's facts as they are
+    now, and the history versions of the copied records (ids shifted the same way)."""
+    from settlements import audit_log, seals
+    from settlements.models import Event
+
+    wanted: dict[str, set[int]] = {}
+    for event in events:
+        shift = event.pk // STRIDE * STRIDE
+        versions = event.subject_facts.get("history", {})
+        if shift and versions:
+            event.subject_facts["history"] = {
+                f"{label.split(':')[0]}:{int(label.split(':')[1]) + shift}": [version + shift, ""]
+                for label, (version, _digest) in versions.items()
+            }
+        for label, (version, _digest) in event.subject_facts.get("history", {}).items():
+            wanted.setdefault(label, set()).add(version)
+    facts = audit_log.current_facts(Event.objects.all())
+    history = seals.current_history(wanted)
+    for event in events:
+        if event.pk < STRIDE or not event.subject_facts:
+            continue
+        current = facts.of(event) or {}
+        for key in event.subject_facts:
+            if key == "history":
+                event.subject_facts[key] = {
+                    label: [version, history.get((label, version))]
+                    for label, (version, _digest) in event.subject_facts[key].items()
+                }
+            else:
+                event.subject_facts[key] = current.get(key)
 
 
 def time_verify_audit(runs: int = 3) -> None:

@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from settlements.views import (
+    audit,
     bulk,
     cases,
     compensation,
@@ -207,6 +208,7 @@ urlpatterns = [
         name="incident_payments_json",
     ),
     path("history/audit-head.json", history.audit_head, name="audit_head"),
+    path("history/verify/", audit.audit_verify, name="audit_verify"),
     path(
         "history/incidents/<int:incident_id>/",
         history.incident_timeline,

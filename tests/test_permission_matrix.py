@@ -175,6 +175,8 @@ MATRIX: dict[str, Entry] = {
     "history": page(AU),
     "history_export": page(AU),
     "audit_head": page(AU),
+    # Starts the background verification of the event log, then follows its job.
+    "audit_verify": action(AU, post=302),
     "history_record": page(AU, args={"model": "history_model", "pk": "case_pk"}),
     "incident_timeline": page(AU),
 }

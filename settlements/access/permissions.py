@@ -411,3 +411,8 @@ def _role(user, *allowed: str, action: str) -> Refusal | None:
 
 def _state(text: str) -> Refusal:
     return Refusal(text, STATE)
+
+
+def audit_verify(*, user) -> Refusal | None:
+    """The auditor verifies the whole event log in the background (the history page)."""
+    return _role(user, roles.AUDITOR, action="verify the event log")

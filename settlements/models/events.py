@@ -47,6 +47,7 @@ class Event(models.Model):
         USER_ACCESS_CHANGED = "user_access_changed", "User's access changed"
         BASIS_RESTORED = "basis_restored", "Statement figures restored"
         BASIS_NOT_RESTORED = "basis_not_restored", "Statement figures not restored"
+        AUDIT_VERIFIED = "audit_verified", "Event log verified by the auditor"
 
     type = models.CharField(max_length=32, choices=Type.choices)
     # The foreign keys are covered by the composite indexes in Meta.

@@ -23,6 +23,7 @@ class Job(models.Model):
         APPROVE = "approve", "Approve settlements"
         DECIDE = "decide", "Record decisions"
         UPLOAD = "upload", "Load snapshots"
+        VERIFY = "verify", "Verify the event log"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Waiting for a worker"

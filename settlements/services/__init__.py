@@ -46,6 +46,7 @@ from settlements.services.jobs import (
     JobInterrupted,
     NewItem,
     Progress,
+    audit_verification_start,
     case_being_prepared,
     job_begin,
     job_finish,
@@ -90,6 +91,7 @@ from settlements.services.tokens import (
 __all__ = [
     "NewItem",
     "Progress",
+    "audit_verification_start",
     "case_being_prepared",
     "JobInterrupted",
     "job_begin",

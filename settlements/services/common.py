@@ -10,7 +10,7 @@ import psycopg
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import audit_log, bounds, change_mark, player_ids
+from settlements import audit_log, bounds, change_mark, player_ids, seals
 from settlements.errors import DomainError
 from settlements.models import (
     ID_MAX_LENGTH,
@@ -92,7 +92,12 @@ def record_event(
     subject=None,
     reason: str = "",
     data: dict | None = None,
+    facts: dict | None = None,
+    sealed: Sequence = (),
 ) -> Event:
+    """Write the event, sealing what it refers to (settlements.audit_log): its subject's facts,
+    ``facts`` the caller digested from the rows it wrote, and the versions so far of its
+    subject, its case and the ``sealed`` records it changed too."""
     if case is not None:
         incident = incident or case.incident
         tournament = tournament or case.tournament
@@ -106,8 +111,14 @@ def record_event(
         subject_id=subject.pk if subject is not None else None,
         reason=reason.strip(),
         data=data or {},
-        subject_facts=audit_log.subject_facts(subject) if subject is not None else {},
+        subject_facts={
+            **(audit_log.subject_facts(subject, event_type) if subject is not None else {}),
+            **(facts or {}),
+        },
     )
+    versions = seals.history_facts(dict.fromkeys(r for r in (subject, case, *sealed) if r))
+    if versions:
+        event.subject_facts["history"] = versions
     # Event ids key the dashboard's cache, so they must follow commit order (see change_mark);
     # the same lock makes this transaction the only one chaining onto the head until it commits.
     change_mark.hold_commit_order()

@@ -38,6 +38,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import (
     IntegrityError,
     InterfaceError,
@@ -50,12 +51,12 @@ from django.db.models import Count, Q
 from django.dispatch import Signal
 from django.utils import timezone
 
-from settlements import wording
-from settlements.access import roles
+from settlements import audit_log, wording
+from settlements.access import permissions, roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
-from settlements.models import Case, Incident, Job, JobItem, Settlement
+from settlements.models import Case, Event, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
-from settlements.services.common import insert_bound_rows
+from settlements.services.common import insert_bound_rows, record_event
 from settlements.services.decisions import decision_record
 from settlements.services.settlements import (
     settlement_approve,
@@ -109,6 +110,7 @@ STARTERS = {
     Job.Kind.APPROVE: (roles.TOURNAMENT_MANAGER,),
     Job.Kind.DECIDE: (roles.MARKETING_MANAGER,),
     Job.Kind.UPLOAD: (roles.OPERATOR,),
+    Job.Kind.VERIFY: (roles.AUDITOR,),
 }
 
 
@@ -342,6 +344,8 @@ def job_finish(*, job_id: int) -> Progress:
         ):
             job.status, job.finished_at = Job.Status.DONE, timezone.now()
             job.save(update_fields=["status", "finished_at"])
+            if job.kind == Job.Kind.VERIFY:
+                audit_verification_record(job)
     return job_progress(job)
 
 
@@ -436,12 +440,84 @@ def _upload(job: Job, item: JobItem) -> tuple[str, Case | None]:
     return f"Case #{case.pk} opened for {case.tournament.operator_id}", case
 
 
+# --- The auditor's verification of the whole event log ---------------------------------------
+
+# Events per item: the chain is verified in parts, so the job shows its progress.
+VERIFY_EVENTS_PER_ITEM = 2000
+# The last item: the running counts, which no event seals, counted afresh.
+COUNTED_AFRESH = "counts"
+
+
+def audit_verification_start(*, actor) -> Job:
+    """Queue a verification of the whole chain as it stands now, and of the payment tallies;
+    its outcome is recorded as an event when the last part is done."""
+    permissions.enforce(permissions.audit_verify(user=actor))
+    count, head = audit_log.head()
+    items = [
+        NewItem(key=f"{first}-{last}", label=f"Events {first} to {last}")
+        for first in range(1, count + 1, VERIFY_EVENTS_PER_ITEM)
+        for last in [min(first + VERIFY_EVENTS_PER_ITEM - 1, count)]
+    ]
+    items.append(NewItem(key=COUNTED_AFRESH, label="Payment tallies and confirmations"))
+    return job_start(
+        kind=Job.Kind.VERIFY,
+        actor=actor,
+        target="event-log",
+        items=items,
+        params={"events": count, "head": head},
+    )
+
+
+def audit_verification_record(job: Job) -> None:
+    """The verification's outcome as an event (inside ``job_finish``, once): verified when
+    every part was, and the head it started from is still the chain's."""
+    events, head = job.params["events"], job.params["head"]
+    unverified = job.items.exclude(status=JobItem.Status.DONE).order_by("position").first()
+    now = Event.objects.filter(seq=events).values_list("hash", flat=True).first()
+    if unverified is not None:
+        problem = f"{unverified.label}: {unverified.message}"
+    elif events and now != head:
+        problem = f"Event number {events} changed while the chain was verified."
+    else:
+        problem = ""
+    record_event(
+        Event.Type.AUDIT_VERIFIED,
+        actor=job.created_by,
+        data={"events": events, "head": head, "verified": not problem, "problem": problem,
+              "job": job.pk},
+    )  # fmt: skip
+    # The history page's status goes on from this head rather than verify the chain again.
+    result = audit_log.Verification(count=events, head=head, problem=problem)
+    transaction.on_commit(lambda: audit_log.remember(result, cache=cache))
+
+
+def _verify(job: Job, item: JobItem) -> tuple[str, Case | None]:
+    permissions.enforce(permissions.audit_verify(user=job.created_by))
+    if item.key == COUNTED_AFRESH:
+        if problem := audit_log.loose_rows():
+            raise DomainError(f"{problem}.")
+        return "The payment tallies and confirmations agree with what was sealed.", None
+    first, last = map(int, item.key.split("-"))
+    previous = audit_log.GENESIS
+    if first > 1:
+        previous = Event.objects.filter(seq=first - 1).values_list("hash", flat=True).first()
+        if previous is None:
+            raise DomainError(f"Event number {first - 1} is missing from the chain.")
+    result = audit_log.verify(after=(first - 1, previous), upto=last)
+    if not result.ok:
+        raise DomainError(result.problem)
+    if result.count != last:
+        raise DomainError(f"The chain ends at event {result.count}, short of {last}.")
+    return f"Events {first} to {last} verified.", None
+
+
 STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
     Job.Kind.PREPARE: _prepare,
     Job.Kind.SUBMIT: _submit,
     Job.Kind.APPROVE: _approve,
     Job.Kind.DECIDE: _decide,
     Job.Kind.UPLOAD: _upload,
+    Job.Kind.VERIFY: _verify,
 }
 
 

@@ -28,7 +28,7 @@ from typing import NamedTuple
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import change_mark, player_ids, selectors
+from settlements import change_mark, player_ids, seals, selectors
 from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import (
@@ -266,28 +266,31 @@ def _record_batch(
         hold_parents(subject["case"].pk, subject["case"].incident_id)
     elif "incident" in subject:
         hold_parents(None, subject["incident"].pk)
+    recorder = actor.pk
+    rows = [
+        (
+            state.line.release.id, state.line.line_no, item.idempotency_key, state.line.player,
+            state.line.unit, item.amount, item.status, item.external_reference, item.at, now,
+            recorder,
+        )
+        for state, item in batch.rows
+    ]  # fmt: skip
+    # The event seals the rows in the order they are written, which their ids keep.
+    sealed = seals.Digest()
+    for row in rows:
+        sealed.add(row)
     event = record_event(
         Event.Type.PAYMENTS_CONFIRMED,
         actor=actor,
         **subject,
+        facts={"confirmations": sealed.hexdigest(), "confirmation_count": sealed.count},
         data=_batch_summary(batch.answers, [item for _, item in batch.rows]),
     )
-    recorder, event_id = actor.pk, event.pk
     insert_rows(
         PaymentConfirmation,
-        (
-            "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
-            "external_reference", "at", "recorded_at", "recorded_by", "event",
-        ),
-        (
-            (
-                state.line.release.id, state.line.line_no, item.idempotency_key,
-                state.line.player, state.line.unit, item.amount, item.status,
-                item.external_reference, item.at, now, recorder, event_id,
-            )
-            for state, item in batch.rows
-        ),
-    )  # fmt: skip
+        (*seals.CONFIRMATION_FIELDS, "event"),
+        ((*row, event.pk) for row in rows),
+    )
     changed = set()
     for (release_id, unit, before, after), (count, amount) in batch.moves.items():
         _move_tally(tallies[release_id], unit, before, after, count, amount)

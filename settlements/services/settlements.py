@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from settlements import audit_log
+from settlements import audit_log, seals
 from settlements.access import permissions
 from settlements.errors import DomainError, InvalidTransition
 from settlements.models import (
@@ -89,7 +89,7 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
             save_with_history(settlement, actor=actor, reason=note.strip() or "Settlement prepared")
     except IntegrityError:
         raise InvalidTransition(f"{case} already has a settlement in progress.") from None
-    _insert_payouts_and_lines(settlement.pk, result, parsed)
+    payouts = _insert_payouts_and_lines(settlement.pk, result, parsed)
     case.status = next_status
     save_with_history(case, actor=actor, reason=f"{settlement} prepared")
     record_event(
@@ -98,6 +98,7 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
         case=case,
         subject=settlement,
         reason=settlement.note,
+        facts={"payout_rows": payouts},
         data={
             "remedy": settlement.remedy,
             "decision": settlement.decision,
@@ -143,13 +144,15 @@ def _settlement_of(result, *, case: Case, actor, note: str) -> Settlement:
     )
 
 
-def _insert_payouts_and_lines(settlement_id: int, result, parsed) -> None:
+def _insert_payouts_and_lines(settlement_id: int, result, parsed) -> str:
+    """Write the payouts and lines; the payouts' digest, for the event to seal."""
     chips = {player.id: player.chips for player in parsed.players}
     explained = {terms.player: terms for terms in result.explanations.terms()}
+    payouts = seals.Digest(repr)
     insert_rows(
         SettlementPayout,
         SETTLEMENT_PAYOUT_FIELDS,
-        payout_rows(settlement_id, result.payouts, chips, explained),
+        payouts.passing(payout_rows(settlement_id, result.payouts, chips, explained)),
     )
     insert_rows(
         SettlementLine,
@@ -168,6 +171,7 @@ def _insert_payouts_and_lines(settlement_id: int, result, parsed) -> None:
             for line_no, line in enumerate(result.lines, start=1)
         ),  # fmt: skip
     )
+    return payouts.hexdigest()
 
 
 @transaction.atomic

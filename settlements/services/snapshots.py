@@ -5,7 +5,7 @@ tournament), and withdrawing a case loaded in error.
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from settlements import bounds, player_ids
+from settlements import bounds, player_ids, seals
 from settlements.access import permissions
 from settlements.errors import DomainError, Duplicate
 from settlements.models import (
@@ -103,10 +103,13 @@ def case_load_snapshot(
         crashed_at=crashed_at,
         actor=actor,
     )
+    entrants = seals.Digest(repr)
     insert_rows(
         CasePlayer,
-        ("case", "position", "player", "chips"),
-        ((case.pk, position, p.id, p.chips) for position, p in enumerate(parsed.players)),
+        ("case", *seals.ENTRANT_FIELDS),
+        entrants.passing(
+            (case.pk, position, p.id, p.chips) for position, p in enumerate(parsed.players)
+        ),
     )
     # The events last: the first takes the commit-order lock (change_mark), which every writer
     # of the desk queues for, so it is held only from here to the commit.
@@ -115,7 +118,7 @@ def case_load_snapshot(
         record_event(event_type, actor=actor, tournament=tournament, subject=tournament, data=data)
     if reported:
         record_incident_reported(incident, actor=actor)
-    _record_snapshot_loaded(case, actor=actor)
+    _record_snapshot_loaded(case, actor=actor, entrants=entrants.hexdigest())
     return case
 
 
@@ -179,12 +182,13 @@ def _store_case(
     return case
 
 
-def _record_snapshot_loaded(case: Case, *, actor) -> None:
+def _record_snapshot_loaded(case: Case, *, actor, entrants: str) -> None:
     record_event(
         Event.Type.SNAPSHOT_LOADED,
         actor=actor,
         case=case,
         subject=case,
+        facts={"entrant_rows": entrants},
         data={
             "sha256": case.snapshot.sha256,
             "size_bytes": case.snapshot.size_bytes,
@@ -270,6 +274,7 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
         case=case,
         subject=case,
         reason=reason,
+        sealed=[*in_flight, *voided],
         data={
             "status": previous,
             "settlements_withdrawn": [settlement.pk for settlement in in_flight],

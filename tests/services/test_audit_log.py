@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from settlements import audit_log, services
+from settlements import audit_log, seals, services
 from settlements.models import Event, Settlement
 from tests.services.helpers import approved, load
 from tests.services.test_concurrency import race
@@ -48,7 +48,7 @@ def test_an_event_seals_the_ledger_it_refers_to(settled):
     assert approval.subject_facts["ledger"] == ledger
     assert approval.subject_facts["totals"] == settled.totals
     loaded = Event.objects.get(type="snapshot_loaded")
-    assert loaded.subject_facts == {"snapshot": settled.case.snapshot.sha256}
+    assert loaded.subject_facts["snapshot"] == settled.case.snapshot.sha256
     proposal = Event.objects.get(type="compensation_proposed")
     assert proposal.subject_facts["totals"] == {"cash": 250}
 
@@ -96,3 +96,34 @@ def test_concurrent_writers_extend_one_chain(users, snapshot_factory):
     result = audit_log.verify()
     assert result.ok, result.problem
     assert result.count == Event.objects.count()
+
+
+def test_an_event_seals_the_rows_it_rests_on_as_digests_of_the_rows(settled):
+    """What the services digest as they write is what the rows give back when read."""
+    case, digest = settled.case, seals.Digest(repr)
+    for row in case.entries.order_by("position").values_list("case", *seals.ENTRANT_FIELDS):
+        digest.add(row)
+    loaded = Event.objects.get(type="snapshot_loaded")
+    assert loaded.subject_facts["entrant_rows"] == digest.hexdigest()
+    assert seals.entrant_digests([case.pk]) == {case.pk: digest.hexdigest()}
+    prepared = Event.objects.get(type="settlement_prepared")
+    assert seals.payout_digests([settled.pk]) == {settled.pk: prepared.subject_facts["payout_rows"]}
+    approval = Event.objects.get(type="settlement_approved")
+    assert approval.subject_facts["approved_by"] == settled.approved_by_id
+    assert approval.subject_facts["release"]["line_count"] == settled.line_count
+    assert set(approval.subject_facts["history"]) == {
+        f"settlement:{settled.pk}",
+        f"case:{case.pk}",
+    }
+
+
+def test_a_digest_tells_types_and_field_boundaries_apart():
+    def one(*row):
+        digest = seals.Digest()
+        digest.add(row)
+        return digest.hexdigest()
+
+    assert one("a\tb", "c") != one("a", "b\tc")
+    assert one(None) != one("") != one("~")
+    assert one(True) != one(1)
+    assert one({"cash": 1}) != one('{"cash":1}')

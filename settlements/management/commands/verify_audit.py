@@ -1,24 +1,107 @@
 """`manage.py verify_audit`: recompute the event log's hash chain and everything it seals.
 
 Prints the number of events and the head hash, and exits 0 when every event matches; otherwise
-exits 1 naming the first event that does not (changed, missing, out of order, or sealing a
-settlement, compensation or snapshot whose rows have changed since). Compare the head with one
-exported earlier (the auditor's history page) to know that nothing before it was rewritten.
+exits 1 naming the first event that does not (changed, missing, out of order, or sealing rows
+that have changed since: a ledger, payouts, entrants, a snapshot, a release, confirmations,
+who approved or rejected what, the history versions), or the payment tally that no longer
+counts what its confirmations say.
+
+The chain alone cannot tell a rewrite with fresh hashes: keep its head outside the database.
+``--export-head FILE`` writes the head once verified (on a schedule: docs/operations.md);
+``--head FILE`` takes such a file back (or the auditor's ``audit-head.json``) and fails unless
+that head is still in the chain, at the number it had.
 """
+
+import json
+import os
+from pathlib import Path
 
 from django.core.cache import cache
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from settlements import audit_log
+from settlements.models import Event
 
 
 class Command(BaseCommand):
-    help = "Verify the event log's hash chain and the ledgers, items and snapshots it seals."
+    help = (
+        "Verify the event log's hash chain and every row it seals; optionally check a head "
+        "exported earlier, or export the head."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--head",
+            metavar="FILE",
+            help="a head exported earlier (JSON with 'events' and 'head'): fail unless it is "
+            "still in the chain",
+        )
+        parser.add_argument(
+            "--export-head",
+            metavar="FILE",
+            help="once verified, write the head to FILE (replaced whole, never half-written)",
+        )
 
     def handle(self, **options):
+        kept = _read_head(options["head"]) if options["head"] else None
         result = audit_log.verify()
         # The auditor's page shows this outcome until the log grows.
         audit_log.remember(result, cache=cache)
         if not result.ok:
-            raise CommandError(f"{result.problem}\nThe chain holds up to event {result.count - 1}.")
+            held = (
+                f"\nThe chain holds up to event {result.count - 1}."
+                if result.event_id is not None
+                else ""
+            )
+            raise CommandError(f"{result.problem}{held}")
+        if kept is not None:
+            _check_head(*kept)
+        if options["export_head"]:
+            _write_head(Path(options["export_head"]), result)
         self.stdout.write(f"{result.count} events verified; head {result.head}")
+
+
+def _read_head(name: str) -> tuple[int, str]:
+    try:
+        kept = json.loads(Path(name).read_text())
+        count, head = kept["events"], kept["head"]
+    except (OSError, ValueError, KeyError, TypeError) as problem:
+        raise CommandError(f"Cannot read the head in {name}: {problem}") from None
+    if not isinstance(count, int) or isinstance(count, bool) or not isinstance(head, str):
+        raise CommandError(f"{name} does not hold a head: 'events' and 'head' are expected.")
+    return count, head
+
+
+def _check_head(count: int, head: str) -> None:
+    """The kept head must be the hash of event number ``count``, which verify has just shown
+    to be chained from the first event: so nothing up to it was rewritten."""
+    if count == 0:
+        return
+    now = Event.objects.filter(seq=count).values_list("hash", flat=True).first()
+    if now is None:
+        raise CommandError(
+            f"The kept head (event {count}, {head}) is no longer in the chain: the log is "
+            "shorter than it was."
+        )
+    if now != head:
+        raise CommandError(
+            f"The kept head (event {count}, {head}) is no longer in the chain: event {count} "
+            f"now has hash {now}. The log was rewritten."
+        )
+
+
+def _write_head(path: Path, result: audit_log.Verification) -> None:
+    text = json.dumps(
+        {
+            "events": result.count,
+            "head": result.head,
+            "verified": True,
+            "exported_at": timezone.now().isoformat(),
+        },
+        indent=2,
+    )
+    # Written beside and renamed over: a reader never sees half a file.
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text + "\n")
+    os.replace(partial, path)

@@ -1,0 +1,409 @@
+"""What an event seals of the rows the record rests on, beyond its subject's totals and ledger
+(``settlements.audit_log``): the subject's own fields that are fixed once the event happened,
+the entrants and payouts as digests, the release that handed its lines to the cashier, the
+confirmations a batch recorded, and the history versions written so far. The same facts read
+again from the rows as they are now, for ``verify`` to compare.
+
+Rows are digested as lines of text, one per row, hashed in chunks as they stream by: a
+300,000-entrant snapshot or settlement costs one formatting pass, no object per row. No value
+can imitate a field boundary: text is quoted (``repr``) or length-prefixed (``cell``).
+"""
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, date, datetime
+from itertools import groupby
+from operator import itemgetter
+
+from django.db.models import Max, Min
+
+from settlements.models import (
+    Case,
+    CasePlayer,
+    Compensation,
+    Decision,
+    Event,
+    Incident,
+    LedgerRelease,
+    PaymentConfirmation,
+    PrizeWithdrawal,
+    Reissue,
+    Settlement,
+    SettlementPayout,
+    Tournament,
+)
+from settlements.workflow import ReissueStatus
+
+_CHUNK = 20_000
+_ITERATOR_CHUNK = 10_000
+
+T = Event.Type
+
+
+def cell(value) -> str:
+    """One value as digested: types cannot be mistaken for each other (``None`` is not "",
+    ``True`` is not 1) and a time is the same instant whatever zone it was read in."""
+    if value is None:
+        return "~"
+    if isinstance(value, str):
+        return f"{len(value)}:{value}"
+    if isinstance(value, bool):
+        return "T" if value else "F"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return f"j{len(text)}:{text}"
+
+
+def row_line(row: Iterable) -> str:
+    return "\t".join(map(cell, row))
+
+
+class Digest:
+    """SHA-256 over rows, each written as one line by ``line``, hashed a chunk at a time.
+
+    ``line=repr`` suits rows of ints, text, booleans and None only (entrants and payouts, with
+    their parent's id first): a tuple's repr is unambiguous and written in C, cheaper than
+    ``row_line`` for the 300,000 rows a preparer waits for. ``row_line`` writes times in UTC,
+    whatever zone they were read in.
+    """
+
+    def __init__(self, line: Callable[[tuple], str] = row_line) -> None:
+        self._hash = hashlib.sha256()
+        self._line = line
+        self._rows: list[tuple] = []
+        self._hashed = 0
+
+    @property
+    def count(self) -> int:
+        return self._hashed + len(self._rows)
+
+    def add(self, row: tuple) -> None:
+        self._rows.append(row)
+        if len(self._rows) == _CHUNK:
+            self._flush()
+
+    def passing(self, rows: Iterable[tuple]) -> Iterator[tuple]:
+        """``rows`` unchanged, each digested on its way to the database."""
+        pending = self._rows
+        for row in rows:
+            pending.append(row)
+            if len(pending) == _CHUNK:
+                self._flush()
+            yield row
+
+    def hexdigest(self) -> str:
+        self._flush()
+        return self._hash.hexdigest()
+
+    def _flush(self) -> None:
+        if self._rows:
+            self._hash.update(("\n".join(map(self._line, self._rows)) + "\n").encode())
+            self._hashed += len(self._rows)
+            self._rows.clear()
+
+
+def _digests(rows, parent: str, fields: tuple[str, ...], order: str) -> dict[int, str]:
+    """One digest per parent over its rows (its id first, as written) in ``order``, streamed
+    in one ordered pass."""
+    ordered = rows.order_by(parent, order).values_list(parent, *fields)
+    result = {}
+    for key, group in groupby(ordered.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0)):
+        digest = Digest(repr)
+        for row in group:
+            digest.add(row)
+        result[key] = digest.hexdigest()
+    return result
+
+
+ENTRANT_FIELDS = ("position", "player", "chips")
+PAYOUT_FIELDS = (
+    "position", "player", "chips", "cash", "tdollars", "tickets", "fpp", "guaranteed", "share",
+    "exact", "capped", "rounding_cent", "weight", "place_first", "place_last",
+)  # fmt: skip
+CONFIRMATION_FIELDS = (
+    "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
+    "external_reference", "at", "recorded_at", "recorded_by",
+)  # fmt: skip
+
+
+# --- A subject's own fields --------------------------------------------------------------------
+
+# Fields fixed from the record's creation on.
+_FIXED: dict[type, tuple[str, ...]] = {
+    Settlement: (
+        "case", "kind", "corrects", "currency", "stage", "remedy", "decision", "policy",
+        "engine_version", "entrants", "eliminated", "remaining", "note", "loaded_by",
+        "prepared_by", "prepared_at",
+    ),
+    Compensation: ("case", "currency", "reason", "proposed_by", "proposed_at"),
+    PrizeWithdrawal: (
+        "case", "player", "prize", "unit", "amount", "outcome", "reason", "decided_by",
+        "decided_at",
+    ),
+    Reissue: (
+        "original_release", "original_line_no", "original_key", "case", "incident", "player",
+        "kind", "unit", "amount", "source", "currency", "reason", "proposed_by", "proposed_at",
+    ),
+    # A case's snapshot is sealed by its SHA-256 (audit_log.subject_facts).
+    Case: ("kind", "tournament", "incident", "players", "created_by", "created_at"),
+    Decision: (
+        "case", "role", "option", "reason", "decided_by", "decided_at", "reschedule_at",
+        "invite_scope", "invited_players",
+    ),
+    Incident: ("reported_by", "reported_at"),
+}  # fmt: skip
+_REVIEW = ("status", "approved_by", "rejected_by", "reviewed_at", "review_reason")
+# Fields an event of the type makes final: who submitted, approved, rejected, withdrew, closed.
+_FINAL: dict[str, tuple[str, ...]] = {
+    T.SETTLEMENT_SUBMITTED: ("submitted_by", "submitted_at"),
+    T.SETTLEMENT_APPROVED: _REVIEW,
+    T.SETTLEMENT_REJECTED: _REVIEW,
+    T.COMPENSATION_APPROVED: _REVIEW,
+    T.COMPENSATION_REJECTED: _REVIEW,
+    T.REISSUE_APPROVED: _REVIEW,
+    T.REISSUE_REJECTED: _REVIEW,
+    T.CASE_WITHDRAWN: ("status", "withdrawn_by", "withdrawn_at", "withdrawal_reason"),
+    T.INDIVIDUAL_CASE_RESOLVED: ("resolved_by", "resolved_at", "outcome"),
+    T.INCIDENT_CLOSED: ("closed_by", "closed_at"),
+}
+# Every field ever sealed of a model: what verification reads back.
+_SEALED = {
+    model: tuple(
+        dict.fromkeys(
+            fixed
+            + tuple(
+                name
+                for names in _FINAL.values()
+                for name in names
+                if any(f.name == name for f in model._meta.concrete_fields)
+            )
+        )
+    )
+    for model, fixed in _FIXED.items()
+}
+RELEASE_FIELDS = (
+    "id", "record", "first_position", "last_position", "line_count", "case", "incident",
+    "currency", "totals", "released_by", "released_at",
+)  # fmt: skip
+_RELEASE_LINK = {
+    Settlement: "settlement",
+    Compensation: "compensation",
+    PrizeWithdrawal: "prize_withdrawal",
+    Reissue: "reissue",
+}
+
+
+def _plain(value):
+    """A value as JSON keeps it: a time as its UTC ISO text."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+def _attnames(model, names: Iterable[str]) -> list[str]:
+    return [model._meta.get_field(name).attname for name in names]
+
+
+def record_facts(subject, event_type: str) -> dict:
+    """The fields of ``subject`` an event of ``event_type`` seals, and its release if any."""
+    model = type(subject)
+    names = _FIXED.get(model, ()) + tuple(
+        name for name in _FINAL.get(event_type, ()) if name in _SEALED.get(model, ())
+    )
+    facts = {
+        name: _plain(getattr(subject, attname))
+        for name, attname in zip(names, _attnames(model, names), strict=True)
+    }
+    link = _RELEASE_LINK.get(model)
+    if link is not None:
+        release = LedgerRelease.objects.filter(**{link: subject}).values(*RELEASE_FIELDS)
+        for row in release:
+            facts["release"] = {name: _plain(value) for name, value in row.items()}
+    return facts
+
+
+def current_records(model, ids) -> dict[int, dict]:
+    """Every sealed field of the ``model`` rows ``ids`` as they are now, with their release
+    (read in the same query)."""
+    names = _SEALED[model]
+    fields = dict(zip(names, _attnames(model, names), strict=True))
+    released = {f"release__{name}": name for name in RELEASE_FIELDS}
+    linked = model in _RELEASE_LINK
+    columns = ("pk", *fields.values(), *(released if linked else ()))
+    rows = model.objects.filter(pk__in=ids).values(*columns)
+    facts = {}
+    for row in rows.iterator(chunk_size=_ITERATOR_CHUNK):
+        facts[row["pk"]] = {name: _plain(row[attname]) for name, attname in fields.items()}
+        if linked and row["release__id"] is not None:
+            facts[row["pk"]]["release"] = {name: _plain(row[key]) for key, name in released.items()}
+    return facts
+
+
+SEALED_MODELS = {model._meta.model_name: model for model in _FIXED} | {"tournament": Tournament}
+
+
+# --- Rows under a parent --------------------------------------------------------------------
+
+
+def entrant_digests(case_ids) -> dict[int, str]:
+    return _digests(
+        CasePlayer.objects.filter(case_id__in=case_ids),
+        "case_id",
+        ENTRANT_FIELDS,
+        "position",
+    )
+
+
+def payout_digests(settlement_ids) -> dict[int, str]:
+    return _digests(
+        SettlementPayout.objects.filter(settlement_id__in=settlement_ids),
+        "settlement_id",
+        PAYOUT_FIELDS,
+        "position",
+    )
+
+
+def confirmation_digests(event_ids) -> dict[int, dict]:
+    """Per batch event, the digest and number of the confirmations recorded under it, in the
+    order they were written (ids follow the order of the batch's rows)."""
+    rows = PaymentConfirmation.objects.filter(event_id__in=event_ids)
+    ordered = rows.order_by("event_id", "id").values_list(
+        "event_id", *_attnames(PaymentConfirmation, CONFIRMATION_FIELDS)
+    )
+    result = {}
+    for key, group in groupby(ordered.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0)):
+        digest = Digest()
+        for row in group:
+            digest.add(row[1:])
+        result[key] = {"confirmations": digest.hexdigest(), "confirmation_count": digest.count}
+    return result
+
+
+def confirmations_outside_batches() -> int | None:
+    """A confirmation row under no batch event (written behind the app's back), if any."""
+    batches = Event.objects.filter(type=T.PAYMENTS_CONFIRMED).values("pk")
+    return (
+        PaymentConfirmation.objects.exclude(event_id__in=batches)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+# --- History versions --------------------------------------------------------------------------
+
+
+def _history_fields(model) -> list[str]:
+    """A version's fields but the JSON ones (policies, totals, statement figures: sealed
+    elsewhere, and large): who, when, why, the kind of change and every plain column."""
+    return [
+        field.attname
+        for field in model.history.model._meta.concrete_fields
+        if field.get_internal_type() != "JSONField"
+    ]
+
+
+def history_facts(records: Iterable) -> dict[str, list]:
+    """For each audited record, [its latest version's id, the digest of its versions so far]."""
+    facts = {}
+    for record in records:
+        model = type(record)
+        if SEALED_MODELS.get(model._meta.model_name) is not model:
+            continue
+        digest, last = Digest(), None
+        versions = model.history.model.objects.filter(id=record.pk).order_by("history_id")
+        for row in versions.values_list("history_id", *_history_fields(model)):
+            digest.add(row[1:])
+            last = row[0]
+        if last is not None:
+            facts[f"{model._meta.model_name}:{record.pk}"] = [last, digest.hexdigest()]
+    return facts
+
+
+def current_history(wanted: dict[str, set[int]]) -> dict[tuple[str, int], str]:
+    """The digest of each record's versions up to each version id in ``wanted`` ({"model:pk":
+    {version ids}}), as the versions are now; a version gone leaves its point out."""
+    by_model: dict[str, list[int]] = defaultdict(list)
+    for label in wanted:
+        name, pk = label.split(":")
+        by_model[name].append(int(pk))
+    result = {}
+    for name, pks in by_model.items():
+        model = SEALED_MODELS[name]
+        rows = model.history.model.objects.filter(id__in=pks).order_by("id", "history_id")
+        values = rows.values_list("id", "history_id", *_history_fields(model))
+        for pk, group in groupby(values.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0)):
+            label, digest = f"{name}:{pk}", Digest()
+            points = wanted[label]
+            for row in group:
+                digest.add(row[2:])
+                if row[1] in points:
+                    result[label, row[1]] = digest.hexdigest()
+    return result
+
+
+# --- Running counts ------------------------------------------------------------------------------
+
+
+def tally_problem() -> str:
+    """The first release whose payment tally differs from what its confirmations and approved
+    re-issues say, counted afresh; empty when all agree."""
+    # "paid" sorts after "failed": the greatest status a line was given says whether it was paid.
+    per_line = (
+        PaymentConfirmation.objects.values("release_id", "line_no")
+        .annotate(said=Max("status"), unit=Min("unit"), amount=Min("amount"))
+        .order_by()
+        .values_list("release_id", "line_no", "said", "unit", "amount")
+    )
+    reissued = set(
+        Reissue.objects.filter(status=ReissueStatus.APPROVED).values_list(
+            "original_release_id", "original_line_no"
+        )
+    )
+    counted: dict[int, dict] = defaultdict(_empty_tally)
+    for release_id, line_no, said, unit, amount in per_line.iterator(chunk_size=20_000):
+        if said == PaymentConfirmation.Status.PAID:
+            state = "paid"
+        elif (release_id, line_no) in reissued:
+            state = "reissued"
+        else:
+            state = "failed"
+        tally = counted[release_id]
+        tally[f"{state}_lines"] += 1
+        tally[state][unit] = tally[state].get(unit, 0) + amount
+    names = ("paid_lines", "failed_lines", "reissued_lines", "paid", "failed", "reissued")
+    stored = LedgerRelease.objects.order_by("pk").values_list(
+        "pk", "tally__release", *(f"tally__{name}" for name in names)
+    )
+    for release_id, tallied, *kept in stored.iterator(chunk_size=20_000):
+        counts = counted.pop(release_id, _empty_tally())
+        if tallied is None:
+            return f"Release #{release_id} has no payment tally"
+        fresh = [counts[name] for name in names[:3]] + [
+            {unit: amount for unit, amount in counts[state].items() if amount}
+            for state in names[3:]
+        ]
+        if kept != fresh:
+            return (
+                f"The payment tally of release #{release_id} does not match its "
+                "confirmations and re-issues, counted afresh"
+            )
+    if counted:
+        return f"Confirmations name release #{min(counted)}, which is gone"
+    return ""
+
+
+def _empty_tally() -> dict:
+    return {
+        "paid_lines": 0, "failed_lines": 0, "reissued_lines": 0,
+        "paid": {}, "failed": {}, "reissued": {},
+    }  # fmt: skip
