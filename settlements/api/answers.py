@@ -22,6 +22,10 @@ NextPage = Annotated[
 ]
 
 
+# A crash's figure: an individual case has none.
+type Crash[T] = Annotated[T | None, Meta(description="Null for an individual case.")]
+
+
 class _Answer(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """An answer as sent: every field is always there (null when it has no value)."""
 
@@ -95,11 +99,11 @@ class CaseSummary(_Answer):
     tournament: TournamentSummary
     crashed_at: Time | None
     stage: str | None
-    entrants: int
-    eliminated: int
-    remaining: int
-    paid_places: int
-    pool: Amount
+    entrants: Crash[int]
+    eliminated: Crash[int]
+    remaining: Crash[int]
+    paid_places: Crash[int]
+    pool: Crash[Amount]
     decision_options: list[str]
     decision: str | None
     created_at: Time

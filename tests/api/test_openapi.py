@@ -87,10 +87,17 @@ def _check(document: dict, response, path: str, method: str = "get") -> None:
 
 
 def test_what_the_endpoints_answer_holds_to_the_document(
-    api, document, tokens, desk, snapshot_factory
+    api, document, tokens, desk, snapshot_factory, tournament_manager
 ):
     operator, auditor = bearer(tokens[roles.OPERATOR]), bearer(tokens[roles.AUDITOR])
     cashier = bearer(tokens[roles.CASHIER])
+    marketing = bearer(tokens[roles.MARKETING_MANAGER])
+    individual = services.individual_case_open(
+        actor=tournament_manager,
+        tournament=desk.case.tournament,
+        players=["p000001"],
+        description="disconnected at the final table",
+    )
 
     created = post_snapshot(api, tokens[roles.OPERATOR], snapshot_factory(tournament_id="T-9"))
     _check(document, created, "/snapshots", "post")
@@ -98,9 +105,10 @@ def test_what_the_endpoints_answer_holds_to_the_document(
     assert again.status_code == 409
     _check(document, again, "/snapshots", "post")
 
-    _check(document, api.get("/api/v1/cases?limit=1", **auditor), "/cases")
-    for token in (operator, auditor, cashier):
+    _check(document, api.get("/api/v1/cases?limit=2", **auditor), "/cases")
+    for token in (operator, marketing, cashier):
         _check(document, api.get(f"/api/v1/cases/{desk.case_id}", **token), "/cases/{case_id}")
+    _check(document, api.get(f"/api/v1/cases/{individual.pk}", **auditor), "/cases/{case_id}")
     _check(document, api.get("/api/v1/cases/999999", **auditor), "/cases/{case_id}")
 
     statements = f"/api/v1/settlements/{desk.pk}/statements"
