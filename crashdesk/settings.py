@@ -200,8 +200,8 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 # Probes (Docker, load balancers) speak plain HTTP to the container; redirecting them would
-# report a healthy instance as failing.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# report a healthy instance as failing. So does Prometheus, from inside the compose network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 # Behind a TLS-terminating proxy that sets X-Forwarded-Proto.
 if env_bool("BEHIND_TLS_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
