@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from prometheus_client import multiprocess
+
 # Gunicorn executes this file before it imports the app, so the project root may not be on the
 # path yet; the JSON formatter below lives in the project.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -60,6 +62,23 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 control_socket_disable = "GUNICORN_CONTROL_SOCKET" not in os.environ
 if not control_socket_disable:
     control_socket = os.environ["GUNICORN_CONTROL_SOCKET"]
+
+# Request metrics of every worker, summed at each scrape (settlements/monitoring.py): each
+# worker writes its counters to files in this folder; it is emptied at start, so figures of a
+# previous run are not added in, and a dead worker's live gauges are dropped.
+_metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+
+
+def on_starting(server):
+    if _metrics_dir:
+        Path(_metrics_dir).mkdir(parents=True, exist_ok=True)
+        for stale in Path(_metrics_dir).glob("*.db"):
+            stale.unlink()
+
+
+def child_exit(server, worker):
+    if _metrics_dir:
+        multiprocess.mark_process_dead(worker.pid)
 
 
 class AccessJsonFormatter(JsonFormatter):

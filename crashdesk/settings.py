@@ -12,6 +12,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from crashdesk import error_reports
 from crashdesk.release import source_digest
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -62,6 +63,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that it times and counts every answer, those of the other middleware included.
+    "settlements.monitoring.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "settlements.middleware.QueryTextMiddleware",
     # Before anything that reads a request body (the CSRF check reads POST forms).
@@ -197,8 +200,8 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 # Probes (Docker, load balancers) speak plain HTTP to the container; redirecting them would
-# report a healthy instance as failing.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# report a healthy instance as failing. So does Prometheus, from inside the compose network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 # Behind a TLS-terminating proxy that sets X-Forwarded-Proto.
 if env_bool("BEHIND_TLS_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -348,3 +351,19 @@ CODE_RELEASE = os.environ.get("CRASHDESK_RELEASE", "").strip() or source_digest(
 # --- History --------------------------------------------------------------------------------
 SIMPLE_HISTORY_REVERT_DISABLED = True
 SIMPLE_HISTORY_HISTORY_CHANGE_REASON_USE_TEXT_FIELD = True
+
+# --- Monitoring -----------------------------------------------------------------------------
+# /metrics (Prometheus) answers only a scraper sending this as a bearer token; unset, there is
+# no such page (docs/operations.md#metrics).
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "").strip()
+
+# Errors and a sample of transactions go to Sentry only with SENTRY_DSN set, scrubbed of player
+# ids, tokens and amounts (crashdesk/error_reports.py); unset, the SDK is never started.
+SENTRY_DSN = os.environ.get("SENTRY_DSN", "").strip()
+if SENTRY_DSN:
+    error_reports.init(
+        dsn=SENTRY_DSN,
+        environment=os.environ.get("SENTRY_ENVIRONMENT", "production"),
+        release=CODE_RELEASE,
+        traces_sample_rate=float(os.environ.get("SENTRY_TRACES_SAMPLE_RATE", "0.05")),
+    )

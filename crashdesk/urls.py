@@ -2,9 +2,11 @@ from django.contrib import admin
 from django.urls import include, path
 
 from settlements.views.health import healthz
+from settlements.views.metrics import metrics
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("settlements.api.urls")),
     path("", include("settlements.urls")),

@@ -1,6 +1,7 @@
 """The JSON API of the game servers and the cashier: report a crash with its snapshot, follow
 its case, read the statements, take the approved ledger lines and say what was paid.
 
+    GET  /api/v1/openapi.json              this API described as OpenAPI 3.1 (no token needed)
     POST /api/v1/snapshots[?incident=ID]   the snapshot as the body -> 201 with the new case
     GET  /api/v1/cases[?after=ID&limit=N&status=S&tournament=T&incident=I]
     GET  /api/v1/cases/ID                  the case, and its settlement once prepared (its
@@ -14,6 +15,6 @@ One module per resource (snapshots, cases, statements, ledger), ``urls`` for the
 ``base`` for what they share: the endpoint decorator (methods, bearer-token authentication,
 roles, a JSON answer for every error) and the site's 404 and 500 handlers. What a client sends
 is read into the msgspec types each module declares (``reading``); every refusal has the shape
-of ``settlements.problems``. The ledger feed's format is described in the README ("The
-cashier's API").
+of ``settlements.problems``; ``answers`` holds the types of what they answer, from which
+``openapi`` generates the document with the routes of ``urls``.
 """

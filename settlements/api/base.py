@@ -7,6 +7,7 @@ CSRF (a browser cannot be tricked into sending a bearer token).
 """
 
 import logging
+from dataclasses import dataclass, field
 from functools import wraps
 
 from django.http import HttpRequest, JsonResponse
@@ -24,10 +25,35 @@ log = logging.getLogger("crashdesk.api")
 MAX_CREDENTIAL_LENGTH = 256
 
 
-def api_endpoint(*methods: str, allowed: tuple[str, ...]):
+@dataclass(frozen=True)
+class Operation:
+    """What the OpenAPI document (``openapi``) says of an endpoint, declared beside its view:
+    the msgspec types of its query, body and answers (by status), and the links from an
+    answer's fields to other endpoints' parameters (``{status: {name: (route name,
+    {parameter: runtime expression})}}``)."""
+
+    methods: tuple[str, ...]
+    allowed: tuple[str, ...]
+    answers: dict[int, type]
+    query: type | None = None
+    body: type | None = None
+    links: dict[int, dict[str, tuple[str, dict[str, str]]]] = field(default_factory=dict)
+
+
+def api_endpoint(
+    *methods: str,
+    allowed: tuple[str, ...],
+    answers: dict[int, type] | None = None,
+    query: type | None = None,
+    body: type | None = None,
+    links: dict | None = None,
+):
     """Method check (405), bearer authentication (401), role check (403), a 400 listing the
     problems of an ``InvalidInput`` the view raises, and a JSON answer even for an unexpected
-    error (500). The view receives the token's user."""
+    error (500). The view receives the token's user. The rest describes the endpoint in the
+    OpenAPI document (``Operation``); the refusals above are added to ``answers`` there. An
+    endpoint that declares no ``answers`` is not described, which the tests report."""
+    operation = answers and Operation(methods, allowed, answers, query, body, links or {})
 
     def decorator(view):
         @wraps(view)
@@ -48,6 +74,8 @@ def api_endpoint(*methods: str, allowed: tuple[str, ...]):
                 log.exception("API request failed: %s %s", request.method, request.path)
                 return _server_error_response()
 
+        if operation:
+            wrapper.operation = operation
         return csrf_exempt(wrapper)
 
     return decorator

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from settlements import problems, selectors
 from settlements.access import permissions, roles
+from settlements.api.answers import CaseDetail, CasePage, Refusal
 from settlements.api.base import api_endpoint, next_page
 from settlements.api.reading import Id, read_query
 from settlements.models import Case
@@ -22,15 +23,27 @@ MAX_PAGE_SIZE = 200
 class CasesQuery(msgspec.Struct, kw_only=True, frozen=True):
     """Filters and the page: ``after`` is the id of the last case of the previous page."""
 
-    after: Id | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE_SIZE)] = PAGE_SIZE
+    after: Annotated[
+        Id | None, msgspec.Meta(description="A case id: the page starts after it (see `next`).")
+    ] = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE_SIZE, description="Cases a page.")] = (
+        PAGE_SIZE
+    )
     status: CaseStatus | None = None
-    # The operator's tournament id, as in the snapshot.
-    tournament: str | None = None
-    incident: Id | None = None
+    tournament: Annotated[
+        str | None, msgspec.Meta(description="The operator's tournament id, as in the snapshot.")
+    ] = None
+    incident: Annotated[Id | None, msgspec.Meta(description="An incident's id.")] = None
 
 
-@api_endpoint("GET", "HEAD", allowed=roles.ALL_ROLES)
+@api_endpoint(
+    "GET",
+    "HEAD",
+    allowed=roles.ALL_ROLES,
+    query=CasesQuery,
+    answers={200: CasePage},
+    links={200: {"first_case": ("case", {"case_id": "$response.body#/results/0/id"})}},
+)
 def cases(request: HttpRequest, user) -> JsonResponse:
     """Newest first, a page at a time: ``next`` is the URL of the following page (keyset
     pagination on the case id, so pages stay right while new cases arrive)."""
@@ -48,8 +61,22 @@ def cases(request: HttpRequest, user) -> JsonResponse:
     )
 
 
-@api_endpoint("GET", "HEAD", allowed=permissions.LEDGER_READERS)
+@api_endpoint(
+    "GET",
+    "HEAD",
+    allowed=permissions.LEDGER_READERS,
+    answers={200: CaseDetail, 404: Refusal},
+    links={
+        200: {
+            "statements": (
+                "settlement_statements",
+                {"settlement_id": "$response.body#/settlement_id"},
+            )
+        }
+    },
+)
 def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
+    """The case, and its settlement once prepared with its adjustments."""
     try:
         found = selectors.case_detail(case_id)
     except Case.DoesNotExist:

@@ -13,6 +13,7 @@ from django.utils.cache import patch_cache_control
 
 from settlements import bounds, problems, selectors, services
 from settlements.access import permissions
+from settlements.api.answers import ConfirmationResults, FeedPage, Refusal
 from settlements.api.base import api_endpoint, next_page
 from settlements.api.reading import read_object, read_query
 from settlements.exports.ledger import line_document
@@ -33,11 +34,23 @@ CONFIRMATIONS_MAX_BYTES = 4 * 1024 * 1024
 class FeedQuery(msgspec.Struct, kw_only=True, frozen=True):
     """``after``: the ``cursor`` of the last page read (opaque); none for the first page."""
 
-    after: str | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=FEED_MAX_PAGE_SIZE)] = FEED_PAGE_SIZE
+    after: Annotated[
+        str | None,
+        msgspec.Meta(description="The `cursor` of the last page read; none for the first page."),
+    ] = None
+    limit: Annotated[
+        int, msgspec.Meta(ge=1, le=FEED_MAX_PAGE_SIZE, description="Lines a page.")
+    ] = FEED_PAGE_SIZE
 
 
-@api_endpoint("GET", "HEAD", allowed=permissions.CASHIERS)
+@api_endpoint(
+    "GET",
+    "HEAD",
+    allowed=permissions.CASHIERS,
+    query=FeedQuery,
+    answers={200: FeedPage},
+    links={200: {"next_page": ("ledger", {"after": "$response.body#/cursor"})}},
+)
 def ledger(request: HttpRequest, user) -> HttpResponse:
     """Approved lines in feed order, ``limit`` at a time after the opaque ``after`` cursor.
 
@@ -115,7 +128,12 @@ _BATCH = msgspec.json.Decoder(ConfirmationBatch[Any])
 _NOT_A_FIELD = "is not a field of a confirmation"
 
 
-@api_endpoint("POST", allowed=permissions.CASHIERS)
+@api_endpoint(
+    "POST",
+    allowed=permissions.CASHIERS,
+    body=ConfirmationBatch[Confirmation],
+    answers={200: ConfirmationResults, 413: Refusal},
+)
 def ledger_confirmations(request: HttpRequest, user) -> JsonResponse:
     """Each confirmation is answered in ``results``, in the order sent. The batch is refused as
     a whole (400) only when it is not a ConfirmationBatch."""

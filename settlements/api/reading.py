@@ -59,11 +59,16 @@ def _parameters(type_: type[msgspec.Struct]):
     inspecting the types took 0.3 ms a request, reading a query with them 20 µs."""
     parameters = []
     for field in msgspec.structs.fields(type_):
-        info = schema.type_info(field.type)
+        info = _unwrapped(schema.type_info(field.type))
         kinds = info.types if isinstance(info, schema.UnionType) else (info,)
-        kept = tuple(kind for kind in kinds if not isinstance(kind, schema.NoneType))
+        kept = tuple(_unwrapped(kind) for kind in kinds if not isinstance(kind, schema.NoneType))
         parameters.append((field, kept))
     return tuple(parameters)
+
+
+def _unwrapped(info: schema.Type) -> schema.Type:
+    """The type under a description (``Meta(description=...)``, for the OpenAPI document)."""
+    return info.type if isinstance(info, schema.Metadata) else info
 
 
 def _query_problem(

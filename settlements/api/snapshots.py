@@ -2,6 +2,8 @@
 body, in SNAPSHOT.md's format) and gets the new case (201), read by the same parser and
 service as the upload page."""
 
+from typing import Annotated
+
 import msgspec
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
@@ -9,20 +11,34 @@ from django.urls import reverse
 
 from settlements import bounds, problems, selectors, services
 from settlements.access import roles
+from settlements.api.answers import CaseCreated, DuplicateSnapshot, Refusal
 from settlements.api.base import api_endpoint
 from settlements.api.reading import Id, read_query
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import Case, Incident
+from settlements.rules.snapshot import SnapshotDocument
 
 
 class SnapshotQuery(msgspec.Struct, kw_only=True, frozen=True):
     """The open incident the crash belongs to; without it a new incident is reported."""
 
-    incident: Id | None = None
+    incident: Annotated[
+        Id | None, msgspec.Meta(description="An open incident; without it a new one is reported.")
+    ] = None
 
 
-@api_endpoint("POST", allowed=(roles.OPERATOR,))
+@api_endpoint(
+    "POST",
+    allowed=(roles.OPERATOR,),
+    query=SnapshotQuery,
+    body=SnapshotDocument,
+    answers={201: CaseCreated, 409: DuplicateSnapshot, 411: Refusal, 413: Refusal},
+    links={201: {"case": ("case", {"case_id": "$response.body#/case"})}},
+)
 def snapshots(request: HttpRequest, user) -> JsonResponse:
+    """Report a crash: the body is the tournament's snapshot (SNAPSHOT.md). The answer is the
+    new case. Sent again after a lost answer, it is refused with 409 and `same_snapshot`
+    true: the first post went through and nothing is written twice."""
     limit = settings.SNAPSHOT_MAX_BYTES
     declared = request.META.get("CONTENT_LENGTH", "").strip()
     if not declared:

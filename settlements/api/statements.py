@@ -9,6 +9,7 @@ from django.http import HttpRequest, JsonResponse
 
 from settlements import problems, selectors, statements
 from settlements.access import permissions
+from settlements.api.answers import Refusal, StatementsPage
 from settlements.api.base import api_endpoint, next_page
 from settlements.api.reading import read_query
 from settlements.models import Settlement
@@ -22,8 +23,13 @@ class StatementsQuery(msgspec.Struct, kw_only=True, frozen=True):
     """A page of statements (``limit`` of them, of the players after the id ``after``), or
     one ``player``'s statement."""
 
-    player: str | None = None
-    after: str | None = None
+    player: Annotated[
+        str | None, msgspec.Meta(description="One player's statement; takes no after or limit.")
+    ] = None
+    after: Annotated[
+        str | None,
+        msgspec.Meta(description="A player id: the page starts after it (see `next`)."),
+    ] = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=STATEMENTS_MAX_PAGE_SIZE)] | None = None
 
     def __post_init__(self):
@@ -35,7 +41,13 @@ class StatementsQuery(msgspec.Struct, kw_only=True, frozen=True):
         return self.limit or STATEMENTS_PAGE_SIZE
 
 
-@api_endpoint("GET", "HEAD", allowed=permissions.LEDGER_READERS)
+@api_endpoint(
+    "GET",
+    "HEAD",
+    allowed=permissions.LEDGER_READERS,
+    query=StatementsQuery,
+    answers={200: StatementsPage, 404: Refusal},
+)
 def settlement_statements(request: HttpRequest, user, settlement_id: int) -> JsonResponse:
     """The statements of a settlement's entrants, ``limit`` at a time in code-point order of
     their ids after ``after`` (``next`` is the following page's URL); or, with ``player``, that

@@ -2,10 +2,11 @@
 
 from django.urls import path
 
-from settlements.api import cases, ledger, snapshots, statements
+from settlements.api import cases, ledger, openapi, snapshots, statements
 
 app_name = "api"
 urlpatterns = [
+    path("openapi.json", openapi.openapi, name="openapi"),
     path("snapshots", snapshots.snapshots, name="snapshots"),
     path("cases", cases.cases, name="cases"),
     path("cases/<int:case_id>", cases.case, name="case"),

@@ -134,6 +134,9 @@ class _TypeOnly(msgspec.Struct):
 
 
 SNAPSHOT_DECODER = msgspec.json.Decoder(_SnapshotDoc)
+# The document's shape for those who describe it (the API's OpenAPI document); parsing checks
+# more than the shape.
+SnapshotDocument = _SnapshotDoc
 _PUBLIC = {
     _RegularDoc: RegularTournament,
     _FreerollDoc: FreerollTournament,

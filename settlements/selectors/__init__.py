@@ -78,6 +78,7 @@ from settlements.selectors.incidents import (
     tournaments_without_crash_case,
 )
 from settlements.selectors.jobs import job_detail, job_items
+from settlements.selectors.operations import DeskFigures, desk_figures
 from settlements.selectors.payments import (
     COLLECTION_WORDS,
     ExactlyOnce,
@@ -158,6 +159,8 @@ from settlements.selectors.settlements import (
 )
 
 __all__ = [
+    "DeskFigures",
+    "desk_figures",
     "NEXT_STEP",
     "WORKBENCH_SORTS",
     "ApprovalFilter",

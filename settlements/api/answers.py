@@ -1,0 +1,320 @@
+"""The shapes of the API's answers, as msgspec types: the OpenAPI document (``openapi``) is
+generated from them, and the tests hold every answer an endpoint gives to its type (no field
+more, none missing), so the document cannot drift from what is sent.
+
+The endpoints build their answers as plain dicts (the statement and ledger documents are shared
+with the exports); these types say what those dicts are.
+"""
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from settlements.rules import Line, PayoutRow
+
+Url = Annotated[str, Meta(description="An absolute URL on this desk.")]
+Time = Annotated[str, Meta(description="RFC 3339, e.g. 2026-11-30T21:30:00+00:00.")]
+Amount = Annotated[int, Meta(description="In minor units (cents, or a count of tickets or FPP).")]
+NextPage = Annotated[
+    str | None,
+    Meta(description="The URL of the following page; null on the last one."),
+]
+
+
+# A crash's figure: an individual case has none.
+type Crash[T] = Annotated[T | None, Meta(description="Null for an individual case.")]
+
+
+class _Answer(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """An answer as sent: every field is always there (null when it has no value)."""
+
+
+# --- Refusals ------------------------------------------------------------------------------------
+
+
+class Problem(_Answer):
+    path: Annotated[
+        str,
+        Meta(
+            description=(
+                "Where the problem is: `$` for the whole request or document, `?name` for a "
+                "query parameter, `Authorization` for the credentials, or a path into the JSON "
+                "body such as `players[3].chips` or `confirmations[0].amount`."
+            ),
+            examples=["?limit", "players[3].chips", "Authorization", "$"],
+        ),
+    ]
+    message: Annotated[str, Meta(examples=["must be at most 200"])]
+    player: (
+        Annotated[str, Meta(description="The player of the snapshot row the problem is in.")]
+        | UnsetType
+    ) = UNSET
+
+
+class Refusal(_Answer):
+    """Every 4xx and 5xx answer: one or more problems, each at its path."""
+
+    errors: list[Problem]
+
+
+class DuplicateSnapshot(_Answer):
+    """The tournament already has a case. ``same_snapshot`` true: this very snapshot was loaded
+    before (a retry after a lost answer), nothing was written twice."""
+
+    errors: list[Problem]
+    case: int | UnsetType = UNSET
+    url: Url | UnsetType = UNSET
+    same_snapshot: bool | UnsetType = UNSET
+
+
+# --- Snapshots and cases -------------------------------------------------------------------------
+
+
+class CaseCreated(_Answer):
+    case: int
+    url: Url
+    incident: int | None
+    stage: str
+    status: str
+    decision_options: list[str]
+
+
+class TournamentSummary(_Answer):
+    id: Annotated[str, Meta(description="The operator's tournament id, as in the snapshot.")]
+    name: str
+    type: Literal["regular", "freeroll", "satellite"]
+    currency: str
+
+
+class CaseSummary(_Answer):
+    id: int
+    url: Url
+    kind: Annotated[
+        Literal["crash", "individual"],
+        Meta(description="An individual case (a few players, opened on the desk) has no stage."),
+    ]
+    status: str
+    incident: int | None
+    tournament: TournamentSummary
+    crashed_at: Time | None
+    stage: str | None
+    entrants: Crash[int]
+    eliminated: Crash[int]
+    remaining: Crash[int]
+    paid_places: Crash[int]
+    pool: Crash[Amount]
+    decision_options: list[str]
+    decision: str | None
+    created_at: Time
+    updated_at: Time
+
+
+class CasePage(_Answer):
+    results: Annotated[list[CaseSummary], Meta(description="Newest first.")]
+    next: NextPage
+
+
+class SettlementAnswer(_Answer):
+    """The settlement in SNAPSHOT.md's ``crash-settlement/1`` format, as ``manage.py settle``
+    prints it; ``lines`` is null for a role that may not read the ledger."""
+
+    format: str
+    tournament_id: str
+    policy: dict
+    stage: str
+    remedy: str | None
+    decision: str | None
+    decision_options: list[str]
+    entrants: int
+    eliminated: int
+    remaining: int
+    pool: Amount
+    pool_distributed: Amount | None
+    payouts: list[PayoutRow]
+    lines: list[Line] | None
+
+
+class AdjustmentAnswer(_Answer):
+    id: int
+    status: str
+    document: SettlementAnswer
+
+
+class CaseDetail(CaseSummary):
+    policy: Annotated[dict | None, Meta(description="The crash policy the case was assessed with.")]
+    engine_version: str | None
+    settlement_id: int | None
+    settlement_status: str | None
+    settlement: Annotated[
+        SettlementAnswer | None,
+        Meta(description="The stored settlement document: never computed again."),
+    ]
+    adjustments: Annotated[
+        list[AdjustmentAnswer], Meta(description="An approved settlement's adjustments.")
+    ]
+
+
+# --- The ledger ----------------------------------------------------------------------------------
+
+
+class FeedLine(_Answer):
+    sequence: Annotated[int, Meta(description="The line's place in the feed: 1, 2, 3, … no gaps.")]
+    idempotency_key: Annotated[
+        str,
+        Meta(
+            description=(
+                "Never given to another line: pay each key once. `<settlement>-<line>` for a "
+                "settlement's or adjustment's line, `C<compensation>-<line>`, "
+                "`W<prize withdrawal>-1`, `R<re-issue>-1`."
+            ),
+            examples=["42-1", "C3-2", "R5-1"],
+        ),
+    ]
+    player: Annotated[str, Meta(description="The operator's player id, as in the snapshot.")]
+    kind: Literal[
+        "refund_buy_in",
+        "refund_fee",
+        "refund_fpp",
+        "prize",
+        "ticket",
+        "compensation",
+        "prize_withdrawal",
+    ]
+    unit: Literal["cash", "tdollars", "tickets", "fpp"]
+    amount: Annotated[
+        int,
+        Meta(
+            description=(
+                "Signed minor units: positive pays the player, negative takes back (a prize "
+                "withdrawn, a reversal in an adjustment)."
+            )
+        ),
+    ]
+    currency: Annotated[
+        str | None,
+        Meta(description="ISO 4217 for cash and tdollars; null for tickets and fpp (counts)."),
+    ]
+    source: Annotated[
+        Literal["pool", "house"], Meta(description="The tournament's prize pool, or the house.")
+    ]
+    record: Annotated[
+        Literal["settlement", "adjustment", "compensation", "prize_withdrawal", "reissue"],
+        Meta(description="What approved the line; `record_id` is its id."),
+    ]
+    record_id: int
+    settlement: Annotated[
+        int | None,
+        Meta(description="The settlement or adjustment; a re-issue keeps its failed line's."),
+    ]
+    compensation: int | None
+    case: int
+    incident: Annotated[int | None, Meta(description="Null for a case opened without one.")]
+    tournament: Annotated[str, Meta(description="The operator's tournament id.")]
+    reissue_of: Annotated[
+        str | None, Meta(description="On a re-issue, the key of the failed line it replaces.")
+    ]
+    approved_at: Annotated[str, Meta(description="When the record was approved, RFC 3339 UTC.")]
+
+
+class FeedPage(_Answer):
+    lines: list[FeedLine]
+    cursor: Annotated[
+        str, Meta(description="Opaque: pass it as `after` for the next page. Never expires.")
+    ]
+    more: Annotated[
+        bool,
+        Meta(description="True: more lines were already approved, read again at once."),
+    ]
+    next: Url
+
+
+class ConfirmationResult(_Answer):
+    idempotency_key: str | None
+    outcome: Literal["recorded", "already_recorded", "refused"]
+    errors: list[Problem] | UnsetType = UNSET
+
+
+class ConfirmationResults(_Answer):
+    results: Annotated[list[ConfirmationResult], Meta(description="In the order sent.")]
+    recorded: int
+    already_recorded: int
+    refused: int
+
+
+# --- Statements ----------------------------------------------------------------------------------
+
+
+class StatementLine(_Answer):
+    kind: str
+    unit: str
+    amount: Amount
+    source: str
+
+
+class StatementPart(_Answer):
+    part: str
+    label: str
+    amount: Amount
+
+
+class ArithmeticStep(_Answer):
+    label: str
+    expression: str
+    result: Annotated[str, Meta(description='An exact fraction of minor units, "n/d" or "n".')]
+
+
+class StatementDocument(_Answer):
+    settlement: int | None
+    case: int
+    incident: int | None
+    tournament: str
+    tournament_name: str
+    settlement_status: str | None
+    currency: str
+    stage: str
+    remedy: str | None
+    decision: str | None
+    player: Annotated[str, Meta(description="The id exactly as the game server sent it.")]
+    player_written_out: Annotated[
+        str | None,
+        Meta(description="The id with every character outside printable ASCII as `\\uXXXX`."),
+    ]
+    chips: Annotated[int, Meta(description="Chips at the crash; 0: knocked out.")]
+    situation: Annotated[
+        Literal["share", "seat_rank", "refund", "rescheduled", "knocked_out"],
+        Meta(description="Which kind of statement applies (docs/api.md)."),
+    ]
+    amounts: Annotated[
+        dict[str, Amount],
+        Meta(description="The sum of `lines` by unit; units with nothing are left out."),
+    ]
+    lines: Annotated[
+        list[StatementLine], Meta(description="The player's ledger lines of this settlement.")
+    ]
+    parts: Annotated[
+        list[StatementPart],
+        Meta(description="For a split: the guaranteed part and the share; else empty."),
+    ]
+    arithmetic: Annotated[
+        list[ArithmeticStep],
+        Meta(description="Worked steps: each `expression` evaluates exactly to its `result`."),
+    ]
+    exact_before_rounding: Annotated[
+        str | None, Meta(description="What is owed before rounding, as n/d; null if none.")
+    ]
+    rounding: str | None
+    headline: str
+    also_on_record: Annotated[
+        list[str],
+        Meta(description="With ?player only: adjustments, compensation and withdrawals, in words."),
+    ]
+    text: Annotated[str, Meta(description="The whole statement as plain text to send.")]
+
+
+class StatementsPage(_Answer):
+    settlement: int
+    case: int
+    settlement_status: str
+    statements: list[StatementDocument]
+    next: NextPage

@@ -1,0 +1,103 @@
+"""The desk's figures for monitoring (``settlements.monitoring`` serves them to Prometheus):
+work by state and the age of what waits longest, each a handful of aggregate queries."""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Min, Q, QuerySet
+from django.utils import timezone
+
+from settlements import audit_log
+from settlements.access import roles
+from settlements.models import Case, Compensation, Job, Reissue, Settlement
+from settlements.selectors.payments.queues import failed_lines, overdue_releases
+from settlements.workflow import CaseStatus, CompensationStatus, ReissueStatus, SettlementStatus
+
+# Releases "overdue" from the far future on: every release with lines not yet confirmed.
+_ANY_TIME = timedelta(days=365 * 100)
+
+
+@dataclass(frozen=True)
+class DeskFigures:
+    jobs: dict[str, int]  # by status, every status present
+    job_oldest: dict[str, datetime]  # queued: since created; running: since started
+    job_heartbeat_oldest: datetime | None  # the stalest heartbeat of a running job
+    settlements: dict[str, int]  # by status, every status present
+    lines: dict[str, int]  # unconfirmed, failed, awaiting_reissue
+    line_failed_oldest: datetime | None  # when the longest-failed line's failure was recorded
+    waiting_oldest: dict[str, datetime]  # by role: since when its oldest work item waits
+    audit: audit_log.Status | None
+
+
+def desk_figures(*, cache) -> DeskFigures:
+    jobs = _by_status(Job.objects.all(), Job.Status.values)
+    active = Job.objects.filter(status__in=Job.ACTIVE).aggregate(
+        queued=Min("created_at", filter=Q(status=Job.Status.QUEUED)),
+        running=Min("started_at", filter=Q(status=Job.Status.RUNNING)),
+        heartbeat=Min("heartbeat_at", filter=Q(status=Job.Status.RUNNING)),
+    )
+    failed = failed_lines()
+    failures = failed.aggregate(
+        failed=Count("pk", filter=Q(pending_reissue__isnull=True)),
+        awaiting=Count("pk", filter=Q(pending_reissue__isnull=False)),
+        oldest=Min("recorded_at"),
+    )
+    unconfirmed = overdue_releases(timezone.now() + _ANY_TIME)
+    return DeskFigures(
+        jobs=jobs,
+        job_oldest={status: active[status] for status in ("queued", "running") if active[status]},
+        job_heartbeat_oldest=active["heartbeat"],
+        settlements=_by_status(Settlement.objects.all(), SettlementStatus.values),
+        lines={
+            "unconfirmed": sum(unconfirmed.values_list("overdue", flat=True)),
+            "failed": failures["failed"],
+            "awaiting_reissue": failures["awaiting"],
+        },
+        line_failed_oldest=failures["oldest"],
+        waiting_oldest=_waiting_oldest(unconfirmed),
+        audit=audit_log.last_verification(cache=cache),
+    )
+
+
+def _by_status(queryset: QuerySet, statuses: list[str]) -> dict[str, int]:
+    counts = dict(queryset.order_by().values_list("status").annotate(n=Count("pk")))
+    return {status: counts.get(status, 0) for status in statuses}
+
+
+def _waiting_oldest(unconfirmed: QuerySet) -> dict[str, datetime]:
+    """For each role, since when the oldest item of its work has been waiting (what the
+    dashboard's queues hold, without the four-eyes exclusions, which depend on the user)."""
+    crash = Case.objects.filter(kind=Case.Kind.CRASH)
+    cases = Case.objects.aggregate(
+        decision=Min("created_at", filter=Q(status=CaseStatus.AWAITING_DECISION)),
+        individual=Min("created_at", filter=Q(kind=Case.Kind.INDIVIDUAL, status=CaseStatus.OPEN)),
+    )
+    settlements = Settlement.objects.aggregate(
+        submit=Min("prepared_at", filter=Q(status=SettlementStatus.PREPARED)),
+        approve=Min("submitted_at", filter=Q(status=SettlementStatus.AWAITING_APPROVAL)),
+    )
+    candidates = {
+        roles.MARKETING_MANAGER: [cases["decision"]],
+        roles.OPERATOR: [
+            crash.filter(status__in=[CaseStatus.READY, CaseStatus.REJECTED]).aggregate(
+                at=Min("updated_at")
+            )["at"],
+            settlements["submit"],
+        ],
+        roles.TOURNAMENT_MANAGER: [
+            settlements["approve"],
+            cases["individual"],
+            Compensation.objects.filter(status=CompensationStatus.PROPOSED).aggregate(
+                at=Min("proposed_at")
+            )["at"],
+            Reissue.objects.filter(status=ReissueStatus.PROPOSED).aggregate(at=Min("proposed_at"))[
+                "at"
+            ],
+        ],
+        roles.CASHIER: [unconfirmed.aggregate(at=Min("released_at"))["at"]],
+    }
+    return {
+        role: min(times)
+        for role, found in candidates.items()
+        if (times := [time for time in found if time is not None])
+    }
