@@ -59,16 +59,19 @@ from settlements.selectors.compensation import (
 )
 from settlements.selectors.dashboard import (
     DASHBOARD_INCIDENTS_PER_PAGE,
-    DASHBOARD_QUEUES,
     DASHBOARD_WAITING_SHOWN,
     DashboardQueues,
     WaitingFor,
+    awaiting,
     dashboard_incidents,
     dashboard_queues,
     dashboard_reporters,
     in_workflow_order,
     open_incident_count,
+    waiting_excludes_own_work,
     waiting_for,
+    waiting_records,
+    waiting_rows,
 )
 from settlements.selectors.incidents import (
     chosen_for_approval,
@@ -211,7 +214,10 @@ __all__ = [
     "DASHBOARD_INCIDENTS_PER_PAGE",
     "DASHBOARD_WAITING_SHOWN",
     "in_workflow_order",
-    "DASHBOARD_QUEUES",
+    "awaiting",
+    "waiting_excludes_own_work",
+    "waiting_records",
+    "waiting_rows",
     "DashboardQueues",
     "dashboard_queues",
     "dashboard_incidents",
