@@ -22,7 +22,14 @@ the approver never its proposer, and only once approved does its line reach the 
 proposal still waiting is withdrawn with its case. A prize left with the player moves no money
 and is recorded (final) at once.
 Every service asks this module whether its move is legal, so the rules live in one place.
+
+Each state in which a record waits for a person declares it in ``AWAITING`` below: which role
+answers it and who may not (four eyes). The dashboard's "Waiting for you" and its full queues
+are read from that table alone, so a new kind of approval appears there once its state is
+declared.
 """
+
+from dataclasses import dataclass
 
 from django.db import models
 
@@ -68,13 +75,6 @@ class PrizeWithdrawalStatus(models.TextChoices):
     REJECTED = "rejected", "Rejected"
     WITHDRAWN = "withdrawn", "Withdrawn with its case"
     RECORDED = "recorded", "Recorded"
-
-
-# Who acts on a prize withdrawal in a waiting state: the role (its group's name) and the field
-# naming the author, who may not (four eyes). The "waiting for you" lists read it.
-PRIZE_WITHDRAWAL_WAITING = {
-    PrizeWithdrawalStatus.PROPOSED: ("tournament_manager", "decided_by"),
-}
 
 
 # action -> (statuses it may start from, status it leads to, words for an error message)
@@ -202,6 +202,73 @@ CASE_WORK_ORDER = (
     CaseStatus.RESOLVED,
     CaseStatus.WITHDRAWN,
 )
+
+
+# The roles' group names (settlements.access.roles, which this vocabulary may not import; a test
+# holds the two together).
+OPERATOR = "operator"
+MARKETING_MANAGER = "marketing_manager"
+TOURNAMENT_MANAGER = "tournament_manager"
+
+
+@dataclass(frozen=True)
+class Awaits:
+    """Records of ``model`` ("app_label.Model") in one of ``statuses`` (and matching ``where``,
+    field -> value) wait for a person of ``role``: the queue ``name`` titled ``title``, oldest
+    ``since`` first, each record opened at the URL named ``opens`` (given its id). ``not_by``
+    names the record's user fields whose user may not answer it (their own work)."""
+
+    name: str
+    title: str
+    model: str
+    statuses: tuple[str, ...]
+    role: str
+    opens: str
+    since: str
+    where: tuple[tuple[str, str], ...] = ()
+    not_by: tuple[str, ...] = ()
+
+
+AWAITING = (
+    Awaits(
+        "decisions", "Decisions to make", "settlements.Case",
+        (CaseStatus.AWAITING_DECISION,), MARKETING_MANAGER, "case_detail", "created_at",
+    ),
+    Awaits(
+        "to_prepare", "Settlements to prepare", "settlements.Case",
+        (CaseStatus.READY, CaseStatus.REJECTED), OPERATOR, "case_detail", "created_at",
+        where=(("kind", "crash"),),
+    ),
+    Awaits(
+        "to_submit", "Settlements to submit", "settlements.Settlement",
+        (SettlementStatus.PREPARED,), OPERATOR, "settlement_review", "prepared_at",
+    ),
+    Awaits(
+        "approvals", "Settlements to approve", "settlements.Settlement",
+        (SettlementStatus.AWAITING_APPROVAL,), TOURNAMENT_MANAGER, "settlement_review",
+        "prepared_at", not_by=("prepared_by", "submitted_by"),
+    ),
+    Awaits(
+        "compensations", "Compensation to approve", "settlements.Compensation",
+        (CompensationStatus.PROPOSED,), TOURNAMENT_MANAGER, "compensation_detail",
+        "proposed_at", not_by=("proposed_by",),
+    ),
+    Awaits(
+        "reissues", "Re-issues to approve", "settlements.Reissue",
+        (ReissueStatus.PROPOSED,), TOURNAMENT_MANAGER, "reissue_approve", "proposed_at",
+        not_by=("proposed_by",),
+    ),
+    Awaits(
+        "prize_withdrawals", "Prize withdrawals to approve", "settlements.PrizeWithdrawal",
+        (PrizeWithdrawalStatus.PROPOSED,), TOURNAMENT_MANAGER, "prize_withdrawal_approve",
+        "decided_at", not_by=("decided_by",),
+    ),
+    Awaits(
+        "individual_cases", "Individual cases to resolve", "settlements.Case",
+        (CaseStatus.OPEN,), TOURNAMENT_MANAGER, "case_detail", "created_at",
+        where=(("kind", "individual"),),
+    ),
+)  # fmt: skip
 
 
 def case_next_status(current: str, action: str, *, label: str) -> str:

@@ -113,8 +113,9 @@ MATRIX: dict[str, Entry] = {
     # The bulk path. Without files, a reason or a choice, a form is re-shown (422); a bulk
     # action with nothing to do says so on the incident page (302), as does one that starts.
     "incident_upload_many": form(OP),
-    "incident_prepare_ready": action(OP, post=302),
-    "incident_submit_prepared": action(OP, post=302),
+    # A bulk prepare or submit restates what it will do; only the confirming post starts it.
+    "incident_prepare_ready": form(OP, post=200),
+    "incident_submit_prepared": form(OP, post=200),
     "incident_approve": form(TM),
     "incident_decide": form(MM),
     "incident_close": form(OP, TM),

@@ -4,13 +4,13 @@ Every bulk action is a job (settlements.jobs) over the items chosen here; each i
 through its own service call, which checks everything again.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from django.db.models import Case as DbCase
 from django.db.models import QuerySet, When
 
-from settlements import selectors
+from settlements import selectors, wording
 from settlements.access import permissions
 from settlements.models import Case, Incident, Settlement, Stage, TournamentType
 from settlements.money import MONEY_UNITS, unit_rank
@@ -168,22 +168,91 @@ class ApprovalSummary:
 
 def approval_summary(settlements, user) -> ApprovalSummary:
     to_approve, skipped = [], []
-    sums: dict[tuple[str, str], int] = defaultdict(int)
     for settlement in settlements:
         refusal = permissions.settlement_approve(settlement=settlement, user=user)
         if refusal:
             skipped.append((settlement, str(refusal)))
             continue
         to_approve.append(settlement)
+    return ApprovalSummary(to_approve=to_approve, skipped=skipped, totals=unit_totals(to_approve))
+
+
+def unit_totals(settlements) -> list[tuple[str, str, int]]:
+    """What ``settlements`` pay in all, from their stored totals, as (currency, unit,
+    amount): money by currency first, then seats and FPP (no currency: they are counted alike
+    whatever the tournament's currency)."""
+    sums: dict[tuple[str, str], int] = defaultdict(int)
+    for settlement in settlements:
         for unit, by_source in settlement.totals.items():
-            # Seats and FPP are counted alike whatever the tournament's currency.
             currency = settlement.currency if unit in MONEY_UNITS else ""
             sums[currency, unit] += sum(by_source.values())
-    totals = sorted(
+    return sorted(
         ((currency, unit, amount) for (currency, unit), amount in sums.items()),
         key=lambda row: (not row[0], row[0], unit_rank(row[1])),
     )
-    return ApprovalSummary(to_approve=to_approve, skipped=skipped, totals=totals)
+
+
+@dataclass(frozen=True)
+class BulkSummary:
+    """What a bulk prepare or submit will do, restated before it starts: the records it
+    takes, what they pay (``totals``, as ``unit_totals``; for cases not prepared yet, their
+    prize pools), how many of each remedy, and what of the incident it leaves aside, as
+    (how many, of what, why)."""
+
+    records: list
+    totals: list[tuple[str, str, int]]
+    remedies: list[tuple[str, int]]
+    skipped: list[tuple[int, str, str]]
+
+
+_LEFT_ASIDE = {
+    "prepare": {
+        CaseStatus.AWAITING_DECISION: "waiting for the Marketing Manager's decision",
+        CaseStatus.REJECTED: (
+            "rejected: read the reason on each case, then prepare it there or have the "
+            "decision revised"
+        ),
+    },
+    "submit": {
+        CaseStatus.READY: "ready, not prepared yet",
+        CaseStatus.REJECTED: "rejected, not prepared again yet",
+    },
+}
+
+
+def prepare_summary(incident: Incident, cases: list[Case]) -> BulkSummary:
+    pools: dict[str, int] = defaultdict(int)
+    for case in cases:
+        pools[case.tournament.currency] += case.pool or 0
+    totals = [(currency, "cash", pool) for currency, pool in sorted(pools.items()) if pool]
+    remedies = Counter(wording.case_remedy(case) or "" for case in cases)
+    return BulkSummary(cases, totals, _counted(remedies), _left_aside(incident, "prepare"))
+
+
+def submit_summary(incident: Incident, settlements: list[Settlement]) -> BulkSummary:
+    remedies = Counter(settlement.remedy for settlement in settlements)
+    skipped = _left_aside(incident, "submit")
+    adjustments = (
+        _settlements(incident)
+        .filter(status=SettlementStatus.PREPARED, corrects__isnull=False)
+        .count()
+    )
+    if adjustments:
+        skipped.append((adjustments, "adjustment", "each is submitted from its own page"))
+    return BulkSummary(settlements, unit_totals(settlements), _counted(remedies), skipped)
+
+
+def _counted(remedies: Counter) -> list[tuple[str, int]]:
+    return sorted(remedies.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _left_aside(incident: Incident, action: str) -> list[tuple[int, str, str]]:
+    counts = selectors.case_status_counts(incident=incident)
+    return [
+        (counts[status], "case", why)
+        for status, why in _LEFT_ASIDE[action].items()
+        if counts.get(status)
+    ]
 
 
 @dataclass(frozen=True)

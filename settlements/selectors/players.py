@@ -30,6 +30,7 @@ from settlements.models import (
 from settlements.money import UNIT_ORDER
 from settlements.rules import Basis
 from settlements.selectors.common import lean
+from settlements.selectors.payments import settlement_line_payments
 from settlements.workflow import PrizeWithdrawalStatus, SettlementStatus
 
 # Entrants read per round trip when every statement of a settlement is written out.
@@ -187,6 +188,10 @@ class PlayerCase:
         default_factory=list
     )  # (id, status code, status words, [(unit, amount)])
     withdrawals: list[PrizeWithdrawal] = field(default_factory=list)
+    # The settlement's lines for the player, each with where its payment stands.
+    payments: list[tuple[str, str, int, statements.PaymentFacts]] = field(
+        default_factory=list
+    )  # (kind, unit, signed amount, payment)
 
 
 def player_cases(player: str, entries: Sequence[CasePlayer], others: Sequence[Case] = ()):
@@ -232,6 +237,7 @@ def player_cases(player: str, entries: Sequence[CasePlayer], others: Sequence[Ca
             row.adjustments.append((adjustment, corrected[adjustment_id]))
     for row in rows:
         row.owed.sort(key=lambda item: (UNIT_ORDER.index(item[0]), item[1]))
+    _add_payments(player, current)
     items = (
         CompensationItem.objects.filter(player=player, compensation__case__in=list(by_case))
         .select_related("compensation")
@@ -249,6 +255,24 @@ def player_cases(player: str, entries: Sequence[CasePlayer], others: Sequence[Ca
     for withdrawal in withdrawals.order_by("decided_at", "id"):
         by_case[withdrawal.case_id].withdrawals.append(withdrawal)
     return rows
+
+
+def _add_payments(player: str, current: dict[int, PlayerCase]) -> None:
+    """Each settlement's lines for ``player`` with their payments: four queries at most."""
+    if not current:
+        return
+    lines = list(
+        SettlementLine.objects.filter(settlement__in=list(current), player=player)
+        .order_by("settlement_id", "line_no")
+        .values_list("settlement_id", "line_no", "kind", "unit", "amount", "reversal")
+    )
+    paid = settlement_line_payments(
+        [row.settlement for row in current.values()], [(pk, line_no) for pk, line_no, *_ in lines]
+    )
+    for settlement_id, line_no, kind, unit, amount, reversal in lines:
+        current[settlement_id].payments.append(
+            (kind, unit, -amount if reversal else amount, paid[settlement_id, line_no])
+        )
 
 
 # --- Statements --------------------------------------------------------------------------------
@@ -322,7 +346,8 @@ def player_statement(settlement: Settlement, player: str) -> statements.Statemen
         return None
     payout = SettlementPayout.objects.filter(settlement=settlement, player=player).first()
     lines = _line_facts(
-        SettlementLine.objects.filter(settlement=settlement, player=player).order_by("line_no")
+        settlement,
+        SettlementLine.objects.filter(settlement=settlement, player=player).order_by("line_no"),
     )
     return statements.build(
         settlement_facts(settlement),
@@ -340,9 +365,10 @@ def settlement_statements(
     settlement: Settlement, *, after: str | None = None, chunk_size: int = STATEMENT_CHUNK
 ) -> Iterator[statements.Statement]:
     """Every entrant's statement of ``settlement`` (those whose id comes after ``after``), in
-    code-point order of their ids, read in chunks (three queries per ``chunk_size`` entrants),
-    so a 300,000-entrant settlement streams in constant memory. Follow-ups (adjustments,
-    compensation) are left to the single statements."""
+    code-point order of their ids, read in chunks (three queries per ``chunk_size`` entrants,
+    three more for the payments of an approved settlement's lines), so a 300,000-entrant
+    settlement streams in constant memory. Follow-ups (adjustments, compensation) are left to
+    the single statements."""
     facts = settlement_facts(settlement)
     entrants = CasePlayer.objects.filter(case=settlement.case_id).alias(by_id=_by_code_point())
     while True:
@@ -362,10 +388,21 @@ def settlement_statements(
         rows = SettlementLine.objects.filter(settlement=settlement, player__in=players).order_by(
             "line_no"
         )
-        for line in rows.values_list("player", "kind", "unit", "amount", "source", "reversal"):
-            player, kind, unit, amount, source, reversal = line
+        rows = list(
+            rows.values_list("player", "line_no", "kind", "unit", "amount", "source", "reversal")
+        )
+        paid = settlement_line_payments(
+            [settlement], [(settlement.pk, line_no) for _, line_no, *_ in rows]
+        )
+        for player, line_no, kind, unit, amount, source, reversal in rows:
             lines[player].append(
-                statements.LineFacts(kind, unit, -amount if reversal else amount, source)
+                statements.LineFacts(
+                    kind,
+                    unit,
+                    -amount if reversal else amount,
+                    source,
+                    paid[settlement.pk, line_no],
+                )  # fmt: skip
             )
         for player, chips in chunk:
             yield statements.build(
@@ -410,9 +447,15 @@ def settlement_unpaid_entrants(settlement: Settlement, *, search: str, limit: in
     return [(player, chips) for player, chips in entries if player not in paid]
 
 
-def _line_facts(lines: Iterable[SettlementLine]) -> list[statements.LineFacts]:
+def _line_facts(
+    settlement: Settlement, lines: Iterable[SettlementLine]
+) -> list[statements.LineFacts]:
+    lines = list(lines)
+    paid = settlement_line_payments([settlement], [(settlement.pk, line.line_no) for line in lines])
     return [
-        statements.LineFacts(line.kind, line.unit, line.signed_amount, line.source)
+        statements.LineFacts(
+            line.kind, line.unit, line.signed_amount, line.source, paid[settlement.pk, line.line_no]
+        )
         for line in lines
     ]
 

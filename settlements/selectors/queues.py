@@ -8,21 +8,21 @@ from django.db.models import QuerySet
 from settlements.models import Case, Compensation, Incident, LedgerRelease
 from settlements.selectors.cases import case_list, incident_list
 from settlements.selectors.compensation import compensation_list
-from settlements.selectors.dashboard import waiting_for
+from settlements.selectors.dashboard import waiting_records
 from settlements.selectors.payments import overdue_releases
-from settlements.workflow import CompensationStatus
+from settlements.workflow import Awaits, CompensationStatus
 
 # The incidents a list can be narrowed to: the open ones, newest first, as many as a menu holds.
 INCIDENT_CHOICES = 50
 
 
-def waiting_queue(user, attribute: str, *, kind: str, incident: int | None = None) -> QuerySet:
-    """One of ``waiting_for(user)``'s lists (``attribute``), of records of ``kind`` (case,
-    settlement or compensation), narrowed to one incident if given."""
-    items = getattr(waiting_for(user), attribute)
+def waiting_queue(user, state: Awaits, *, incident: int | None = None) -> QuerySet:
+    """The records waiting in ``state`` for ``user``, narrowed to one incident if given."""
+    records = waiting_records(state, user)
     if incident is None:
-        return items
-    return items.filter(**{"incident_id" if kind == "case" else "case__incident_id": incident})
+        return records
+    case = "" if records.model is Case else "case__"
+    return records.filter(**{f"{case}incident_id": incident})
 
 
 def case_queue(*, status: str | None = None, incident: int | None = None) -> QuerySet[Case]:

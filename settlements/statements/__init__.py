@@ -35,11 +35,19 @@ from settlements.statements.facts import (
     Explained,
     Followup,
     LineFacts,
+    PaymentFacts,
     PlayerFacts,
     SettlementFacts,
 )
 from settlements.statements.share import payout_parts
-from settlements.statements.words import KIND_LABELS, SOURCE_LABELS, TYPE_LABELS, WITHOUT_BASIS
+from settlements.statements.words import (
+    KIND_LABELS,
+    SOURCE_LABELS,
+    TYPE_LABELS,
+    WITHOUT_BASIS,
+    payment_document,
+    payment_words,
+)
 
 __all__ = [
     "KIND_LABELS",
@@ -53,6 +61,9 @@ __all__ = [
     "KNOCKED_OUT",
     "Explained",
     "LineFacts",
+    "PaymentFacts",
+    "payment_words",
+    "payment_document",
     "Followup",
     "SettlementFacts",
     "PlayerFacts",

@@ -9,6 +9,8 @@ from settlements.statements.words import (
     KIND_LABELS,
     SOURCE_LABELS,
     exact_text,
+    payment_document,
+    payment_words,
     tournament_words,
     unit_amount,
 )
@@ -37,6 +39,15 @@ class Step:
         return not any(operator in self.expression for operator in "+−×÷")
 
     @property
+    @property
+    def payments_text(self) -> str:
+        """Where each line's payment stands, in words ("" where the payments were not read)."""
+        return "; ".join(
+            f"{KIND_LABELS.get(line.kind, line.kind)}: {payment_words(line.payment)}"
+            for line in self.lines
+            if line.payment is not None
+        )
+
     def text(self) -> str:
         if self.is_input:
             return f"{self.label}: {self.shown}"
@@ -102,6 +113,15 @@ class Statement:
     def totals(self) -> dict[str, int]:
         return {amount.unit: amount.amount for amount in self.amounts}
 
+    @property
+    def payments_text(self) -> str:
+        """Where each line's payment stands, in words ("" where the payments were not read)."""
+        return "; ".join(
+            f"{KIND_LABELS.get(line.kind, line.kind)}: {payment_words(line.payment)}"
+            for line in self.lines
+            if line.payment is not None
+        )
+
     def text(self) -> str:
         """The whole statement as plain text, for pasting into a reply or a mail."""
         facts = self.settlement
@@ -129,6 +149,7 @@ class Statement:
             out += [
                 f"- {unit_amount(line.amount, line.unit, currency)}: "
                 f"{KIND_LABELS.get(line.kind, line.kind)}, {SOURCE_LABELS[line.source]}"
+                + (f"; {payment_words(line.payment)}" if line.payment is not None else "")
                 for line in self.lines
             ]
         out.append(f"In all: {self.amounts_text}.")
@@ -159,7 +180,13 @@ def document(statement: Statement) -> dict:
         "situation": statement.kind,
         "amounts": statement.totals,
         "lines": [
-            {"kind": line.kind, "unit": line.unit, "amount": line.amount, "source": line.source}
+            {
+                "kind": line.kind,
+                "unit": line.unit,
+                "amount": line.amount,
+                "source": line.source,
+                "payment": payment_document(line.payment),
+            }
             for line in statement.lines
         ],
         "parts": [

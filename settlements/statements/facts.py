@@ -28,11 +28,28 @@ class Explained:
 
 
 @dataclass(frozen=True)
+class PaymentFacts:
+    """What became of one ledger line. ``state``: "not_sent" (its settlement is not approved,
+    so the wallet has not been asked), "withdrawn" (withdrawn with its case: never to be paid),
+    "unconfirmed", "paid", "failed", or "reissued" (it failed and was paid again as the line
+    ``reissued_as``, whose own fate is ``then``). ``reference`` and ``at`` are the wallet's
+    latest answer about the line."""
+
+    state: str
+    key: str = ""
+    reference: str = ""
+    at: datetime | None = None
+    reissued_as: str = ""
+    then: "PaymentFacts | None" = None
+
+
+@dataclass(frozen=True)
 class LineFacts:
     kind: str
     unit: str
     amount: int  # signed: a reversal in an adjustment is negative
     source: str
+    payment: PaymentFacts | None = None  # None where the payments were not read
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from fractions import Fraction
 from settlements.money import format_exact, format_in_unit, format_minor_units
 from settlements.rules import Basis
 from settlements.rules.satellite import pay_as_seat
-from settlements.statements.facts import Followup, PlayerFacts, SettlementFacts
+from settlements.statements.facts import Followup, PaymentFacts, PlayerFacts, SettlementFacts
 
 KIND_LABELS = {
     "refund_buy_in": "buy-in back",
@@ -183,3 +183,48 @@ def followup_words(followup: Followup, currency: str) -> str:
         f"Prize given in error ({followup.words}): decision #{followup.number}, "
         f"{followup.status.lower()}."
     )
+
+
+# --- Payments ---------------------------------------------------------------------------------
+
+
+def _day(payment: PaymentFacts) -> str:
+    # Statements are read wherever the player is: the wallet's day in UTC, said so.
+    moment = payment.at.astimezone(UTC)
+    return f"{moment.day} {moment:%b %Y} (UTC)"
+
+
+def payment_words(payment: PaymentFacts) -> str:
+    """Where the payment of one line stands, as a sentence's end ("paid on …")."""
+    answered = f", wallet reference {payment.reference}" if payment.reference else ""
+    match payment.state:
+        case "not_sent":
+            return "not sent to the wallet yet: the settlement is not approved"
+        case "withdrawn":
+            return "not to be paid: the case was withdrawn as loaded in error"
+        case "unconfirmed":
+            return f"sent to the wallet as {payment.key}, not yet confirmed"
+        case "paid":
+            return f"paid on {_day(payment)}{answered}"
+        case "failed":
+            return f"the wallet could not pay it on {_day(payment)}{answered}; not paid yet"
+        case "reissued":
+            then = payment_words(payment.then) if payment.then else "sent to the wallet"
+            again = payment.reissued_as
+            return f"the wallet could not pay {payment.key}; paid again as {again}: {then}"
+    raise ValueError(f"unknown payment state {payment.state!r}")
+
+
+def payment_document(payment: PaymentFacts | None) -> dict | None:
+    """A line's payment as JSON for the statements' exports and API."""
+    if payment is None:
+        return None
+    return {
+        "state": payment.state,
+        "key": payment.key or None,
+        "reference": payment.reference or None,
+        "at": payment.at.astimezone(UTC).isoformat().replace("+00:00", "Z") if payment.at else None,
+        "reissued_as": payment.reissued_as or None,
+        "reissue": payment_document(payment.then),
+        "words": payment_words(payment),
+    }

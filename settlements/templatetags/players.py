@@ -36,3 +36,10 @@ def line_kind(kind: str) -> str:
 @register.filter
 def line_source(source: str) -> str:
     return statements.SOURCE_LABELS.get(source, source).capitalize()
+
+
+@register.filter
+def payment_state(payment) -> str:
+    """Where a line's payment stands (statements.PaymentFacts), as a sentence of its own."""
+    words = statements.payment_words(payment)
+    return words[:1].upper() + words[1:] + "."

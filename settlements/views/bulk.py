@@ -1,8 +1,9 @@
 """The bulk path through an outage: one action over many cases or settlements, run as a job
 whose progress the job page shows (views/jobs.py).
 
-POST     /incidents/<id>/prepare-ready/     every ready case prepared (operator)
-POST     /incidents/<id>/submit-prepared/   every prepared settlement submitted (operator)
+GET/POST /incidents/<id>/prepare-ready/     every ready case prepared (operator)
+GET/POST /incidents/<id>/submit-prepared/   every prepared settlement submitted (operator)
+                                            (both restate what they will do, then do it)
 GET/POST /incidents/<id>/approve/           chosen settlements approved with one reason (TM)
 GET/POST /incidents/<id>/decide/            one answer to several alike cases (MM)
 GET/POST /incidents/<id>/upload-many/       several snapshots or one zip (operator)
@@ -14,7 +15,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 
 from settlements import bounds, selectors, services, wording
 from settlements.access import roles
@@ -32,26 +32,52 @@ from settlements.views.rendering import go_to, render_invalid, render_page
 BULK_PER_PAGE = 25
 
 
-@require_POST
 @role_required(roles.OPERATOR)
 def incident_prepare_ready(request, incident_id: int):
+    """What preparing every ready case will do, then (confirmed) do it."""
     incident = incident_or_404(incident_id)
-    items = [
-        services.NewItem(str(case.pk), _case_label(case))
-        for case in selectors.ready_to_prepare(incident)
-    ]
-    return _start(request, incident, Job.Kind.PREPARE, items)
+    cases = list(selectors.ready_to_prepare(incident).order_by("pk"))
+    summary = selectors.prepare_summary(incident, cases)
+    return _confirm_bulk(request, incident, Job.Kind.PREPARE, summary, _case_label)
 
 
-@require_POST
 @role_required(roles.OPERATOR)
 def incident_submit_prepared(request, incident_id: int):
+    """What submitting every prepared settlement will do, then (confirmed) do it."""
     incident = incident_or_404(incident_id)
-    items = [
-        services.NewItem(str(settlement.pk), _settlement_label(settlement))
-        for settlement in selectors.prepared_settlements(incident)
-    ]
-    return _start(request, incident, Job.Kind.SUBMIT, items)
+    settlements = list(selectors.prepared_settlements(incident))
+    summary = selectors.submit_summary(incident, settlements)
+    return _confirm_bulk(request, incident, Job.Kind.SUBMIT, summary, _settlement_label)
+
+
+def _confirm_bulk(request, incident, kind: str, summary, label):
+    """The confirmation of a bulk prepare or submit: the records, what they pay, their
+    remedies and what is left aside; the confirming post carries the exact ids shown, so what
+    runs is what was confirmed (should any have moved on meanwhile, it is shown again)."""
+    records = summary.records
+    context = {
+        "incident": incident,
+        "kind": kind,
+        "summary": summary,
+        "selection": _joined(records),
+        "problem": "",
+        "action_url": request.path,
+    }
+    template = "settlements/incident_bulk_confirm.html"
+    if request.method == "POST" and confirming.step(request) == confirming.CONFIRM:
+        ids = _ids(request.POST.get("selection", ""))
+        chosen = [record for record in records if record.pk in ids]
+        if len(chosen) < len(ids):
+            noun, waiting = (
+                ("case", "ready to prepare")
+                if kind == Job.Kind.PREPARE
+                else ("settlement", "prepared")
+            )
+            context["problem"] = _changed(len(ids) - len(chosen), noun, waiting)
+            return render_invalid(request, template, context, partial="bulk_form")
+        items = [services.NewItem(str(record.pk), label(record)) for record in chosen]
+        return _start(request, incident, kind, items)
+    return render_page(request, template, context, partial="bulk_form")
 
 
 @role_required(roles.TOURNAMENT_MANAGER)
@@ -108,7 +134,10 @@ def _approve_choice(request, incident) -> dict:
         "filters": filters,
         "choices": {"type": TournamentType.choices, "stage": Stage.choices},
         "page": page,
-        "rows": _choice_rows(request, page, left_out),
+        "rows": [
+            {**row, "totals": selectors.unit_totals([row["item"]])}
+            for row in _choice_rows(request, page, left_out)
+        ],
         "left_out": len(matching) - len(selected),
         "summary": summary,
         "selection": _joined(selected),

@@ -28,8 +28,9 @@ def dashboard(request):
     context = {
         "mark": change_mark.mark(),
         "page": page,
-        # The queues depend on the roles and, where a manager's own work is left out, on the user.
-        "queues_of": "+".join(held) + (f":{user.pk}" if roles.TOURNAMENT_MANAGER in held else ""),
+        # The queues depend on the roles and, where the user's own work is left out, on the user.
+        "queues_of": "+".join(held)
+        + (f":{user.pk}" if selectors.waiting_excludes_own_work(user) else ""),
         "reporters": selectors.dashboard_reporters(page),
         "counts": selectors.case_status_counts,
         "waiting": partial(selectors.dashboard_queues, user),

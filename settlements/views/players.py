@@ -38,7 +38,7 @@ STATEMENTS_PER_CHUNK = 250
 CSV_HEADER = (
     "settlement", "case", "incident", "tournament", "settlement_status", "player",
     "player_written_out", "chips", "situation", "cash", "tdollars", "tickets", "fpp",
-    "amounts", "exact_before_rounding", "headline", "statement",
+    "amounts", "exact_before_rounding", "headline", "statement", "payment",
 )  # fmt: skip
 
 
@@ -50,12 +50,14 @@ def players(request):
     named = selectors.named_players() if query else {}
     search = selectors.player_search(query, after=after, limit=OTHER_IDS_SHOWN, named=named)
     page = rows = None
+    totals = []
     others = []
     if search.exact:
         page = peek_page(selectors.player_entries(query), request.GET.get("page"), CASES_PER_PAGE)
         if page.number == 1:
             others = selectors.player_other_cases(query, named=named)
         rows = selectors.player_cases(query, page.items, others)
+        totals = selectors.player_totals(query)
     context = {
         "query": query,
         "query_escaped": player_ids.escaped(query),
@@ -64,6 +66,7 @@ def players(request):
         "others": [(player, player_ids.escaped(player)) for player in search.others],
         "page": page,
         "rows": rows,
+        "totals": totals,
     }
     return render_page(request, "settlements/players.html", context, partial="player_results")
 
@@ -183,4 +186,5 @@ def _csv(statements):
             str(statement.exact) if statement.exact is not None else "",
             statement.headline,
             statement.text(),
+            statement.payments_text,
         )

@@ -25,19 +25,19 @@ INCIDENT_STATES = {"open": "Open", "closed": "Closed", "all": "All"}
 @role_required(*roles.ALL_ROLES)
 def queue(request, name: str):
     """One "waiting for you" list in full: paged, filtered by incident."""
-    queue = next((q for q in selectors.DASHBOARD_QUEUES if q[1] == name), None)
-    if queue is None:
+    state = selectors.awaiting(name)
+    if state is None:
         raise Http404("No such list.")
-    title, attribute, role, kind = queue
-    if not roles.has_role(request.user, role):
+    if not roles.has_role(request.user, state.role):
         raise PermissionDenied
     incident = bounds.whole_number(request.GET.get("incident"))
-    items = selectors.waiting_queue(request.user, attribute, kind=kind, incident=incident)
+    records = selectors.waiting_queue(request.user, state, incident=incident)
+    page = Paginator(records, QUEUE_PER_PAGE).get_page(page_number(request))
     context = {
-        "title": title,
+        "title": state.title,
         "name": name,
-        "kind": kind,
-        "page": Paginator(items, QUEUE_PER_PAGE).get_page(page_number(request)),
+        "page": page,
+        "rows": selectors.waiting_rows(state, page.object_list),
         "incident": "" if incident is None else str(incident),
         "incidents": selectors.incident_choices(),
     }

@@ -135,10 +135,14 @@ def test_the_operators_guide(signed_in_page, screenshot, tmp_path):
     expect(counts).to_contain_text("Awaiting decision")
     expect(counts).to_contain_text("Marketing Manager")
     expect(counts).to_contain_text("Ready to prepare")
-    page.get_by_role("button", name="Prepare every ready case").click()
+    page.get_by_role("link", name="Prepare every ready case").click()
+    expect(page.locator("#bulk-skipped")).to_contain_text("waiting for the Marketing Manager")
+    screenshot(page, "guide-operator-02-confirm-prepare")
+    page.get_by_role("button", name="Prepare 2").click()
     wait_for_job(page, 2)
     page.get_by_role("link", name="Back to the incident").click()
-    page.get_by_role("button", name="Submit every prepared settlement").click()
+    page.get_by_role("link", name="Submit every prepared settlement").click()
+    page.get_by_role("button", name="Submit 2").click()
     wait_for_job(page, 2)
     assert Case.objects.filter(incident=incident, status=CaseStatus.AWAITING_APPROVAL).count() == 3
 

@@ -131,10 +131,14 @@ def test_an_outage_of_twenty_tournaments_settled_in_a_few_bulk_actions(
 
     # The operator prepares every ready case, then submits every prepared settlement.
     operator.goto(f"/incidents/{incident.pk}/tournaments/")
-    operator.get_by_role("button", name="Prepare every ready case").click()
+    operator.get_by_role("link", name="Prepare every ready case").click()
+    expect(operator.locator("#confirm-statement")).to_contain_text("Prepare 20 settlements")
+    operator.get_by_role("button", name="Prepare 20").click()
     wait_for_job(operator, 20)
     operator.get_by_role("link", name="Back to the incident").click()
-    operator.get_by_role("button", name="Submit every prepared settlement").click()
+    operator.get_by_role("link", name="Submit every prepared settlement").click()
+    expect(operator.locator("#bulk-totals")).to_be_visible()
+    operator.get_by_role("button", name="Submit 20").click()
     wait_for_job(operator, 20)
 
     # A Tournament Manager approves all 20 after reading how many and what they pay.

@@ -24,11 +24,11 @@ def test_a_waiting_list_narrows_to_one_incident_whatever_it_lists(users, snapsho
     ready = services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incidents[0])
 
     first = incidents[0].pk
-    to_prepare = selectors.waiting_queue(operator, "to_prepare", kind="case", incident=first)
-    assert list(to_prepare) == [ready]
-    to_submit = selectors.waiting_queue(operator, "to_submit", kind="settlement", incident=first)
+    prepare, submit = selectors.awaiting("to_prepare"), selectors.awaiting("to_submit")
+    assert list(selectors.waiting_queue(operator, prepare, incident=first)) == [ready]
+    to_submit = selectors.waiting_queue(operator, submit, incident=first)
     assert [settlement.case.incident_id for settlement in to_submit] == [first]
-    assert selectors.waiting_queue(operator, "to_submit", kind="settlement").count() == 2
+    assert selectors.waiting_queue(operator, submit).count() == 2
 
 
 def test_incidents_by_state(operator):

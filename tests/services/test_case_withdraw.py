@@ -386,7 +386,7 @@ def test_a_withdrawn_case_is_not_open_work(
     }
 
     def queued() -> dict[str, int]:
-        return {name: getattr(selectors.waiting_for(user), name).count()
+        return {name: selectors.waiting_for(user)[name].count()
                 for name, user in queues.items()}  # fmt: skip
 
     assert queued() == dict.fromkeys(queues, 1)

@@ -27,17 +27,57 @@ from tests.views.conftest import (
 pytestmark = pytest.mark.django_db
 
 
+def _confirmed(client, url: str):
+    """The confirmation page of a bulk prepare or submit, then its confirming post."""
+    html = assert_full_page(client.get(url))
+    return client.post(url, {"selection": selection(html), "step": "confirm"})
+
+
 def test_prepare_every_ready_case_then_submit_them_all(as_operator, incident, late_cases):
-    response = as_operator.post(reverse("incident_prepare_ready", args=[incident.pk]))
-    job = job_of(response)
+    prepare = reverse("incident_prepare_ready", args=[incident.pk])
+    job = job_of(_confirmed(as_operator, prepare))
     assert job.kind == Job.Kind.PREPARE and job.status == Job.Status.DONE
     assert {c.status for c in incident.cases.all()} == {CaseStatus.PREPARED}
-    job = job_of(as_operator.post(reverse("incident_submit_prepared", args=[incident.pk])))
+    submit = reverse("incident_submit_prepared", args=[incident.pk])
+    job = job_of(_confirmed(as_operator, submit))
     assert job.items.filter(status=JobItem.Status.DONE).count() == 3
     assert Event.objects.filter(type=Event.Type.SETTLEMENT_SUBMITTED).count() == 3
-    # Nothing left to submit: said on the incident page, no job.
-    again = as_operator.post(reverse("incident_submit_prepared", args=[incident.pk]))
+    # Nothing left to submit: the page says so and offers no button; a post starts no job.
+    html = as_operator.get(submit).content.decode()
+    assert "No settlement of this incident is prepared" in html and 'value="confirm"' not in html
+    again = as_operator.post(submit, {"selection": "", "step": "confirm"})
     assert again["Location"] == reverse("incident_tournaments", args=[incident.pk])
+
+
+def test_bulk_prepare_and_submit_say_what_they_will_do_before_doing_it(
+    as_operator, operator, incident, late_cases, load_case
+):
+    load_case(type="satellite", stage="middle", tournament_id="S-WAIT")
+    prepare = reverse("incident_prepare_ready", args=[incident.pk])
+    html = assert_full_page(as_operator.get(prepare))
+    assert "Prepare 3 settlements" in html and 'value="confirm">Prepare 3</button>' in html
+    assert "600.00 USD" in html  # three prize pools of 200.00 USD
+    assert "Chip equity" in html and ": 3 cases" in html
+    assert "1 case: waiting for the Marketing Manager" in html
+    # Nothing starts on the way in, nor on a post that is not the confirmation.
+    as_operator.post(prepare)
+    assert not Job.objects.exists()
+    assert_partial(as_operator.get(prepare, **HTMX), "bulk-form")
+
+    services.settlement_prepare(case=late_cases[0], actor=operator)
+    submit = reverse("incident_submit_prepared", args=[incident.pk])
+    html = assert_full_page(as_operator.get(submit))
+    assert "Submit 1 prepared settlement" in html and 'id="bulk-totals"' in html
+    assert "2 cases: ready, not prepared yet" in html
+
+    # A case prepared by someone else after the confirmation was shown: nothing is done.
+    html = as_operator.get(prepare).content.decode()
+    services.settlement_prepare(case=late_cases[1], actor=operator)
+    response = as_operator.post(prepare, {"selection": selection(html), "step": "confirm"})
+    assert response.status_code == 422 and "Nothing was done: 1 of the chosen cases" in (
+        response.content.decode()
+    )
+    assert not Job.objects.exists()
 
 
 SELECTION = re.compile(r'name="selection" value="([\d,]*)"')
@@ -392,3 +432,20 @@ def test_entries_that_name_no_file_are_refused_one_by_one_not_a_server_error(
     assert job.items.get(key="ok.json").status == JobItem.Status.DONE
     page = as_operator.get(reverse("job_detail", args=[job.pk])).content.decode()
     assert "bad\\xff.json" in page
+
+
+def test_the_approval_list_shows_each_settlements_total_remedy_stage_and_decision(
+    as_manager, operator, marketing_manager, incident, late_cases, load_case
+):
+    satellite = load_case(type="satellite", stage="middle", tournament_id="S-DECIDED")
+    services.decision_record(
+        case=satellite, actor=marketing_manager, option="chip_equity", reason="fair"
+    )
+    submitted_settlements([*late_cases[:1], satellite], operator)
+    html = assert_full_page(as_manager.get(reverse("incident_approve", args=[incident.pk])))
+    table = html[html.index('id="approve-choice"') :]
+    assert '<th scope="col">Remedy</th>' in table and "Pays in all" in table
+    assert table.count("<td>Late</td>") == 1 and table.count("<td>Middle</td>") == 1
+    assert table.count("<td>Chip equity split</td>") == 2
+    assert table.count("<td>—</td>") == 1 and "<td>Split by chip equity</td>" in table
+    assert '<td class="num" data-total><span class="amount">200.00 USD</span>' in table

@@ -61,12 +61,15 @@ BOUNDS = {
     "history browser": 45,
     "history browser, a later view": 5,
     "history browser, by player": 47,
-    # A player's cases: the ids matching, a page of cases, what each owed and what followed.
-    "players page": 9,
+    # A player's cases: the ids matching, a page of cases, what each owed and what followed,
+    # where each line's payment stands (its lines, releases, answers, re-issues) and the
+    # player's totals (settlements, compensation).
+    "players page": 15,
     "players page, by prefix": 4,
-    "player statement": 9,
-    "player statement, printable": 9,
-    "explain panel": 9,
+    # A statement reads where its lines' payments stand: the release, the answers, re-issues.
+    "player statement": 12,
+    "player statement, printable": 12,
+    "explain panel": 12,
     # Nobody found: the entrants paid nothing are read instead, and stored with the page.
     "settlement review, nobody found": 19,
     "history browser, events": 44,
@@ -75,8 +78,9 @@ BOUNDS = {
     "API case detail": 9,
     # The token and its user, the settlement, then the page's entrants, payouts and lines; one
     # player's also reads what else is on record for them (adjustments, compensation, prizes).
-    "API statements": 7,
-    "API statement of one player": 10,
+    # Statements read their lines' payments too (three queries, see the statements above).
+    "API statements": 10,
+    "API statement of one player": 13,
 }
 
 

@@ -32,11 +32,13 @@ from settlements.selectors.payments.reconciliation import (
     Reconciliation,
     UnitTotal,
     exactly_once,
+    line_outcome,
     reconciliation,
     sorted_totals,
     tallies_agree,
     with_payments,
 )
+from settlements.selectors.payments.states import player_totals, settlement_line_payments
 
 __all__ = [
     "CHUNK_SIZE",
@@ -55,6 +57,9 @@ __all__ = [
     "tallies_agree",
     "LinePayment",
     "with_payments",
+    "line_outcome",
+    "settlement_line_payments",
+    "player_totals",
     "ExactlyOnce",
     "exactly_once",
     "failed_lines",

@@ -212,18 +212,24 @@ def _decorate(chunk: list[LedgerLine]) -> Iterator[LinePayment]:
     for line in chunk:
         place = (line.release.id, line.line_no)
         answers = said.get(place, [])
-        paid = next((answer for answer in answers if answer[0] == "paid"), None)
-        if paid is not None:
-            yield LinePayment(line, "paid", paid[1], paid[2], len(answers))
-        elif place in replaced:
-            last = max(answers, key=lambda answer: answer[2]) if answers else ("", "", None)
-            key = idempotency_key(Record.REISSUE, replaced[place], 1)
-            yield LinePayment(line, "reissued", last[1], last[2], len(answers), key)
-        elif answers:
-            last = max(answers, key=lambda answer: answer[2])
-            yield LinePayment(line, "failed", last[1], last[2], len(answers))
-        else:
-            yield LinePayment(line, "unconfirmed")
+        replacement = replaced.get(place)
+        again = idempotency_key(Record.REISSUE, replacement, 1) if replacement else ""
+        state, reference, at, reissued_as = line_outcome(answers, again)
+        yield LinePayment(line, state, reference, at, len(answers), reissued_as)
+
+
+def line_outcome(answers: list[tuple], reissued_as: str) -> tuple[str, str, datetime | None, str]:
+    """(state, reference, at, re-issued as) of a line, from the cashier's answers about it
+    ((status, reference, at), in any order) and the key of the approved re-issue that replaced
+    it ("" for none): paid once any answer says paid; else re-issued; else failed; else
+    unconfirmed. The reference and time are the paying answer's, else the latest."""
+    paid = next((answer for answer in answers if answer[0] == "paid"), None)
+    if paid is not None:
+        return "paid", paid[1], paid[2], ""
+    if not answers:
+        return ("reissued" if reissued_as else "unconfirmed"), "", None, reissued_as
+    _, reference, at = max(answers, key=lambda answer: answer[2])
+    return ("reissued" if reissued_as else "failed"), reference, at, reissued_as
 
 
 # --- The auditor's answer -------------------------------------------------------------------

@@ -1,0 +1,98 @@
+"""Support can say whether a player was paid: the players page, the statement, its printable
+page and the statements' exports say where each line's payment stands, and the players page
+what approved records owe the player in all."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.urls import reverse
+
+from settlements import services
+from settlements.access import roles
+from tests.payment_helpers import paid_out
+from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def out(users, load_case):
+    case = load_case(stage="middle", tournament_id="PAY-1")
+    settlement = services.settlement_prepare(case=case, actor=users[roles.OPERATOR])
+    services.settlement_submit(settlement=settlement, actor=users[roles.OPERATOR])
+    services.settlement_approve(
+        settlement=settlement, actor=users[roles.TOURNAMENT_MANAGER], reason="checked"
+    )
+    return paid_out(settlement, users)
+
+
+def test_the_players_page_says_what_became_of_each_line_and_the_totals(out, as_auditor):
+    player = out.reissued.player
+    html = assert_full_page(as_auditor.get(reverse("players"), {"q": player}))
+    assert 'data-payment="reissued"' in html
+    assert f"The wallet could not pay {out.reissued.key}; paid again as {out.reissue_key}" in html
+    assert "wallet reference TX-AGAIN" in html
+    assert 'id="player-totals"' in html and "Owed in all by approved records" in html
+    partial = assert_partial(
+        as_auditor.get(reverse("players"), {"q": out.failed.player}, **HTMX), "player-results"
+    )
+    assert 'data-payment="failed"' in partial and "wallet reference LIMIT; not paid yet" in partial
+
+
+def test_the_statement_and_its_printable_page_say_where_the_payment_stands(out, as_auditor):
+    settlement = out.settlement
+    query = {"player": out.paid.player}
+    page = as_auditor.get(reverse("settlement_statement", args=[settlement.pk]), query)
+    html = assert_full_page(page)
+    assert 'data-payment="paid"' in html and "wallet reference TX-PAID" in html
+    printable = as_auditor.get(reverse("settlement_statement_print", args=[settlement.pk]), query)
+    assert "wallet reference TX-PAID" in printable.content.decode()
+    unpaid = as_auditor.get(
+        reverse("settlement_statement", args=[settlement.pk]), {"player": out.unconfirmed.player}
+    ).content.decode()
+    assert f"Sent to the wallet as {out.unconfirmed.key}, not yet confirmed." in unpaid
+
+
+def test_a_statement_before_approval_says_nothing_was_sent(users, load_case, as_auditor):
+    case = load_case(stage="middle", tournament_id="PAY-2")
+    settlement = services.settlement_prepare(case=case, actor=users[roles.OPERATOR])
+    player = settlement.lines.order_by("line_no").first().player
+    html = as_auditor.get(
+        reverse("settlement_statement", args=[settlement.pk]), {"player": player}
+    ).content.decode()
+    assert 'data-payment="not_sent"' in html and "the settlement is not approved" in html
+
+
+def test_the_statements_exports_carry_each_lines_payment(out, as_auditor):
+    settlement = out.settlement
+    jsonl = as_auditor.get(reverse("settlement_statements_jsonl", args=[settlement.pk]))
+    documents = {
+        document["player"]: document
+        for document in map(json.loads, b"".join(jsonl.streaming_content).splitlines())
+    }
+    payment = documents[out.reissued.player]["lines"][0]["payment"]
+    assert payment["state"] == "reissued" and payment["reissued_as"] == out.reissue_key
+    assert payment["reissue"]["state"] == "paid" and payment["reissue"]["reference"] == "TX-AGAIN"
+    assert documents[out.paid.player]["lines"][0]["payment"]["at"].endswith("Z")
+    assert "wallet reference TX-PAID" in documents[out.paid.player]["text"]
+
+    response = as_auditor.get(reverse("settlement_statements_csv", args=[settlement.pk]))
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    by_player = {row["player"]: row for row in rows}
+    assert "wallet reference LIMIT" in by_player[out.failed.player]["payment"]
+
+
+def test_the_statements_api_carries_each_lines_payment(out, users):
+    client = signed_in(users[roles.AUDITOR])
+    raw = services.api_token_create(user=users[roles.AUDITOR], name="crm")[1]
+    response = client.get(
+        f"/api/v1/settlements/{out.settlement.pk}/statements",
+        {"player": out.failed.player},
+        HTTP_AUTHORIZATION=f"Bearer {raw}",
+    )
+    assert response.status_code == 200, response.content
+    (statement,) = response.json()["statements"]
+    assert statement["lines"][0]["payment"]["state"] == "failed"
+    assert statement["lines"][0]["payment"]["key"] == out.failed.key

@@ -1,0 +1,146 @@
+""" "Waiting for you" is read from the workflow's waiting states: every state that needs a role
+shows its records on that role's dashboard and in the full queue, never to their author."""
+
+import re
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from settlements import selectors, services, workflow
+from settlements.access import roles
+from settlements.services.payments import ConfirmationEntry
+from settlements.workflow import (
+    AWAITING,
+    CaseStatus,
+    CompensationStatus,
+    ReissueStatus,
+    SettlementStatus,
+)
+from tests.views.conftest import HTMX, assert_partial, signed_in
+
+pytestmark = pytest.mark.django_db
+
+WAITING_PANEL = re.compile(r'aria-labelledby="waiting-title".*?</section>', re.S)
+
+
+def _settlement(case, operator, *, submit: bool):
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    if not submit:
+        return settlement
+    return services.settlement_submit(settlement=settlement, actor=operator)
+
+
+def _approved(load_case, users, tournament_id):
+    case = load_case(stage="middle", tournament_id=tournament_id)
+    settlement = _settlement(case, users[roles.OPERATOR], submit=True)
+    return services.settlement_approve(
+        settlement=settlement, actor=users["second_manager"], reason="checked"
+    )
+
+
+def _reissue(load_case, users):
+    """A line the wallet failed to pay, proposed for payment again by the Tournament Manager."""
+    _approved(load_case, users, "PAID-FAIL")
+    line = next(iter(selectors.approved_lines(None)))
+    failed = ConfirmationEntry(
+        idempotency_key=line.key, status="failed", external_reference="closed account",
+        at=timezone.now(), amount=line.amount,
+    )  # fmt: skip
+    services.payments.payment_confirm(actor=users[roles.CASHIER], confirmations=[failed])
+    return services.payments.reissue_propose(
+        actor=users[roles.TOURNAMENT_MANAGER], idempotency_key=line.key, reason="new account"
+    )
+
+
+def _rejected(load_case, users):
+    case = load_case(stage="late", tournament_id="REJ")
+    settlement = _settlement(case, users[roles.OPERATOR], submit=True)
+    services.settlement_reject(settlement=settlement, actor=users["second_manager"], reason="no")
+    return case
+
+
+# How to put a record in each waiting state. A state added to workflow.AWAITING without a way
+# to reach it here fails the walk below, so no queue goes untested.
+BUILDERS = {
+    ("settlements.Case", CaseStatus.AWAITING_DECISION): lambda load, users: load(
+        type="freeroll", stage="middle", tournament_id="DECIDE"
+    ),
+    ("settlements.Case", CaseStatus.READY): lambda load, users: load(
+        stage="late", tournament_id="READY"
+    ),
+    ("settlements.Case", CaseStatus.REJECTED): _rejected,
+    ("settlements.Settlement", SettlementStatus.PREPARED): lambda load, users: _settlement(
+        load(stage="late", tournament_id="PREP"), users[roles.OPERATOR], submit=False
+    ),
+    ("settlements.Settlement", SettlementStatus.AWAITING_APPROVAL): lambda load, users: _settlement(
+        load(stage="late", tournament_id="SUB"), users[roles.OPERATOR], submit=True
+    ),
+    ("settlements.Compensation", CompensationStatus.PROPOSED): lambda load, users: (
+        services.compensation_propose(
+            case=_approved(load, users, "COMP").case,
+            actor=users[roles.TOURNAMENT_MANAGER],
+            reason="lag",
+            entries=[services.CompensationEntry("p000001", 5)],
+        )
+    ),  # fmt: skip
+    ("settlements.Reissue", ReissueStatus.PROPOSED): _reissue,
+    ("settlements.Case", CaseStatus.OPEN): lambda load, users: services.individual_case_open(
+        tournament=load(stage="late", tournament_id="INDIV").tournament,
+        actor=users[roles.TOURNAMENT_MANAGER],
+        players=["p000003"],
+        description="disconnected",
+    ),  # fmt: skip
+}
+
+WAITING_STATES = [(state, status) for state in AWAITING for status in state.statuses]
+
+
+def _viewer(users, role):
+    # The second manager proposed nothing, so sees every proposal; the first is its author.
+    return users["second_manager" if role == roles.TOURNAMENT_MANAGER else role]
+
+
+@pytest.mark.parametrize(
+    ("state", "status"), WAITING_STATES, ids=[f"{s.name}-{status}" for s, status in WAITING_STATES]
+)
+def test_every_waiting_state_is_on_its_roles_dashboard_and_queue(state, status, users, load_case):
+    builder = BUILDERS.get((state.model, status))
+    assert builder, f"no record is put in {state.model} {status} for the queue {state.name!r}"
+    record = builder(load_case, users)
+    record.refresh_from_db()
+    assert record.status == status
+    link = f'href="{reverse(state.opens, args=[record.pk])}"'
+
+    client = signed_in(_viewer(users, state.role))
+    panel = WAITING_PANEL.search(client.get(reverse("dashboard")).content.decode()).group(0)
+    assert f'{state.title} <span class="muted">(1)</span>' in panel
+    assert link in panel
+    queue = assert_partial(client.get(reverse("queue", args=[state.name]), **HTMX), "queue")
+    assert link in queue and "1 waiting" in queue
+
+    # Whoever made the record may not answer it: it is not their work to do.
+    for field in state.not_by:
+        author = getattr(record, field)
+        if author is not None and roles.has_role(author, state.role):
+            own = signed_in(author).get(reverse("dashboard")).content.decode()
+            assert link not in WAITING_PANEL.search(own).group(0)
+            assert selectors.waiting_for(author)[state.name].count() == 0
+
+
+def test_a_reissue_awaits_a_second_manager(users, load_case):
+    reissue = _reissue(load_case, users)
+    second = selectors.waiting_for(users["second_manager"])
+    assert list(second["reissues"]) == [reissue]
+    assert not selectors.waiting_for(users[roles.TOURNAMENT_MANAGER])["reissues"].exists()
+    assert "reissues" not in selectors.waiting_for(users[roles.OPERATOR])
+
+
+def test_waiting_states_name_known_roles_queues_and_links():
+    assert len({state.name for state in AWAITING}) == len(AWAITING)
+    for state in AWAITING:
+        assert state.role in roles.ALL_ROLES
+        reverse(state.opens, args=[1])
+    assert (workflow.OPERATOR, workflow.MARKETING_MANAGER, workflow.TOURNAMENT_MANAGER) == (
+        roles.OPERATOR, roles.MARKETING_MANAGER, roles.TOURNAMENT_MANAGER,
+    )  # fmt: skip
