@@ -40,6 +40,8 @@ from .terms import Terms, terms_of
 # (benchmarks/icm.py, docs/benchmarks.md), ten players with every place paying differently.
 EXACT_WORK_LIMIT = 6_000_000
 DEFAULT_SAMPLES = 1_000
+# Samples drawn per batch: a background job's step, and the grain of its progress.
+BATCH = 100
 EXACT = "exact"
 SAMPLED = "sampled"
 # Where the policy's split depends on the chips: earlier, it refunds and splits evenly.
@@ -167,21 +169,51 @@ def sampled_equity(
     seed: int,
     samples: int = DEFAULT_SAMPLES,
     progress: Callable[[int], None] | None = None,
-    progress_every: int = 100,
 ) -> tuple[list[Fraction], list[int]]:
     """Each player's mean prize over `samples` finishing orders drawn from `seed`, with its
-    standard error in minor units (rounded up). `progress` is told the samples done so far."""
-    _check_chips(chips)
+    standard error in minor units (rounded up). `progress` is told the samples done after each
+    batch. A background job draws the same batches one step at a time (`sample_batch`) and
+    gets the same figures."""
+    n = len(chips)
+    sums, squares = [0] * n, [0] * n
+    for batch, size in enumerate(batch_sizes(samples)):
+        batch_sums, batch_squares = sample_batch(chips, prizes, seed=seed, batch=batch, size=size)
+        sums = [a + b for a, b in zip(sums, batch_sums, strict=True)]
+        squares = [a + b for a, b in zip(squares, batch_squares, strict=True)]
+        if progress is not None:
+            progress(min(samples, (batch + 1) * BATCH))
+    return estimate(sure_prize(prizes, n), sums, squares, samples)
+
+
+def batch_sizes(samples: int) -> list[int]:
+    """How `samples` are cut into batches of BATCH (the last one shorter)."""
     if samples < 2:
         raise ValueError("a standard error needs at least two samples")
+    return [min(BATCH, samples - start) for start in range(0, samples, BATCH)]
+
+
+def sure_prize(prizes: Sequence[int], players: int) -> int:
+    """The last place's prize, which every player in the field is sure of."""
+    return _above_last(prizes, players)[0]
+
+
+def sample_batch(
+    chips: Sequence[int], prizes: Sequence[int], *, seed: int, batch: int, size: int
+) -> tuple[list[int], list[int]]:
+    """One batch of finishing orders: per player, the sum of the prizes above the sure one
+    they won and the sum of their squares. Batch k of a seed always draws the same orders,
+    whichever batches ran before it."""
+    _check_chips(chips)
     n = len(chips)
-    sure, extra = _above_last(prizes, n)
+    _, extra = _above_last(prizes, n)
     paid = len(extra)
-    rng = random.Random(seed)
-    draw, log = rng.random, math.log
+    # A generator per batch, seeded from the valuation's seed and the batch's number, so that
+    # batches may run in any order or again after a worker is lost.
+    draw = random.Random(f"{seed}/{batch}").random
+    log = math.log
     rates = [float(c) for c in chips]
     sums, squares = [0] * n, [0] * n
-    for done in range(1, samples + 1):
+    for _ in range(size):
         # -log(1 - U) / rate: written out rather than expovariate so that the figures never
         # depend on how a Python release implements it. 1 - U is never 0.
         times = [-log(1.0 - draw()) / rate for rate in rates]
@@ -189,8 +221,13 @@ def sampled_equity(
         for i, prize in zip(order[:paid], extra, strict=True):
             sums[i] += prize
             squares[i] += prize * prize
-        if progress is not None and (done % progress_every == 0 or done == samples):
-            progress(done)
+    return sums, squares
+
+
+def estimate(
+    sure: int, sums: Sequence[int], squares: Sequence[int], samples: int
+) -> tuple[list[Fraction], list[int]]:
+    """Means (exact fractions) and standard errors (minor units, rounded up) of summed batches."""
     means = [sure + Fraction(s, samples) for s in sums]
     errors = [_standard_error(s, q, samples) for s, q in zip(sums, squares, strict=True)]
     return means, errors

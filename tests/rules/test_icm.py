@@ -98,6 +98,18 @@ def test_sampling_reports_its_progress():
     assert seen == [100, 200, 250]
 
 
+def test_batches_drawn_one_by_one_give_the_same_figures():
+    chips, prizes = [50, 30, 15, 5], [5000, 3000, 2000]
+    sums, squares = [0] * 4, [0] * 4
+    for batch, size in reversed(list(enumerate(icm.batch_sizes(250)))):
+        more, more_squares = icm.sample_batch(chips, prizes, seed=9, batch=batch, size=size)
+        sums = [a + b for a, b in zip(sums, more, strict=True)]
+        squares = [a + b for a, b in zip(squares, more_squares, strict=True)]
+    assert icm.batch_sizes(250) == [100, 100, 50]
+    expected = icm.sampled_equity(chips, prizes, seed=9, samples=250)
+    assert icm.estimate(icm.sure_prize(prizes, 4), sums, squares, 250) == expected
+
+
 def test_large_fields_are_sampled_and_small_ones_exact():
     chips, prizes = [5, 4, 3, 2, 1], [40, 30, 20, 10]
     exact = icm.icm(chips, prizes, ids(5), seed=3)
