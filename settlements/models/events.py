@@ -45,6 +45,7 @@ class Event(models.Model):
         USER_ACCESS_CHANGED = "user_access_changed", "User's access changed"
         BASIS_RESTORED = "basis_restored", "Statement figures restored"
         BASIS_NOT_RESTORED = "basis_not_restored", "Statement figures not restored"
+        ICM_VALUED = "icm_valued", "Stacks valued by ICM"
 
     type = models.CharField(max_length=32, choices=Type.choices)
     # The foreign keys are covered by the composite indexes in Meta.

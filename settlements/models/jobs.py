@@ -23,6 +23,7 @@ class Job(models.Model):
         APPROVE = "approve", "Approve settlements"
         DECIDE = "decide", "Record decisions"
         UPLOAD = "upload", "Load snapshots"
+        ICM = "icm", "Value stacks by ICM"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Waiting for a worker"

@@ -28,16 +28,17 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.db.models import Count, Q
-from django.dispatch import Signal
+from django.dispatch import Signal, receiver
 from django.utils import timezone
 
 from settlements import wording
 from settlements.access import roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
-from settlements.models import Case, Incident, Job, JobItem, Settlement
+from settlements.models import Case, IcmValuation, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
 from settlements.services.common import insert_bound_rows
 from settlements.services.decisions import decision_record
+from settlements.services.icm import batch_labels, icm_batch_add, valuation_started
 from settlements.services.settlements import (
     settlement_approve,
     settlement_prepare,
@@ -64,6 +65,8 @@ STARTERS = {
     Job.Kind.APPROVE: (roles.TOURNAMENT_MANAGER,),
     Job.Kind.DECIDE: (roles.MARKETING_MANAGER,),
     Job.Kind.UPLOAD: (roles.OPERATOR,),
+    # Started by the prepare of a settlement whose field is sampled (services.icm).
+    Job.Kind.ICM: (roles.OPERATOR,),
 }
 
 
@@ -321,12 +324,35 @@ def _upload(job: Job, item: JobItem) -> tuple[str, Case | None]:
     return f"Case #{case.pk} opened for {case.tournament.operator_id}", case
 
 
+def _icm_batch(job: Job, item: JobItem) -> tuple[str, Case | None]:
+    valuation_id, batch = map(int, item.key.split(":"))
+    valuation = icm_batch_add(valuation_id=valuation_id, batch=batch, actor=job.created_by)
+    done = valuation.status == IcmValuation.Status.DONE
+    return ("Samples drawn; the figures are written" if done else "Samples drawn"), None
+
+
+@receiver(valuation_started)
+def _start_icm_job(sender, *, valuation: IcmValuation, actor, **kwargs) -> None:
+    """Start sampling a valuation in the background, in the prepare's transaction."""
+    job_start(
+        kind=Job.Kind.ICM,
+        actor=actor,
+        target=f"icm:{valuation.pk}",
+        incident=valuation.settlement.case.incident,
+        items=[
+            NewItem(key=f"{valuation.pk}:{batch}", label=label)
+            for batch, label in batch_labels(valuation)
+        ],
+    )
+
+
 STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
     Job.Kind.PREPARE: _prepare,
     Job.Kind.SUBMIT: _submit,
     Job.Kind.APPROVE: _approve,
     Job.Kind.DECIDE: _decide,
     Job.Kind.UPLOAD: _upload,
+    Job.Kind.ICM: _icm_batch,
 }
 
 
