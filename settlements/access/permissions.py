@@ -42,6 +42,9 @@ REISSUE_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
 # Who may see what each player is paid: every role reviews settlements, so the review page, its
 # explain panel, the players page and the statements (and their exports) give this one answer.
 AMOUNT_READERS = roles.ALL_ROLES
+# Who weighs the policy's amounts against the stacks' ICM values: the Tournament Manager, who
+# judges injustice (RULES.md §6), and the auditor, who checks that judgement.
+ICM_READERS = (roles.TOURNAMENT_MANAGER, roles.AUDITOR)
 
 
 class Refusal(str):
@@ -122,6 +125,11 @@ def ledger_read(*, user) -> Refusal | None:
     """Reading a settlement's or a compensation's lines: in the web's ledger CSVs and in the
     API's case documents alike, so that a token shows its user what the pages show them."""
     return _role(user, *LEDGER_READERS, action="read the ledger of what is paid")
+
+
+def icm_read(*, user) -> Refusal | None:
+    """The second opinion: each remaining player's ICM value beside the policy's amount."""
+    return _role(user, *ICM_READERS, action="compare the policy's amounts with ICM values")
 
 
 # --- Decisions and settlements ------------------------------------------------------------------

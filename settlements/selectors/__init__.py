@@ -70,6 +70,14 @@ from settlements.selectors.dashboard import (
     open_incident_count,
     waiting_for,
 )
+from settlements.selectors.icm import (
+    difference_percent,
+    icm_chart_points,
+    icm_flagged,
+    icm_job,
+    icm_rows_by_loss,
+    icm_valuation,
+)
 from settlements.selectors.incidents import (
     chosen_for_approval,
     incident_jobs,
@@ -167,6 +175,12 @@ __all__ = [
     "awaiting_approval",
     "awaiting_decision",
     "decision_groups",
+    "difference_percent",
+    "icm_chart_points",
+    "icm_flagged",
+    "icm_job",
+    "icm_rows_by_loss",
+    "icm_valuation",
     "incident_counts",
     "incident_workbench",
     "open_work_count",
@@ -246,7 +260,6 @@ __all__ = [
     "statement_settlements",
     "incident_statements",
     "settlement_unpaid_entrants",
-    # The pages' own reads, moved out of the views.
     "tournaments_without_crash_case",
     "tournament_detail",
     "incident_jobs",
@@ -262,7 +275,6 @@ __all__ = [
     "overdue_line_count",
     "case_page",
     "case_loaded_from",
-    # Payments (settlements.selectors.payments)
     "Release",
     "LedgerLine",
     "approved_lines",
