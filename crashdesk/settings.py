@@ -261,6 +261,12 @@ JOB_POLL_MILLISECONDS = env_int("JOB_POLL_MILLISECONDS", 100)
 # Each job is queued as this many tasks (at most one per item), so that as many workers share
 # its items; on a machine of N cores, N workers running one bulk action use them all.
 JOB_WORKERS_PER_JOB = env_int("JOB_WORKERS_PER_JOB", 2)
+# The ICM second opinion (settlements.rules.icm): finishing orders sampled for a field too large
+# to value exactly, and the site's threshold for flagging a player the policy pays less than
+# their stack's ICM value (both conditions: this percentage of that value, this many minor units).
+ICM_SAMPLES = env_int("ICM_SAMPLES", 1000)
+ICM_FLAG_PERCENT = env_int("ICM_FLAG_PERCENT", 10)
+ICM_FLAG_MIN_AMOUNT = env_int("ICM_FLAG_MIN_AMOUNT", 1000)
 # A case with more entrants than this is prepared in the background, a smaller one at once.
 PREPARE_INLINE_MAX_ENTRANTS = env_int("PREPARE_INLINE_MAX_ENTRANTS", 20_000)
 # Bounds of a snapshot archive (zip): how many files, and how large once decompressed.

@@ -35,6 +35,8 @@ from settlements.models import (
     Compensation,
     CompensationItem,
     Event,
+    IcmValuation,
+    IcmValue,
     Settlement,
     SettlementLine,
     Snapshot,
@@ -42,6 +44,10 @@ from settlements.models import (
 )
 
 GENESIS = "0" * 64
+ICM_FIELDS = (
+    "position", "player", "chips", "chip_rank", "value", "amount", "standard_error",
+    "policy_amount", "difference",
+)  # fmt: skip
 # Rows hashed per encode/update: whole-string work instead of a call per line.
 _CHUNK = 20_000
 _ITERATOR_CHUNK = 10_000
@@ -73,12 +79,25 @@ def items_digest(items: Iterable[tuple]) -> str:
     )
 
 
+def icm_digest(rows: Iterable[tuple]) -> str:
+    """SHA-256 over ICM rows (position, player, chips, chip_rank, value, amount,
+    standard_error, policy_amount, difference), in position order."""
+    digest = hashlib.sha256()
+    for position, player, *figures in rows:
+        rest = "\t".join(map(str, figures))
+        digest.update(f"{position}\t{len(player)}:{player}\t{rest}\n".encode())
+    return digest.hexdigest()
+
+
 def subject_facts(subject, event_type: str = "") -> dict:
     """What ``subject`` is that must never change, as an event of ``event_type`` about it
-    seals it: its totals and digests, and its fields fixed from its creation or by the event
-    (settlements.seals)."""
+    seals it: its totals and digests (its ICM figures too, once valued), and its fields fixed
+    from its creation or by the event (settlements.seals)."""
     if isinstance(subject, Settlement):
-        facts = _settlement_facts(subject)
+        icm = IcmValuation.objects.filter(
+            settlement_id=subject.pk, status=IcmValuation.Status.DONE
+        ).values_list("digest", flat=True)
+        facts = _settlement_facts(subject, icm=icm.first())
     elif isinstance(subject, Compensation):
         facts = {"totals": subject.totals, "items": subject.items_digest}
     elif isinstance(subject, Case) and subject.snapshot_id is not None:
@@ -88,8 +107,10 @@ def subject_facts(subject, event_type: str = "") -> dict:
     return facts | seals.record_facts(subject, event_type)
 
 
-def _settlement_facts(settlement: Settlement, ledger: str | None = None) -> dict:
-    return {
+def _settlement_facts(
+    settlement: Settlement, ledger: str | None = None, icm: str | None = None
+) -> dict:
+    facts = {
         "totals": settlement.totals,
         "line_count": settlement.line_count,
         "payout_count": settlement.payout_count,
@@ -97,6 +118,10 @@ def _settlement_facts(settlement: Settlement, ledger: str | None = None) -> dict
         "pool_distributed": settlement.pool_distributed,
         "ledger": settlement.ledger_digest if ledger is None else ledger,
     }
+    # Only once the ICM figures are written: events sealed before then do not name them.
+    if icm is not None:
+        facts["icm"] = icm
+    return facts
 
 
 def canonical(event: Event) -> bytes:
@@ -247,9 +272,21 @@ def current_facts(events) -> Facts:
         ("line_no", "player", "kind", "unit", "amount", "source", "reversal"),
         ledger_digest,
     )
+    icm_figures = _digests(
+        IcmValue.objects.filter(
+            valuation__settlement_id__in=settlement_ids,
+            valuation__status=IcmValuation.Status.DONE,
+        ),
+        "valuation__settlement_id",
+        ICM_FIELDS,
+        icm_digest,
+        order="position",
+    )
     for settlement in Settlement.objects.filter(pk__in=settlement_ids).iterator():
         facts["settlement", settlement.pk] = _settlement_facts(
-            settlement, ledgers.get(settlement.pk, ledger_digest(()))
+            settlement,
+            ledgers.get(settlement.pk, ledger_digest(())),
+            icm_figures.get(settlement.pk),
         )
     compensation_ids = sealed("compensation")
     items = _digests(
@@ -289,9 +326,11 @@ def current_facts(events) -> Facts:
     return Facts(facts, batches, seals.current_history(wanted))
 
 
-def _digests(rows, parent: str, fields: tuple[str, ...], digest) -> dict[int, str]:
+def _digests(
+    rows, parent: str, fields: tuple[str, ...], digest, order: str = "line_no"
+) -> dict[int, str]:
     """One digest per parent over its rows in line order, streamed in one ordered pass."""
-    ordered = rows.order_by(parent, "line_no").values_list(parent, *fields)
+    ordered = rows.order_by(parent, order).values_list(parent, *fields)
     return {
         key: digest(row[1:] for row in group)
         for key, group in groupby(ordered.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0))

@@ -410,6 +410,45 @@ def payout_chart(
     )
 
 
+@dataclass(frozen=True)
+class IcmChart:
+    """The policy's amounts (``chart``, with its axes) and the ICM values (``icm_series``) by
+    chip rank, on one scale."""
+
+    chart: PayoutChart
+    icm_series: str
+    text: str
+
+
+def icm_chart(
+    policy: Sequence[ChartPoint],
+    icm: Sequence[ChartPoint],
+    *,
+    count: int,
+    currency: str,
+) -> IcmChart:
+    """Both series over the ranks of the `count` remaining players, drawn as the payout chart
+    is and on one scale (``scale_top``: the higher of the two), so one height is one amount."""
+    top = max(0, *(p.amount for p in policy), *(p.amount for p in icm))
+    chart = payout_chart(
+        policy,
+        count=count,
+        currency=currency,
+        title="The policy against ICM by chip rank",
+        title_id="icm-chart",
+        scale_top=top,
+    )
+    icm_only = payout_chart(icm, count=count, currency=currency, scale_top=top)
+    shown = [
+        format_minor_units(p.amount, currency) for p in (policy[0], icm[0], policy[-1], icm[-1])
+    ]
+    text = (
+        f"{count:,} players: the most chips are paid {shown[0]} by the policy against an ICM "
+        f"value of {shown[1]}; the fewest {shown[2]} against {shown[3]}."
+    )
+    return IcmChart(chart=chart, icm_series=icm_only.series, text=text)
+
+
 def _px(value: float) -> float:
     # A tenth of a unit is finer than any screen draws and keeps the markup short.
     return round(float(value), 1)
@@ -430,9 +469,11 @@ def _payout_text(points: Sequence[ChartPoint], *, count: int, currency: str) -> 
 __all__ = [
     "MAX_CHART_POINTS",
     "ChartPoint",
+    "IcmChart",
     "PayoutChart",
     "StageBar",
     "StageSegment",
+    "icm_chart",
     "payout_chart",
     "percent_text",
     "sample_by_rank",

@@ -8,6 +8,7 @@ Every problem names the environment variable to fix.
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -70,3 +71,23 @@ def _described(problem, config: Mapping) -> str:
 
 def _name(key: str) -> str:
     return VARIABLES.get(key) or (f"CRASH_POLICY[{key!r}]" if key else "CRASH_POLICY")
+
+
+@dataclass(frozen=True)
+class IcmFlag:
+    """When the second opinion flags a player: the policy pays them less than their stack's
+    ICM value by at least ``percent`` of that value and at least ``min_amount`` minor units."""
+
+    percent: int
+    min_amount: int
+
+
+def icm_flag() -> IcmFlag:
+    """The site's threshold (ICM_FLAG_PERCENT, ICM_FLAG_MIN_AMOUNT); ImproperlyConfigured if
+    either is out of range."""
+    percent, min_amount = settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT
+    if not 0 <= percent <= 100:
+        raise ImproperlyConfigured(f"ICM_FLAG_PERCENT={percent}: give a percentage from 0 to 100")
+    if min_amount < 0:
+        raise ImproperlyConfigured(f"ICM_FLAG_MIN_AMOUNT={min_amount}: give 0 or more minor units")
+    return IcmFlag(percent=percent, min_amount=min_amount)

@@ -54,6 +54,9 @@ REISSUE_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
 # What each player is paid is their lines summed: the same rule, named for the pages that show
 # amounts (the review page, its explain panel, the players page).
 AMOUNT_READERS = LEDGER_READERS
+# Who weighs the policy's amounts against the stacks' ICM values: the Tournament Manager, who
+# judges injustice (RULES.md §6), and the auditor, who checks that judgement.
+ICM_READERS = (roles.TOURNAMENT_MANAGER, roles.AUDITOR)
 
 
 class Refusal(str):
@@ -135,6 +138,11 @@ def ledger_read(*, user) -> Refusal | None:
     the API's case documents alike, so that a token shows its user what the pages show them.
     The views and the API let through ``LEDGER_READERS``, the roles this allows."""
     return _role(user, *LEDGER_READERS, action="read the ledger of what is paid")
+
+
+def icm_read(*, user) -> Refusal | None:
+    """The second opinion: each remaining player's ICM value beside the policy's amount."""
+    return _role(user, *ICM_READERS, action="compare the policy's amounts with ICM values")
 
 
 # --- Decisions and settlements ------------------------------------------------------------------

@@ -47,6 +47,10 @@ from settlements.models.crashes import (
 from settlements.models.events import (
     Event,
 )
+from settlements.models.icm import (
+    IcmValuation,
+    IcmValue,
+)
 from settlements.models.jobs import (
     Job,
     JobItem,
@@ -75,6 +79,8 @@ __all__ = [
     "Decision",
     "Event",
     "ID_MAX_LENGTH",
+    "IcmValuation",
+    "IcmValue",
     "Incident",
     "Job",
     "JobItem",

@@ -48,6 +48,7 @@ class Event(models.Model):
         BASIS_RESTORED = "basis_restored", "Statement figures restored"
         BASIS_NOT_RESTORED = "basis_not_restored", "Statement figures not restored"
         AUDIT_VERIFIED = "audit_verified", "Event log verified by the auditor"
+        ICM_VALUED = "icm_valued", "Stacks valued by ICM"
 
     type = models.CharField(max_length=32, choices=Type.choices)
     # The foreign keys are covered by the composite indexes in Meta.

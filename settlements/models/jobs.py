@@ -24,6 +24,7 @@ class Job(models.Model):
         DECIDE = "decide", "Record decisions"
         UPLOAD = "upload", "Load snapshots"
         VERIFY = "verify", "Verify the event log"
+        ICM = "icm", "Value stacks by ICM"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Waiting for a worker"

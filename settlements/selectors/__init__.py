@@ -78,6 +78,14 @@ from settlements.selectors.dashboard import (
     waiting_records,
     waiting_rows,
 )
+from settlements.selectors.icm import (
+    difference_percent,
+    icm_chart_points,
+    icm_flagged,
+    icm_job,
+    icm_rows_by_loss,
+    icm_valuation,
+)
 from settlements.selectors.incidents import (
     chosen_for_approval,
     incident_jobs,
@@ -184,6 +192,12 @@ __all__ = [
     "awaiting_approval",
     "awaiting_decision",
     "decision_groups",
+    "difference_percent",
+    "icm_chart_points",
+    "icm_flagged",
+    "icm_job",
+    "icm_rows_by_loss",
+    "icm_valuation",
     "incident_counts",
     "incident_workbench",
     "open_work_count",
@@ -267,7 +281,6 @@ __all__ = [
     "statement_settlements",
     "incident_statements",
     "settlement_unpaid_entrants",
-    # The pages' own reads, moved out of the views.
     "tournaments_without_crash_case",
     "tournament_detail",
     "incident_jobs",
@@ -283,7 +296,6 @@ __all__ = [
     "overdue_line_count",
     "case_page",
     "case_loaded_from",
-    # Payments (settlements.selectors.payments)
     "Release",
     "LedgerLine",
     "approved_lines",

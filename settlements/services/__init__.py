@@ -32,6 +32,7 @@ from settlements.services.compensation import (
     compensation_reject,
 )
 from settlements.services.decisions import check_invitees, check_reschedule_date, decision_record
+from settlements.services.icm import icm_batch_add, icm_valuation_begin
 from settlements.services.incidents import incident_close, incident_report, tournament_create
 from settlements.services.individual_cases import (
     NewTournament,
@@ -108,6 +109,8 @@ __all__ = [
     "retry_transient",
     "MAX_AMOUNT",
     "incident_report",
+    "icm_batch_add",
+    "icm_valuation_begin",
     "incident_close",
     "tournament_create",
     "case_load_snapshot",

@@ -48,16 +48,17 @@ from django.db import (
     transaction,
 )
 from django.db.models import Count, Q
-from django.dispatch import Signal
+from django.dispatch import Signal, receiver
 from django.utils import timezone
 
 from settlements import audit_log, wording
 from settlements.access import permissions, roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
-from settlements.models import Case, Event, Incident, Job, JobItem, Settlement
+from settlements.models import Case, Event, IcmValuation, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
 from settlements.services.common import insert_bound_rows, record_event
 from settlements.services.decisions import decision_record
+from settlements.services.icm import batch_labels, icm_batch_add, valuation_started
 from settlements.services.settlements import (
     settlement_approve,
     settlement_prepare,
@@ -111,6 +112,8 @@ STARTERS = {
     Job.Kind.DECIDE: (roles.MARKETING_MANAGER,),
     Job.Kind.UPLOAD: (roles.OPERATOR,),
     Job.Kind.VERIFY: (roles.AUDITOR,),
+    # Started by the prepare of a settlement whose field is sampled (services.icm).
+    Job.Kind.ICM: (roles.OPERATOR,),
 }
 
 
@@ -511,6 +514,29 @@ def _verify(job: Job, item: JobItem) -> tuple[str, Case | None]:
     return f"Events {first} to {last} verified.", None
 
 
+
+def _icm_batch(job: Job, item: JobItem) -> tuple[str, Case | None]:
+    valuation_id, batch = map(int, item.key.split(":"))
+    valuation = icm_batch_add(valuation_id=valuation_id, batch=batch, actor=job.created_by)
+    done = valuation.status == IcmValuation.Status.DONE
+    return ("Samples drawn; the figures are written" if done else "Samples drawn"), None
+
+
+@receiver(valuation_started)
+def _start_icm_job(sender, *, valuation: IcmValuation, actor, **kwargs) -> None:
+    """Start sampling a valuation in the background, in the prepare's transaction."""
+    job_start(
+        kind=Job.Kind.ICM,
+        actor=actor,
+        target=f"icm:{valuation.pk}",
+        incident=valuation.settlement.case.incident,
+        items=[
+            NewItem(key=f"{valuation.pk}:{batch}", label=label)
+            for batch, label in batch_labels(valuation)
+        ],
+    )
+
+
 STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
     Job.Kind.PREPARE: _prepare,
     Job.Kind.SUBMIT: _submit,
@@ -518,6 +544,7 @@ STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
     Job.Kind.DECIDE: _decide,
     Job.Kind.UPLOAD: _upload,
     Job.Kind.VERIFY: _verify,
+    Job.Kind.ICM: _icm_batch,
 }
 
 

@@ -44,6 +44,7 @@ from settlements.services.common import (
     required_text,
     save_with_history,
 )
+from settlements.services.icm import icm_valuation_begin
 from settlements.services.payments import release_lines, unit_totals
 from settlements.workflow import SettlementStatus, case_next_status, settlement_next_status
 
@@ -90,6 +91,8 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
     except IntegrityError:
         raise InvalidTransition(f"{case} already has a settlement in progress.") from None
     payouts = _insert_payouts_and_lines(settlement.pk, result, parsed)
+    # Before the event, which then seals the figures of a field valued here and now.
+    icm_valuation_begin(settlement=settlement, snapshot=parsed, actor=actor)
     case.status = next_status
     save_with_history(case, actor=actor, reason=f"{settlement} prepared")
     record_event(

@@ -17,6 +17,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.urls import reverse
+from django.utils.functional import SimpleLazyObject
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
 
@@ -33,6 +34,7 @@ from settlements.rules import Basis
 from settlements.views import confirming, invitations
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.views.second_opinion import second_opinion
 from settlements.workflow import SettlementStatus
 
 TEMPLATE = "settlements/settlement_review.html"
@@ -42,6 +44,7 @@ REVIEW_PARTIALS = {
     "payouts": "payouts",
     "settlement-actions": "actions",
     "player-detail": "player_panel",
+    "second-opinion": "second_opinion",
     **invitations.PARTIALS,
 }
 
@@ -221,6 +224,8 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
     answer_refusal = permissions.settlement_approve(settlement=settlement, user=user)
     page = paginator.get_page(page_number(request))
     summary = _summary(settlement)
+    # Read only where the page or its htmx partial shows it (never for a page of payouts).
+    opinion = SimpleLazyObject(partial(second_opinion, request, settlement))
     return {
         **summary,
         "invitations": invitations.invitations(request, settlement.case, summary["decision"]),
@@ -232,6 +237,7 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
         # the chart never change once prepared.
         "payout_table": partial(_payout_table, settlement, page, search=search),
         "payout_chart": partial(_payout_chart, settlement),
+        "second_opinion": opinion,
         "can_submit": permissions.settlement_submit(settlement=settlement, user=user) is None,
         "can_answer": answer_refusal is None,
         "own_work": answer_refusal is not None and answer_refusal.kind == permissions.OWN_WORK,

@@ -33,9 +33,9 @@ pytestmark = pytest.mark.django_db
 # reporters and the two fragments.
 # The history browser verifies the event log on a first view (a query per kind of record the
 # chain seals, whatever their number: the records, the rows under them, their history versions,
-# the batches of confirmations, and the payment tallies counted afresh) and stores the outcome,
-# and keeps the browser under the history's change mark; a later view reads the head and that
-# outcome, the mark and the browser.
+# the batches of confirmations, a settlement's ICM figures, and the payment tallies counted
+# afresh) and stores the outcome, and keeps the browser under the history's change mark; a later
+# view reads the head and that outcome, the mark and the browser.
 BOUNDS = {
     "dashboard": 33,
     "dashboard, a later view": 6,
@@ -52,15 +52,18 @@ BOUNDS = {
     "approve many": 3,
     # An approved settlement's review also shows its payments (one query, from the tallies).
     # A first view draws and stores two fragments: the chart and the page of payouts; a later
-    # view reads both, in place of the payouts and their ranking.
-    "settlement review": 18,
-    "settlement review, a later view": 6,
-    "settlement review, a later page": 18,
-    "settlement review, searched": 19,
+    # view reads both, in place of the payouts and their ranking. The desk's user is also a
+    # Tournament Manager, so the page shows the ICM second opinion: its valuation, a page of its
+    # rows and the count flagged, and its chart as a third fragment (on a first view: the
+    # figures by chip rank, and the fragment stored).
+    "settlement review": 28,
+    "settlement review, a later view": 10,
+    "settlement review, a later page": 28,
+    "settlement review, searched": 29,
     "settlement review, htmx page": 11,
-    "history browser": 45,
+    "history browser": 46,
     "history browser, a later view": 5,
-    "history browser, by player": 47,
+    "history browser, by player": 48,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed,
     # where each line's payment stands (its lines, releases, answers, re-issues) and the
     # player's totals (settlements, compensation).
@@ -71,8 +74,8 @@ BOUNDS = {
     "player statement, printable": 12,
     "explain panel": 12,
     # Nobody found: the entrants paid nothing are read instead, and stored with the page.
-    "settlement review, nobody found": 19,
-    "history browser, events": 44,
+    "settlement review, nobody found": 29,
+    "history browser, events": 45,
     "history of one record": 7,
     "API case list": 4,
     "API case detail": 9,

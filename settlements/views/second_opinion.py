@@ -1,0 +1,52 @@
+"""The review page's second opinion: what the policy pays each remaining player beside their
+stack's ICM value, who loses most first, for the Tournament Manager and the auditor.
+
+The figures are the ones stored when the settlement was prepared (services.icm); this page
+only reads them, a page of rows at a time, so it costs the same for 10 or 10,000 players.
+"""
+
+from functools import partial
+
+from settlements import charts, selectors, site_policy
+from settlements.access import permissions
+from settlements.models import IcmValuation, Settlement
+from settlements.views.paging import CountedPaginator, page_number
+
+ROWS_PER_PAGE = 25
+PAGE_PARAM = "icm_page"
+
+
+def second_opinion(request, settlement: Settlement) -> dict | None:
+    """The panel's context, or None when the user may not see it or there is nothing to show."""
+    if settlement.is_adjustment or permissions.icm_read(user=request.user) is not None:
+        return None
+    valuation = selectors.icm_valuation(settlement)
+    if valuation is None:
+        return None
+    flag = site_policy.icm_flag()
+    context = {"valuation": valuation, "flag": flag, "page_param": PAGE_PARAM}
+    if valuation.status != IcmValuation.Status.DONE:
+        context["job"] = selectors.icm_job(valuation)
+        return context
+    rows = selectors.icm_rows_by_loss(valuation, flag)
+    page = CountedPaginator(rows, ROWS_PER_PAGE, count=valuation.players).get_page(
+        page_number(request, PAGE_PARAM)
+    )
+    for row in page.object_list:
+        row.percent = selectors.difference_percent(row)
+    context.update(
+        page=page,
+        flagged=selectors.icm_flagged(valuation, flag).count(),
+        can_propose=permissions.compensation_propose(
+            case=settlement.case, user=request.user, has_settlement=True
+        )
+        is None,
+        # Drawn only when its cached fragment is missing: the figures never change.
+        chart=partial(icm_chart, valuation, settlement.currency),
+    )
+    return context
+
+
+def icm_chart(valuation: IcmValuation, currency: str) -> charts.IcmChart:
+    policy, icm = selectors.icm_chart_points(valuation)
+    return charts.icm_chart(policy, icm, count=valuation.players, currency=currency)

@@ -1,0 +1,74 @@
+"""The review page's second opinion: policy against ICM for the Tournament Manager and the
+auditor only, who loses most first, paged, flagged by the site's threshold, with its chart."""
+
+import pytest
+from django.urls import reverse
+
+from settlements import services
+from settlements.models import IcmValue, Job
+from tests.views.conftest import HTMX, assert_full_page, assert_partial
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def late(operator, load_case):
+    # RULES.md §7's shape: three players left, all in the money; the chip leader is capped
+    # nowhere near their ICM value's lead, so the policy pays them less than ICM.
+    case = load_case(type="regular", stage="late", entrants=20, tournament_id="T-ICM")
+    return services.settlement_prepare(case=case, actor=operator)
+
+
+def review(settlement, **query):
+    url = reverse("settlement_review", args=[settlement.pk])
+    return url + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+
+
+def test_managers_see_each_remaining_player_who_loses_most_first(as_manager, late, settings):
+    settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = 1, 1
+    html = assert_full_page(as_manager.get(review(late)))
+    assert 'id="second-opinion"' in html
+    rows = list(IcmValue.objects.filter(valuation__settlement=late).order_by("difference"))
+    table = html[html.index('id="icm-table"') :]
+    positions = [table.index(row.player) for row in rows]
+    assert positions == sorted(positions)
+    assert "Exactly, over every order" in html
+    assert 'class="series series--icm"' in html
+    flagged = [row for row in rows if row.difference < 0 and -row.difference * 100 >= row.amount]
+    assert f"{len(flagged)} player" in html
+    assert html.count("badge badge--warn") == len(flagged)
+
+
+def test_the_auditor_sees_it_and_others_do_not(as_auditor, as_operator, as_marketing, late):
+    assert 'id="second-opinion"' in as_auditor.get(review(late)).content.decode()
+    for client in (as_operator, as_marketing):
+        assert 'id="second-opinion"' not in client.get(review(late)).content.decode()
+        response = client.get(
+            review(late, icm_page=1), headers={"HX-Target": "second-opinion"}, **HTMX
+        )
+        assert 'id="icm-table"' not in response.content.decode()
+
+
+def test_the_panel_pages_alone_over_htmx(as_manager, operator, load_case, settings):
+    settings.ICM_SAMPLES = 200
+    case = load_case(type="regular", stage="middle", entrants=120, tournament_id="T-BIG")
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    response = as_manager.get(
+        review(settlement, icm_page=2), headers={"HX-Target": "second-opinion"}, **HTMX
+    )
+    html = assert_partial(response, "second-opinion")
+    assert "Page 2 of 3" in html
+    assert "Estimated from 200 finishing orders" in html
+    assert "±" in html
+
+
+def test_a_valuation_still_running_says_so(as_manager, operator, load_case, settings):
+    # Queued for a worker, not run in the request: the panel points at the job's progress.
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    case = load_case(type="regular", stage="middle", entrants=120, tournament_id="T-RUN")
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    html = as_manager.get(review(settlement)).content.decode()
+    assert "still being worked out" in html
+    job = Job.objects.get(kind=Job.Kind.ICM)
+    assert reverse("job_detail", args=[job.pk]) in html
+    assert 'id="icm-table"' not in html
