@@ -21,6 +21,7 @@ from .settlement import ExplanationTerms, Line, PayoutRow, Settlement, Settlemen
 from .snapshot import (
     FreerollTournament,
     Player,
+    PlayerV2,
     RegularTournament,
     SatelliteTournament,
     Snapshot,
@@ -42,6 +43,7 @@ __all__ = [
     "Line",
     "PayoutRow",
     "Player",
+    "PlayerV2",
     "Policy",
     "Problem",
     "RegularTournament",

@@ -187,11 +187,17 @@ def assess(snapshot: Snapshot, policy: Policy = DEFAULT_POLICY) -> Assessment:
 _COLUMNS = (
     ("refund_buy_in", "refund_buy_in", "cash", "pool", "cash"),
     ("refund_fee", "refund_fee", "cash", "house", "cash"),
+    ("refund_bounty", "refund_bounty", "cash", "house", "cash"),
     ("refund_fpp", "refund_fpp", "fpp", "house", "fpp"),
     ("prize_cash", "prize", "cash", "pool", "cash"),
     ("prize_tdollars", "prize", "tdollars", "pool", "tdollars"),
     ("ticket", "ticket", "tickets", "pool", "tickets"),
+    ("bounty", "bounty", "cash", "bounty", "cash"),
 )
+
+# Remedies after which the remaining players also receive the bounties on their heads (§8):
+# every decided one but the refunds of the pre stage and a reschedule.
+_PAYS_BOUNTIES = frozenset(SPLIT_REMEDIES) | {"satellite_rank"}
 
 
 def settle(
@@ -217,8 +223,10 @@ def settle(
     bounds = result = None
 
     if remedy == "refund":
-        columns["refund_buy_in"] = [terms.buy_in] * n
-        columns["refund_fee"] = [terms.fee] * n
+        columns["refund_buy_in"], columns["refund_fee"] = _own_payments(players, terms)
+        if terms.entry_bounty:
+            # The bounties still on heads return to the house, which refunds every entry's.
+            columns["refund_bounty"] = [p.entries * terms.entry_bounty for p in players]
     elif remedy == "fpp_refund":
         columns["refund_fpp"] = [terms.fpp_buy_in] * n
     elif remedy == "satellite_rank":
@@ -234,12 +242,14 @@ def settle(
     elif remedy in SPLIT_REMEDIES:
         bounds = TABLE[assessment.type, assessment.stage].split
         if bounds.fees_refunded:
-            columns["refund_buy_in"] = [terms.buy_in] * n
-            columns["refund_fee"] = [terms.fee] * n
-        result = _split(terms, bounds, remedy, chips, ids)
+            columns["refund_buy_in"], columns["refund_fee"] = _own_payments(players, terms)
+        own = _own_bounds(players, terms, bounds)
+        result = _split(terms, bounds, remedy, chips, ids, own)
         parts.append(SplitPart(ids, chips, result))
         values = result.amounts
     # "reschedule" and a pending decision pay nothing.
+    if terms.entry_bounty and remedy in _PAYS_BOUNTIES:
+        columns["bounty"] = [p.bounty for p in players]
 
     if values is not None and assessment.type == "satellite":
         columns["ticket"], columns["prize_tdollars"] = pay_as_seats(values, terms.seat_value)
@@ -267,6 +277,28 @@ def settle(
     )
 
 
+def _own_payments(players: list, terms: Terms) -> tuple[list[int], list[int]]:
+    """paid_i and fees_i of §8 for each player: what they put into the pool, and their fees."""
+    if not terms.per_player:
+        return [terms.buy_in] * len(players), [terms.fee] * len(players)
+    b, a, f, g = terms.buy_in, terms.add_on, terms.fee, terms.add_on_fee
+    return (
+        [p.entries * b + p.add_ons * a for p in players],
+        [p.entries * f + p.add_ons * g for p in players],
+    )
+
+
+def _own_bounds(players: list, terms: Terms, bounds: SplitTerms) -> tuple | None:
+    """§8's regular middle stage: each player's own buy-ins L_i guaranteed and their cap
+    H_i = max(prize(1), L_i), as (floors, caps); None where one L and one H serve everyone."""
+    if bounds.floor != "buy_in" or not terms.per_player:
+        return None
+    floors = _own_payments(players, terms)[0]
+    if min(floors) == max(floors) <= terms.first_prize:
+        return None
+    return floors, [max(terms.first_prize, floor) for floor in floors]
+
+
 def _basis(kind: str, terms: Terms, bounds: SplitTerms | None, result: Split | None) -> Basis:
     return Basis(
         tournament_type=kind,
@@ -283,16 +315,38 @@ def _basis(kind: str, terms: Terms, bounds: SplitTerms | None, result: Split | N
         remainder=terms.remainder,
         split=result.summary if result is not None else None,
         split_pool=bounds.pool if result is not None else None,
-        split_floor=bounds.floor if result is not None else None,
-        split_cap=bounds.cap if result is not None else None,
+        split_floor=_floor_name(bounds, result),
+        split_cap=_cap_name(bounds, result),
         fees_refunded=bounds.fees_refunded if result is not None else False,
+        entry_bounty=terms.entry_bounty,
+        add_on=terms.add_on,
+        add_on_fee=terms.add_on_fee,
+        per_player=terms.per_player,
     )
 
 
+def _floor_name(bounds: SplitTerms | None, result: Split | None) -> str | None:
+    if result is None:
+        return None
+    return "own_buy_ins" if result.floors is not None else bounds.floor
+
+
+def _cap_name(bounds: SplitTerms | None, result: Split | None) -> str | None:
+    if result is None:
+        return None
+    return "first_prize_or_own_buy_ins" if result.floors is not None else bounds.cap
+
+
 def _split(
-    terms: Terms, bounds: SplitTerms, remedy: str, chips: list[int], ids: list[str]
+    terms: Terms,
+    bounds: SplitTerms,
+    remedy: str,
+    chips: list[int],
+    ids: list[str],
+    own: tuple[list[int], list[int]] | None = None,
 ) -> Split:
     pool, floor, cap, floor_path, cap_path = _bounds(terms, bounds)
+    floors, caps = own if own is not None else (None, None)
     try:
         return split(
             pool,
@@ -304,6 +358,8 @@ def _split(
             cap=cap,
             prizes=terms.prizes,
             ids_sorted=True,
+            floors=floors,
+            caps=caps,
         )
     except BoundsError as error:
         path = floor_path if error.which == "floor" else cap_path
@@ -315,7 +371,7 @@ def _bounds(terms: Terms, bounds: SplitTerms) -> tuple[int, int, int | None, str
     if bounds.pool == "prize_pool":
         pool = terms.pool
     elif bounds.pool == "pool_less_refunds":
-        pool = terms.pool - terms.remaining * terms.buy_in
+        pool = terms.pool - terms.remaining_paid
     else:
         # P_late: the places R+1..M were already paid by the tournament itself.
         pool = terms.pool - sum(terms.prizes[terms.remaining :])
