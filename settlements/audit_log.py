@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from settlements.models import (
     Case,
+    CasePlayer,
     Compensation,
     CompensationItem,
     Event,
@@ -71,6 +72,23 @@ def items_digest(items: Iterable[tuple]) -> str:
     )
 
 
+def entrants_digest(rows: Iterable[tuple]) -> str:
+    """SHA-256 over a crash-snapshot/2 case's entrants (position, player, chips, entries,
+    add-ons, bounty) in snapshot order: what RULES.md §8 settles them by. The player id is
+    length-prefixed as in ledger_digest."""
+    digest = hashlib.sha256()
+    chunk: list[str] = []
+    for position, player, chips, entries, add_ons, bounty in rows:
+        chunk.append(
+            f"{position}\t{len(player)}:{player}\t{chips}\t{entries}\t{add_ons}\t{bounty}\n"
+        )
+        if len(chunk) == _CHUNK:
+            digest.update("".join(chunk).encode())
+            chunk.clear()
+    digest.update("".join(chunk).encode())
+    return digest.hexdigest()
+
+
 def subject_facts(subject) -> dict:
     """What ``subject`` is that must never change, as the event about it seals it."""
     if isinstance(subject, Settlement):
@@ -78,7 +96,8 @@ def subject_facts(subject) -> dict:
     if isinstance(subject, Compensation):
         return {"totals": subject.totals, "items": subject.items_digest}
     if isinstance(subject, Case) and subject.snapshot_id is not None:
-        return {"snapshot": subject.snapshot.sha256}
+        entrants = {"entrants": subject.entrants_digest} if subject.entrants_digest else {}
+        return {"snapshot": subject.snapshot.sha256, **entrants}
     return {}
 
 
@@ -215,7 +234,24 @@ def _current_facts(events) -> dict[tuple[str, int], dict]:
     snapshots = Snapshot.objects.filter(case__in=sealed("case").values("subject_id"))
     for case_id, text in snapshots.values_list("case", "text").iterator(chunk_size=20):
         facts["case", case_id] = {"snapshot": Snapshot.digest(text)}
+    for case_id, digest in _entrants_digests(sealed("case").values("subject_id")).items():
+        facts.setdefault(("case", case_id), {})["entrants"] = digest
     return facts
+
+
+def _entrants_digests(case_ids) -> dict[int, str]:
+    """The entrants' digest of every crash-snapshot/2 case among ``case_ids``, from its rows."""
+    rows = (
+        CasePlayer.objects.filter(
+            case__in=Case.objects.filter(pk__in=case_ids).exclude(entrants_digest="")
+        )
+        .order_by("case", "position")
+        .values_list("case", "position", "player", "chips", "entries", "add_ons", "bounty")
+    )
+    return {
+        key: entrants_digest(row[1:] for row in group)
+        for key, group in groupby(rows.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0))
+    }
 
 
 def _digests(rows, parent: str, fields: tuple[str, ...], digest) -> dict[int, str]:
