@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import accumulate
 from math import gcd, lcm
+from operator import add, sub
 
 # x_i = L + Q'·(a·w_i/W + b/n)/(a + b): the chip half weighs a, the even half weighs b.
 _MIX = {"even": (0, 1), "chip_equity": (1, 1), "chip_proportional": (1, 0), "chip_position": (1, 1)}
@@ -117,7 +118,9 @@ class Split:
     weights: list[int]  # player i weighs weights[i] / weight_scale
     weight_scale: int
     places: list[tuple[int, int]] | None  # chip position only: see Explanation.places
-    floors: list[int] | None = None  # each player's own L_i, where they differ (§8)
+    # Each player's own L_i, where they differ (§8): then numerators[i] / denominator is the
+    # share on top of it, and the exact amount is floors[i] plus that.
+    floors: list[int] | None = None
 
     def guaranteed(self, i: int) -> int:
         return self.floor if self.floors is None else self.floors[i]
@@ -127,6 +130,8 @@ class Split:
 
     def explain(self, i: int, player: str, chips: int) -> Explanation:
         exact = Fraction(self.numerators[i], self.denominator)
+        if self.floors is not None:
+            exact += self.floors[i]
         capped = i in self.capped
         weight = self.weight(i)
         even_part = chip_part = Fraction(0)
@@ -154,6 +159,9 @@ class Split:
         numerator, denominator = self.numerators[i], self.denominator
         divisor = gcd(numerator, denominator)
         numerator, denominator = numerator // divisor, denominator // divisor
+        if self.floors is not None:
+            # The numerator is the share alone; adding a whole L_i keeps the fraction reduced.
+            return numerator + self.floors[i] * denominator, numerator, denominator
         # Taking a multiple of the denominator off keeps the numerator coprime to it, so the
         # share needs no second reduction.
         return numerator, numerator - self.guaranteed(i) * denominator, denominator
@@ -293,38 +301,48 @@ def _split_own_bounds(
     *,
     ids_sorted: bool,
 ) -> Split:
-    """§4's loop with a guaranteed amount and a cap per player. Unlike one L and one H, the
-    players over their caps are not the top weights, so each round checks everyone; rounds are
-    few, since each caps at least one player and own caps sit at or above the first prize."""
+    """§4's loop with a guaranteed amount L_i and a cap H_i per player.
+
+    Each player's L_i is an integer, so it changes neither the fractional parts nor the
+    rounding: the formula shares Q − Σ L_i, each share at most the player's room H_i − L_i,
+    and L_i is added back. Unlike one L and one H, the players over their rooms are not the top
+    weights, so a round that caps anyone checks everyone; when the largest share fits the
+    smallest room (the usual case) there is no such round.
+    """
     n = len(chips)
     if n == 0:
         raise ValueError("a split needs at least one player")
-    if sum(floors) > pool:
-        raise BoundsError("floor", f"the guaranteed amounts {sum(floors)} exceed the pool {pool}")
+    guaranteed = sum(floors)
+    if guaranteed > pool:
+        raise BoundsError("floor", f"the guaranteed amounts {guaranteed} exceed the pool {pool}")
     if sum(caps) < pool:
         raise BoundsError("cap", f"the caps add up to {sum(caps)}, less than the pool {pool}")
     a, b = _MIX[formula]
     order = tie_break_order(chips, ids, ids_sorted=ids_sorted)
     weights = [1] * n if formula == "even" else chips
+    rooms = list(map(sub, caps, floors))
+    shared = pool - guaranteed
+    free, rest, rest_weight = shared, n, sum(weights)
+    denominator = (a + b) * rest_weight * rest
+    slope, base = free * a * rest, free * b * rest_weight
+    shares = [base + slope * w for w in weights]
     capped: set[int] = set()
-    while True:
-        free_players = [i for i in range(n) if i not in capped]
-        rest = len(free_players)
-        rest_weight = sum(weights[i] for i in free_players)
-        free = pool - sum(caps[i] for i in capped) - sum(floors[i] for i in free_players)
-        denominator = (a + b) * rest_weight * rest
-        slope, base = free * a * rest, free * b * rest_weight
-        numerators = [floors[i] * denominator + base + slope * weights[i] for i in range(n)]
-        over = [i for i in free_players if numerators[i] > caps[i] * denominator]
-        if not over:
-            break
-        capped.update(over)
-        if len(capped) == n:  # only when the caps add up to the pool exactly
-            denominator, free, rest, rest_weight = 1, 0, 0, 0
-            break
-    for i in capped:
-        numerators[i] = caps[i] * denominator
-    cents, amounts, leftover = _round_down_and_share_cents(pool, numerators, denominator, order)
+    if shares[order[0]] > min(rooms) * denominator:
+        free_players = list(range(n))
+        while over := [i for i in free_players if shares[i] > rooms[i] * denominator]:
+            capped.update(over)
+            free_players = [i for i in free_players if i not in capped]
+            if not free_players:  # only when the caps add up to the pool exactly
+                denominator, free, rest, rest_weight = 1, 0, 0, 0
+                break
+            free = shared - sum(rooms[i] for i in capped)
+            rest, rest_weight = len(free_players), sum(weights[i] for i in free_players)
+            denominator = (a + b) * rest_weight * rest
+            slope, base = free * a * rest, free * b * rest_weight
+            shares = [base + slope * w for w in weights]
+        for i in capped:
+            shares[i] = rooms[i] * denominator
+    cents, amounts, leftover = _round_down_and_share_cents(shared, shares, denominator, order)
     summary = SplitSummary(
         formula=formula,
         pool=pool,
@@ -338,12 +356,12 @@ def _split_own_bounds(
         rest_weight=Fraction(rest_weight),
         chip_share=Fraction(a, a + b),
         leftover=leftover,
-        own_floors=sum(floors[i] for i in range(n) if i not in capped),
+        own_floors=guaranteed - sum(floors[i] for i in capped),
         capped_total=sum(caps[i] for i in capped),
     )
     return Split(
-        formula, pool, 0, min(caps), denominator, numerators, frozenset(capped), cents, amounts,
-        summary, list(weights), 1, None, floors=list(floors),
+        formula, pool, 0, min(caps), denominator, shares, frozenset(capped), cents,
+        list(map(add, amounts, floors)), summary, list(weights), 1, None, floors=list(floors),
     )  # fmt: skip
 
 

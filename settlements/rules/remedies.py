@@ -5,7 +5,8 @@
 """
 
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import repeat
+from operator import add, attrgetter
 
 from .basis import Basis
 from .errors import InvalidInput, Problem
@@ -281,11 +282,17 @@ def _own_payments(players: list, terms: Terms) -> tuple[list[int], list[int]]:
     """paid_i and fees_i of §8 for each player: what they put into the pool, and their fees."""
     if not terms.per_player:
         return [terms.buy_in] * len(players), [terms.fee] * len(players)
-    b, a, f, g = terms.buy_in, terms.add_on, terms.fee, terms.add_on_fee
-    return (
-        [p.entries * b + p.add_ons * a for p in players],
-        [p.entries * f + p.add_ons * g for p in players],
-    )
+    return _own_paid(players, terms), _own_fees(players, terms)
+
+
+def _own_paid(players: list, terms: Terms) -> list[int]:
+    b, a = terms.buy_in, terms.add_on
+    return [p.entries * b + p.add_ons * a for p in players]
+
+
+def _own_fees(players: list, terms: Terms) -> list[int]:
+    f, g = terms.fee, terms.add_on_fee
+    return [p.entries * f + p.add_ons * g for p in players]
 
 
 def _own_bounds(players: list, terms: Terms, bounds: SplitTerms) -> tuple | None:
@@ -293,10 +300,13 @@ def _own_bounds(players: list, terms: Terms, bounds: SplitTerms) -> tuple | None
     H_i = max(prize(1), L_i), as (floors, caps); None where one L and one H serve everyone."""
     if bounds.floor != "buy_in" or not terms.per_player:
         return None
-    floors = _own_payments(players, terms)[0]
-    if min(floors) == max(floors) <= terms.first_prize:
+    floors = _own_paid(players, terms)
+    low, high, first = min(floors), max(floors), terms.first_prize
+    if low == high <= first:
         return None
-    return floors, [max(terms.first_prize, floor) for floor in floors]
+    if high <= first:
+        return floors, [first] * len(floors)
+    return floors, [floor if floor > first else first for floor in floors]
 
 
 def _basis(kind: str, terms: Terms, bounds: SplitTerms | None, result: Split | None) -> Basis:
@@ -401,8 +411,10 @@ def _output(columns: dict[str, list[int]], ids: list[str], seat_value: int):
     totals = {}
     for field in ("cash", "tdollars", "tickets", "fpp"):
         summed = [column for _, _, _, f, column in active if f == field]
-        if len(summed) > 1:
+        if len(summed) > 2:
             totals[field] = [sum(amounts) for amounts in zip(*summed, strict=True)]
+        elif len(summed) == 2:
+            totals[field] = list(map(add, *summed))
         elif summed:
             totals[field] = summed[0]
     cash, tdollars, tickets, fpp = (
@@ -413,24 +425,27 @@ def _output(columns: dict[str, list[int]], ids: list[str], seat_value: int):
         for row in zip(ids, cash, tdollars, tickets, fpp, strict=True)
         if row[1] or row[2] or row[3] or row[4]
     ]
-    if len(active) == 1:
-        kind, unit, source, _, column = active[0]
-        lines = [
-            Line(player, kind, unit, amount, source)
-            for player, amount in zip(ids, column, strict=True)
-            if amount
-        ]
+    # Each column's lines aligned with the players (None for a zero amount), then interleaved
+    # player by player: one pass per column at C speed where no amount is zero.
+    by_column = [_column_lines(ids, *spec) for spec in active]
+    if len(by_column) == 1:
+        lines = by_column[0]
     else:
-        lines = []
-        append = lines.append
-        specs = [(kind, unit, source) for kind, unit, source, _, _ in active]
-        for player, *amounts in zip(ids, *(column for *_, column in active), strict=True):
-            for (kind, unit, source), amount in zip(specs, amounts, strict=True):
-                if amount:
-                    append(Line(player, kind, unit, amount, source))
+        lines = [line for group in zip(*by_column, strict=True) for line in group]
+    if any(0 in column for *_, column in active):
+        lines = [line for line in lines if line is not None]
     distributed = sum(
         sum(column) * (seat_value if kind == "ticket" else 1)
         for kind, _, source, _, column in active
         if source == "pool"
     )
     return payouts, lines, distributed
+
+
+def _column_lines(ids: list[str], kind: str, unit: str, source: str, _field, column: list[int]):
+    if 0 not in column:
+        return list(map(Line, ids, repeat(kind), repeat(unit), column, repeat(source)))
+    return [
+        Line(player, kind, unit, amount, source) if amount else None
+        for player, amount in zip(ids, column, strict=True)
+    ]

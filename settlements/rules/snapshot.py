@@ -20,7 +20,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from .checks import LIST_LIMIT, MAX_AMOUNT, MAX_CHIPS, check_amount, report
-from .entries import PLAYER_V2_FIELDS, TOURNAMENT_V2_FIELDS, entry_problems
+from .entries import PLAYER_V2_FIELDS, TOURNAMENT_V2_FIELDS, EntryColumns, entry_problems
 from .errors import InvalidInput, Problem
 from .jsondoc import (
     duplicate_key_problems,
@@ -211,11 +211,12 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
     raw = raw.removeprefix(codecs.BOM_UTF8)
     doc = _decode(raw)
     ids = [p.id for p in doc.players]
-    if _may_repeat_keys(raw, doc, ids) and (repeated := duplicate_key_problems(raw)):
+    columns = EntryColumns.of(doc.players) if isinstance(doc, _SnapshotDoc2) else None
+    if _may_repeat_keys(raw, doc, ids, columns) and (repeated := duplicate_key_problems(raw)):
         raise InvalidInput(name_players(repeated, ids))
-    if problems := _semantic_problems(doc, ids):
+    if problems := _semantic_problems(doc, ids, columns):
         raise InvalidInput(name_players(problems, ids))
-    return _publish(doc)
+    return _publish(doc, ids, columns)
 
 
 def _decode(raw: bytes) -> "_SnapshotDoc | _SnapshotDoc2":
@@ -315,7 +316,9 @@ def _invalid_value_hint(path: str) -> str | None:
     return None
 
 
-def _may_repeat_keys(raw: bytes, doc: _SnapshotDoc, ids: list[str]) -> bool:
+def _may_repeat_keys(
+    raw: bytes, doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: EntryColumns | None
+) -> bool:
     """Cheap test for duplicate keys, which msgspec silently collapses.
 
     Every key is followed by exactly one colon, and the only other colons in valid JSON are
@@ -329,33 +332,24 @@ def _may_repeat_keys(raw: bytes, doc: _SnapshotDoc, ids: list[str]) -> bool:
     keys = 3 + (doc.crashed_at is not UNSET) + 1  # format, tournament, players; type
     keys += sum(getattr(tournament, f) is not UNSET for f in tournament.__struct_fields__)
     keys += 2 * len(doc.players)
-    if isinstance(doc, _SnapshotDoc2):
-        keys += sum(
-            (p.entries is not UNSET) + (p.add_ons is not UNSET) + (p.bounty is not UNSET)
-            for p in doc.players
-        )
+    if columns is not None:
+        keys += columns.given
     strings = [doc.format, tournament.id, tournament.currency, "".join(ids)]
     strings += [s for s in (tournament.name, doc.crashed_at) if s is not UNSET]
     return raw.count(b":") != keys + sum(s.count(":") for s in strings)
 
 
-def _publish(doc: "_SnapshotDoc | _SnapshotDoc2") -> Snapshot:
+def _publish(
+    doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: EntryColumns | None
+) -> Snapshot:
     t = doc.tournament
     fields = {k: v for k, v in msgspec.structs.asdict(t).items() if v is not UNSET}
     if isinstance(t, _RegularDoc2 | _SatelliteDoc2):
         fields["add_ons_sold"] = t.add_on is not UNSET or t.add_on_fee is not UNSET
     players = doc.players
-    if isinstance(doc, _SnapshotDoc2):
-        players = [
-            PlayerV2(
-                p.id,
-                p.chips,
-                1 if p.entries is UNSET else p.entries,
-                0 if p.add_ons is UNSET else p.add_ons,
-                0 if p.bounty is UNSET else p.bounty,
-            )
-            for p in players
-        ]
+    if columns is not None:
+        chips = [p.chips for p in players]
+        players = list(map(PlayerV2, ids, chips, columns.entries, columns.add_ons, columns.heads))
     return Snapshot(
         format=doc.format,
         tournament=_PUBLIC[type(t)](**fields),
@@ -392,15 +386,17 @@ def is_rfc3339(text: str) -> bool:
     return match["oh"] is None or (int(match["oh"]) <= 23 and int(match["om"]) <= 59)
 
 
-def _semantic_problems(doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str]) -> list[Problem]:
+def _semantic_problems(
+    doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: EntryColumns | None
+) -> list[Problem]:
     problems: list[Problem] = []
     _document_problems(problems, doc)
     _player_problems(problems, doc.players, ids)
     t = doc.tournament
     entries, add_on_money = len(doc.players), 0
-    if isinstance(doc, _SnapshotDoc2):
+    if columns is not None:
         entries, add_on_money = entry_problems(
-            problems, doc.players, t, freeroll=isinstance(t, _FreerollDoc)
+            problems, doc.players, columns, t, freeroll=isinstance(t, _FreerollDoc)
         )
     pool = _pool_problems(problems, t, entries, add_on_money)
     if isinstance(t, _SatelliteDoc):

@@ -1,6 +1,8 @@
 """The terms of RULES.md §1, computed once from a valid snapshot."""
 
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter
 
 from .snapshot import PlayerV2, SatelliteTournament, Snapshot
 
@@ -89,17 +91,20 @@ def terms_of(snapshot: Snapshot) -> Terms:
     )
 
 
+_ENTRIES, _ADD_ONS, _CHIPS = attrgetter("entries"), attrgetter("add_ons"), attrgetter("chips")
+
+
 def _paid_in(t, players: list, remaining: int) -> tuple[int, int, bool]:
     """Σ paid_i over every entrant and over the remaining players, and whether any player
     bought more than one entry or an add-on."""
     if not players or type(players[0]) is not PlayerV2:
         # Version 1 (or version 2 without a player field): one entry each, no add-on.
         return len(players) * t.buy_in, remaining * t.buy_in, False
-    entries = sum(p.entries for p in players)
-    add_ons = sum(p.add_ons for p in players)
-    still_in = [p for p in players if p.chips > 0]
+    entries = sum(map(_ENTRIES, players))
+    add_ons = sum(map(_ADD_ONS, players))
+    still_in = list(compress(players, map(_CHIPS, players)))
     remaining_paid = (
-        sum(p.entries for p in still_in) * t.buy_in + sum(p.add_ons for p in still_in) * t.add_on
+        sum(map(_ENTRIES, still_in)) * t.buy_in + sum(map(_ADD_ONS, still_in)) * t.add_on
     )
     return (
         entries * t.buy_in + add_ons * t.add_on,
