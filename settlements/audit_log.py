@@ -32,6 +32,7 @@ from django.utils import timezone
 from settlements import seals
 from settlements.models import (
     Case,
+    CasePlayer,
     Compensation,
     CompensationItem,
     Event,
@@ -89,6 +90,23 @@ def icm_digest(rows: Iterable[tuple]) -> str:
     return digest.hexdigest()
 
 
+def entrants_digest(rows: Iterable[tuple]) -> str:
+    """SHA-256 over a crash-snapshot/2 case's entrants (position, player, chips, entries,
+    add-ons, bounty) in snapshot order: what RULES.md §8 settles them by. The player id is
+    length-prefixed as in ledger_digest."""
+    digest = hashlib.sha256()
+    chunk: list[str] = []
+    for position, player, chips, entries, add_ons, bounty in rows:
+        chunk.append(
+            f"{position}\t{len(player)}:{player}\t{chips}\t{entries}\t{add_ons}\t{bounty}\n"
+        )
+        if len(chunk) == _CHUNK:
+            digest.update("".join(chunk).encode())
+            chunk.clear()
+    digest.update("".join(chunk).encode())
+    return digest.hexdigest()
+
+
 def subject_facts(subject, event_type: str = "") -> dict:
     """What ``subject`` is that must never change, as an event of ``event_type`` about it
     seals it: its totals and digests (its ICM figures too, once valued), and its fields fixed
@@ -102,6 +120,8 @@ def subject_facts(subject, event_type: str = "") -> dict:
         facts = {"totals": subject.totals, "items": subject.items_digest}
     elif isinstance(subject, Case) and subject.snapshot_id is not None:
         facts = {"snapshot": subject.snapshot.sha256}
+        if subject.entrants_digest:
+            facts["entrants"] = subject.entrants_digest
     else:
         facts = {}
     return facts | seals.record_facts(subject, event_type)
@@ -313,6 +333,8 @@ def current_facts(events) -> Facts:
         for pk, digest in digests.items():
             if (key[0], pk) in facts:
                 facts[key[0], pk][key[1]] = digest
+    for case_id, digest in _entrants_digests(sealed("case")).items():
+        facts.setdefault(("case", case_id), {})["entrants"] = digest
     batches = seals.confirmation_digests(
         events.filter(type=Event.Type.PAYMENTS_CONFIRMED).values("pk")
     )
@@ -324,6 +346,21 @@ def current_facts(events) -> Facts:
         for label, (version, _digest) in history.items():
             wanted.setdefault(label, set()).add(version)
     return Facts(facts, batches, seals.current_history(wanted))
+
+
+def _entrants_digests(case_ids) -> dict[int, str]:
+    """The entrants' digest of every crash-snapshot/2 case among ``case_ids``, from its rows."""
+    rows = (
+        CasePlayer.objects.filter(
+            case__in=Case.objects.filter(pk__in=case_ids).exclude(entrants_digest="")
+        )
+        .order_by("case", "position")
+        .values_list("case", "position", "player", "chips", "entries", "add_ons", "bounty")
+    )
+    return {
+        key: entrants_digest(row[1:] for row in group)
+        for key, group in groupby(rows.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0))
+    }
 
 
 def _digests(

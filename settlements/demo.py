@@ -8,6 +8,11 @@ The amounts follow RULES.md: regular and satellite pools are entrants x buy-in (
 guarantee), a freeroll's fixed pool is 10,000 by default; payouts are [50 %, 30 %, 20 %] of
 the pool (adding up exactly); a satellite's seat value is a quarter of its pool by default, so
 it awards four seats. Remaining players hold distinct chip counts.
+
+``rebuys=True`` makes a rebuy knock-out tournament (crash-snapshot/2, RULES.md §8; regular or
+satellite): every third player bought a second entry, every fifth an add-on at the buy-in's
+price, half of each buy-in again goes on the player's head, and the first players still in
+hold the bounty of one player they knocked out besides their own.
 """
 
 import json
@@ -30,6 +35,7 @@ def build_snapshot(
     payouts: list[int] | None = None,
     players: list[dict] | None = None,
     crashed_at: str | None = "2026-11-30T20:14:05Z",
+    rebuys: bool = False,
 ) -> dict:
     """A valid snapshot (as a dict) whose stage under the default policy is ``stage``."""
     if entrants < 8:
@@ -47,7 +53,11 @@ def build_snapshot(
         tournament.update(prize_pool=pool, fpp_buy_in=fpp_buy_in)
     else:
         tournament.update(buy_in=buy_in, fee=fee)
-        pool = max(entrants * buy_in, guarantee or 0)
+        paid = entrants * buy_in
+        if rebuys:
+            tournament.update(entry_bounty=buy_in // 2, add_on=buy_in, add_on_fee=fee)
+            paid += (len(range(0, entrants, 3)) + len(range(0, entrants, 5))) * buy_in
+        pool = max(paid, guarantee or 0)
         if guarantee is not None:
             tournament["guarantee"] = guarantee
     if type == "satellite":
@@ -69,10 +79,26 @@ def build_snapshot(
             {"id": f"p{i + 1:06d}", "chips": (remaining - i) * 1000 + 7 * i if i < remaining else 0}
             for i in range(entrants)
         ]
-    snapshot = {"format": "crash-snapshot/1", "tournament": tournament, "players": players}
+    if rebuys and type != "freeroll":
+        _rebuy_knock_out(players, buy_in // 2)
+    version = 2 if rebuys else 1
+    snapshot = {"format": f"crash-snapshot/{version}", "tournament": tournament, "players": players}
     if crashed_at is not None:
         snapshot["crashed_at"] = crashed_at
     return snapshot
+
+
+def _rebuy_knock_out(players: list[dict], bounty: int) -> None:
+    """Entries, add-ons and bounties as the module's docstring says, on ``players`` in place."""
+    remaining = [p for p in players if p["chips"]]
+    knocked_out = len(players) - len(remaining)
+    for i, player in enumerate(players):
+        if i % 3 == 0:
+            player["entries"] = 2
+        if i % 5 == 0:
+            player["add_ons"] = 1
+    for i, player in enumerate(remaining):
+        player["bounty"] = bounty * (2 if i < knocked_out else 1)
 
 
 def snapshot_bytes(**kwargs) -> bytes:

@@ -122,7 +122,7 @@ def _digests(rows, parent: str, fields: tuple[str, ...], order: str) -> dict[int
     return result
 
 
-ENTRANT_FIELDS = ("position", "player", "chips")
+ENTRANT_FIELDS = ("position", "player", "chips", "entries", "add_ons", "bounty")
 PAYOUT_FIELDS = (
     "position", "player", "chips", "cash", "tdollars", "tickets", "fpp", "guaranteed", "share",
     "exact", "capped", "rounding_cent", "weight", "place_first", "place_last",

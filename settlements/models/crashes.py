@@ -37,6 +37,10 @@ class Tournament(models.Model):
     prize_pool = models.BigIntegerField("fixed prize pool", null=True, blank=True)
     payouts = models.JSONField("payout structure", default=list, blank=True)
     seat_value = models.BigIntegerField(null=True, blank=True)
+    # RULES.md §8, from a crash-snapshot/2: K, A and G; empty where the tournament has none.
+    entry_bounty = models.BigIntegerField(null=True, blank=True)
+    add_on = models.BigIntegerField("add-on price", null=True, blank=True)
+    add_on_fee = models.BigIntegerField("add-on fee", null=True, blank=True)
     scheduled_start = models.DateTimeField(
         null=True, blank=True, validators=[validate_storable_time]
     )
@@ -48,7 +52,7 @@ class Tournament(models.Model):
         ordering = ["operator_id"]
         constraints = non_negative(
             "buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value",
-            prefix="tournament",
+            "entry_bounty", "add_on", "add_on_fee", prefix="tournament",
         )  # fmt: skip
 
     def __str__(self) -> str:
@@ -128,6 +132,10 @@ class Case(models.Model):
     decision_options = models.JSONField(default=list, blank=True)
     decision = models.CharField("option in force", max_length=32, blank=True)
     engine_version = models.CharField(max_length=32, blank=True)
+    # A crash-snapshot/2 case: SHA-256 over its entrants' rows with their entries, add-ons and
+    # bounties (services.snapshots.entrants_digest), sealed by every event about the case so
+    # that a row changed behind the app's back is found. Empty for a version 1 snapshot.
+    entrants_digest = models.CharField(max_length=64, blank=True)
 
     # Individual cases: who was hit, what happened, how it ended.
     players = models.JSONField("players concerned", default=list, blank=True)
@@ -209,12 +217,19 @@ class CasePlayer(models.Model):
     position = models.PositiveIntegerField()
     player = models.CharField(max_length=ID_MAX_LENGTH)
     chips = models.BigIntegerField()
+    # RULES.md §8: paid entries (first + rebuys or re-entries), add-ons, and the bounty on the
+    # player's head at the crash. Database defaults, so that a version 1 snapshot's rows are
+    # copied in without them.
+    entries = models.BigIntegerField(default=1, db_default=1)
+    add_ons = models.BigIntegerField("add-ons", default=0, db_default=0)
+    bounty = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["case", "position"]
         constraints = [
             models.UniqueConstraint(fields=["case", "player"], name="case_player_unique"),
-            *non_negative("chips", prefix="case_player"),
+            *non_negative("chips", "add_ons", "bounty", prefix="case_player"),
+            models.CheckConstraint(condition=Q(entries__gte=1), name="case_player_entries_min"),
         ]
         triggers = [write_once(), RowsHaveParent(link="case")]
 

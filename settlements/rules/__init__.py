@@ -21,6 +21,7 @@ from .settlement import ExplanationTerms, Line, PayoutRow, Settlement, Settlemen
 from .snapshot import (
     FreerollTournament,
     Player,
+    PlayerV2,
     RegularTournament,
     SatelliteTournament,
     Snapshot,
@@ -28,7 +29,7 @@ from .snapshot import (
 )
 
 # Bumped whenever a change to the engine could change an amount; stored with every settlement.
-ENGINE_VERSION = "1.0.0"
+ENGINE_VERSION = "1.1.0"
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -42,6 +43,7 @@ __all__ = [
     "Line",
     "PayoutRow",
     "Player",
+    "PlayerV2",
     "Policy",
     "Problem",
     "RegularTournament",

@@ -31,6 +31,12 @@ class Basis:
     split_floor: str | None = None
     split_cap: str | None = None
     fees_refunded: bool = False
+    # RULES.md §8: K, A and G (0 for a version 1 snapshot), and whether a player bought more
+    # than one entry or an add-on, so that refunds and guarantees differ from player to player.
+    entry_bounty: int = 0
+    add_on: int = 0
+    add_on_fee: int = 0
+    per_player: bool = False
 
     def to_dict(self) -> dict:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "split"}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import accumulate
 from math import gcd, lcm
+from operator import add, sub
 
 # x_i = L + Q'·(a·w_i/W + b/n)/(a + b): the chip half weighs a, the even half weighs b.
 _MIX = {"even": (0, 1), "chip_equity": (1, 1), "chip_proportional": (1, 0), "chip_position": (1, 1)}
@@ -49,6 +50,11 @@ class SplitSummary:
     rest_weight: Fraction  # the weights of the players not capped added up
     chip_share: Fraction  # the part of Q' shared by weight: 1/2, 1 (proportional) or 0 (even)
     leftover: int  # cents left after every amount was rounded down, given out one each
+    # RULES.md §8's regular middle stage guarantees each player their own buy-ins, L_i, and
+    # caps them at their own H_i: then `floor` is 0, and these hold Σ L_i over the players not
+    # capped and Σ H_i over the capped ones. None for a split with one L and one H.
+    own_floors: int | None = None
+    capped_total: int | None = None
 
     @property
     def even_half(self) -> Fraction:
@@ -112,22 +118,31 @@ class Split:
     weights: list[int]  # player i weighs weights[i] / weight_scale
     weight_scale: int
     places: list[tuple[int, int]] | None  # chip position only: see Explanation.places
+    # Each player's own L_i, where they differ (§8): then numerators[i] / denominator is the
+    # share on top of it, and the exact amount is floors[i] plus that.
+    floors: list[int] | None = None
+
+    def guaranteed(self, i: int) -> int:
+        return self.floor if self.floors is None else self.floors[i]
 
     def weight(self, i: int) -> Fraction:
         return Fraction(self.weights[i], self.weight_scale)
 
     def explain(self, i: int, player: str, chips: int) -> Explanation:
         exact = Fraction(self.numerators[i], self.denominator)
+        if self.floors is not None:
+            exact += self.floors[i]
         capped = i in self.capped
         weight = self.weight(i)
         even_part = chip_part = Fraction(0)
         if not capped:
             even_part, chip_part = self.summary.even_part, self.summary.chip_part(weight)
+        guaranteed = self.guaranteed(i)
         return Explanation(
             player=player,
             chips=chips,
-            guaranteed=self.floor,
-            share=exact - self.floor,
+            guaranteed=guaranteed,
+            share=exact - guaranteed,
             capped=capped,
             exact=exact,
             rounded=self.amounts[i],
@@ -144,9 +159,12 @@ class Split:
         numerator, denominator = self.numerators[i], self.denominator
         divisor = gcd(numerator, denominator)
         numerator, denominator = numerator // divisor, denominator // divisor
+        if self.floors is not None:
+            # The numerator is the share alone; adding a whole L_i keeps the fraction reduced.
+            return numerator + self.floors[i] * denominator, numerator, denominator
         # Taking a multiple of the denominator off keeps the numerator coprime to it, so the
         # share needs no second reduction.
-        return numerator, numerator - self.floor * denominator, denominator
+        return numerator, numerator - self.guaranteed(i) * denominator, denominator
 
 
 def tie_break_order(chips: list[int], ids: list[str], *, ids_sorted: bool = False) -> list[int]:
@@ -209,12 +227,17 @@ def split(
     cap: int | None = None,
     prizes: tuple[int, ...] = (),
     ids_sorted: bool = False,
+    floors: list[int] | None = None,
+    caps: list[int] | None = None,
 ) -> Split:
     """Split `pool` among the players: L = `floor` each first, nobody above `cap`, rounded.
 
     Players must all have chips > 0 for the chip formulas; `prizes` (prize(1..M)) is needed
-    for chip position only; `ids_sorted` as for tie_break_order.
+    for chip position only; `ids_sorted` as for tie_break_order. `floors` and `caps` give
+    each player their own L_i and H_i instead (RULES.md §8), for the chip formulas and even.
     """
+    if floors is not None:
+        return _split_own_bounds(pool, chips, ids, formula, floors, caps, ids_sorted=ids_sorted)
     n = len(chips)
     _check_bounds(pool, n, floor, cap)
     a, b = _MIX[formula]
@@ -266,6 +289,80 @@ def split(
         scale,
         places,
     )
+
+
+def _split_own_bounds(
+    pool: int,
+    chips: list[int],
+    ids: list[str],
+    formula: str,
+    floors: list[int],
+    caps: list[int],
+    *,
+    ids_sorted: bool,
+) -> Split:
+    """§4's loop with a guaranteed amount L_i and a cap H_i per player.
+
+    Each player's L_i is an integer, so it changes neither the fractional parts nor the
+    rounding: the formula shares Q − Σ L_i, each share at most the player's room H_i − L_i,
+    and L_i is added back. Unlike one L and one H, the players over their rooms are not the top
+    weights, so a round that caps anyone checks everyone; when the largest share fits the
+    smallest room (the usual case) there is no such round.
+    """
+    n = len(chips)
+    if n == 0:
+        raise ValueError("a split needs at least one player")
+    guaranteed = sum(floors)
+    if guaranteed > pool:
+        raise BoundsError("floor", f"the guaranteed amounts {guaranteed} exceed the pool {pool}")
+    if sum(caps) < pool:
+        raise BoundsError("cap", f"the caps add up to {sum(caps)}, less than the pool {pool}")
+    a, b = _MIX[formula]
+    order = tie_break_order(chips, ids, ids_sorted=ids_sorted)
+    weights = [1] * n if formula == "even" else chips
+    rooms = list(map(sub, caps, floors))
+    shared = pool - guaranteed
+    free, rest, rest_weight = shared, n, sum(weights)
+    denominator = (a + b) * rest_weight * rest
+    slope, base = free * a * rest, free * b * rest_weight
+    shares = [base + slope * w for w in weights]
+    capped: set[int] = set()
+    if shares[order[0]] > min(rooms) * denominator:
+        free_players = list(range(n))
+        while over := [i for i in free_players if shares[i] > rooms[i] * denominator]:
+            capped.update(over)
+            free_players = [i for i in free_players if i not in capped]
+            if not free_players:  # only when the caps add up to the pool exactly
+                denominator, free, rest, rest_weight = 1, 0, 0, 0
+                break
+            free = shared - sum(rooms[i] for i in capped)
+            rest, rest_weight = len(free_players), sum(weights[i] for i in free_players)
+            denominator = (a + b) * rest_weight * rest
+            slope, base = free * a * rest, free * b * rest_weight
+            shares = [base + slope * w for w in weights]
+        for i in capped:
+            shares[i] = rooms[i] * denominator
+    cents, amounts, leftover = _round_down_and_share_cents(shared, shares, denominator, order)
+    summary = SplitSummary(
+        formula=formula,
+        pool=pool,
+        players=n,
+        total_weight=Fraction(sum(weights)),
+        floor=0,
+        cap=min(caps),  # the cap of everyone whose own payments stay below it
+        capped=len(capped),
+        rest_pool=free,
+        rest_players=rest,
+        rest_weight=Fraction(rest_weight),
+        chip_share=Fraction(a, a + b),
+        leftover=leftover,
+        own_floors=guaranteed - sum(floors[i] for i in capped),
+        capped_total=sum(caps[i] for i in capped),
+    )
+    return Split(
+        formula, pool, 0, min(caps), denominator, shares, frozenset(capped), cents,
+        list(map(add, amounts, floors)), summary, list(weights), 1, None, floors=list(floors),
+    )  # fmt: skip
 
 
 def _check_bounds(pool: int, n: int, floor: int, cap: int | None) -> None:

@@ -5,7 +5,8 @@
 """
 
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import repeat
+from operator import add, attrgetter
 
 from .basis import Basis
 from .errors import InvalidInput, Problem
@@ -187,11 +188,17 @@ def assess(snapshot: Snapshot, policy: Policy = DEFAULT_POLICY) -> Assessment:
 _COLUMNS = (
     ("refund_buy_in", "refund_buy_in", "cash", "pool", "cash"),
     ("refund_fee", "refund_fee", "cash", "house", "cash"),
+    ("refund_bounty", "refund_bounty", "cash", "house", "cash"),
     ("refund_fpp", "refund_fpp", "fpp", "house", "fpp"),
     ("prize_cash", "prize", "cash", "pool", "cash"),
     ("prize_tdollars", "prize", "tdollars", "pool", "tdollars"),
     ("ticket", "ticket", "tickets", "pool", "tickets"),
+    ("bounty", "bounty", "cash", "bounty", "cash"),
 )
+
+# Remedies after which the remaining players also receive the bounties on their heads (§8):
+# every decided one but the refunds of the pre stage and a reschedule.
+_PAYS_BOUNTIES = frozenset(SPLIT_REMEDIES) | {"satellite_rank"}
 
 
 def settle(
@@ -217,8 +224,10 @@ def settle(
     bounds = result = None
 
     if remedy == "refund":
-        columns["refund_buy_in"] = [terms.buy_in] * n
-        columns["refund_fee"] = [terms.fee] * n
+        columns["refund_buy_in"], columns["refund_fee"] = _own_payments(players, terms)
+        if terms.entry_bounty:
+            # The bounties still on heads return to the house, which refunds every entry's.
+            columns["refund_bounty"] = [p.entries * terms.entry_bounty for p in players]
     elif remedy == "fpp_refund":
         columns["refund_fpp"] = [terms.fpp_buy_in] * n
     elif remedy == "satellite_rank":
@@ -234,12 +243,14 @@ def settle(
     elif remedy in SPLIT_REMEDIES:
         bounds = TABLE[assessment.type, assessment.stage].split
         if bounds.fees_refunded:
-            columns["refund_buy_in"] = [terms.buy_in] * n
-            columns["refund_fee"] = [terms.fee] * n
-        result = _split(terms, bounds, remedy, chips, ids)
+            columns["refund_buy_in"], columns["refund_fee"] = _own_payments(players, terms)
+        own = _own_bounds(players, terms, bounds)
+        result = _split(terms, bounds, remedy, chips, ids, own)
         parts.append(SplitPart(ids, chips, result))
         values = result.amounts
     # "reschedule" and a pending decision pay nothing.
+    if terms.entry_bounty and remedy in _PAYS_BOUNTIES:
+        columns["bounty"] = [p.bounty for p in players]
 
     if values is not None and assessment.type == "satellite":
         columns["ticket"], columns["prize_tdollars"] = pay_as_seats(values, terms.seat_value)
@@ -267,6 +278,37 @@ def settle(
     )
 
 
+def _own_payments(players: list, terms: Terms) -> tuple[list[int], list[int]]:
+    """paid_i and fees_i of §8 for each player: what they put into the pool, and their fees."""
+    if not terms.per_player:
+        return [terms.buy_in] * len(players), [terms.fee] * len(players)
+    return _own_paid(players, terms), _own_fees(players, terms)
+
+
+def _own_paid(players: list, terms: Terms) -> list[int]:
+    b, a = terms.buy_in, terms.add_on
+    return [p.entries * b + p.add_ons * a for p in players]
+
+
+def _own_fees(players: list, terms: Terms) -> list[int]:
+    f, g = terms.fee, terms.add_on_fee
+    return [p.entries * f + p.add_ons * g for p in players]
+
+
+def _own_bounds(players: list, terms: Terms, bounds: SplitTerms) -> tuple | None:
+    """§8's regular middle stage: each player's own buy-ins L_i guaranteed and their cap
+    H_i = max(prize(1), L_i), as (floors, caps); None where one L and one H serve everyone."""
+    if bounds.floor != "buy_in" or not terms.per_player:
+        return None
+    floors = _own_paid(players, terms)
+    low, high, first = min(floors), max(floors), terms.first_prize
+    if low == high <= first:
+        return None
+    if high <= first:
+        return floors, [first] * len(floors)
+    return floors, [floor if floor > first else first for floor in floors]
+
+
 def _basis(kind: str, terms: Terms, bounds: SplitTerms | None, result: Split | None) -> Basis:
     return Basis(
         tournament_type=kind,
@@ -283,16 +325,38 @@ def _basis(kind: str, terms: Terms, bounds: SplitTerms | None, result: Split | N
         remainder=terms.remainder,
         split=result.summary if result is not None else None,
         split_pool=bounds.pool if result is not None else None,
-        split_floor=bounds.floor if result is not None else None,
-        split_cap=bounds.cap if result is not None else None,
+        split_floor=_floor_name(bounds, result),
+        split_cap=_cap_name(bounds, result),
         fees_refunded=bounds.fees_refunded if result is not None else False,
+        entry_bounty=terms.entry_bounty,
+        add_on=terms.add_on,
+        add_on_fee=terms.add_on_fee,
+        per_player=terms.per_player,
     )
 
 
+def _floor_name(bounds: SplitTerms | None, result: Split | None) -> str | None:
+    if result is None:
+        return None
+    return "own_buy_ins" if result.floors is not None else bounds.floor
+
+
+def _cap_name(bounds: SplitTerms | None, result: Split | None) -> str | None:
+    if result is None:
+        return None
+    return "first_prize_or_own_buy_ins" if result.floors is not None else bounds.cap
+
+
 def _split(
-    terms: Terms, bounds: SplitTerms, remedy: str, chips: list[int], ids: list[str]
+    terms: Terms,
+    bounds: SplitTerms,
+    remedy: str,
+    chips: list[int],
+    ids: list[str],
+    own: tuple[list[int], list[int]] | None = None,
 ) -> Split:
     pool, floor, cap, floor_path, cap_path = _bounds(terms, bounds)
+    floors, caps = own if own is not None else (None, None)
     try:
         return split(
             pool,
@@ -304,6 +368,8 @@ def _split(
             cap=cap,
             prizes=terms.prizes,
             ids_sorted=True,
+            floors=floors,
+            caps=caps,
         )
     except BoundsError as error:
         path = floor_path if error.which == "floor" else cap_path
@@ -315,7 +381,7 @@ def _bounds(terms: Terms, bounds: SplitTerms) -> tuple[int, int, int | None, str
     if bounds.pool == "prize_pool":
         pool = terms.pool
     elif bounds.pool == "pool_less_refunds":
-        pool = terms.pool - terms.remaining * terms.buy_in
+        pool = terms.pool - terms.remaining_paid
     else:
         # P_late: the places R+1..M were already paid by the tournament itself.
         pool = terms.pool - sum(terms.prizes[terms.remaining :])
@@ -345,8 +411,10 @@ def _output(columns: dict[str, list[int]], ids: list[str], seat_value: int):
     totals = {}
     for field in ("cash", "tdollars", "tickets", "fpp"):
         summed = [column for _, _, _, f, column in active if f == field]
-        if len(summed) > 1:
+        if len(summed) > 2:
             totals[field] = [sum(amounts) for amounts in zip(*summed, strict=True)]
+        elif len(summed) == 2:
+            totals[field] = list(map(add, *summed))
         elif summed:
             totals[field] = summed[0]
     cash, tdollars, tickets, fpp = (
@@ -357,24 +425,27 @@ def _output(columns: dict[str, list[int]], ids: list[str], seat_value: int):
         for row in zip(ids, cash, tdollars, tickets, fpp, strict=True)
         if row[1] or row[2] or row[3] or row[4]
     ]
-    if len(active) == 1:
-        kind, unit, source, _, column = active[0]
-        lines = [
-            Line(player, kind, unit, amount, source)
-            for player, amount in zip(ids, column, strict=True)
-            if amount
-        ]
+    # Each column's lines aligned with the players (None for a zero amount), then interleaved
+    # player by player: one pass per column at C speed where no amount is zero.
+    by_column = [_column_lines(ids, *spec) for spec in active]
+    if len(by_column) == 1:
+        lines = by_column[0]
     else:
-        lines = []
-        append = lines.append
-        specs = [(kind, unit, source) for kind, unit, source, _, _ in active]
-        for player, *amounts in zip(ids, *(column for *_, column in active), strict=True):
-            for (kind, unit, source), amount in zip(specs, amounts, strict=True):
-                if amount:
-                    append(Line(player, kind, unit, amount, source))
+        lines = [line for group in zip(*by_column, strict=True) for line in group]
+    if any(0 in column for *_, column in active):
+        lines = [line for line in lines if line is not None]
     distributed = sum(
         sum(column) * (seat_value if kind == "ticket" else 1)
         for kind, _, source, _, column in active
         if source == "pool"
     )
     return payouts, lines, distributed
+
+
+def _column_lines(ids: list[str], kind: str, unit: str, source: str, _field, column: list[int]):
+    if 0 not in column:
+        return list(map(Line, ids, repeat(kind), repeat(unit), column, repeat(source)))
+    return [
+        Line(player, kind, unit, amount, source) if amount else None
+        for player, amount in zip(ids, column, strict=True)
+    ]

@@ -11,7 +11,7 @@ import calendar
 import codecs
 import dataclasses
 import re
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
 # msgspec, not pydantic: strict typed decoding out of the box, tagged unions on tournament.type
 # so a field of another type is an unknown field at its own path, forbid_unknown_fields, and the
@@ -19,6 +19,8 @@ from typing import ClassVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from .checks import LIST_LIMIT, MAX_AMOUNT, MAX_CHIPS, check_amount, report
+from .entries import PLAYER_V2_FIELDS, TOURNAMENT_V2_FIELDS, EntryColumns, entry_problems
 from .errors import InvalidInput, Problem
 from .jsondoc import (
     duplicate_key_problems,
@@ -30,23 +32,33 @@ from .jsondoc import (
 )
 
 FORMAT = "crash-snapshot/1"
+# Version 2 adds rebuys, re-entries, add-ons and knock-out bounties (RULES.md §8).
+FORMAT_V2 = "crash-snapshot/2"
+FORMATS = (FORMAT, FORMAT_V2)
 TYPES = ("regular", "freeroll", "satellite")
-
-# Upper bounds on inputs. Arithmetic is exact at any size, but amounts are stored as 64-bit
-# integers downstream, and a value beyond these is an export fault, not a real tournament.
-MAX_AMOUNT = 10**15
-MAX_CHIPS = 10**18
-
-# How many offending items one rule lists before summarising the rest in one line.
-LIST_LIMIT = 20
-
 
 # --- Public types -----------------------------------------------------------------------------
 
 
 class Player(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    """An entrant of a version 1 snapshot: one entry, no add-on, no bounty (§8's defaults).
+
+    The defaults are class attributes rather than fields so that version 1 still refuses the
+    version 2 keys as unknown, and its 300,000-player documents decode exactly as before."""
+
     id: str
     chips: int
+    entries: ClassVar[int] = 1
+    add_ons: ClassVar[int] = 0
+    bounty: ClassVar[int] = 0
+
+
+class PlayerV2(Player, frozen=True, gc=False, forbid_unknown_fields=True):
+    """An entrant of a version 2 snapshot (RULES.md §8)."""
+
+    entries: int = 1  # e_i: the first entry plus every rebuy or re-entry
+    add_ons: int = 0  # a_i
+    bounty: int = 0  # h_i: the bounty on the player's head at the crash
 
 
 class Tournament(msgspec.Struct, frozen=True, kw_only=True):
@@ -63,6 +75,12 @@ class RegularTournament(Tournament, frozen=True, kw_only=True):
     fee: int
     payouts: list[int]
     guarantee: int = 0
+    # RULES.md §8 (crash-snapshot/2 only): K, A and G, and whether add-ons were sold at all
+    # (A or G given), since a free add-on is still an add-on.
+    entry_bounty: int = 0
+    add_on: int = 0
+    add_on_fee: int = 0
+    add_ons_sold: bool = False
 
 
 class FreerollTournament(Tournament, frozen=True, kw_only=True):
@@ -78,12 +96,16 @@ class SatelliteTournament(Tournament, frozen=True, kw_only=True):
     fee: int
     seat_value: int
     guarantee: int = 0
+    entry_bounty: int = 0  # as for RegularTournament
+    add_on: int = 0
+    add_on_fee: int = 0
+    add_ons_sold: bool = False
 
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     format: str
     tournament: RegularTournament | FreerollTournament | SatelliteTournament
-    players: list[Player]
+    players: list[Player]  # PlayerV2 rows when the document gave any of §8's player fields
     crashed_at: str | None = None
 
 
@@ -126,10 +148,41 @@ class _SnapshotDoc(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     crashed_at: str | UnsetType = UNSET
 
 
+# Version 2: the fields of RULES.md §8. A freeroll takes none of them.
+
+
+class _RegularDoc2(_RegularDoc, tag="regular"):
+    entry_bounty: int | UnsetType = UNSET
+    add_on: int | UnsetType = UNSET
+    add_on_fee: int | UnsetType = UNSET
+
+
+class _SatelliteDoc2(_SatelliteDoc, tag="satellite"):
+    entry_bounty: int | UnsetType = UNSET
+    add_on: int | UnsetType = UNSET
+    add_on_fee: int | UnsetType = UNSET
+
+
+class _PlayerDoc2(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    id: str
+    chips: int
+    entries: int | UnsetType = UNSET
+    add_ons: int | UnsetType = UNSET
+    bounty: int | UnsetType = UNSET
+
+
+class _SnapshotDoc2(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    format: str
+    tournament: _RegularDoc2 | _FreerollDoc | _SatelliteDoc2
+    players: list[_PlayerDoc2]
+    crashed_at: str | UnsetType = UNSET
+
+
 class _TypeOnly(msgspec.Struct):
     class _Tag(msgspec.Struct):
         type: str = ""
 
+    format: str = ""
     tournament: _Tag = msgspec.field(default_factory=_Tag)
 
 
@@ -137,12 +190,18 @@ SNAPSHOT_DECODER = msgspec.json.Decoder(_SnapshotDoc)
 # The document's shape for those who describe it (the API's OpenAPI document); parsing checks
 # more than the shape.
 SnapshotDocument = _SnapshotDoc
+SNAPSHOT_DECODER_V2 = msgspec.json.Decoder(_SnapshotDoc2)
 _PUBLIC = {
     _RegularDoc: RegularTournament,
     _FreerollDoc: FreerollTournament,
     _SatelliteDoc: SatelliteTournament,
+    _RegularDoc2: RegularTournament,
+    _SatelliteDoc2: SatelliteTournament,
 }
-_FIELDS_BY_TYPE = {public.type: set(public.__struct_fields__) for public in _PUBLIC.values()}
+_FIELDS_BY_TYPE = {
+    doc.__struct_config__.tag: set(doc.__struct_fields__)
+    for doc in (_RegularDoc2, _FreerollDoc, _SatelliteDoc2)
+}
 
 
 # --- Parsing ----------------------------------------------------------------------------------
@@ -153,42 +212,64 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     # A byte-order mark is not JSON, but Windows tools add one; it carries no meaning.
     raw = raw.removeprefix(codecs.BOM_UTF8)
+    doc = _decode(raw)
+    ids = [p.id for p in doc.players]
+    columns = EntryColumns.of(doc.players) if isinstance(doc, _SnapshotDoc2) else None
+    if _may_repeat_keys(raw, doc, ids, columns) and (repeated := duplicate_key_problems(raw)):
+        raise InvalidInput(name_players(repeated, ids))
+    if problems := _semantic_problems(doc, ids, columns):
+        raise InvalidInput(name_players(problems, ids))
+    return _publish(doc, ids, columns)
+
+
+def _decode(raw: bytes) -> "_SnapshotDoc | _SnapshotDoc2":
+    """The document decoded as version 1 if it fits, else as version 2.
+
+    Version 1 first, so that its documents decode exactly as fast as before; a document that
+    only fits version 2 but says it is version 1 is refused in version 1's words.
+    """
     try:
-        doc = SNAPSHOT_DECODER.decode(raw)
+        return SNAPSHOT_DECODER.decode(raw)
     except msgspec.ValidationError as error:  # a subclass of DecodeError, so caught first
-        # msgspec validates while it reads, so a broken document can fail on a field first;
-        # broken JSON is the more useful thing to report.
-        try:
-            msgspec.json.decode(raw)
-        except (msgspec.ValidationError, RecursionError):
-            pass  # well-formed, or too deeply nested to tell: the field's problem stands
-        except msgspec.DecodeError as syntax:
-            raise InvalidInput(problems_from_decode_error(syntax, raw)) from None
-        raise InvalidInput(_format_problems(raw, error)) from None
+        as_v1 = error
     except msgspec.DecodeError as error:
         raise InvalidInput(problems_from_decode_error(error, raw)) from None
     except RecursionError:
         raise InvalidInput.at("$", "is nested too deeply to be a snapshot") from None
-    ids = [p.id for p in doc.players]
-    if _may_repeat_keys(raw, doc, ids) and (repeated := duplicate_key_problems(raw)):
-        raise InvalidInput(name_players(repeated, ids))
-    if problems := _semantic_problems(doc, ids):
-        raise InvalidInput(name_players(problems, ids))
-    return _publish(doc)
+    try:
+        doc = SNAPSHOT_DECODER_V2.decode(raw)
+    except msgspec.ValidationError as as_v2:
+        _refuse(raw, as_v1, as_v2)
+    if doc.format == FORMAT:
+        _refuse(raw, as_v1, None)
+    return doc
 
 
-def _format_problems(raw: bytes, error: msgspec.ValidationError) -> list[Problem]:
+def _refuse(raw: bytes, as_v1, as_v2) -> NoReturn:
+    # msgspec validates while it reads, so a broken document can fail on a field first;
+    # broken JSON is the more useful thing to report.
+    try:
+        msgspec.json.decode(raw)
+    except (msgspec.ValidationError, RecursionError):
+        pass  # well-formed, or too deeply nested to tell: the field's problem stands
+    except msgspec.DecodeError as syntax:
+        raise InvalidInput(problems_from_decode_error(syntax, raw)) from None
+    raise InvalidInput(_format_problems(raw, as_v1, as_v2)) from None
+
+
+def _format_problems(raw: bytes, as_v1, as_v2) -> list[Problem]:
     """Every field of the wrong type, unknown or missing, not only the first one msgspec met
-    (which is always among them, at the same path)."""
+    (which is always among them, at the same path), against the version the document names."""
     hints = {
         "unknown_hint": lambda parent, field: _foreign_field_hint(raw, parent, field),
         "invalid_hint": _invalid_value_hint,
     }
-    first = problem_from_validation(error, **hints)
     tree = read_leniently(raw)
+    v2 = as_v2 is not None and isinstance(tree, dict) and tree.get("format") == FORMAT_V2
+    first = problem_from_validation(as_v2 if v2 else as_v1, **hints)
     if tree is None:  # nested too deeply, or a number too long to read: msgspec's word stands
         return [first]
-    problems = format_problems(tree, _SnapshotDoc, **hints)
+    problems = format_problems(tree, _SnapshotDoc2 if v2 else _SnapshotDoc, **hints)
     if all(problem.path != first.path for problem in problems):
         problems.insert(0, first)
     players = tree.get("players") if isinstance(tree, dict) else None
@@ -215,16 +296,21 @@ def name_players(problems: list[Problem], ids: list[str | None]) -> list[Problem
 
 
 def _foreign_field_hint(raw: bytes, parent: str, field: str) -> str | None:
-    if parent != "tournament":
+    on_player = _ROW.fullmatch(parent) is not None and field in PLAYER_V2_FIELDS
+    if parent != "tournament" and not on_player:
+        return None
+    try:
+        head = msgspec.json.decode(raw, type=_TypeOnly)
+    except msgspec.MsgspecError:
+        return None
+    if field in PLAYER_V2_FIELDS + TOURNAMENT_V2_FIELDS and head.format != FORMAT_V2:
+        return f"is not a known field of {FORMAT}; rebuys, add-ons and bounties need {FORMAT_V2}"
+    if on_player:
         return None
     owners = [kind for kind, fields in _FIELDS_BY_TYPE.items() if field in fields]
     if not owners:
         return None
-    try:
-        kind = msgspec.json.decode(raw, type=_TypeOnly).tournament.type
-    except msgspec.MsgspecError:
-        return None
-    return f"belongs to a {' or '.join(owners)} tournament, not to a {kind} one"
+    return f"belongs to a {' or '.join(owners)} tournament, not to a {head.tournament.type} one"
 
 
 def _invalid_value_hint(path: str) -> str | None:
@@ -233,7 +319,9 @@ def _invalid_value_hint(path: str) -> str | None:
     return None
 
 
-def _may_repeat_keys(raw: bytes, doc: _SnapshotDoc, ids: list[str]) -> bool:
+def _may_repeat_keys(
+    raw: bytes, doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: EntryColumns | None
+) -> bool:
     """Cheap test for duplicate keys, which msgspec silently collapses.
 
     Every key is followed by exactly one colon, and the only other colons in valid JSON are
@@ -247,20 +335,28 @@ def _may_repeat_keys(raw: bytes, doc: _SnapshotDoc, ids: list[str]) -> bool:
     keys = 3 + (doc.crashed_at is not UNSET) + 1  # format, tournament, players; type
     keys += sum(getattr(tournament, f) is not UNSET for f in tournament.__struct_fields__)
     keys += 2 * len(doc.players)
+    if columns is not None:
+        keys += columns.given
     strings = [doc.format, tournament.id, tournament.currency, "".join(ids)]
     strings += [s for s in (tournament.name, doc.crashed_at) if s is not UNSET]
     return raw.count(b":") != keys + sum(s.count(":") for s in strings)
 
 
-def _publish(doc: _SnapshotDoc) -> Snapshot:
-    fields = msgspec.structs.asdict(doc.tournament)
-    tournament = _PUBLIC[type(doc.tournament)](
-        **{key: value for key, value in fields.items() if value is not UNSET}
-    )
+def _publish(
+    doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: EntryColumns | None
+) -> Snapshot:
+    t = doc.tournament
+    fields = {k: v for k, v in msgspec.structs.asdict(t).items() if v is not UNSET}
+    if isinstance(t, _RegularDoc2 | _SatelliteDoc2):
+        fields["add_ons_sold"] = t.add_on is not UNSET or t.add_on_fee is not UNSET
+    players = doc.players
+    if columns is not None:
+        chips = [p.chips for p in players]
+        players = list(map(PlayerV2, ids, chips, columns.entries, columns.add_ons, columns.heads))
     return Snapshot(
         format=doc.format,
-        tournament=tournament,
-        players=doc.players,
+        tournament=_PUBLIC[type(t)](**fields),
+        players=players,
         crashed_at=None if doc.crashed_at is UNSET else doc.crashed_at,
     )
 
@@ -293,34 +389,21 @@ def is_rfc3339(text: str) -> bool:
     return match["oh"] is None or (int(match["oh"]) <= 23 and int(match["om"]) <= 59)
 
 
-def _report(problems: list[Problem], indices: list[int], path, message: str, summary: str) -> None:
-    """One problem per offending item, up to LIST_LIMIT, then one line for the rest."""
-    for index in indices[:LIST_LIMIT]:
-        problems.append(Problem(path(index), message))
-    if len(indices) > LIST_LIMIT:
-        rest = len(indices) - LIST_LIMIT
-        problems.append(Problem(summary, f"{rest} more have the same problem: {message}"))
-
-
-def _check_amount(problems: list[Problem], name: str, value: int, *, positive: bool) -> bool:
-    low = 1 if positive else 0
-    if low <= value <= MAX_AMOUNT:
-        return True
-    word = "> 0" if positive else ">= 0"
-    problems.append(
-        Problem(f"tournament.{name}", f"must be an integer {word} and at most {MAX_AMOUNT}")
-    )
-    return False
-
-
-def _semantic_problems(doc: _SnapshotDoc, ids: list[str]) -> list[Problem]:
+def _semantic_problems(
+    doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: EntryColumns | None
+) -> list[Problem]:
     problems: list[Problem] = []
     _document_problems(problems, doc)
     _player_problems(problems, doc.players, ids)
     t = doc.tournament
-    pool = _pool_problems(problems, t, len(doc.players))
+    entries, add_on_money = len(doc.players), 0
+    if columns is not None:
+        entries, add_on_money = entry_problems(
+            problems, doc.players, columns, t, freeroll=isinstance(t, _FreerollDoc)
+        )
+    pool = _pool_problems(problems, t, entries, add_on_money)
     if isinstance(t, _SatelliteDoc):
-        seat_ok = _check_amount(problems, "seat_value", t.seat_value, positive=True)
+        seat_ok = check_amount(problems, "seat_value", t.seat_value, positive=True)
         if seat_ok and pool is not None and pool < t.seat_value:
             problems.append(
                 Problem(
@@ -336,8 +419,10 @@ def _semantic_problems(doc: _SnapshotDoc, ids: list[str]) -> list[Problem]:
 def _document_problems(problems: list[Problem], doc: _SnapshotDoc) -> None:
     """The format, the tournament's id and currency, and the time of the crash."""
     t = doc.tournament
-    if doc.format != FORMAT:
-        problems.append(Problem("format", f"must be {FORMAT!r}, not {doc.format!r}"))
+    if doc.format not in FORMATS:
+        problems.append(
+            Problem("format", f"must be {FORMAT!r} or {FORMAT_V2!r}, not {doc.format!r}")
+        )
     if not t.id:
         problems.append(Problem("tournament.id", "must not be empty"))
     if not _CURRENCY.fullmatch(t.currency):
@@ -358,7 +443,7 @@ def _player_problems(problems: list[Problem], players: list[Player], ids: list[s
     if chips and (min(chips) < 0 or max(chips) > MAX_CHIPS):
         chips_ok = False
         bad = [i for i, c in enumerate(chips) if not 0 <= c <= MAX_CHIPS]
-        _report(
+        report(
             problems,
             bad,
             lambda i: f"players[{i}].chips",
@@ -367,7 +452,7 @@ def _player_problems(problems: list[Problem], players: list[Player], ids: list[s
         )
     if "" in ids:
         empty = [i for i, player_id in enumerate(ids) if not player_id]
-        _report(problems, empty, lambda i: f"players[{i}].id", "must not be empty", "players")
+        report(problems, empty, lambda i: f"players[{i}].id", "must not be empty", "players")
     if len(set(ids)) != entrants:
         _repeated_id_problems(problems, ids)
     if entrants < 2:
@@ -395,27 +480,28 @@ def _repeated_id_problems(problems: list[Problem], ids: list[str]) -> None:
         problems.append(Problem("players", f"{rest} more repeat the id of an earlier player"))
 
 
-def _pool_problems(problems: list[Problem], t, entrants: int) -> int | None:
-    """The amounts that make the prize pool; the pool, or None when an amount is wrong."""
+def _pool_problems(problems: list[Problem], t, entries: int, add_on_money: int) -> int | None:
+    """The amounts that make the prize pool, from every entry and add-on sold; the pool, or
+    None when an amount is wrong."""
     amounts_ok = True
     if isinstance(t, _RegularDoc | _SatelliteDoc):
-        amounts_ok &= _check_amount(problems, "buy_in", t.buy_in, positive=False)
-        amounts_ok &= _check_amount(problems, "fee", t.fee, positive=False)
+        amounts_ok &= check_amount(problems, "buy_in", t.buy_in, positive=False)
+        amounts_ok &= check_amount(problems, "fee", t.fee, positive=False)
         if t.guarantee is not UNSET:
-            amounts_ok &= _check_amount(problems, "guarantee", t.guarantee, positive=False)
-        pool = max(entrants * t.buy_in, 0 if t.guarantee is UNSET else t.guarantee)
+            amounts_ok &= check_amount(problems, "guarantee", t.guarantee, positive=False)
+        pool = max(entries * t.buy_in + add_on_money, 0 if t.guarantee is UNSET else t.guarantee)
         if amounts_ok and pool > MAX_AMOUNT:
             amounts_ok = False
             problems.append(
                 Problem(
                     "tournament.buy_in",
-                    f"makes a prize pool of {pool} ({entrants} entries), above {MAX_AMOUNT}",
+                    f"makes a prize pool of {pool} ({entries} entries), above {MAX_AMOUNT}",
                 )
             )
     else:
         if t.fpp_buy_in is not UNSET:
-            _check_amount(problems, "fpp_buy_in", t.fpp_buy_in, positive=False)
-        amounts_ok &= _check_amount(problems, "prize_pool", t.prize_pool, positive=True)
+            check_amount(problems, "fpp_buy_in", t.fpp_buy_in, positive=False)
+        amounts_ok &= check_amount(problems, "prize_pool", t.prize_pool, positive=True)
         pool = t.prize_pool
     return pool if amounts_ok else None
 
@@ -425,7 +511,7 @@ def _payout_problems(problems: list[Problem], payouts: list[int], pool: int | No
         problems.append(Problem("tournament.payouts", "must list the prize of at least one place"))
         return
     bad = [k for k, prize in enumerate(payouts) if not 0 < prize <= MAX_AMOUNT]
-    _report(
+    report(
         problems,
         bad,
         lambda k: f"tournament.payouts[{k}]",
@@ -433,7 +519,7 @@ def _payout_problems(problems: list[Problem], payouts: list[int], pool: int | No
         "tournament.payouts",
     )
     rising = [k for k in range(1, len(payouts)) if payouts[k] > payouts[k - 1]]
-    _report(
+    report(
         problems,
         rising,
         lambda k: f"tournament.payouts[{k}]",

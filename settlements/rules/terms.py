@@ -1,8 +1,10 @@
 """The terms of RULES.md §1, computed once from a valid snapshot."""
 
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter
 
-from .snapshot import SatelliteTournament, Snapshot
+from .snapshot import PlayerV2, SatelliteTournament, Snapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +22,13 @@ class Terms:
     seat_value: int  # V (0 unless satellite)
     seats: int  # S (0 unless satellite)
     remainder: int  # P - S·V, the prize of place S+1 (0 unless satellite)
+    # RULES.md §8 (0 for a version 1 snapshot and for a freeroll)
+    entry_bounty: int = 0  # K
+    add_on: int = 0  # A
+    add_on_fee: int = 0  # G
+    # Σ paid_i over the remaining players (R·B when every player bought in once)
+    remaining_paid: int = 0
+    per_player: bool = False  # whether any player bought more than one entry or an add-on
 
     def prize(self, place: int) -> int:
         """prize(k) for a regular or freeroll, 0 beyond the paid places."""
@@ -28,39 +37,77 @@ class Terms:
 
 def terms_of(snapshot: Snapshot) -> Terms:
     t = snapshot.tournament
-    entrants = len(snapshot.players)
-    eliminated = [p.chips for p in snapshot.players].count(0)
-    common = dict(entrants=entrants, eliminated=eliminated, remaining=entrants - eliminated)
+    players = snapshot.players
+    entrants = len(players)
+    eliminated = [p.chips for p in players].count(0)
+    remaining = entrants - eliminated
+    common = dict(entrants=entrants, eliminated=eliminated, remaining=remaining)
+    if t.type == "freeroll":
+        return Terms(
+            **common,
+            pool=t.prize_pool,
+            paid_places=len(t.payouts),
+            first_prize=t.payouts[0],
+            prizes=tuple(t.payouts),
+            buy_in=0,
+            fee=0,
+            fpp_buy_in=t.fpp_buy_in,
+            seat_value=0,
+            seats=0,
+            remainder=0,
+        )
+    paid, remaining_paid, per_player = _paid_in(t, players, remaining)
+    pool = max(paid, t.guarantee)
+    common |= dict(
+        pool=pool,
+        buy_in=t.buy_in,
+        fee=t.fee,
+        fpp_buy_in=0,
+        entry_bounty=t.entry_bounty,
+        add_on=t.add_on,
+        add_on_fee=t.add_on_fee,
+        remaining_paid=remaining_paid,
+        per_player=per_player,
+    )
     if isinstance(t, SatelliteTournament):
-        pool = max(entrants * t.buy_in, t.guarantee)
         seats, remainder = divmod(pool, t.seat_value)
         return Terms(
             **common,
-            pool=pool,
             paid_places=seats + (1 if remainder else 0),
             first_prize=t.seat_value,
             prizes=(),
-            buy_in=t.buy_in,
-            fee=t.fee,
-            fpp_buy_in=0,
             seat_value=t.seat_value,
             seats=seats,
             remainder=remainder,
         )
-    if t.type == "regular":
-        pool, buy_in, fee, fpp = max(entrants * t.buy_in, t.guarantee), t.buy_in, t.fee, 0
-    else:
-        pool, buy_in, fee, fpp = t.prize_pool, 0, 0, t.fpp_buy_in
     return Terms(
         **common,
-        pool=pool,
         paid_places=len(t.payouts),
         first_prize=t.payouts[0],
         prizes=tuple(t.payouts),
-        buy_in=buy_in,
-        fee=fee,
-        fpp_buy_in=fpp,
         seat_value=0,
         seats=0,
         remainder=0,
+    )
+
+
+_ENTRIES, _ADD_ONS, _CHIPS = attrgetter("entries"), attrgetter("add_ons"), attrgetter("chips")
+
+
+def _paid_in(t, players: list, remaining: int) -> tuple[int, int, bool]:
+    """Σ paid_i over every entrant and over the remaining players, and whether any player
+    bought more than one entry or an add-on."""
+    if not players or type(players[0]) is not PlayerV2:
+        # Version 1 (or version 2 without a player field): one entry each, no add-on.
+        return len(players) * t.buy_in, remaining * t.buy_in, False
+    entries = sum(map(_ENTRIES, players))
+    add_ons = sum(map(_ADD_ONS, players))
+    still_in = list(compress(players, map(_CHIPS, players)))
+    remaining_paid = (
+        sum(map(_ENTRIES, still_in)) * t.buy_in + sum(map(_ADD_ONS, still_in)) * t.add_on
+    )
+    return (
+        entries * t.buy_in + add_ons * t.add_on,
+        remaining_paid,
+        (entries != len(players) or add_ons > 0),
     )

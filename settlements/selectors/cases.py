@@ -9,6 +9,7 @@ from django.db.models import (
     Prefetch,
     Q,
     QuerySet,
+    Sum,
     prefetch_related_objects,
 )
 
@@ -144,6 +145,25 @@ def case_entrants(case: Case, *, search: str = "", remaining_only: bool = False)
     if search.strip():
         entries = entries.filter(player__icontains=search.strip())
     return entries.order_by("position")
+
+
+def case_entry_figures(case: Case) -> dict | None:
+    """What a crash-snapshot/2 case's entrants bought and hold (RULES.md §8), summed: paid
+    entries, rebuys or re-entries, add-ons, bounties on the heads of the players still in, and
+    the bounty money the entries paid. None for a version 1 case, which has none of them."""
+    if not case.entrants_digest:
+        return None
+    sums = CasePlayer.objects.filter(case=case).aggregate(
+        paid_entries=Sum("entries"),
+        add_ons_sold=Sum("add_ons"),
+        heads=Sum("bounty"),
+        rebuyers=Count("pk", filter=Q(entries__gt=1)),
+    )
+    bounty = case.tournament.entry_bounty or 0
+    return sums | {
+        "rebuys": sums["paid_entries"] - (case.entrants or 0),
+        "bounty_paid_in": bounty * sums["paid_entries"],
+    }
 
 
 def settlement_decision(settlement: Settlement) -> Decision | None:

@@ -100,7 +100,7 @@ class Totals:
     rows: list[tuple[str, str, int]]
 
 
-_SOURCE_ORDER = ("pool", "house")
+_SOURCE_ORDER = ("pool", "house", "bounty")
 
 
 def _source_rank(source: str) -> int:

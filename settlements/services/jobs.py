@@ -514,7 +514,6 @@ def _verify(job: Job, item: JobItem) -> tuple[str, Case | None]:
     return f"Events {first} to {last} verified.", None
 
 
-
 def _icm_batch(job: Job, item: JobItem) -> tuple[str, Case | None]:
     valuation_id, batch = map(int, item.key.split(":"))
     valuation = icm_batch_add(valuation_id=valuation_id, batch=batch, actor=job.created_by)

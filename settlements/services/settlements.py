@@ -52,9 +52,11 @@ from settlements.workflow import SettlementStatus, case_next_status, settlement_
 LINE_SHAPES: dict[str, tuple[frozenset[str], str]] = {
     LineKind.REFUND_BUY_IN: (frozenset({Unit.CASH}), Source.POOL),
     LineKind.REFUND_FEE: (frozenset({Unit.CASH}), Source.HOUSE),
+    LineKind.REFUND_BOUNTY: (frozenset({Unit.CASH}), Source.HOUSE),
     LineKind.REFUND_FPP: (frozenset({Unit.FPP}), Source.HOUSE),
     LineKind.PRIZE: (frozenset({Unit.CASH, Unit.TDOLLARS}), Source.POOL),
     LineKind.TICKET: (frozenset({Unit.TICKETS}), Source.POOL),
+    LineKind.BOUNTY: (frozenset({Unit.CASH}), Source.BOUNTY),
 }
 
 

@@ -5,7 +5,7 @@ tournament), and withdrawing a case loaded in error.
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from settlements import bounds, player_ids, seals
+from settlements import audit_log, bounds, player_ids, seals
 from settlements.access import permissions
 from settlements.errors import DomainError, Duplicate
 from settlements.models import (
@@ -21,6 +21,7 @@ from settlements.models import (
     Tournament,
 )
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, Problem, assess, parse_snapshot
+from settlements.rules.snapshot import FORMAT_V2 as SNAPSHOT_FORMAT_V2
 from settlements.rules.snapshot import name_players
 from settlements.selectors import crash_case_in_force
 from settlements.services.common import (
@@ -75,7 +76,9 @@ def case_load_snapshot(
         incident = _share_incident(incident.pk)
         permissions.enforce(permissions.case_load_snapshot(user=actor, incident=incident))
 
-    tournament, tournament_event = _tournament_for_snapshot(info, actor=actor)
+    tournament, tournament_event = _tournament_for_snapshot(
+        info, actor=actor, version_2=parsed.format == SNAPSHOT_FORMAT_V2
+    )
     existing = crash_case_in_force(tournament)
     if existing is not None:
         raise Duplicate(
@@ -108,7 +111,8 @@ def case_load_snapshot(
         CasePlayer,
         ("case", *seals.ENTRANT_FIELDS),
         entrants.passing(
-            (case.pk, position, p.id, p.chips) for position, p in enumerate(parsed.players)
+            (case.pk, position, p.id, p.chips, p.entries, p.add_ons, p.bounty)
+            for position, p in enumerate(parsed.players)
         ),
     )
     # The events last: the first takes the commit-order lock (change_mark), which every writer
@@ -120,6 +124,17 @@ def case_load_snapshot(
         record_incident_reported(incident, actor=actor)
     _record_snapshot_loaded(case, actor=actor, entrants=entrants.hexdigest())
     return case
+
+
+def _entrants_digest(parsed) -> str:
+    """The seal of a crash-snapshot/2's entrants (audit_log.entrants_digest); empty for
+    version 1, whose entrants §8 does not concern."""
+    if parsed.format != SNAPSHOT_FORMAT_V2:
+        return ""
+    return audit_log.entrants_digest(
+        (position, p.id, p.chips, p.entries, p.add_ons, p.bounty)
+        for position, p in enumerate(parsed.players)
+    )
 
 
 def _read_snapshot(snapshot: bytes | str, policy: Policy) -> tuple:
@@ -165,6 +180,7 @@ def _store_case(
         policy=policy.to_dict(),
         decision_options=list(assessment.decision_options),
         engine_version=ENGINE_VERSION,
+        entrants_digest=_entrants_digest(parsed),
         created_by=actor,
     )
     try:
@@ -297,7 +313,20 @@ def _share_incident(pk: int) -> Incident:
     return Incident.objects.get(pk=pk)
 
 
-def _tournament_for_snapshot(info, *, actor) -> tuple[Tournament, tuple[str, dict] | None]:
+def _section8_fields(info, *, version_2: bool) -> dict:
+    """K, A and G as the tournament keeps them: empty unless a crash-snapshot/2 gives them, so
+    that loading a version 1 snapshot changes nothing on a tournament."""
+    sold = version_2 and getattr(info, "add_ons_sold", False)
+    return {
+        "entry_bounty": (getattr(info, "entry_bounty", 0) or None) if version_2 else None,
+        "add_on": info.add_on if sold else None,
+        "add_on_fee": info.add_on_fee if sold else None,
+    }
+
+
+def _tournament_for_snapshot(
+    info, *, actor, version_2: bool = False
+) -> tuple[Tournament, tuple[str, dict] | None]:
     """The snapshot's tournament, locked; registered if new, brought up to date if known.
     With it, the event to record about it (type and data), if any: the caller records it with
     its own, at the end of its transaction."""
@@ -312,6 +341,7 @@ def _tournament_for_snapshot(info, *, actor) -> tuple[Tournament, tuple[str, dic
         "prize_pool": getattr(info, "prize_pool", None),
         "payouts": list(getattr(info, "payouts", None) or []),
         "seat_value": getattr(info, "seat_value", None),
+        **_section8_fields(info, version_2=version_2),
     }
     # FOR NO KEY UPDATE: it serialises loads of one tournament, yet lets a writer that holds
     # the commit-order lock check its events' link to the tournament (FOR KEY SHARE, at its
@@ -367,7 +397,10 @@ def _storage_problems(parsed) -> list[Problem]:
     if "\x00" not in info.id and (problem := player_ids.id_problem(info.id)):
         problems.append(Problem("tournament.id", problem))
     check_text("tournament.name", info.name or "")
-    for field in ("buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value"):
+    for field in (
+        "buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value",
+        "entry_bounty", "add_on", "add_on_fee",
+    ):  # fmt: skip
         value = getattr(info, field, None)
         if value is not None and value > MAX_AMOUNT:
             problems.append(Problem(f"tournament.{field}", "is too large"))

@@ -14,11 +14,17 @@ from settlements.statements.facts import Followup, PaymentFacts, PlayerFacts, Se
 KIND_LABELS = {
     "refund_buy_in": "buy-in back",
     "refund_fee": "fee back",
+    "refund_bounty": "entry bounty back",
     "refund_fpp": "FPP buy-in back",
     "prize": "prize",
     "ticket": "seat ticket",
+    "bounty": "bounty on your head",
 }
-SOURCE_LABELS = {"pool": "from the prize pool", "house": "paid by the house"}
+SOURCE_LABELS = {
+    "pool": "from the prize pool",
+    "house": "paid by the house",
+    "bounty": "from the bounty money the entries paid",
+}
 TYPE_LABELS = {"regular": "regular", "freeroll": "freeroll", "satellite": "satellite"}
 
 # A settlement prepared before the engine's figures were kept with it, whose figures could not

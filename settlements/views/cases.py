@@ -173,6 +173,7 @@ def _context(request, case: Case) -> dict:
         is None,
         "can_decide_prize": permissions.prize_withdrawal_decide(case=case, user=user) is None,
         "can_resolve": permissions.individual_case_resolve(case=case, user=user) is None,
+        "entry_figures": selectors.case_entry_figures(case) if case.is_crash else None,
     }
     if case.is_crash and case.entrants:
         context["stage_bar"] = charts.stage_bar(

@@ -178,6 +178,8 @@ def _summary(settlement: Settlement) -> dict:
         ("From the prize pool", [(u, pool.get(u)) for u in units]),
         ("From the house", [(u, house.get(u)) for u in units]),
     ]
+    if bounties := totals.by_source.get("bounty"):
+        footer.append(("Bounties", [(u, bounties.get(u)) for u in units]))
     return {
         "settlement": settlement,
         "case": settlement.case,

@@ -325,3 +325,20 @@ def test_an_oversized_form_upload_is_refused_before_the_csrf_check_reads_it(oper
     )
     assert response.status_code == 413
     assert "10,000 bytes" in response.content.decode()
+
+
+def test_a_rebuy_knock_out_snapshot_opens_its_case(api, operator_token, snapshot_factory):
+    data = snapshot_factory(stage="middle", tournament_id="KO-API", rebuys=True)
+    response = post_snapshot(api, operator_token, data)
+    assert response.status_code == 201
+    case = Case.objects.get()
+    assert case.entrants_digest and case.tournament.entry_bounty == 500
+
+
+def test_a_version_2_field_in_a_version_1_snapshot_is_refused_at_its_path(api, operator_token):
+    document = build_snapshot(stage="middle")
+    document["players"][0]["entries"] = 2
+    response = post_snapshot(api, operator_token, json.dumps(document).encode())
+    assert response.status_code == 400
+    assert "players[0].entries" in json.dumps(response.json())
+    assert not Case.objects.exists()

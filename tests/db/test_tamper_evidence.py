@@ -1,6 +1,7 @@
 """A row changed behind the app's back, past the triggers, is named by `verify_audit`: an
 event's content, a missing event, a ledger line, a settlement's totals, a compensation item,
-a snapshot's text. The auditor's page shows the failure once verify_audit has run."""
+a snapshot's text, a crash-snapshot/2 entrant's figures. The auditor's page shows the failure
+once verify_audit has run."""
 
 import os
 
@@ -10,6 +11,7 @@ from django.core.management import CommandError, call_command
 
 from settlements import audit_log, services
 from settlements.models import Event
+from tests.conftest import snapshot_bytes
 from tests.db.conftest import behind_the_apps_back
 from tests.services.helpers import approved
 
@@ -84,6 +86,17 @@ def test_a_snapshot_rewritten_is_named(settled):
         "UPDATE settlements_snapshot SET text = replace(text, 'p000001', 'p000099')"
     )
     named(first(type="snapshot_loaded"), "whose snapshot no longer match")
+
+
+def test_an_entrants_bounty_changed_is_named(users):
+    case = services.case_load_snapshot(
+        actor=users["operator"], snapshot=snapshot_bytes(rebuys=True, entrants=20)
+    )
+    behind_the_apps_back(
+        "UPDATE settlements_caseplayer SET bounty = bounty + 1 WHERE case_id = %s AND bounty > 0",
+        [case.pk],
+    )
+    named(first(type="snapshot_loaded", case=case), "whose entrants no longer match")
 
 
 def test_the_auditors_page_shows_a_failed_verification(settled, users, client):

@@ -1,6 +1,7 @@
-"""Every example of the spec folder, through the real command and through the engine.
+"""Every example of the spec folders (examples/, and examples-v2/ for crash-snapshot/2),
+through the real command and through the engine.
 
-The folder is read at test time (CI clones the repository with shared/ beside it); a missing
+The folders are read at test time (CI clones the repository with shared/ beside it); a missing
 folder is a failure, not a skip, so a broken checkout cannot pass silently.
 """
 
@@ -15,23 +16,31 @@ import pytest
 from settlements.rules import DEFAULT_POLICY, InvalidInput, parse_policy, parse_snapshot, settle
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO.parent / "shared" / "spec" / "examples"
+SPEC = REPO.parent / "shared" / "spec"
+FOLDERS = ("examples", "examples-v2")
 
 
 def _names() -> list[str]:
-    return sorted(p.name.removesuffix(".snapshot.json") for p in EXAMPLES.glob("*.snapshot.json"))
+    return sorted(
+        f"{folder}/{p.name.removesuffix('.snapshot.json')}"
+        for folder in FOLDERS
+        for p in (SPEC / folder).glob("*.snapshot.json")
+    )
 
 
-def test_the_examples_folder_is_there():
-    assert EXAMPLES.is_dir(), f"spec examples not found at {EXAMPLES}"
-    assert len(_names()) >= 31
+@pytest.mark.parametrize(("folder", "at_least"), [("examples", 31), ("examples-v2", 14)])
+def test_the_examples_folder_is_there(folder, at_least):
+    assert (SPEC / folder).is_dir(), f"spec examples not found at {SPEC / folder}"
+    assert sum(1 for _ in (SPEC / folder).glob("*.snapshot.json")) >= at_least
 
 
 def _load(name: str) -> tuple[Path, list[str], dict]:
-    snapshot = EXAMPLES / f"{name}.snapshot.json"
-    args = (EXAMPLES / f"{name}.args").read_text().split()
-    args = [str(EXAMPLES / a) if a.endswith(".json") else a for a in args]
-    expected = json.loads((EXAMPLES / f"{name}.expected.json").read_text())
+    folder, stem = name.split("/")
+    examples = SPEC / folder
+    snapshot = examples / f"{stem}.snapshot.json"
+    args = (examples / f"{stem}.args").read_text().split()
+    args = [str(examples / a) if a.endswith(".json") else a for a in args]
+    expected = json.loads((examples / f"{stem}.expected.json").read_text())
     return snapshot, args, expected
 
 
@@ -61,7 +70,7 @@ EXAMPLE_NAMES = _names() or ["<no examples found>"]
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_example_in_the_engine(name):
-    assert EXAMPLES.is_dir(), f"spec examples not found at {EXAMPLES}"
+    assert SPEC.is_dir(), f"spec examples not found at {SPEC}"
     snapshot, args, expected = _load(name)
     if "exit" in expected:
         with pytest.raises(InvalidInput) as rejected:
@@ -74,7 +83,7 @@ def test_example_in_the_engine(name):
 @pytest.mark.slow  # a fresh interpreter and Django set-up per example
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_example_through_the_command(name):
-    assert EXAMPLES.is_dir(), f"spec examples not found at {EXAMPLES}"
+    assert SPEC.is_dir(), f"spec examples not found at {SPEC}"
     snapshot, args, expected = _load(name)
     run = subprocess.run(
         [sys.executable, "manage.py", "settle", str(snapshot), *args],

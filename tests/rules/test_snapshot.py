@@ -323,7 +323,7 @@ def test_a_duplicate_is_still_found_when_colons_are_escaped():
 
 
 def test_format_id_and_currency():
-    document = regular([1, 1], format="crash-snapshot/2")
+    document = regular([1, 1], format="crash-snapshot/3")
     document["tournament"].update(id="", currency="usd")
     found = problems(document)
     assert set(found) == {"format", "tournament.id", "tournament.currency"}

@@ -343,6 +343,7 @@ def test_many_snapshots_from_files_and_a_zip_each_with_its_outcome(
         zipped.writestr("broken.json", b'{"tournament": {}}')
     files = [
         SimpleUploadedFile("a.json", snapshot_factory(tournament_id="A1")),
+        SimpleUploadedFile("ko.json", snapshot_factory(tournament_id="KO1", rebuys=True)),
         SimpleUploadedFile("all.zip", archive.getvalue()),
     ]
     url = reverse("incident_upload_many", args=[incident.pk])
@@ -350,11 +351,13 @@ def test_many_snapshots_from_files_and_a_zip_each_with_its_outcome(
     job = job_of(as_operator.post(url, {"files": files}))
     outcomes = {item.key: item for item in job.items.all()}
     assert outcomes["a.json"].status == outcomes["z1.json"].status == JobItem.Status.DONE
+    assert outcomes["ko.json"].status == JobItem.Status.DONE
     assert outcomes["../escape.json"].status == JobItem.Status.FAILED
     assert "outside the archive" in outcomes["../escape.json"].message
     assert outcomes["broken.json"].status == JobItem.Status.FAILED
     assert sorted(incident.cases.values_list("tournament__operator_id", flat=True)) == [
         "A1",
+        "KO1",
         "Z1",
     ]
     page = as_operator.get(reverse("job_detail", args=[job.pk])).content.decode()

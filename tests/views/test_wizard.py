@@ -338,3 +338,11 @@ def test_close_an_incident_only_when_its_work_is_done(as_operator, incident, loa
     incident.refresh_from_db()
     assert not incident.is_open
     assert Event.objects.filter(type=Event.Type.INCIDENT_CLOSED, reason="all settled").exists()
+
+
+def test_a_rebuy_knock_out_snapshot_file_opens_its_case(as_operator, incident, snapshot_factory):
+    data = snapshot_factory(stage="late", tournament_id="KO-FILE", rebuys=True)
+    upload = SimpleUploadedFile("ko.json", data, content_type="application/json")
+    response = as_operator.post(upload_url(incident), {"file": upload})
+    case = Case.objects.get()
+    assert response.status_code == 302 and case.entrants_digest

@@ -1,0 +1,195 @@
+"""crash-snapshot/2 against crash-snapshot/1: the same 300,000-entrant crash, timed both ways.
+
+    .venv/bin/python benchmarks/rebuys_v2.py [--entrants 300000] [--runs 3] [--stage middle]
+        [--keep]
+
+The version 2 snapshot is the version 1 one (same players, chips and stage) with RULES.md §8's
+fields: every third player bought a second entry, every tenth an add-on, every entry put 500 on
+its player's head, and each player still in holds the bounty of each of their entries. Its pool
+and payouts are worked out from those entries, so the two settle different amounts of the same
+shape. For each version, alternating runs so that both see the same load:
+
+1. settle: ``manage.py settle`` in a fresh process (start-up, parse, settle, JSON out), and the
+   engine alone in this process (parse, settle, JSON encoding);
+2. upload -> prepared: POST /api/v1/snapshots to gunicorn (production settings) with a bearer
+   token, then services.settlement_prepare, on a scratch PostgreSQL database
+   (crashdesk_bench_rebuys, dropped at the end; DATABASE_URL names the server).
+
+It prints the medians and the ratio version 2 / version 1. Goal: within 1.2 (20 %).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _common import (  # noqa: E402
+    Client,
+    Gunicorn,
+    drop_scratch_database,
+    make_user,
+    use_scratch_database,
+)
+from _snapshots import (  # noqa: E402
+    BUY_IN,
+    PAID_SHARE,
+    eliminated_for,
+    payout_table,
+    snapshot_text,
+)
+
+DATABASE = "crashdesk_bench_rebuys"
+ENTRY_BOUNTY, ADD_ON = 500, 1000
+GOAL = 1.2
+
+
+def rebuy_text(v1: str, entrants: int) -> str:
+    """The version 2 twin of a version 1 snapshot's text (see the module's docstring)."""
+    document = json.loads(v1)
+    players = document["players"]
+    entries = add_ons = 0
+    for n, player in enumerate(players):
+        if n % 3 == 0:
+            player["entries"] = 2
+        if n % 10 == 0:
+            player["add_ons"] = 1
+        if player["chips"]:
+            player["bounty"] = ENTRY_BOUNTY * player.get("entries", 1)
+        entries += player.get("entries", 1)
+        add_ons += player.get("add_ons", 0)
+    t = document["tournament"]
+    t.update(entry_bounty=ENTRY_BOUNTY, add_on=ADD_ON)
+    places = max(3, entrants * PAID_SHARE // 100)
+    t["payouts"] = payout_table(entries * BUY_IN + add_ons * ADD_ON, places)
+    document["format"] = "crash-snapshot/2"
+    return json.dumps(document, separators=(",", ":"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entrants", type=int, default=300_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--stage", default="middle", choices=["pre", "early", "middle", "late"])
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    args = parser.parse_args()
+    if args.stage == "middle":
+        assert eliminated_for("regular", "middle", args.entrants) > 0
+    v1 = snapshot_text(
+        tournament_id="BENCH-ID", type="regular", stage=args.stage, entrants=args.entrants
+    )
+    bodies = {"v1": v1.encode(), "v2": rebuy_text(v1, args.entrants).encode()}
+    for name, body in bodies.items():
+        print(f"{name}: {len(body) / 1e6:.1f} MB")
+    results = {name: {"command": [], "engine": [], "upload": [], "prepare": []} for name in bodies}
+    with tempfile.TemporaryDirectory() as folder:
+        for attempt in range(args.runs):
+            for name, body in bodies.items():
+                path = Path(folder) / f"{name}.json"
+                path.write_bytes(body)
+                results[name]["command"].append(time_command(path))
+                results[name]["engine"].append(time_engine(body))
+                print(
+                    f"settle {name} run {attempt + 1}: command "
+                    f"{results[name]['command'][-1]:.2f} s, engine "
+                    f"{results[name]['engine'][-1]:.2f} s (load {os.getloadavg()[0]:.1f})",
+                    flush=True,
+                )
+    url = use_scratch_database(DATABASE)
+    try:
+        pipeline(url, bodies, results, args.runs)
+    finally:
+        if not args.keep:
+            drop_scratch_database(DATABASE)
+    report(args, results)
+
+
+def time_command(path: Path) -> float:
+    started = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "manage.py", "settle", str(path)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    elapsed = time.perf_counter() - started
+    if run.returncode:
+        raise SystemExit(f"settle failed: {run.stderr.decode()[:500]}")
+    return elapsed
+
+
+def time_engine(body: bytes) -> float:
+    from settlements.rules import parse_snapshot, settle
+
+    started = time.perf_counter()
+    settle(parse_snapshot(body)).to_json()
+    return time.perf_counter() - started
+
+
+def pipeline(url: str, bodies: dict, results: dict, runs: int) -> None:
+    from settlements import services
+    from settlements.access import roles
+    from settlements.models import Case
+
+    operator = make_user("bench-operator", roles.OPERATOR)
+    _, token = services.api_token_create(user=operator, name="benchmark game server")
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    with Gunicorn(url) as server:
+        api = Client(server.base)
+        for attempt in range(runs):
+            for name, body in bodies.items():
+                renamed = body.replace(b'"BENCH-ID"', f'"BENCH-{name}-{attempt}"'.encode(), 1)
+                started = time.perf_counter()
+                status, _, answer = api.request("POST", "/api/v1/snapshots", renamed, headers)
+                uploaded = time.perf_counter()
+                if status != 201:
+                    raise SystemExit(f"upload refused: HTTP {status} {answer[:500]!r}")
+                case = Case.objects.get(pk=json.loads(answer)["case"])
+                settlement = services.settlement_prepare(case=case, actor=operator)
+                prepared = time.perf_counter()
+                results[name]["upload"].append(uploaded - started)
+                results[name]["prepare"].append(prepared - uploaded)
+                print(
+                    f"pipeline {name} run {attempt + 1}: upload {uploaded - started:.2f} s, "
+                    f"prepare {prepared - uploaded:.2f} s ({settlement.line_count:,} lines, "
+                    f"load {os.getloadavg()[0]:.1f})",
+                    flush=True,
+                )
+
+
+def report(args, results: dict) -> None:
+    print(f"\n{args.entrants:,} entrants, regular {args.stage}, medians of {args.runs} runs")
+    print(f"{'step':<28}{'v1':>9}{'v2':>9}{'v2 / v1':>9}")
+    rows = [
+        ("manage.py settle", "command"),
+        ("engine (parse+settle+JSON)", "engine"),
+        ("upload (POST)", "upload"),
+        ("prepare", "prepare"),
+    ]
+    for label, key in rows:
+        one, two = (statistics.median(results[name][key]) for name in ("v1", "v2"))
+        print(f"{label:<28}{one:>8.2f}s{two:>8.2f}s{two / one:>9.2f}")
+    totals = {
+        name: statistics.median(
+            u + p for u, p in zip(results[name]["upload"], results[name]["prepare"], strict=True)
+        )
+        for name in ("v1", "v2")
+    }
+    ratio = totals["v2"] / totals["v1"]
+    print(
+        f"{'upload -> prepared':<28}{totals['v1']:>8.2f}s{totals['v2']:>8.2f}s{ratio:>9.2f}"
+        f"   goal <= {GOAL}"
+    )
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

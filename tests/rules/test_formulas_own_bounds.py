@@ -1,0 +1,62 @@
+"""§8's split with a guaranteed amount and a cap per player (regular middle stage)."""
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from settlements.rules.formulas import BoundsError, split
+
+from .test_properties import PROPERTY_SETTINGS
+
+
+def own_split(pool, chips, floors, first_prize, formula="chip_equity"):
+    ids = [f"p{i:02d}" for i in range(len(chips))]
+    caps = [max(first_prize, floor) for floor in floors]
+    return split(pool, chips, ids, formula=formula, floors=floors, caps=caps, ids_sorted=True)
+
+
+def test_a_player_whose_own_buy_ins_exceed_the_first_prize_gets_them_back_and_no_more():
+    # The whale paid 10,000 and holds the fewest chips: its cap is its own buy-ins.
+    result = own_split(19000, [1000, 20000, 18000, 9000, 8000], [10000] + [1000] * 4, 8550)
+    assert result.amounts[0] == 10000 and 0 in result.capped
+    assert sum(result.amounts) == 19000
+    assert result.summary.capped_total == 10000 and result.summary.own_floors == 4000
+
+
+@PROPERTY_SETTINGS
+@given(
+    data=st.lists(
+        st.tuples(st.integers(1, 10**6), st.integers(1, 6), st.integers(0, 2)),
+        min_size=1,
+        max_size=25,
+    ),
+    extra=st.integers(0, 10**5),
+    first_share=st.integers(1, 100),
+    formula=st.sampled_from(["chip_equity", "chip_proportional", "even"]),
+)
+def test_own_bounds_hold_and_explanations_add_up(data, extra, first_share, formula):
+    chips = [c for c, _, _ in data]
+    floors = [1000 * e + 500 * a for _, e, a in data]
+    pool = sum(floors) + extra
+    first_prize = max(1, pool * first_share // 100)
+    try:
+        result = own_split(pool, chips, floors, first_prize, formula)
+    except BoundsError:
+        assert sum(max(first_prize, f) for f in floors) < pool
+        return
+    assert sum(result.amounts) == pool
+    for i, amount in enumerate(result.amounts):
+        assert floors[i] <= amount <= max(first_prize, floors[i])
+        explained = result.explain(i, f"p{i:02d}", chips[i])
+        assert explained.guaranteed == floors[i]
+        assert abs(explained.exact - amount) < 1 and explained.rounded == amount
+        exact, share, denominator = result.terms(i)
+        assert Fraction(exact, denominator) == explained.exact
+        assert Fraction(share, denominator) == explained.share
+
+
+def test_floors_above_the_pool_cannot_hold():
+    with pytest.raises(BoundsError):
+        own_split(1000, [5, 5], [600, 600], 1000)

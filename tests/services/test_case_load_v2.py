@@ -1,0 +1,81 @@
+"""A crash-snapshot/2 (RULES.md §8) kept with its case: the entrants' entries, add-ons and
+bounties, the tournament's K, A and G, the seal over them, and the new line kinds stored."""
+
+import json
+
+import pytest
+
+from settlements import audit_log, services
+from settlements.models import CasePlayer, Event, Tournament
+from tests.conftest import snapshot_bytes
+
+pytestmark = pytest.mark.django_db
+
+
+def rebuy_snapshot(**kwargs) -> bytes:
+    return snapshot_bytes(rebuys=True, entrants=30, tournament_id="KO-1", **kwargs)
+
+
+def test_the_entrants_keep_their_entries_add_ons_and_bounties(operator):
+    data = rebuy_snapshot()
+    case = services.case_load_snapshot(actor=operator, snapshot=data)
+    players = json.loads(data)["players"]
+    stored = list(
+        CasePlayer.objects.filter(case=case).values_list(
+            "position", "player", "chips", "entries", "add_ons", "bounty"
+        )
+    )
+    assert stored == [
+        (i, p["id"], p["chips"], p.get("entries", 1), p.get("add_ons", 0), p.get("bounty", 0))
+        for i, p in enumerate(players)
+    ]
+    assert any(row[3] == 2 for row in stored) and any(row[5] for row in stored)
+    tournament = Tournament.objects.get(operator_id="KO-1")
+    assert (tournament.entry_bounty, tournament.add_on, tournament.add_on_fee) == (500, 1000, 100)
+
+
+def test_the_case_and_its_events_seal_the_entrants(operator):
+    case = services.case_load_snapshot(actor=operator, snapshot=rebuy_snapshot())
+    rows = CasePlayer.objects.filter(case=case).order_by("position")
+    digest = audit_log.entrants_digest(
+        rows.values_list("position", "player", "chips", "entries", "add_ons", "bounty")
+    )
+    case.refresh_from_db()
+    assert case.entrants_digest == digest
+    loaded = Event.objects.get(type="snapshot_loaded", case=case)
+    assert loaded.subject_facts == {"snapshot": case.snapshot.sha256, "entrants": digest}
+    assert audit_log.verify().ok
+
+
+def test_a_version_1_case_is_stored_and_sealed_as_before(operator, snapshot_factory):
+    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(entrants=20))
+    case.refresh_from_db()
+    assert case.entrants_digest == ""
+    assert set(
+        CasePlayer.objects.filter(case=case).values_list("entries", "add_ons", "bounty")
+    ) == {(1, 0, 0)}
+    tournament = case.tournament
+    assert (tournament.entry_bounty, tournament.add_on, tournament.add_on_fee) == (None, None, None)
+    loaded = Event.objects.get(type="snapshot_loaded", case=case)
+    assert loaded.subject_facts == {"snapshot": case.snapshot.sha256}
+
+
+def test_the_entrants_digest_tells_every_figure_apart():
+    base = [(0, "a", 10, 2, 1, 500)]
+    changed = [(0, "a", 10, 1, 2, 500), (0, "a", 10, 2, 1, 501), (0, "a1", 0, 2, 1, 500)]
+    digests = {audit_log.entrants_digest(rows) for rows in [base, *([row] for row in changed)]}
+    assert len(digests) == 4
+
+
+@pytest.mark.parametrize(("stage", "kinds"), [
+    ("pre", {("refund_buy_in", "pool"), ("refund_fee", "house"), ("refund_bounty", "house")}),
+    ("middle", {("prize", "pool"), ("bounty", "bounty")}),
+])  # fmt: skip
+def test_the_settlement_stores_the_new_line_kinds(users, stage, kinds):
+    operator, manager = users["operator"], users["tournament_manager"]
+    case = services.case_load_snapshot(actor=operator, snapshot=rebuy_snapshot(stage=stage))
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    assert set(settlement.lines.values_list("kind", "source")) == kinds
+    settlement = services.settlement_submit(settlement=settlement, actor=operator)
+    services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
+    assert audit_log.verify().ok
