@@ -116,7 +116,7 @@ def test_the_drawn_band_under_the_case_marker_is_the_engines_stage(entrants, pai
         under = [band for band in bands if percent(band.get("x")) <= marker][-1]
         expected = engine_stage(entrants, eliminated, paid, policy)
         assert under.get("class") == f"stage-{expected}"
-        assert f"Stage: {expected.title()}." in root.find(f"{SVG}desc").text
+        assert f"Stage: {expected.title()}." in stage_bar(**counts, policy=policy).text
 
 
 def test_late_can_begin_before_the_early_threshold():
@@ -140,7 +140,10 @@ def test_stage_bar_has_title_description_marks_and_the_case():
     root = parse(svg)
     assert root.get("role") == "img"
     assert root.find(f"{SVG}title").text == "Stage bar: 25 % eliminated"
-    desc = root.find(f"{SVG}desc").text
+    # Named by its title; its summary is the figure's caption, so no <desc> repeats it.
+    assert root.get("aria-labelledby") == "stage-bar-title"
+    assert root.find(f"{SVG}desc") is None
+    desc = stage_bar(entrants=20, eliminated=5, paid_places=3, policy=Policy(5, 25)).text
     assert "5 of 20 entrants eliminated (25 %)" in desc
     assert "Stage: Middle" in desc
     texts = [t.text for t in root.iter(f"{SVG}text")]
@@ -161,7 +164,9 @@ def test_stage_bar_says_when_the_tournament_had_not_started():
     svg = draw_stage_bar(
         entrants=10, eliminated=0, paid_places=3, policy=Policy(5, 25), started=False
     )
-    assert "had not started" in parse(svg).find(f"{SVG}desc").text
+    assert parse(svg).find(f"{SVG}desc") is None
+    bar = stage_bar(entrants=10, eliminated=0, paid_places=3, policy=Policy(5, 25), started=False)
+    assert "had not started" in bar.text
 
 
 def test_sample_keeps_small_series_and_thins_large_ones_evenly():
@@ -185,14 +190,18 @@ def test_payout_chart_axes_labels_and_money_ticks():
     assert "0.00 USD" in texts
     polyline = root.find(f".//{SVG}polyline")
     assert len(polyline.get("points").split()) == 3
-    assert "the most chips receive 3,867.00 USD" in root.find(f"{SVG}desc").text
+    assert root.find(f"{SVG}desc") is None
+    chart = payout_chart(sample_by_rank([386700, 326700, 286600]), count=3, currency="USD")
+    assert "the most chips receive 3,867.00 USD" in chart.text
 
 
 def test_payout_chart_of_a_huge_settlement_draws_at_most_the_limit():
-    svg = draw_payouts([1000 + i for i in range(300_000, 0, -1)])
+    amounts = [1000 + i for i in range(300_000, 0, -1)]
+    svg = draw_payouts(amounts)
     points = parse(svg).find(f".//{SVG}polyline").get("points").split()
     assert len(points) == MAX_CHART_POINTS
-    assert "(drawn from 200 ranks)" in svg
+    chart = payout_chart(sample_by_rank(amounts), count=len(amounts), currency="USD")
+    assert "(drawn from 200 ranks)" in chart.text
 
 
 def test_chart_text_is_escaped():

@@ -75,6 +75,56 @@
     }
   });
 
+  // Focus and announcements across swaps. When a swap removes the element that had focus,
+  // the browser drops focus to <body> and a keyboard user starts again from the top. htmx
+  // itself gives focus back to an element of the same id in the new content, so an opener
+  // that comes back (a sort header, "Next", "leave out") carries an id. Otherwise focus goes
+  // to the new content's list of problems, else its [data-focus-after-swap] (a heading with
+  // tabindex="-1", or a control), else the main region. What the swap brought, from each
+  // [data-announce] in it (its value, or else its text), is said through one live region
+  // that is never swapped: screen readers often miss a live region that is replaced whole.
+  function focusLost() {
+    var active = document.activeElement;
+    return !active || active === document.body || !active.isConnected;
+  }
+
+  function within(root, selector) {
+    var found = Array.prototype.slice.call(root.querySelectorAll(selector));
+    return root.matches(selector) ? [root].concat(found) : found;
+  }
+
+  function announce(root) {
+    var region = document.getElementById("swap-status");
+    var words = within(root, "[data-announce]").map(function (source) {
+      return (source.getAttribute("data-announce") || source.textContent).replace(/\s+/g, " ").trim();
+    });
+    if (!region || !words.length) {
+      return;
+    }
+    // Emptied first, so that the same words said after another swap are read again.
+    region.textContent = "";
+    window.setTimeout(function () {
+      region.textContent = words.join(" ");
+    }, 100);
+  }
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var root = event.target;
+    if (!(root instanceof Element) || !root.isConnected) {
+      return;
+    }
+    if (focusLost()) {
+      var next =
+        within(root, "[data-error-summary]")[0] ||
+        within(root, "[data-focus-after-swap]")[0] ||
+        document.getElementById("main");
+      if (next) {
+        next.focus();
+      }
+    }
+    announce(root);
+  });
+
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", focusProblems);
   } else {

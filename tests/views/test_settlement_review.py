@@ -81,7 +81,10 @@ def test_the_review_page_shows_payouts_totals_and_the_chart(as_operator, prepare
             '<td class="num" data-part="guaranteed">10.00 USD</td>'
             f'<td class="num" data-part="share">{share_major}.{share_minor:02d} USD</td>'
         ) in html
-    assert 'role="img" aria-labelledby="payout-chart-title payout-chart-desc"' in html
+    # The chart is named by its title; its summary, once, is the figure's caption.
+    assert 'role="img" aria-labelledby="payout-chart-title"' in html
+    assert "<desc" not in html
+    assert re.search(r"<figcaption>\d+ players: the most chips receive", html)
     assert "Chip rank (1 = most chips)" in html
     assert 'id="player-detail"' in html
     # Breadcrumbs lead back to the case and the incident.
