@@ -15,7 +15,7 @@ def left_prizes_recorded(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("settlements", "0026_statement_figures_restored"),
+        ("settlements", "0027_seals_cover_the_record"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

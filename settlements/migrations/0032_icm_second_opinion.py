@@ -10,7 +10,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("settlements", "0026_statement_figures_restored"),
+        ("settlements", "0028_prize_withdrawal_four_eyes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("settlements", "0026_statement_figures_restored"),
+        ("settlements", "0032_icm_second_opinion"),
     ]
 
     operations = [

@@ -43,15 +43,14 @@ from settlements.services.individual_cases import (
     prize_withdrawal_decide,
     prize_withdrawal_reject,
 )
+from settlements.services.job_retries import JobInterrupted, job_heartbeat, retry_transient
 from settlements.services.jobs import (
-    JobInterrupted,
     NewItem,
     Progress,
     audit_verification_start,
     case_being_prepared,
     job_begin,
     job_finish,
-    job_heartbeat,
     job_progress,
     job_queued,
     job_recover_stale,
@@ -60,7 +59,6 @@ from settlements.services.jobs import (
     job_step,
     job_stop,
     job_work,
-    retry_transient,
 )
 from settlements.services.payments import (
     ConfirmationAnswer,

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from settlements import services
 from settlements.models import Event, Job, JobItem, Settlement
-from settlements.services import jobs
+from settlements.services import job_retries, jobs
 from settlements.tasks import run_job
 
 # Outside a test transaction: a retry needs the connection of its own, as in a worker.
@@ -74,7 +74,7 @@ def test_an_item_that_keeps_failing_so_fails_alone_after_its_retries(
     outcome = run_job.call(job_id=job.pk, token=job.run_token)
     job.refresh_from_db()
     second.refresh_from_db()
-    assert (second.status, second.message) == (JobItem.Status.FAILED, jobs.DATABASE_TROUBLE)
+    assert (second.status, second.message) == (JobItem.Status.FAILED, job_retries.DATABASE_TROUBLE)
     assert (outcome["done"], outcome["failed"]) == (2, 1) and job.status == Job.Status.DONE
     # 1 try and 3 retries, each rolled back whole.
     assert Settlement.objects.count() == 2
@@ -87,7 +87,7 @@ def test_a_database_out_of_reach_leaves_the_job_to_the_recovery(
     job = prepare_job(operator, snapshot_factory, 2)
 
     def unreachable(*, job):
-        raise jobs.StepInterrupted(None) from OperationalError("connection refused")
+        raise job_retries.StepInterrupted(None) from OperationalError("connection refused")
 
     monkeypatch.setattr(jobs, "job_step", unreachable)
     assert run_job.call(job_id=job.pk, token=job.run_token) == {"ran": False, "interrupted": True}

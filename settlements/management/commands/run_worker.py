@@ -19,7 +19,7 @@ from django.db import close_old_connections, connection
 from django_tasks_db.management.commands import db_worker
 
 from settlements import services
-from settlements.services.jobs import TRANSIENT
+from settlements.services.job_retries import TRANSIENT
 
 log = logging.getLogger("crashdesk.jobs")
 
