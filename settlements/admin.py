@@ -20,6 +20,8 @@ from settlements.models import (
     CompensationItem,
     Decision,
     Event,
+    IcmValuation,
+    IcmValue,
     Incident,
     Job,
     JobItem,
@@ -140,6 +142,17 @@ class SettlementAdmin(HistoryWindowAdmin):
 @admin.register(SettlementPayout)
 class SettlementPayoutAdmin(BulkRowsAdmin):
     list_display = ["settlement", "player", "chips", "cash", "tdollars", "tickets", "fpp"]
+
+
+@admin.register(IcmValuation)
+class IcmValuationAdmin(HistoryWindowAdmin):
+    list_display = ["settlement", "method", "status", "players", "samples", "finished_at"]
+    list_filter = ["method", "status"]
+
+
+@admin.register(IcmValue)
+class IcmValueAdmin(BulkRowsAdmin):
+    list_display = ["valuation", "player", "chips", "amount", "policy_amount", "difference"]
 
 
 @admin.register(SettlementLine)

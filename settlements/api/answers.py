@@ -245,11 +245,28 @@ class ConfirmationResults(_Answer):
 # --- Statements ----------------------------------------------------------------------------------
 
 
+class LinePayment(_Answer):
+    state: Annotated[
+        str,
+        Meta(
+            description="not_sent, withdrawn, unconfirmed, paid, failed or reissued (paid "
+            "again under the key reissued_as)."
+        ),
+    ]
+    key: Annotated[str | None, Meta(description="The line's key on the cashier's feed.")]
+    reference: Annotated[str | None, Meta(description="The wallet's latest reference.")]
+    at: Annotated[str | None, Meta(description="When the wallet last answered, RFC 3339.")]
+    reissued_as: str | None
+    reissue: Annotated["LinePayment | None", Meta(description="The re-issued line's own payment.")]
+    words: str
+
+
 class StatementLine(_Answer):
     kind: str
     unit: str
     amount: Amount
     source: str
+    payment: LinePayment | None
 
 
 class StatementPart(_Answer):

@@ -25,6 +25,8 @@ READ_ONLY = [
     "paymenttally",
     "paymentconfirmation",
     "reissue",
+    "icmvaluation",
+    "icmvalue",
 ]
 
 
