@@ -128,8 +128,8 @@ FOCUS_RING_PROBLEMS = """
 }
 """
 
-# What sticks out of the page at this width: the page's own overflow, and the controls of the
-# top bar that end past its right edge.
+# What sticks out of the page at this width: the page's own overflow, a scroll box that the
+# keyboard cannot reach, and the controls of the top bar that end past its right edge.
 FIT_PROBLEMS = """
 () => {
   const problems = [];
@@ -149,6 +149,16 @@ FIT_PROBLEMS = """
       .map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
         (typeof e.className === "string" && e.className ? "." + e.className : ""));
     problems.push(`page ${page.scrollWidth} px wide: ${culprits.join(", ")}`);
+  }
+  // A box that scrolls sideways at this width is reachable by keyboard, and named.
+  for (const box of document.querySelectorAll("main *")) {
+    if (box.scrollWidth <= box.clientWidth + 1 || getComputedStyle(box).overflowX === "visible") {
+      continue;
+    }
+    if (box.closest(".visually-hidden")) continue;
+    if (box.tabIndex < 0 || !box.getAttribute("aria-label")) {
+      problems.push(`${box.tagName.toLowerCase()}.${box.className}: scrolls, no focus or name`);
+    }
   }
   for (const control of document.querySelectorAll(".topbar a, .topbar button")) {
     if (control.getBoundingClientRect().right > innerWidth) {
