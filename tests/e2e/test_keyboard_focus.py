@@ -17,6 +17,7 @@ from settlements import services
 from settlements.access import roles
 from settlements.models import Case
 from tests.conftest import make_user, snapshot_bytes
+from tests.e2e import axe
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -54,6 +55,12 @@ def press_enter_on(page: Page, target: Locator) -> None:
 
 def said(page: Page):
     return expect(page.locator("#swap-status"))
+
+
+def no_violations(page: Page) -> None:
+    """axe's WCAG 2.1 A and AA rules hold in the state the swap left."""
+    found = axe.violations(page)
+    assert not found, axe.describe(found)
 
 
 def test_rejecting_and_approving_a_settlement_keep_focus(signed_in_page):
@@ -98,6 +105,7 @@ def test_paging_the_payouts_keeps_focus_on_the_pager_and_says_the_page(signed_in
     # The last page has no "Next": focus stays in the pager, on "Previous".
     expect(payouts.get_by_role("link", name="Previous")).to_be_focused()
     said(page).to_contain_text("Page 3 of 3")
+    no_violations(page)
 
     # "Explain" keeps focus on its link; the explanation is said through the live region.
     press_enter_on(page, payouts.get_by_role("link", name=re.compile("^Explain")).first)
@@ -119,6 +127,7 @@ def test_the_decision_page_pages_invitees_reviews_and_changes_by_keyboard(signed
     page.keyboard.press("Enter")
     expect(invitees.get_by_role("link", name="Next")).to_be_focused()
     said(page).to_contain_text("Page 1 of 2")
+    no_violations(page)
 
     # Reviewed with nothing chosen: the list of problems takes focus.
     press_enter_on(page, page.get_by_role("button", name="Review the decision"))
@@ -133,6 +142,7 @@ def test_the_decision_page_pages_invitees_reviews_and_changes_by_keyboard(signed
 
     press_enter_on(page, page.get_by_role("button", name="Change"))
     expect(page.locator("legend", has_text="Choose an option")).to_be_focused()
+    no_violations(page)
 
 
 def test_leaving_out_a_settlement_and_filtering_the_bulk_approval(signed_in_page):
@@ -164,6 +174,7 @@ def test_leaving_out_a_settlement_and_filtering_the_bulk_approval(signed_in_page
     press_enter_on(page, page.get_by_role("button", name="Filter"))
     expect(page.get_by_role("button", name="Filter")).to_be_focused()
     expect(page.locator("#approve-choice tbody tr")).to_have_count(1)
+    no_violations(page)
 
 
 def test_sorting_the_workbench_keeps_focus_on_the_header(signed_in_page):
@@ -184,3 +195,4 @@ def test_sorting_the_workbench_keeps_focus_on_the_header(signed_in_page):
     page.keyboard.press("Enter")
     expect(header).to_be_focused()
     said(page).to_contain_text("descending")
+    no_violations(page)
