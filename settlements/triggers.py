@@ -18,6 +18,7 @@ TRUNCATE fires no row trigger; the app's database role is not granted it (``gran
 """
 
 import pgtrigger
+from simple_history.manager import HistoricalQuerySet, HistoryManager
 from simple_history.models import HistoricalRecords
 
 # pgtrigger lets a session skip a trigger by setting the pgtrigger.ignore variable, which any
@@ -210,9 +211,29 @@ class KeepsRows(pgtrigger.Trigger):
         """)
 
 
+class VersionManager(HistoryManager.from_queryset(HistoricalQuerySet)):
+    """simple-history's manager of versions, its queryset methods included, as one class.
+
+    simple-history's descriptor asks ``from_queryset`` for the manager class on every access,
+    and it reads that manager for every version it writes: Django then builds a new class
+    (0.4 to 1.4 ms, inspecting every queryset method), twice per item of a bulk job. Asked for the
+    class it already is, this one answers itself.
+    """
+
+    @classmethod
+    def from_queryset(cls, queryset_class, class_name=None):
+        if queryset_class is HistoricalQuerySet and class_name is None:
+            return cls
+        return super().from_queryset(queryset_class, class_name)
+
+
 class WriteOnceHistory(HistoricalRecords):
     """simple-history's versions, write-once like the other records: a version is the trace of
     a change, so editing or deleting it would erase the trace."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("history_manager", VersionManager)
+        super().__init__(*args, **kwargs)
 
     def get_meta_options(self, model):
         return {**super().get_meta_options(model), "triggers": [write_once()]}

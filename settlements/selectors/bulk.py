@@ -289,10 +289,23 @@ def open_work_count(incident: Incident) -> int:
     ).count()
 
 
+# What the bulk pages and their permission checks read of each settlement: an outage's 2,000
+# settlements are read on each approval page, where their policy, basis and payout table (JSON
+# decoded), their submitter (one more model a row) and the rest of the row cost more than the
+# page. The submitter's id stays: the permission refuses them.
+_BULK_FIELDS = (
+    "kind", "status", "currency", "stage", "totals", "line_count", "case_id",
+    "prepared_by", "submitted_by", "loaded_by",
+    "case__status", "case__tournament__operator_id", "case__tournament__type",
+    "prepared_by__username",
+)  # fmt: skip
+
+
 def _settlements(incident: Incident) -> QuerySet[Settlement]:
     return (
         Settlement.objects.filter(case__incident=incident)
-        .select_related("case__tournament", "prepared_by", "submitted_by")
+        .select_related("case__tournament", "prepared_by")
+        .only(*_BULK_FIELDS)
         .order_by("case_id", "pk")
     )
 

@@ -39,3 +39,8 @@ def test_only_the_chosen_settlements_still_awaiting_approval_are_taken(users, sn
     elsewhere = submitted(operator, snapshot_factory, tournament_id="ELSEWHERE")
     chosen = selectors.chosen_for_approval(incident, {waiting.pk, done.pk, elsewhere.pk, 999_999})
     assert chosen == [waiting]
+    # What the approval pages check and add up is read without the heavy rest of each row.
+    (row,) = chosen
+    assert {"basis", "policy"} <= row.get_deferred_fields()
+    assert "payouts" in row.case.tournament.get_deferred_fields()
+    assert selectors.approval_summary(chosen, manager).to_approve == [waiting]
