@@ -28,15 +28,21 @@ def json_response(data: dict, *, status: int = 200) -> JsonResponse:
     return response
 
 
-def problems_response(status: int, problems: Iterable[Problem], **extra) -> JsonResponse:
-    """The refusal listing ``problems``, with ``extra`` top-level fields after ``errors``."""
-    errors = []
+def errors(problems: Iterable[Problem]) -> list[dict]:
+    """``problems`` as the envelope's ``errors``: also each refused item's, in a batch answered
+    item by item (the cashier's confirmations)."""
+    listed = []
     for problem in problems:
         error = {"path": problem.path, "message": problem.message}
         if problem.player is not None:
             error["player"] = problem.player
-        errors.append(error)
-    return json_response({"errors": errors, **extra}, status=status)
+        listed.append(error)
+    return listed
+
+
+def problems_response(status: int, problems: Iterable[Problem], **extra) -> JsonResponse:
+    """The refusal listing ``problems``, with ``extra`` top-level fields after ``errors``."""
+    return json_response({"errors": errors(problems), **extra}, status=status)
 
 
 def refusal(status: int, path: str, message: str, **extra) -> JsonResponse:

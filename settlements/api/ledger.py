@@ -224,5 +224,4 @@ def _answered(index: int, answer: services.ConfirmationAnswer) -> dict:
 
 
 def _refused(key: str | None, refusals: Sequence[Problem]) -> dict:
-    errors = [{"path": problem.path, "message": problem.message} for problem in refusals]
-    return {"idempotency_key": key, "outcome": "refused", "errors": errors}
+    return {"idempotency_key": key, "outcome": "refused", "errors": problems.errors(refusals)}

@@ -140,18 +140,68 @@ def record_event(
     return event
 
 
+# --- Locks, in the one order (services/__init__.py) ---------------------------------------------
+
+
+def hold_parents(*, incidents: Iterable[int | None] = (), cases: Iterable[int | None] = ()) -> None:
+    """Share-lock (FOR KEY SHARE) these incidents, then these cases, each in id order: the
+    parents that what follows points at or works under.
+
+    Their foreign keys are checked at commit, under the commit-order lock; a writer that
+    locked an incident (closing it) or a case for update, and then queued for that lock, would
+    otherwise wait on this transaction while it waits on them. Taken first, a share lock only
+    waits for such a writer to commit, and a writer that comes later waits for this one.
+    """
+    if connection.vendor != "postgresql":
+        return
+    parts, params = [], []
+    for model, ids in ((Incident, incidents), (Case, cases)):
+        wanted = sorted({pk for pk in ids if pk is not None})
+        if wanted:
+            table = connection.ops.quote_name(model._meta.db_table)
+            parts.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE id = ANY(%s) ORDER BY id "
+                "FOR KEY SHARE) AS held)"
+            )
+            params.append(wanted)
+    if parts:
+        # One statement, the incidents first: one round trip for every batch of confirmations.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT " + ", ".join(parts), params)
+
+
 def lock_case(case: Case) -> Case:
+    """The case, locked for update, its incident share-locked first."""
+    hold_parents(incidents=[case.incident_id])
+    return _locked_case(case.pk)
+
+
+def lock_case_of(record) -> Case:
+    """The case of ``record`` (a compensation, a prize withdrawal), locked as ``lock_case``
+    locks it, before the caller locks the record itself."""
+    case_id, incident_id = (
+        type(record).objects.values_list("case_id", "case__incident_id").get(pk=record.pk)
+    )
+    hold_parents(incidents=[incident_id])
+    return _locked_case(case_id)
+
+
+def _locked_case(case_id: int) -> Case:
     # The snapshot text (up to tens of MB) is loaded only by the service that parses it.
     return (
         Case.objects.select_for_update(of=("self",))
         .select_related("tournament", "incident", "snapshot")
         .defer("snapshot__text")
-        .get(pk=case.pk)
+        .get(pk=case_id)
     )
 
 
 def lock_settlement(settlement: Settlement) -> tuple[Case, Settlement]:
-    case_id = Settlement.objects.values_list("case_id", flat=True).get(pk=settlement.pk)
+    """The settlement's incident (shared), its case, then the settlement, locked in that order."""
+    case_id, incident_id = Settlement.objects.values_list("case_id", "case__incident_id").get(
+        pk=settlement.pk
+    )
+    hold_parents(incidents=[incident_id])
     case = (
         Case.objects.select_for_update(of=("self",))
         .select_related("tournament", "incident")

@@ -18,6 +18,7 @@ from settlements.services.common import (
     check_amount,
     check_player_id,
     lock_case,
+    lock_case_of,
     players_of,
     record_event,
     required_text,
@@ -119,11 +120,15 @@ def compensation_reject(*, compensation: Compensation, actor, reason: str) -> Co
 
 
 def _compensation_review(compensation: Compensation, actor, action: str, reason: str):
+    # The case before its compensation, as case_withdraw locks them: locked the other way
+    # round, an approval and a withdrawal of the case deadlocked.
+    case = lock_case_of(compensation)
     compensation = (
         Compensation.objects.select_for_update(of=("self",))
         .select_related("case__tournament", "case__incident")
         .get(pk=compensation.pk)
     )
+    compensation.case = case
     refusal = (
         permissions.compensation_approve if action == "approve" else permissions.compensation_reject
     )(compensation=compensation, user=actor)

@@ -18,6 +18,7 @@ from settlements.services.common import (
     check_player_id,
     entrants_among,
     lock_case,
+    lock_case_of,
     players_of,
     record_event,
     required_text,
@@ -210,7 +211,7 @@ def prize_withdrawal_reject(*, withdrawal: PrizeWithdrawal, actor, reason: str) 
 def _prize_withdrawal_review(withdrawal: PrizeWithdrawal, actor, action: str, reason: str):
     # The case first, as every service locks it (services/__init__.py): withdrawing the case
     # voids a proposal still waiting, so the two answer one after the other.
-    case = lock_case(withdrawal.case)
+    case = lock_case_of(withdrawal)
     withdrawal = PrizeWithdrawal.objects.select_for_update().get(pk=withdrawal.pk)
     withdrawal.case = case
     check = (

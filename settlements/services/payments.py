@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from settlements import change_mark, player_ids, seals, selectors
@@ -45,7 +45,13 @@ from settlements.models import (
     idempotency_key,
 )
 from settlements.selectors.payments import LedgerLine
-from settlements.services.common import insert_rows, record_event, required_text, save_with_history
+from settlements.services.common import (
+    hold_parents,
+    insert_rows,
+    record_event,
+    required_text,
+    save_with_history,
+)
 from settlements.workflow import ReissueStatus, reissue_next_status
 
 log = logging.getLogger("crashdesk.payments")
@@ -90,8 +96,9 @@ def release_lines(
         record = Record.PRIZE_WITHDRAWAL
     else:
         record = Record.REISSUE
-    hold_parents(case.pk, case.incident_id)
-    # Places follow commit order: taken under the lock held to the commit (change_mark.py).
+    # The caller holds the case (and so its incident) already, as every approving service
+    # locks it first. Places follow commit order: taken under the lock held to the commit
+    # (change_mark.py).
     change_mark.hold_commit_order()
     first = selectors.last_position() + 1
     release = LedgerRelease.objects.create(
@@ -112,26 +119,6 @@ def release_lines(
     )
     PaymentTally.objects.create(release=release)
     return release
-
-
-def hold_parents(case_id: int | None, incident_id: int | None) -> None:
-    """Share-lock the case and incident rows that what follows will point at, before the
-    commit-order lock. Their foreign keys are checked at commit, while that lock is held; had
-    another writer locked the case (approving an adjustment) or the incident (closing it)
-    and then queued for the commit-order lock, the two would wait on each
-    other. Taken first, a share lock only waits for that writer to commit."""
-    if connection.vendor != "postgresql":
-        return
-    locks = [
-        (f"(SELECT 1 FROM {connection.ops.quote_name(model._meta.db_table)} WHERE id = %s "
-         "FOR KEY SHARE)", pk)
-        for model, pk in ((Case, case_id), (Incident, incident_id))
-        if pk is not None
-    ]  # fmt: skip
-    if locks:
-        # Both rows in one statement: one round trip fewer for every batch of confirmations.
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT " + ", ".join(sql for sql, _ in locks), [pk for _, pk in locks])
 
 
 def unit_totals(by_unit_and_source: dict[str, dict[str, int]]) -> dict[str, int]:
@@ -194,8 +181,14 @@ def payment_confirm(
     the same and writes nothing; so is a batch sent twice."""
     permissions.enforce(permissions.payment_confirm(user=actor))
     lines = selectors.lines_of({item.idempotency_key for item in confirmations})
-    # Lock the tallies first: two batches about the same lines then answer one after the
-    # other, and the second sees what the first wrote.
+    # The lines' incidents and cases before their tallies, as every service locks
+    # (services/__init__.py): the batch's event may point at them.
+    hold_parents(
+        incidents=[line.release.incident_id for line in lines.values()],
+        cases=[line.release.case_id for line in lines.values()],
+    )
+    # Then the tallies: two batches about the same lines answer one after the other, and the
+    # second sees what the first wrote.
     tallies = {
         tally.release_id: tally
         for tally in PaymentTally.objects.select_for_update()
@@ -261,11 +254,8 @@ def _record_batch(
     batch: _JudgedBatch, *, actor, tallies: dict[int, PaymentTally], now: datetime
 ) -> None:
     """The batch's event, its confirmations (linked to the event) and the tallies moved."""
+    # Its case or incident is share-locked already (payment_confirm).
     subject = _common_subject([state.line for state, _ in batch.rows])
-    if "case" in subject:
-        hold_parents(subject["case"].pk, subject["case"].incident_id)
-    elif "incident" in subject:
-        hold_parents(None, subject["incident"].pk)
     recorder = actor.pk
     rows = [
         (
@@ -464,6 +454,8 @@ def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
         )
         raise DomainError(no_line_message(idempotency_key), field="idempotency_key")
     release_id, line_no = line.release.id, line.line_no
+    # The incident and case the re-issue will point at, then the line's tally (the one order).
+    hold_parents(incidents=[line.release.incident_id], cases=[line.release.case_id])
     PaymentTally.objects.select_for_update().get(release_id=release_id)
     state = _states([line])[release_id, line_no]
     permissions.enforce(
@@ -478,7 +470,6 @@ def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
     release = LedgerRelease.objects.select_related("case__incident", "case__tournament").get(
         pk=release_id
     )
-    hold_parents(release.case_id, release.incident_id)
     reissue = Reissue(
         original_release=release,
         original_line_no=line_no,
@@ -567,15 +558,18 @@ def reissue_reject(*, reissue: Reissue, actor, reason: str) -> Reissue:
 
 
 def _lock_reissue(reissue: Reissue) -> tuple[Reissue, LedgerRelease]:
-    # The tally before the re-issue, as payment_confirm locks: one order, no deadlock.
-    release_id = Reissue.objects.values_list("original_release_id", flat=True).get(pk=reissue.pk)
-    PaymentTally.objects.select_for_update().get(release_id=release_id)
+    """In the one order (services/__init__.py): the incident and the case shared, then the
+    re-issue, then the tally of the line it replaces, which payment_confirm also locks."""
+    release_id, case_id, incident_id = Reissue.objects.values_list(
+        "original_release_id", "case_id", "incident_id"
+    ).get(pk=reissue.pk)
+    hold_parents(incidents=[incident_id], cases=[case_id])
     reissue = (
         Reissue.objects.select_for_update(of=("self",))
         .select_related("case__incident", "case__tournament", "original_release")
         .get(pk=reissue.pk)
     )
-    hold_parents(reissue.case_id, reissue.incident_id)
+    PaymentTally.objects.select_for_update().get(release_id=release_id)
     return reissue, reissue.original_release
 
 

@@ -205,9 +205,8 @@ def _payout_chart(settlement: Settlement) -> charts.PayoutChart | None:
 def _review_context(request, settlement: Settlement, *, player: str = "") -> dict:
     """The review page's context; ``player`` is the entrant whose explanation is open."""
     user = request.user
-    can_download = settlement.status == SettlementStatus.APPROVED and roles.has_role(
-        user, *permissions.PAYMENT_READERS
-    )
+    approved = settlement.status == SettlementStatus.APPROVED
+    follows_payments = approved and roles.has_role(user, *permissions.PAYMENT_READERS)
     search = request.GET.get("q", "").strip()
     if settlement.is_adjustment:
         rows = selectors.settlement_lines(settlement)
@@ -243,9 +242,9 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
         "can_submit": permissions.settlement_submit(settlement=settlement, user=user) is None,
         "can_answer": answer_refusal is None,
         "own_work": answer_refusal is not None and answer_refusal.kind == permissions.OWN_WORK,
-        "can_download": can_download,
+        "can_download": approved and permissions.ledger_read(user=user) is None,
         "payments": selectors.reconciliation(selectors.releases_of(settlement=settlement.pk))
-        if can_download
+        if follows_payments
         else None,
         "actions_error": "",
     }

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from settlements.access import roles
-from settlements.models import Case, Compensation, Event, Settlement
+from settlements.models import Case, Compensation, Event, PrizeWithdrawal, Settlement
 from tests.services.helpers import row_counts
 
 pytestmark = pytest.mark.django_db
@@ -53,6 +53,7 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     }
     assert Case.objects.filter(kind="individual", status="open").count() == 1
     assert Compensation.objects.filter(status="proposed").count() == 1
+    assert PrizeWithdrawal.objects.filter(status="proposed").count() == 1
     assert Settlement.objects.filter(status="approved").count() == 1
     # Built through the services: every record has its events.
     assert Event.objects.filter(type="settlement_approved").count() == 1

@@ -122,3 +122,4 @@ def test_an_account_without_a_desk_role_is_told_why_not_sent_back_to_the_dashboa
     assert response.status_code == 403
     assert "has no role on the desk" in page and "through the API with a token" in page
     assert "Back to the dashboard" not in page  # it would refuse them again
+    assert reverse("user_settings") not in page  # so would their settings

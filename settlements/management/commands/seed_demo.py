@@ -21,7 +21,7 @@ from django.utils import timezone
 from settlements import services
 from settlements.access import roles
 from settlements.demo import snapshot_bytes
-from settlements.models import Case, Compensation, Incident, Tournament
+from settlements.models import Case, Compensation, Incident, PrizeWithdrawal, Tournament
 
 DEFAULT_PASSWORD = "crashdesk-demo"
 INCIDENT_TITLE = "Demo: data-centre power loss"
@@ -198,4 +198,15 @@ class Command(BaseCommand):
             actor=people["manager"],
             reason="Seat draw error left this player short-stacked at the restart.",
             entries=[services.CompensationEntry(player="p000002", amount=2500)],
+        )
+        # Taking a prize back waits for the other manager too.
+        services.prize_withdrawal_decide(
+            case=case,
+            actor=people["manager"],
+            player="p000003",
+            prize="Cash paid twice for the same place",
+            outcome=PrizeWithdrawal.Outcome.WITHDRAW,
+            reason="The wallet paid this prize twice after the restart.",
+            amount=1500,
+            unit="cash",
         )
