@@ -84,6 +84,10 @@ SEALED = [
     ("an entrant deleted",
      "DELETE FROM settlements_caseplayer WHERE case_id = {case} AND position = 2",
      {"type": "snapshot_loaded", "case_id": "case"}, "entrant_rows"),
+    ("a case's counts of entrants",
+     "UPDATE settlements_case SET entrants = entrants + 1, remaining = remaining + 1 "
+     "WHERE id = {case}",
+     {"type": "snapshot_loaded", "case_id": "case"}, "entrants"),
     ("a payout's amount",
      "UPDATE settlements_settlementpayout SET cash = cash + 100 "
      "WHERE settlement_id = {settlement} AND position = 0",
