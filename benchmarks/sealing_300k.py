@@ -11,7 +11,8 @@ importing its own tree) against one scratch PostgreSQL database (crashdesk_bench
 dropped at the end; DATABASE_URL names the server): the sealing changed no table, so the
 baseline runs on today's schema. Each child loads the snapshot through
 services.case_load_snapshot (which seals the entrants), records the decision if one is
-needed, and times services.settlement_prepare (which seals the payouts and the history).
+needed, and times services.settlement_prepare (which seals the payouts and the history): wall
+seconds, and the CPU seconds of the child, steadier on a shared machine.
 """
 
 import argparse
@@ -44,17 +45,18 @@ users = get_user_model().objects
 operator = users.get(username="bench-operator")
 marketing = users.get(username="bench-marketing")
 body = open(sys.argv[1], "rb").read().replace(b'"BENCH-ID"', sys.argv[2].encode(), 1)
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 case = services.case_load_snapshot(actor=operator, snapshot=body)
-loaded = time.perf_counter() - started
+loaded, loaded_cpu = time.perf_counter() - started, time.process_time() - cpu
 if case.decision_options:
     services.decision_record(
         case=case, actor=marketing, option=case.decision_options[-1], reason="benchmark"
     )
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 settlement = services.settlement_prepare(case=case, actor=operator)
-prepared = time.perf_counter() - started
-print(json.dumps({"load": loaded, "prepare": prepared, "payouts": settlement.payout_count,
+prepared, prepared_cpu = time.perf_counter() - started, time.process_time() - cpu
+print(json.dumps({"load": loaded, "prepare": prepared, "load_cpu": loaded_cpu,
+                  "prepare_cpu": prepared_cpu, "payouts": settlement.payout_count,
                   "lines": settlement.line_count}))
 """
 
@@ -108,8 +110,9 @@ def compare(url: str, baseline: Path, args, type_: str, stage: str) -> dict[str,
                     raise SystemExit(f"{name}: {done.stderr[-2000:]}")
                 figures = json.loads(done.stdout.strip().splitlines()[-1]) | {"loadavg": load}
                 print(
-                    f"{name:>6} run {attempt}: load {figures['load']:.2f} s, prepare "
-                    f"{figures['prepare']:.2f} s ({figures['payouts']:,} payouts, "
+                    f"{name:>6} run {attempt}: load {figures['load']:.2f} s "
+                    f"({figures['load_cpu']:.2f} s CPU), prepare {figures['prepare']:.2f} s "
+                    f"({figures['prepare_cpu']:.2f} s CPU; {figures['payouts']:,} payouts, "
                     f"{figures['lines']:,} lines; load average {load:.1f})",
                     flush=True,
                 )
@@ -139,28 +142,30 @@ def time_verify(entrants: int, type_: str, stage: str, runs: int = 3) -> dict:
     settlement = services.settlement_prepare(case=case, actor=operator)
     settlement = services.settlement_submit(settlement=settlement, actor=operator)
     services.settlement_approve(settlement=settlement, actor=manager, reason="benchmark")
-    timings = []
+    timings, cpu = [], []
     with open(os.devnull, "w") as quiet:
         for _ in range(runs):
-            started = time.perf_counter()
+            started, used = time.perf_counter(), time.process_time()
             call_command("verify_audit", stdout=quiet)
             timings.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - used)
     return {
         "events": Event.objects.count(),
         "payouts": settlement.payout_count,
         "lines": settlement.line_count,
         "timings": timings,
+        "cpu": cpu,
         "loadavg": os.getloadavg(),
     }
 
 
 def report(compared: dict[str, list[dict]], verified: dict, args) -> None:
     print(f"\n{args.entrants:,} entrants, {args.scenario}, {args.runs} runs of each version")
-    for step in ("load", "prepare"):
+    for step in ("load", "prepare", "load_cpu", "prepare_cpu"):
         before = statistics.median(r[step] for r in compared["before"])
         sealed = statistics.median(r[step] for r in compared["sealed"])
         print(
-            f"  {step:<8} before {before:6.2f} s  sealed {sealed:6.2f} s  "
+            f"  {step:<12} before {before:6.2f} s  sealed {sealed:6.2f} s  "
             f"cost {sealed - before:+.2f} s ({(sealed / before - 1) * 100:+.0f}%)"
         )
     timings = verified["timings"]
@@ -168,7 +173,9 @@ def report(compared: dict[str, list[dict]], verified: dict, args) -> None:
         f"  verify_audit over {verified['events']} events sealing {args.entrants:,} entrants, "
         f"{verified['payouts']:,} payouts, {verified['lines']:,} lines: "
         + ", ".join(f"{t:.2f} s" for t in timings)
-        + f" (median {statistics.median(timings):.2f} s); load average "
+        + f" (median {statistics.median(timings):.2f} s; CPU in this process "
+        + ", ".join(f"{t:.2f} s" for t in verified["cpu"])
+        + "); load average "
         + " ".join(f"{x:.1f}" for x in verified["loadavg"])
     )
 

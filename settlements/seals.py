@@ -151,13 +151,18 @@ _FIXED: dict[type, tuple[str, ...]] = {
         "original_release", "original_line_no", "original_key", "case", "incident", "player",
         "kind", "unit", "amount", "source", "currency", "reason", "proposed_by", "proposed_at",
     ),
-    # A case's snapshot is sealed by its SHA-256 (audit_log.subject_facts).
-    Case: ("kind", "tournament", "incident", "players", "created_by", "created_at"),
+    # A case's snapshot is sealed by its SHA-256 (audit_log.subject_facts); what the load
+    # assessed from it (stage, counts, pool, options) is fixed with it.
+    Case: (
+        "kind", "tournament", "incident", "crashed_at", "started", "stage", "entrants",
+        "eliminated", "remaining", "paid_places", "pool", "policy", "decision_options",
+        "engine_version", "players", "description", "created_by", "created_at",
+    ),
     Decision: (
         "case", "role", "option", "reason", "decided_by", "decided_at", "reschedule_at",
         "invite_scope", "invited_players",
     ),
-    Incident: ("reported_by", "reported_at"),
+    Incident: ("title", "started_at", "description", "reported_by", "reported_at"),
 }  # fmt: skip
 _REVIEW = ("status", "approved_by", "rejected_by", "reviewed_at", "review_reason")
 # Fields an event of the type makes final: who submitted, approved, rejected, withdrew, closed.

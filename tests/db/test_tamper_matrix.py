@@ -16,7 +16,7 @@ from settlements import selectors, services
 from settlements.access import roles
 from settlements.models import Event, LedgerRelease, PaymentConfirmation
 from tests.db.conftest import behind_the_apps_back, execute, postgresql_only
-from tests.services.helpers import every_record
+from tests.services.helpers import every_record, load
 
 pytestmark = [pytest.mark.django_db, postgresql_only]
 
@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.django_db, postgresql_only]
 @pytest.fixture
 def desk(users, snapshot_factory):
     """every_record's desk, and what it lacks: a paid line, a prize taken back (a debit in
-    the feed), a compensation rejected."""
+    the feed), a compensation rejected, a case withdrawn."""
     records = every_record(users, snapshot_factory)
     settlement = records["settlement"]
     case, manager = settlement.case, users["tournament_manager"]
@@ -42,9 +42,15 @@ def desk(users, snapshot_factory):
     line = [ln for ln in selectors.approved_lines(None) if ln.release.settlement_id][1]
     paid = services.ConfirmationEntry(line.key, "paid", "tx-1", timezone.now(), line.amount)
     services.payment_confirm(actor=users[roles.CASHIER], confirmations=[paid])
+    withdrawn = services.case_withdraw(
+        case=load(users["operator"], snapshot_factory, tournament_id="T-WRONG"),
+        actor=users["operator"],
+        reason="the wrong tournament's file",
+    )
     with open(os.devnull, "w") as quiet:
         call_command("verify_audit", stdout=quiet)
     return {
+        "withdrawn": withdrawn.pk,
         "settlement": settlement.pk,
         "case": case.pk,
         "compensation": records["compensation"].pk,
@@ -84,6 +90,10 @@ SEALED = [
     ("an entrant deleted",
      "DELETE FROM settlements_caseplayer WHERE case_id = {case} AND position = 2",
      {"type": "snapshot_loaded", "case_id": "case"}, "entrant_rows"),
+    ("a case's counts of entrants",
+     "UPDATE settlements_case SET entrants = entrants + 1, remaining = remaining + 1 "
+     "WHERE id = {case}",
+     {"type": "snapshot_loaded", "case_id": "case"}, "entrants"),
     ("a payout's amount",
      "UPDATE settlements_settlementpayout SET cash = cash + 100 "
      "WHERE settlement_id = {settlement} AND position = 0",
@@ -156,6 +166,9 @@ SEALED = [
     ("a prize withdrawal deleted",
      "DELETE FROM settlements_prizewithdrawal WHERE id = {withdrawal}",
      {"type": "prize_withdrawal_decided", "subject_id": "withdrawal"}, "which is gone"),
+    ("who withdrew a case, and why",
+     "UPDATE settlements_case SET withdrawal_reason = 'loaded twice' WHERE id = {withdrawn}",
+     {"type": "case_withdrawn", "case_id": "withdrawn"}, "withdrawal_reason"),
     ("a history version's reason",
      "UPDATE settlements_historicalsettlement SET history_change_reason = 'nothing' "
      "WHERE id = {settlement}",
