@@ -133,6 +133,17 @@ _NOT_A_FIELD = "is not a field of a confirmation"
     allowed=permissions.CASHIERS,
     body=ConfirmationBatch[Confirmation],
     answers={200: ConfirmationResults, 413: Refusal},
+    example={
+        "confirmations": [
+            {
+                "idempotency_key": "42-1",
+                "status": "paid",
+                "external_reference": "wal-000981",
+                "at": "2026-11-30T21:30:00Z",
+                "amount": 1000,
+            }
+        ]
+    },
 )
 def ledger_confirmations(request: HttpRequest, user) -> JsonResponse:
     """Each confirmation is answered in ``results``, in the order sent. The batch is refused as

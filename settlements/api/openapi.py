@@ -13,6 +13,7 @@ import msgspec
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern
 from django.utils.cache import patch_cache_control
+from django.views.decorators.csrf import csrf_exempt
 
 from settlements import problems
 from settlements.access import roles
@@ -59,6 +60,9 @@ def _document(server_url: str) -> bytes:
     return msgspec.json.encode(build(urls.urlpatterns, server_url=server_url))
 
 
+# Exempt so that another method is answered 405, not refused by the CSRF check: the document is
+# only read, and the API takes no cookie.
+@csrf_exempt
 def openapi(request: HttpRequest) -> HttpResponse:
     """The document itself; anyone may read it (it holds no data of the desk)."""
     if request.method not in ("GET", "HEAD"):
@@ -155,10 +159,10 @@ def _operation(pattern, operation: Operation, path_parameters, method, types, na
         result["security"] = []
     if operation.body is not None:
         types.append(operation.body)
-        result["requestBody"] = {
-            "required": True,
-            "content": {"application/json": {"schema": {"$ref": _ref(operation.body)}}},
-        }
+        content = {"schema": {"$ref": _ref(operation.body)}}
+        if operation.example is not None:
+            content["example"] = operation.example
+        result["requestBody"] = {"required": True, "content": {"application/json": content}}
     return result
 
 
