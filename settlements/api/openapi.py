@@ -84,12 +84,12 @@ def build(patterns: list[URLPattern], *, server_url: str) -> dict:
     """The OpenAPI document of the endpoints routed by ``patterns`` (under ``PREFIX``)."""
     types: list[type] = [Refusal]
     paths: dict[str, dict] = {}
-    names = {pattern.name: _path_of(pattern)[0] for pattern in patterns}
+    names = {pattern.name: path_of(pattern)[0] for pattern in patterns}
     for pattern in patterns:
         operation = getattr(pattern.callback, "operation", None)
         if operation is None:
             continue
-        path, parameters = _path_of(pattern)
+        path, parameters = path_of(pattern)
         item = paths.setdefault(path, {})
         for method in operation.methods:
             item[method.lower()] = _operation(pattern, operation, parameters, method, types, names)
@@ -113,7 +113,7 @@ def build(patterns: list[URLPattern], *, server_url: str) -> dict:
     }
 
 
-def _path_of(pattern: URLPattern) -> tuple[str, list[dict]]:
+def path_of(pattern: URLPattern) -> tuple[str, list[dict]]:
     """The OpenAPI path of a route (``cases/<int:case_id>`` -> ``/cases/{case_id}``), and its
     path parameters."""
     route = str(pattern.pattern)
