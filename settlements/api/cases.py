@@ -44,8 +44,10 @@ class CasesQuery(msgspec.Struct, kw_only=True, frozen=True):
     links={200: {"first_case": ("case", {"case_id": "$response.body#/results/0/id"})}},
 )
 def cases(request: HttpRequest, user) -> JsonResponse:
-    """Newest first, a page at a time: ``next`` is the URL of the following page (keyset
-    pagination on the case id, so pages stay right while new cases arrive)."""
+    """The cases, newest first, a page at a time.
+
+    ``next`` is the URL of the following page (keyset pagination on the case id, so pages stay
+    right while new cases arrive)."""
     query = read_query(request.GET, CasesQuery)
     page, more = selectors.case_page(
         limit=query.limit,
@@ -75,8 +77,10 @@ def cases(request: HttpRequest, user) -> JsonResponse:
     },
 )
 def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
-    """The case, and its settlement once prepared with its adjustments; the settlement's
-    ledger lines are null for a role that may not read the ledger (see `withheld`)."""
+    """One case, with its settlement once prepared.
+
+    The settlement comes with its adjustments; its ledger lines are null for a role that may
+    not read the ledger (see `withheld`)."""
     try:
         found = selectors.case_detail(case_id)
     except Case.DoesNotExist:

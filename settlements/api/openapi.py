@@ -64,7 +64,9 @@ def _document(server_url: str) -> bytes:
 # only read, and the API takes no cookie.
 @csrf_exempt
 def openapi(request: HttpRequest) -> HttpResponse:
-    """The document itself; anyone may read it (it holds no data of the desk)."""
+    """This API, described as OpenAPI 3.1.
+
+    Anyone may read it: it holds no data of the desk."""
     if request.method not in ("GET", "HEAD"):
         response = problems.refusal(405, "$", f"Use GET here, not {request.method}.")
         response["Allow"] = "GET, HEAD"
@@ -146,7 +148,7 @@ def _operation(pattern, operation: Operation, path_parameters, method, types, na
         answers = {status: Refusal for status in _COMMON} | answers
     result = {
         "operationId": pattern.name if method != "HEAD" else f"{pattern.name}_head",
-        "summary": " ".join(summary.replace("``", "`").split()),
+        "summary": " ".join(summary.replace("``", "`").split()).rstrip("."),
         "description": description,
         "x-roles": list(operation.allowed),
         "parameters": path_parameters + _query_parameters(operation.query),

@@ -38,9 +38,11 @@ class SnapshotQuery(msgspec.Struct, kw_only=True, frozen=True):
     example=build_snapshot(tournament_id="T-20261130-0042", name="Sunday 200", entrants=10),
 )
 def snapshots(request: HttpRequest, user) -> JsonResponse:
-    """Report a crash: the body is the tournament's snapshot (SNAPSHOT.md). The answer is the
-    new case. Sent again after a lost answer, it is refused with 409 and `same_snapshot`
-    true: the first post went through and nothing is written twice."""
+    """Report a crash with the tournament's snapshot.
+
+    The body is the snapshot (SNAPSHOT.md); the answer is the new case. Sent again after a lost
+    answer, it is refused with 409 and `same_snapshot` true: the first post went through and
+    nothing is written twice."""
     limit = settings.SNAPSHOT_MAX_BYTES
     declared = request.META.get("CONTENT_LENGTH", "").strip()
     if not declared:
