@@ -90,9 +90,12 @@ def api(*allowed: str, get: int | None = None, post: int | None = None, **kwargs
 MATRIX: dict[str, Entry] = {
     # Probes and sign-in.
     "healthz": Entry(everyone(200), everyone(405)),
+    # Prometheus' page: none without METRICS_TOKEN set, as here (tests/views/test_metrics.py).
+    "metrics": Entry(everyone(404), everyone(405)),
     "login": Entry({**everyone(302), ANON: 200}, {**everyone(302), ANON: 200}),
     "logout": Entry(everyone(405), {}),  # POST signs out; covered by the layout tests.
-    # The API (bearer tokens).
+    # The API (bearer tokens); its OpenAPI document needs none.
+    "api:openapi": Entry(everyone(200), everyone(405), api=True),
     "api:snapshots": api(OP, post=400),
     "api:cases": api(*ALL, get=200),
     "api:case": api(*ALL, get=200),

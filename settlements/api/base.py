@@ -30,7 +30,7 @@ class Operation:
     """What the OpenAPI document (``openapi``) says of an endpoint, declared beside its view:
     the msgspec types of its query, body and answers (by status), and the links from an
     answer's fields to other endpoints' parameters (``{status: {name: (route name,
-    {parameter: runtime expression})}}``)."""
+    {parameter: runtime expression})}}``), and an example of the body."""
 
     methods: tuple[str, ...]
     allowed: tuple[str, ...]
@@ -38,6 +38,7 @@ class Operation:
     query: type | None = None
     body: type | None = None
     links: dict[int, dict[str, tuple[str, dict[str, str]]]] = field(default_factory=dict)
+    example: dict | None = None
 
 
 def api_endpoint(
@@ -47,13 +48,14 @@ def api_endpoint(
     query: type | None = None,
     body: type | None = None,
     links: dict | None = None,
+    example: dict | None = None,
 ):
     """Method check (405), bearer authentication (401), role check (403), a 400 listing the
     problems of an ``InvalidInput`` the view raises, and a JSON answer even for an unexpected
     error (500). The view receives the token's user. The rest describes the endpoint in the
     OpenAPI document (``Operation``); the refusals above are added to ``answers`` there. An
     endpoint that declares no ``answers`` is not described, which the tests report."""
-    operation = answers and Operation(methods, allowed, answers, query, body, links or {})
+    operation = answers and Operation(methods, allowed, answers, query, body, links or {}, example)
 
     def decorator(view):
         @wraps(view)

@@ -45,8 +45,10 @@ class CasesQuery(msgspec.Struct, kw_only=True, frozen=True):
     links={200: {"first_case": ("case", {"case_id": "$response.body#/results/0/id"})}},
 )
 def cases(request: HttpRequest, user) -> JsonResponse:
-    """Newest first, a page at a time: ``next`` is the URL of the following page (keyset
-    pagination on the case id, so pages stay right while new cases arrive)."""
+    """The cases, newest first, a page at a time.
+
+    ``next`` is the URL of the following page (keyset pagination on the case id, so pages stay
+    right while new cases arrive)."""
     query = read_query(request.GET, CasesQuery)
     page, more = selectors.case_page(
         limit=query.limit,
@@ -76,7 +78,7 @@ def cases(request: HttpRequest, user) -> JsonResponse:
     },
 )
 def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
-    """The case, and its settlement once prepared with its adjustments."""
+    """One case, with its settlement once prepared and the settlement's adjustments."""
     try:
         found = selectors.case_detail(case_id)
     except Case.DoesNotExist:

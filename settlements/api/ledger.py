@@ -52,11 +52,12 @@ class FeedQuery(msgspec.Struct, kw_only=True, frozen=True):
     links={200: {"next_page": ("ledger", {"after": "$response.body#/cursor"})}},
 )
 def ledger(request: HttpRequest, user) -> HttpResponse:
-    """Approved lines in feed order, ``limit`` at a time after the opaque ``after`` cursor.
+    """The approved ledger lines in feed order, a page at a time.
 
-    A line's place is given under the lock that orders commits, so every place up to the
-    last one visible is committed: a page never skips a line that appears later, and the
-    cursor after it never repeats one (see ``LedgerRelease``).
+    ``limit`` lines after the opaque ``after`` cursor. A line's place is given under the lock
+    that orders commits, so every place up to the last one visible is committed: a page never
+    skips a line that appears later, and the cursor after it never repeats one. Following the
+    cursors, every approved line is read exactly once.
     """
     query = read_query(request.GET, FeedQuery)
     after = 0 if query.after is None else decode_cursor(query.after)
@@ -133,10 +134,24 @@ _NOT_A_FIELD = "is not a field of a confirmation"
     allowed=permissions.CASHIERS,
     body=ConfirmationBatch[Confirmation],
     answers={200: ConfirmationResults, 413: Refusal},
+    example={
+        "confirmations": [
+            {
+                "idempotency_key": "42-1",
+                "status": "paid",
+                "external_reference": "wal-000981",
+                "at": "2026-11-30T21:30:00Z",
+                "amount": 1000,
+            }
+        ]
+    },
 )
 def ledger_confirmations(request: HttpRequest, user) -> JsonResponse:
-    """Each confirmation is answered in ``results``, in the order sent. The batch is refused as
-    a whole (400) only when it is not a ConfirmationBatch."""
+    """What the wallet paid or failed to pay, a batch of lines at a time.
+
+    Each confirmation is answered in ``results``, in the order sent; the batch is refused as a
+    whole (400) only when it is not a ConfirmationBatch. Sending a batch again writes nothing:
+    each confirmation already recorded answers ``already_recorded``."""
     declared = bounds.whole_number(request.META.get("CONTENT_LENGTH", "").strip())
     if declared is not None and declared > CONFIRMATIONS_MAX_BYTES:
         return _batch_too_large()

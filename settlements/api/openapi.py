@@ -13,6 +13,7 @@ import msgspec
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern
 from django.utils.cache import patch_cache_control
+from django.views.decorators.csrf import csrf_exempt
 
 from settlements import problems
 from settlements.access import roles
@@ -59,8 +60,13 @@ def _document(server_url: str) -> bytes:
     return msgspec.json.encode(build(urls.urlpatterns, server_url=server_url))
 
 
+# Exempt so that another method is answered 405, not refused by the CSRF check: the document is
+# only read, and the API takes no cookie.
+@csrf_exempt
 def openapi(request: HttpRequest) -> HttpResponse:
-    """The document itself; anyone may read it (it holds no data of the desk)."""
+    """This API, described as OpenAPI 3.1.
+
+    Anyone may read it: it holds no data of the desk."""
     if request.method not in ("GET", "HEAD"):
         response = problems.refusal(405, "$", f"Use GET here, not {request.method}.")
         response["Allow"] = "GET, HEAD"
@@ -80,12 +86,12 @@ def build(patterns: list[URLPattern], *, server_url: str) -> dict:
     """The OpenAPI document of the endpoints routed by ``patterns`` (under ``PREFIX``)."""
     types: list[type] = [Refusal]
     paths: dict[str, dict] = {}
-    names = {pattern.name: _path_of(pattern)[0] for pattern in patterns}
+    names = {pattern.name: path_of(pattern)[0] for pattern in patterns}
     for pattern in patterns:
         operation = getattr(pattern.callback, "operation", None)
         if operation is None:
             continue
-        path, parameters = _path_of(pattern)
+        path, parameters = path_of(pattern)
         item = paths.setdefault(path, {})
         for method in operation.methods:
             item[method.lower()] = _operation(pattern, operation, parameters, method, types, names)
@@ -109,7 +115,7 @@ def build(patterns: list[URLPattern], *, server_url: str) -> dict:
     }
 
 
-def _path_of(pattern: URLPattern) -> tuple[str, list[dict]]:
+def path_of(pattern: URLPattern) -> tuple[str, list[dict]]:
     """The OpenAPI path of a route (``cases/<int:case_id>`` -> ``/cases/{case_id}``), and its
     path parameters."""
     route = str(pattern.pattern)
@@ -142,7 +148,7 @@ def _operation(pattern, operation: Operation, path_parameters, method, types, na
         answers = {status: Refusal for status in _COMMON} | answers
     result = {
         "operationId": pattern.name if method != "HEAD" else f"{pattern.name}_head",
-        "summary": " ".join(summary.replace("``", "`").split()),
+        "summary": " ".join(summary.replace("``", "`").split()).rstrip("."),
         "description": description,
         "x-roles": list(operation.allowed),
         "parameters": path_parameters + _query_parameters(operation.query),
@@ -155,10 +161,10 @@ def _operation(pattern, operation: Operation, path_parameters, method, types, na
         result["security"] = []
     if operation.body is not None:
         types.append(operation.body)
-        result["requestBody"] = {
-            "required": True,
-            "content": {"application/json": {"schema": {"$ref": _ref(operation.body)}}},
-        }
+        content = {"schema": {"$ref": _ref(operation.body)}}
+        if operation.example is not None:
+            content["example"] = operation.example
+        result["requestBody"] = {"required": True, "content": {"application/json": content}}
     return result
 
 

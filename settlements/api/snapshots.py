@@ -14,6 +14,7 @@ from settlements.access import roles
 from settlements.api.answers import CaseCreated, DuplicateSnapshot, Refusal
 from settlements.api.base import api_endpoint
 from settlements.api.reading import Id, read_query
+from settlements.demo import build_snapshot
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import Case, Incident
 from settlements.rules.snapshot import SnapshotDocument
@@ -34,11 +35,14 @@ class SnapshotQuery(msgspec.Struct, kw_only=True, frozen=True):
     body=SnapshotDocument,
     answers={201: CaseCreated, 409: DuplicateSnapshot, 411: Refusal, 413: Refusal},
     links={201: {"case": ("case", {"case_id": "$response.body#/case"})}},
+    example=build_snapshot(tournament_id="T-20261130-0042", name="Sunday 200", entrants=10),
 )
 def snapshots(request: HttpRequest, user) -> JsonResponse:
-    """Report a crash: the body is the tournament's snapshot (SNAPSHOT.md). The answer is the
-    new case. Sent again after a lost answer, it is refused with 409 and `same_snapshot`
-    true: the first post went through and nothing is written twice."""
+    """Report a crash with the tournament's snapshot.
+
+    The body is the snapshot (SNAPSHOT.md); the answer is the new case. Sent again after a lost
+    answer, it is refused with 409 and `same_snapshot` true: the first post went through and
+    nothing is written twice."""
     limit = settings.SNAPSHOT_MAX_BYTES
     declared = request.META.get("CONTENT_LENGTH", "").strip()
     if not declared:

@@ -49,9 +49,11 @@ class StatementsQuery(msgspec.Struct, kw_only=True, frozen=True):
     answers={200: StatementsPage, 404: Refusal},
 )
 def settlement_statements(request: HttpRequest, user, settlement_id: int) -> JsonResponse:
-    """The statements of a settlement's entrants, ``limit`` at a time in code-point order of
-    their ids after ``after`` (``next`` is the following page's URL); or, with ``player``, that
-    one player's, with what else is on record for them."""
+    """The players' statements of a settlement.
+
+    ``limit`` at a time in code-point order of their ids after ``after`` (``next`` is the
+    following page's URL); or, with ``player``, that one player's, with what else is on record
+    for them."""
     query = read_query(request.GET, StatementsQuery)
     try:
         settlement = selectors.settlement_detail(settlement_id, people=False)

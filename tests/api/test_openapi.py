@@ -6,11 +6,12 @@ import json
 import jsonschema_rs
 import pytest
 import schemathesis
+from django.test import Client
 from django.urls import URLResolver, get_resolver
 
 from settlements import services
 from settlements.access import roles
-from settlements.api import urls
+from settlements.api import openapi, urls
 from tests.api.conftest import bearer, post_snapshot
 
 pytestmark = pytest.mark.django_db
@@ -52,13 +53,13 @@ def test_every_route_is_described_and_every_description_is_routed(document):
 
 
 def test_every_operation_names_the_roles_it_needs_and_its_refusals(document):
-    routed = {f"/{pattern.pattern}": pattern.callback for pattern in urls.urlpatterns}
+    routed = {openapi.path_of(pattern)[0]: pattern.callback for pattern in urls.urlpatterns}
     for path, item in document["paths"].items():
         for operation in item.values():
             if path == "/openapi.json":
                 assert operation["security"] == []
                 continue
-            view = next(v for p, v in routed.items() if p.split("<")[0] == path.split("{")[0])
+            view = routed[path]
             assert operation["x-roles"] == list(view.operation.allowed)
             for role in view.operation.allowed:
                 assert roles.LABELS[role] in operation["description"]
@@ -166,7 +167,30 @@ def test_links_name_operations_and_parameters_that_exist(document):
         assert set(link["parameters"]) <= names
 
 
-def test_a_new_token_sees_the_same_document_as_no_token(api, cashier):
+def test_a_token_sees_the_same_document_as_no_token_and_writes_are_405(api, cashier):
     _, raw = services.api_token_create(user=cashier, name="wallet")
     assert api.get(DOCUMENT, **bearer(raw)).content == api.get(DOCUMENT).content
-    assert api.post(DOCUMENT).status_code == 405
+    # As a browser would be checked: the CSRF check must not answer first, with a page.
+    refused = Client(enforce_csrf_checks=True).post(DOCUMENT)
+    assert refused.status_code == 405
+    assert refused["Allow"] == "GET, HEAD"
+    assert refused.json()["errors"][0]["path"] == "$"
+
+
+def test_the_examples_are_bodies_the_endpoints_accept(api, document, tokens):
+    snapshot = document["paths"]["/snapshots"]["post"]["requestBody"]["content"]
+    body = json.dumps(snapshot["application/json"]["example"]).encode()
+    created = post_snapshot(api, tokens[roles.OPERATOR], body)
+    assert created.status_code == 201, created.content
+    _check(document, created, "/snapshots", "post")
+
+    batch = document["paths"]["/ledger/confirmations"]["post"]["requestBody"]["content"]
+    answered = api.post(
+        "/api/v1/ledger/confirmations",
+        data=json.dumps(batch["application/json"]["example"]),
+        content_type="application/json",
+        **bearer(tokens[roles.CASHIER]),
+    )
+    # The example's key names no line on this empty desk: refused on its own, at its path.
+    assert answered.json()["results"][0]["errors"][0]["path"] == "confirmations[0].idempotency_key"
+    _check(document, answered, "/ledger/confirmations", "post")
