@@ -147,6 +147,8 @@ from settlements.selectors.previews import (
 )
 from settlements.selectors.profiles import profile_time_zone
 from settlements.selectors.queues import (
+    CASE_SORTS,
+    WAITING_SORTS,
     case_queue,
     compensation_queue,
     incident_choices,
@@ -273,6 +275,8 @@ __all__ = [
     "job_items",
     "profile_time_zone",
     "waiting_queue",
+    "CASE_SORTS",
+    "WAITING_SORTS",
     "case_queue",
     "incident_queue",
     "incident_choices",

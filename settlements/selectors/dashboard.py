@@ -84,6 +84,7 @@ def waiting_rows(state: Awaits, records) -> list[dict]:
                 "together": state.together if case.incident_id else ("", ""),
                 "status": record.status,
                 "status_display": record.get_status_display(),
+                "since": getattr(record, state.since),
             }
         )
     return rows
