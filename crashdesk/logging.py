@@ -21,3 +21,15 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             payload["exception"] = self.formatException(record.exc_info)
         return json.dumps(payload, default=str)
+
+
+class RefusalsOnOneLine(logging.Filter):
+    """A request refused with 403 is logged as one line: the refusal is the page's expected
+    answer (a role without access, a forged post), not a fault, and its traceback only buried
+    the lines that matter."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "status_code", None) == 403:
+            record.exc_info = None
+            record.exc_text = None
+        return True

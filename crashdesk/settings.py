@@ -327,9 +327,20 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "crashdesk.logging.JsonFormatter"}},
-    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json"}},
+    "filters": {"refusals_on_one_line": {"()": "crashdesk.logging.RefusalsOnOneLine"}},
+    "handlers": {
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "formatter": "json",
+            "filters": ["refusals_on_one_line"],
+        }
+    },
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {
+        # Django's own text handlers (the development server's, the console's under DEBUG)
+        # would print every line a second time beside the JSON one: one format, one line.
+        "django": {"handlers": ["stderr"], "level": LOG_LEVEL, "propagate": False},
+        "django.server": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
         "django.db.backends": {"level": "WARNING"},
         "crashdesk.events": {"level": "INFO", "handlers": ["stderr"], "propagate": False},
     },

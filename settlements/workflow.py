@@ -216,7 +216,9 @@ class Awaits:
     """Records of ``model`` ("app_label.Model") in one of ``statuses`` (and matching ``where``,
     field -> value) wait for a person of ``role``: the queue ``name`` titled ``title``, oldest
     ``since`` first, each record opened at the URL named ``opens`` (given its id). ``not_by``
-    names the record's user fields whose user may not answer it (their own work)."""
+    names the record's user fields whose user may not answer it (their own work). ``together``
+    is (URL name given an incident id, link words) of the page that answers an incident's
+    records in one go, if there is one."""
 
     name: str
     title: str
@@ -227,12 +229,14 @@ class Awaits:
     since: str
     where: tuple[tuple[str, str], ...] = ()
     not_by: tuple[str, ...] = ()
+    together: tuple[str, str] = ("", "")
 
 
 AWAITING = (
     Awaits(
         "decisions", "Decisions to make", "settlements.Case",
         (CaseStatus.AWAITING_DECISION,), MARKETING_MANAGER, "case_detail", "created_at",
+        together=("incident_decide", "decide alike cases together"),
     ),
     Awaits(
         "to_prepare", "Settlements to prepare", "settlements.Case",
@@ -247,6 +251,7 @@ AWAITING = (
         "approvals", "Settlements to approve", "settlements.Settlement",
         (SettlementStatus.AWAITING_APPROVAL,), TOURNAMENT_MANAGER, "settlement_review",
         "prepared_at", not_by=("prepared_by", "submitted_by"),
+        together=("incident_approve", "approve many at once"),
     ),
     Awaits(
         "compensations", "Compensation to approve", "settlements.Compensation",

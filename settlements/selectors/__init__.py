@@ -49,6 +49,7 @@ from settlements.selectors.cases import (
     crash_case_in_force,
     decision_invitee_ids,
     decision_invitees,
+    default_invite_scope,
     incident_detail,
     incident_list,
     settlement_decision,
@@ -157,6 +158,8 @@ from settlements.selectors.previews import (
 )
 from settlements.selectors.profiles import profile_time_zone
 from settlements.selectors.queues import (
+    CASE_SORTS,
+    WAITING_SORTS,
     case_queue,
     compensation_queue,
     incident_choices,
@@ -216,6 +219,7 @@ __all__ = [
     "case_entry_figures",
     "decision_invitees",
     "decision_invitee_ids",
+    "default_invite_scope",
     "settlement_decision",
     "settlement_detail",
     "settlement_payout_range",
@@ -291,6 +295,8 @@ __all__ = [
     "job_items",
     "profile_time_zone",
     "waiting_queue",
+    "CASE_SORTS",
+    "WAITING_SORTS",
     "case_queue",
     "incident_queue",
     "incident_choices",

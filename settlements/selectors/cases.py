@@ -22,6 +22,7 @@ from settlements.models import (
     PrizeWithdrawal,
     Settlement,
     Snapshot,
+    Stage,
     Tournament,
 )
 from settlements.selectors.common import lean
@@ -188,6 +189,12 @@ def decision_invitee_ids(decision: Decision, case: Case):
     count = (case.remaining if remaining_only else case.entrants) or 0
     entries = case_entrants(case, remaining_only=remaining_only)
     return entries.values_list("player", flat=True), count
+
+
+def default_invite_scope(stage: str) -> str:
+    """Whom a reschedule invites unless players are picked by hand: every entrant of a
+    freeroll that crashed early, else only the players still in."""
+    return Decision.InviteScope.ENTRANTS if stage == Stage.EARLY else Decision.InviteScope.REMAINING
 
 
 def decision_invitees(decision: Decision) -> list[str]:

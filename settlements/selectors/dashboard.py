@@ -79,8 +79,12 @@ def waiting_rows(state: Awaits, records) -> list[dict]:
                 "operator_id": case.tournament.operator_id,
                 "tournament_name": case.tournament.name,
                 "incident_title": case.incident.title if case.incident else None,
+                "incident_id": case.incident_id,
+                # (URL name, words) of the page answering the incident's records together.
+                "together": state.together if case.incident_id else ("", ""),
                 "status": record.status,
                 "status_display": record.get_status_display(),
+                "since": getattr(record, state.since),
             }
         )
     return rows

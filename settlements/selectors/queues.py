@@ -16,19 +16,53 @@ from settlements.workflow import Awaits, CompensationStatus
 INCIDENT_CHOICES = 50
 
 
-def waiting_queue(user, state: Awaits, *, incident: int | None = None) -> QuerySet:
-    """The records waiting in ``state`` for ``user``, narrowed to one incident if given."""
+# What the lists can be sorted by, field paths from a case: the longest waiting first unless
+# asked otherwise.
+WAITING_SORTS = {
+    "waiting": None,
+    "tournament": "tournament__operator_id",
+    "incident": "incident__started_at",
+}
+CASE_SORTS = {
+    "created": "created_at",
+    "case": "pk",
+    "tournament": "tournament__operator_id",
+    "incident": "incident__started_at",
+    "status": "status",
+}
+
+
+def waiting_queue(
+    user,
+    state: Awaits,
+    *,
+    incident: int | None = None,
+    sort: str = "waiting",
+    descending: bool = False,
+) -> QuerySet:
+    """The records waiting in ``state`` for ``user``, narrowed to one incident if given,
+    sorted by ``sort`` (a key of WAITING_SORTS)."""
     records = waiting_records(state, user)
-    if incident is None:
-        return records
     case = "" if records.model is Case else "case__"
-    return records.filter(**{f"{case}incident_id": incident})
+    if incident is not None:
+        records = records.filter(**{f"{case}incident_id": incident})
+    field = state.since if WAITING_SORTS[sort] is None else case + WAITING_SORTS[sort]
+    return records.order_by(f"-{field}" if descending else field, "pk")
 
 
-def case_queue(*, status: str | None = None, incident: int | None = None) -> QuerySet[Case]:
-    """Every case, or those of one status or incident, oldest first as in the queues: the
-    longest waiting is the first to see to."""
-    return case_list(status=status, incident=incident).order_by("created_at", "pk")
+def case_queue(
+    *,
+    status: str | None = None,
+    incident: int | None = None,
+    sort: str = "created",
+    descending: bool = False,
+) -> QuerySet[Case]:
+    """Every case, or those of one status or incident, oldest first as in the queues (the
+    longest waiting is the first to see to) unless sorted by another key of CASE_SORTS."""
+    field = CASE_SORTS[sort]
+    return case_list(status=status, incident=incident).order_by(
+        f"-{field}" if descending else field, "pk"
+    )
 
 
 def incident_queue(state: str) -> QuerySet[Incident]:

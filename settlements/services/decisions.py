@@ -6,10 +6,10 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import bounds, wording
+from settlements import bounds, selectors, wording
 from settlements.access import permissions, roles
 from settlements.errors import DomainError
-from settlements.models import Case, Decision, Event, Stage
+from settlements.models import Case, Decision, Event
 from settlements.services.common import (
     checked_time,
     entrants_among,
@@ -51,11 +51,7 @@ def decision_record(
             reschedule_at = checked_time(reschedule_at, "reschedule_at")
         check_reschedule_date(reschedule_at)
         if invited_players is None:
-            scope = (
-                Decision.InviteScope.ENTRANTS
-                if case.stage == Stage.EARLY
-                else Decision.InviteScope.REMAINING
-            )
+            scope = selectors.default_invite_scope(case.stage)
         else:
             scope = Decision.InviteScope.CUSTOM
             custom = check_invitees(case=case, invited=invited_players)

@@ -106,6 +106,9 @@ class Progress:
     done: int
     skipped: int
     failed: int
+    # Items a run again could still do: not reached yet, or failed by a fault of ours. A file
+    # refused or a record the rules refuse would fail the same way again.
+    retryable: int = 0
 
     @property
     def finished(self) -> int:
@@ -324,6 +327,11 @@ def job_progress(job: Job) -> Progress:
         done=Count("pk", filter=Q(status=JobItem.Status.DONE)),
         skipped=Count("pk", filter=Q(status=JobItem.Status.SKIPPED)),
         failed=Count("pk", filter=Q(status=JobItem.Status.FAILED)),
+        retryable=Count(
+            "pk",
+            filter=Q(status=JobItem.Status.PENDING)
+            | Q(status=JobItem.Status.FAILED, message=UNEXPECTED),
+        ),
     )
     return Progress(**counts)
 

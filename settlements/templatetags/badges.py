@@ -20,6 +20,9 @@ _TONES = {
     CaseStatus.RESOLVED: "ok",
     CaseStatus.WITHDRAWN: "neutral",
     CompensationStatus.PROPOSED: "info",
+    # A background item's outcome (models.JobItem): a failure stands out in a long list.
+    "failed": "danger",
+    "done": "ok",
 }
 _LABELS = {
     **dict(CaseStatus.choices),

@@ -172,16 +172,34 @@ def incident_decide(request, incident_id: int):
         form.is_valid()
         form.add_error(None, problem)
     elif form.is_valid():
-        items = [services.NewItem(str(case.pk), _case_label(case)) for case in chosen]
-        reschedule_at = form.cleaned_data["reschedule_at"]
-        params = {"option": option, "reason": form.cleaned_data["reason"]}
-        if reschedule_at is not None:
-            params["reschedule_at"] = reschedule_at.isoformat()
-        return _start(
-            request, incident, Job.Kind.DECIDE, items, params=params,
-            form=form, context=context, template=template,
-        )  # fmt: skip
+        if confirming.step(request) == confirming.CONFIRM:
+            items = [services.NewItem(str(case.pk), _case_label(case)) for case in chosen]
+            reschedule_at = form.cleaned_data["reschedule_at"]
+            params = {"option": option, "reason": form.cleaned_data["reason"]}
+            if reschedule_at is not None:
+                params["reschedule_at"] = reschedule_at.isoformat()
+            return _start(
+                request, incident, Job.Kind.DECIDE, items, params=params,
+                form=form, context=context, template=template,
+            )  # fmt: skip
+        # Checked before it is recorded, as a single decision is: the answer in words, the
+        # cases it goes to, and what each of their players gets under it.
+        context["confirming"] = confirming.step(request) != confirming.EDIT
+        context["chosen"] = chosen
+        context["description"] = wording.option_description(group.type, group.stage, option)
+        context["invited"] = _invited(chosen) if option == "reschedule" else None
+        return render_page(request, template, context, partial="bulk_form")
     return render_invalid(request, template, context, partial="bulk_form")
+
+
+def _invited(cases) -> int:
+    """How many players the reschedules of ``cases`` invite, by the rules' default scope."""
+    return sum(
+        case.entrants
+        if selectors.default_invite_scope(case.stage) == "entrants"
+        else case.remaining
+        for case in cases
+    )
 
 
 def _decide_context(request, incident, groups, group, form, option: str) -> dict:
@@ -204,6 +222,13 @@ def _decide_context(request, incident, groups, group, form, option: str) -> dict
         "option_labels": {code: wording.option_label(code) for code in group.options}
         if group
         else {},
+        # What each answer gives, in words, the same for every case of the group.
+        "option_words": [
+            (wording.option_label(code), wording.option_description(group.type, group.stage, code))
+            for code in group.options
+        ]
+        if group
+        else [],
         "query": request.GET.urlencode(),
     }
 
@@ -224,7 +249,7 @@ def _preview_rows(request, page, left_out: set[int]):
     (cached), read as the page renders: a decision posted without a problem starts its job
     and renders nothing, so it reads none."""
     for row in _choice_rows(request, page, left_out):
-        yield row, cached_previews.decision_previews(row["item"])
+        yield row, cached_previews.decision_previews(row["item"]), _invited([row["item"]])
 
 
 def _choice_rows(request, page, left_out: set[int]) -> list[dict]:

@@ -90,6 +90,8 @@ def incident_tournaments(request, incident_id: int):
         ],
         "chosen": chosen,
         "counts": counts,
+        # How many cases are in each status: the bulk actions show only where they have work.
+        "in_status": {row["status"]: row["count"] for row in counts},
         "open_work": sum(row["count"] for row in counts if row["who"]),
         "jobs": selectors.incident_jobs(incident, limit=JOBS_SHOWN),
         # None hides the panel: only those who follow payments see them.
@@ -101,7 +103,7 @@ def incident_tournaments(request, incident_id: int):
         },
         "search": search,
         "tournaments": candidates.get_page(page_number(request)),
-        "steps": _steps(1),
+        "steps": _steps(_reached(counts)),
     }
     return render_page(
         request,
@@ -194,6 +196,18 @@ def _picked_tournament(data) -> Tournament | None:
     if number is None:
         raise Http404("No such tournament.")
     return tournament_or_404(number)
+
+
+def _reached(counts: list[dict]) -> int:
+    """The step of reporting a crash an incident is at, from its cases by status: choosing the
+    tournaments hit until one is loaded, the remedy while any case awaits a decision, and past
+    the last step (every one done) once none does."""
+    in_status = {row["status"]: row["count"] for row in counts}
+    if not in_status:
+        return WIZARD_STEPS.index("Tournaments hit")
+    if in_status.get(CaseStatus.AWAITING_DECISION):
+        return WIZARD_STEPS.index("Stage and remedy")
+    return len(WIZARD_STEPS)
 
 
 def _steps(current: int) -> list[dict]:

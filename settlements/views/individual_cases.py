@@ -22,7 +22,7 @@ from settlements.views.compensation import PER_PAGE, READERS
 from settlements.views.lookups import case_or_404
 from settlements.views.paging import page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
-from settlements.workflow import CaseStatus
+from settlements.workflow import CaseStatus, CompensationStatus
 
 
 @require_safe
@@ -74,7 +74,18 @@ def individual_case_resolve(request, case_id: int):
     if case.is_crash:
         raise Http404("A crash case ends with its settlement.")
     form = ResolveForm(request.POST or None)
-    context = {"case": case, "tournament": case.tournament, "form": form, "confirming": False}
+    context = {
+        "case": case,
+        "tournament": case.tournament,
+        "form": form,
+        "confirming": False,
+        # Compensation still waiting is not answered by resolving: said before, not after.
+        "waiting_compensation": [
+            compensation
+            for compensation in selectors.case_compensations(case)
+            if compensation.status == CompensationStatus.PROPOSED
+        ],
+    }
     template = "settlements/individual_case_resolve.html"
     if request.method != "POST":
         return render_page(request, template, context, partial="resolve_form")

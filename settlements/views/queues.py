@@ -15,9 +15,19 @@ from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.views.paging import page_number
 from settlements.views.rendering import render_page
+from settlements.views.sorting import chosen_sort, sort_columns
 from settlements.workflow import CaseStatus
 
 QUEUE_PER_PAGE = 25
+# Column headers by sort key (selectors.WAITING_SORTS, selectors.CASE_SORTS).
+WAITING_COLUMNS = {"waiting": "Waiting since", "tournament": "Tournament", "incident": "Incident"}
+CASE_COLUMNS = {
+    "case": "Case",
+    "tournament": "Tournament",
+    "incident": "Incident",
+    "status": "Status",
+    "created": "Loaded",
+}
 INCIDENT_STATES = {"open": "Open", "closed": "Closed", "all": "All"}
 
 
@@ -31,12 +41,17 @@ def queue(request, name: str):
     if not roles.has_role(request.user, state.role):
         raise PermissionDenied
     incident = bounds.whole_number(request.GET.get("incident"))
-    records = selectors.waiting_queue(request.user, state, incident=incident)
+    sorting = chosen_sort(request, selectors.WAITING_SORTS, "waiting")
+    records = selectors.waiting_queue(
+        request.user, state, incident=incident, sort=sorting.key, descending=sorting.descending
+    )
     page = Paginator(records, QUEUE_PER_PAGE).get_page(page_number(request))
     context = {
         "title": state.title,
         "name": name,
         "page": page,
+        "columns": sort_columns(request, sorting, WAITING_COLUMNS),
+        "sorting": sorting,
         "rows": selectors.waiting_rows(state, page.object_list),
         "incident": "" if incident is None else str(incident),
         "incidents": selectors.incident_choices(),
@@ -52,8 +67,13 @@ def case_queue(request):
     status = request.GET.get("status", "")
     status = status if status in CaseStatus.values else ""
     incident = bounds.whole_number(request.GET.get("incident"))
-    cases = selectors.case_queue(status=status or None, incident=incident)
+    sorting = chosen_sort(request, selectors.CASE_SORTS, "created")
+    cases = selectors.case_queue(
+        status=status or None, incident=incident, sort=sorting.key, descending=sorting.descending
+    )
     context = {
+        "columns": sort_columns(request, sorting, CASE_COLUMNS),
+        "sorting": sorting,
         "title": f"Cases: {CaseStatus(status).label.lower()}" if status else "Every case",
         "status": status,
         "statuses": CaseStatus.choices,

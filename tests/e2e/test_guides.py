@@ -227,6 +227,9 @@ def test_the_marketing_managers_guide(signed_in_page, screenshot):
     page.get_by_label("Do not reschedule").check()
     page.get_by_label("Reason").fill("Early-stage freerolls are refunded, as the policy suggests.")
     page.get_by_role("button", name="Record the decision for 2 cases").click()
+    expect(page.locator("#confirm-outcome")).to_be_visible()
+    screenshot(page, "guide-marketing-03-decide-together-check")
+    page.get_by_role("button", name="Record the decision for these cases").click()
     wait_for_job(page, 2)
     assert {case.status for case in Case.objects.filter(pk__in=[c.pk for c in alike])} == {
         CaseStatus.READY

@@ -123,6 +123,8 @@ def test_an_outage_of_twenty_tournaments_settled_in_a_few_bulk_actions(
         marketing.get_by_label(answers[type_.lower(), stage]).check()
         marketing.get_by_label("Reason").fill("As the crash policy suggests for this kind.")
         marketing.get_by_role("button", name="Record the decision for 2 cases").click()
+        expect(marketing.locator("#confirm-statement")).to_contain_text("for 2")
+        marketing.get_by_role("button", name="Record the decision for these cases").click()
         wait_for_job(marketing, 2)
         kinds += 1
         marketing.goto(f"/incidents/{incident.pk}/decide/")

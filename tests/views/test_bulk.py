@@ -212,6 +212,35 @@ def test_a_selection_of_junk_chooses_nothing(as_manager, operator, incident, lat
     assert page.status_code == 200 and "Review the approval of 1" in page.content.decode()
 
 
+CONFIRM = {"step": "confirm"}
+
+
+def test_a_grouped_decision_is_checked_before_it_is_recorded(as_marketing, incident, load_case):
+    cases = [load_case(type="freeroll", stage="middle", tournament_id=f"FM{n}") for n in range(2)]
+    url = reverse("incident_decide", args=[incident.pk])
+    html = assert_full_page(as_marketing.get(url))
+    when = (timezone.localtime() + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
+    answer = {"selection": selection(html), "option": "reschedule", "reason": "server fixed",
+              "reschedule_at": when}  # fmt: skip
+    # Each answer in words, and each case under it in figures: a reschedule pays nothing now.
+    table = html[html.index('id="decide-options"') :]
+    assert "Played again later" in table and "nothing paid now" in table
+    assert table.count('data-option="chip_equity"') == 2 and "players paid, in all" in table
+    assert "Most " in table and "chip rank 1" in table
+    check = assert_partial(as_marketing.post(url, answer, **HTMX), "bulk-form")
+    assert "Check before you record" in check and "for 2 freeroll cases" in check
+    assert "server fixed" in check and 'id="confirm-invited"' in check
+    remaining = sum(case.remaining for case in cases)
+    assert f"{remaining} players in all are invited, and nothing is paid now" in check
+    assert 'value="confirm"' in check and 'name="reschedule_at"' in check
+    assert not Job.objects.exists() and not any(case.decisions.exists() for case in cases)
+    back = assert_partial(as_marketing.post(url, {**answer, "step": "edit"}, **HTMX), "bulk-form")
+    assert 'id="decide-previews"' in back and not Job.objects.exists()
+    job = job_of(as_marketing.post(url, {**answer, **CONFIRM}))
+    assert job.status == Job.Status.DONE
+    assert all(case.decisions.get().invite_scope == "remaining" for case in cases)
+
+
 def test_decide_alike_cases_together_each_with_its_own_record(
     as_marketing, marketing_manager, incident, load_case
 ):
@@ -224,7 +253,7 @@ def test_decide_alike_cases_together_each_with_its_own_record(
     assert "Record the decision for 2 cases" in left and "except the 1 you left out" in left
     response = as_marketing.post(
         f"{url}?out={cases[2].pk}",
-        {"selection": selection(left), "option": "chip_equity", "reason": "fair"},
+        {"selection": selection(left), "option": "chip_equity", "reason": "fair", **CONFIRM},
     )
     assert job_of(response).status == Job.Status.DONE
     assert not cases[2].decisions.exists()
@@ -262,7 +291,9 @@ def test_decide_reschedules_alike_freerolls_to_one_new_date(
 
     when = (timezone.localtime() + timedelta(days=3)).replace(second=0, microsecond=0)
     job = job_of(
-        as_marketing.post(url, {**answer, "reschedule_at": when.strftime("%Y-%m-%dT%H:%M")})
+        as_marketing.post(
+            url, {**answer, "reschedule_at": when.strftime("%Y-%m-%dT%H:%M"), **CONFIRM}
+        )
     )
     assert job.status == Job.Status.DONE
     for case in cases:
@@ -288,6 +319,7 @@ def test_a_date_typed_before_choosing_another_answer_is_not_recorded(
             "option": "no_reschedule",
             "reason": "r",
             "reschedule_at": when,
+            **CONFIRM,
         },
     )
     decision = case.decisions.get()
@@ -325,7 +357,7 @@ def test_decide_pages_the_previews_and_answers_every_page(
     job = job_of(
         as_marketing.post(
             f"{url}?page=2",
-            {"selection": selection(second), "option": "chip_equity", "reason": "r"},
+            {"selection": selection(second), "option": "chip_equity", "reason": "r", **CONFIRM},
         )
     )
     assert job.items.filter(status=JobItem.Status.DONE).count() == 27

@@ -52,7 +52,13 @@ def test_an_unexpected_error_shows_as_one_failed_item_without_its_details(
         return prepare(job, item)
 
     monkeypatch.setitem(jobs.STEPS, Job.Kind.PREPARE, faulty)
-    job = job_of(as_operator.post(reverse("incident_prepare_ready", args=[incident.pk])))
+    chosen = ",".join(str(case.pk) for case in late_cases)
+    job = job_of(
+        as_operator.post(
+            reverse("incident_prepare_ready", args=[incident.pk]),
+            {"selection": chosen, "step": "confirm"},
+        )
+    )
     url = reverse("job_detail", args=[job.pk])
     html = assert_full_page(as_operator.get(url))
     assert '<dd id="job-failed">1</dd>' in html and '<dd id="job-done">2</dd>' in html
@@ -89,3 +95,24 @@ def test_a_long_job_lists_its_items_a_page_at_a_time(settings, as_operator, oper
     failed = assert_full_page(as_operator.get(f"{url}?status=failed"))
     assert failed.count('class="job-item job-item--failed"') == 50
     assert "pagination" not in failed
+
+
+def test_no_run_again_is_offered_when_every_failure_would_fail_again(
+    as_operator, incident, snapshot_factory
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    files = [
+        SimpleUploadedFile("good.json", snapshot_factory(tournament_id="G1")),
+        SimpleUploadedFile("broken.json", b'{"tournament": {}}'),
+    ]
+    job = job_of(
+        as_operator.post(reverse("incident_upload_many", args=[incident.pk]), {"files": files})
+    )
+    html = assert_full_page(as_operator.get(reverse("job_detail", args=[job.pk])))
+    assert '<dd id="job-failed">1</dd>' in html
+    assert "Run again over what is not done" not in html
+    # The failed row is marked as such, beside the done one.
+    assert 'class="job-item job-item--failed"' in html
+    assert 'class="badge badge--danger" data-status="failed">Failed</span>' in html
+    assert 'class="badge badge--ok" data-status="done">Done</span>' in html

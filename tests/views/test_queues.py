@@ -103,3 +103,43 @@ def test_the_incident_list_shows_open_closed_or_all(as_operator, operator, incid
     only_closed = assert_partial(as_operator.get(url, {"state": "closed"}, **HTMX), "queue")
     assert "Gone" in only_closed and "Cluster B outage" not in only_closed
     assert "2 incidents" in assert_partial(as_operator.get(url, {"state": "all"}, **HTMX), "queue")
+
+
+def test_lists_sort_by_a_column_kept_in_the_url(as_operator, operator, incident, load_case):
+    other = services.incident_report(
+        actor=operator, title="AAA first", started_at=incident.started_at.replace(year=2020)
+    )
+    cases = [load_case(stage="late", tournament_id=f"Q{n}") for n in ("B", "C", "A")]
+    services.case_load_snapshot(
+        actor=operator,
+        snapshot=__import__("settlements.demo").demo.snapshot_bytes(
+            stage="late", tournament_id="QZ"
+        ),
+        incident=other,
+    )
+
+    def order(html: str) -> list[str]:
+        return re.findall(r"<td>(Q[A-Z]) ", html)
+
+    url = reverse("queue", args=["to_prepare"])
+    html = assert_full_page(as_operator.get(url))
+    assert order(html) == ["QB", "QC", "QA", "QZ"] and "oldest first" in html
+    assert 'href="?sort=tournament"' in html
+    by_tournament = assert_partial(as_operator.get(url, {"sort": "tournament"}, **HTMX), "queue")
+    assert order(by_tournament) == ["QA", "QB", "QC", "QZ"]
+    assert 'aria-sort="ascending"><a href="?sort=-tournament"' in by_tournament
+    assert order(as_operator.get(url, {"sort": "-tournament"}).content.decode()) == [
+        "QZ", "QC", "QB", "QA",
+    ]  # fmt: skip
+    # The incident that started first comes first; the filter stays in the sort links.
+    by_incident = as_operator.get(url, {"sort": "incident", "incident": incident.pk})
+    assert f'href="?sort=-incident&amp;incident={incident.pk}"' in by_incident.content.decode()
+    assert order(as_operator.get(url, {"sort": "incident"}).content.decode())[0] == "QZ"
+    # Anything else is the usual order.
+    assert order(as_operator.get(url, {"sort": "-nonsense"}).content.decode())[0] == "QB"
+
+    cases_url = reverse("case_queue")
+    listed = as_operator.get(cases_url, {"sort": "-case"}).content.decode()
+    positions = [listed.index(f">Case #{case.pk}<") for case in cases]
+    assert positions == sorted(positions, reverse=True)
+    assert 'aria-sort="descending"' in listed

@@ -144,3 +144,16 @@ def test_waiting_states_name_known_roles_queues_and_links():
     assert (workflow.OPERATOR, workflow.MARKETING_MANAGER, workflow.TOURNAMENT_MANAGER) == (
         roles.OPERATOR, roles.MARKETING_MANAGER, roles.TOURNAMENT_MANAGER,
     )  # fmt: skip
+
+
+def test_decisions_and_approvals_waiting_link_to_answering_them_together(users, load_case):
+    case = BUILDERS["settlements.Case", CaseStatus.AWAITING_DECISION](load_case, users)
+    together = f'href="{reverse("incident_decide", args=[case.incident_id])}"'
+    client = signed_in(users[roles.MARKETING_MANAGER])
+    assert together in client.get(reverse("dashboard")).content.decode()
+    assert together in client.get(reverse("queue", args=["decisions"])).content.decode()
+    settlement = BUILDERS["settlements.Settlement", SettlementStatus.AWAITING_APPROVAL](
+        load_case, users
+    )
+    html = signed_in(users["second_manager"]).get(reverse("dashboard")).content.decode()
+    assert f'href="{reverse("incident_approve", args=[settlement.case.incident_id])}"' in html

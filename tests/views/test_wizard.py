@@ -84,9 +84,12 @@ def test_an_invalid_incident_re_renders_the_form_with_errors_and_saves_nothing(a
 
 
 def test_step_two_lists_the_cases_and_offers_both_ways_to_add(as_operator, incident, load_case):
+    url = reverse("incident_tournaments", args=[incident.pk])
+    assert 'aria-current="step">Tournaments hit' in as_operator.get(url).content.decode()
     case = load_case(type="regular", stage="middle", tournament_id="T-9")
-    html = assert_full_page(as_operator.get(reverse("incident_tournaments", args=[incident.pk])))
-    assert 'aria-current="step">Tournaments hit' in html
+    html = assert_full_page(as_operator.get(url))
+    # Loaded, and its remedy follows from the rules: every step of the report is done.
+    assert 'aria-current="step"' not in html and html.count('class="steps__done"') == 4
     assert f'href="{reverse("case_detail", args=[case.pk])}">#{case.pk}' in html
     assert f'href="{reverse("incident_upload", args=[incident.pk])}"' in html
     assert 'id="tournament-picker"' in html

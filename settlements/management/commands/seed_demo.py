@@ -100,9 +100,15 @@ class Command(BaseCommand):
             "  (cashier opens no page: give it a token with "
             "'manage.py api_token create cashier' and call /api/v1/ledger)"
         )
+        # The individual case is a player's complaint on a tournament that also has its crash
+        # case, so the incident lists that tournament twice: said here, not left to puzzle.
+        crash = incident.cases.filter(kind=Case.Kind.CRASH).count()
+        individual = incident.cases.filter(kind=Case.Kind.INDIVIDUAL).count()
         self.stdout.write(
-            f"{incident}: {incident.cases.count()} cases"
+            f"{incident}: {crash} tournaments hit, a crash case each"
             + (f" (new: {', '.join(created)})" if created else " (already there)")
+            + f"; {individual} individual case{'' if individual == 1 else 's'}, a player's"
+            " complaint on DEMO-REG-LATE, which is why that tournament is listed twice"
         )
 
     def _user(self, username: str, role: str, full_name: str, password: str):
