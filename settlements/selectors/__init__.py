@@ -71,6 +71,7 @@ from settlements.selectors.dashboard import (
     waiting_for,
 )
 from settlements.selectors.icm import (
+    case_icm_valuation,
     difference_percent,
     icm_chart_points,
     icm_flagged,
@@ -175,6 +176,7 @@ __all__ = [
     "awaiting_approval",
     "awaiting_decision",
     "decision_groups",
+    "case_icm_valuation",
     "difference_percent",
     "icm_chart_points",
     "icm_flagged",

@@ -6,11 +6,26 @@ from django.db.models import BooleanField, Case, F, Q, QuerySet, Value, When
 from settlements.charts import ChartPoint, percent_text, sample_by_rank
 from settlements.models import IcmValuation, IcmValue, Job, Settlement
 from settlements.site_policy import IcmFlag
+from settlements.workflow import SettlementStatus
 
 
 def icm_valuation(settlement: Settlement) -> IcmValuation | None:
     """The settlement's valuation, done or still being sampled; None where none was made."""
     return IcmValuation.objects.filter(settlement_id=settlement.pk).first()
+
+
+def case_icm_valuation(case) -> IcmValuation | None:
+    """The finished valuation of the case's settlement in force (prepared, awaiting approval
+    or approved; never one rejected or withdrawn), or None."""
+    return (
+        IcmValuation.objects.filter(
+            settlement__case_id=case.pk,
+            settlement__kind=Settlement.Kind.SETTLEMENT,
+            status=IcmValuation.Status.DONE,
+        )
+        .exclude(settlement__status__in=[SettlementStatus.REJECTED, SettlementStatus.WITHDRAWN])
+        .first()
+    )
 
 
 def _flagged(flag: IcmFlag) -> Q:

@@ -451,12 +451,14 @@ def _followups(settlement: Settlement, player: str) -> Iterator[statements.Follo
         by_compensation[item.compensation_id].append(item)
     for listed in by_compensation.values():
         compensation = listed[0].compensation
+        icm = compensation.icm_figures.get("players", {}).get(player)
         yield statements.Followup(
             "compensation",
             compensation.pk,
             compensation.get_status_display(),
             tuple((item.unit, item.amount) for item in listed),
             compensation.reason,
+            icm=(icm["policy"], icm["icm"]) if icm else None,
         )
     withdrawals = PrizeWithdrawal.objects.filter(case=settlement.case_id, player=player)
     for withdrawal in withdrawals.order_by("decided_at", "id"):
