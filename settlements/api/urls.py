@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from settlements.api import cases, ledger, snapshots, statements
+from settlements.api import cases, icm, ledger, snapshots, statements
 
 app_name = "api"
 urlpatterns = [
@@ -16,4 +16,5 @@ urlpatterns = [
         statements.settlement_statements,
         name="settlement_statements",
     ),
+    path("settlements/<int:settlement_id>/icm", icm.settlement_icm, name="settlement_icm"),
 ]

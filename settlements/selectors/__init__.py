@@ -77,6 +77,7 @@ from settlements.selectors.icm import (
     icm_flagged,
     icm_job,
     icm_rows_by_loss,
+    icm_rows_by_player,
     icm_valuation,
 )
 from settlements.selectors.incidents import (
@@ -182,6 +183,7 @@ __all__ = [
     "icm_flagged",
     "icm_job",
     "icm_rows_by_loss",
+    "icm_rows_by_player",
     "icm_valuation",
     "incident_counts",
     "incident_workbench",

@@ -5,6 +5,7 @@ from django.db.models import BooleanField, Case, F, Q, QuerySet, Value, When
 
 from settlements.charts import ChartPoint, percent_text, sample_by_rank
 from settlements.models import IcmValuation, IcmValue, Job, Settlement
+from settlements.selectors.players import by_code_point
 from settlements.site_policy import IcmFlag
 from settlements.workflow import SettlementStatus
 
@@ -45,6 +46,15 @@ def icm_rows_by_loss(valuation: IcmValuation, flag: IcmFlag) -> QuerySet:
     """Every remaining player's figures, the one the policy pays least against ICM first, each
     marked ``flagged`` by the site's threshold."""
     rows = IcmValue.objects.filter(valuation=valuation).order_by("difference", "position")
+    return _with_flag(rows, flag)
+
+
+def icm_rows_by_player(valuation: IcmValuation, flag: IcmFlag, *, after: str | None) -> QuerySet:
+    """The figures in player id order (code-point order, as positions run), from after ``after``,
+    each marked ``flagged``."""
+    rows = IcmValue.objects.filter(valuation=valuation).order_by("position")
+    if after is not None:
+        rows = rows.alias(by_id=by_code_point()).filter(by_id__gt=after)
     return _with_flag(rows, flag)
 
 
