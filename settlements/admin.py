@@ -20,6 +20,8 @@ from settlements.models import (
     CompensationItem,
     Decision,
     Event,
+    IcmValuation,
+    IcmValue,
     Incident,
     Job,
     JobItem,
@@ -146,6 +148,18 @@ class SettlementPayoutAdmin(BulkRowsAdmin):
 class SettlementLineAdmin(BulkRowsAdmin):
     list_display = ["settlement", "line_no", "player", "kind", "unit", "amount", "source"]
     list_filter = ["kind", "unit", "source", "reversal"]
+
+
+@admin.register(IcmValuation)
+class IcmValuationAdmin(HistoryWindowAdmin):
+    list_display = ["id", "settlement", "method", "status", "players", "samples", "finished_at"]
+    list_filter = ["method", "status"]
+    exclude = ["running_sums"]
+
+
+@admin.register(IcmValue)
+class IcmValueAdmin(BulkRowsAdmin):
+    list_display = ["valuation", "player", "chips", "amount", "policy_amount", "difference"]
 
 
 class CompensationItemInline(admin.TabularInline):
