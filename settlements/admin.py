@@ -161,6 +161,18 @@ class SettlementLineAdmin(BulkRowsAdmin):
     list_filter = ["kind", "unit", "source", "reversal"]
 
 
+@admin.register(IcmValuation)
+class IcmValuationAdmin(HistoryWindowAdmin):
+    list_display = ["id", "settlement", "method", "status", "players", "samples", "finished_at"]
+    list_filter = ["method", "status"]
+    exclude = ["running_sums"]
+
+
+@admin.register(IcmValue)
+class IcmValueAdmin(BulkRowsAdmin):
+    list_display = ["valuation", "player", "chips", "amount", "policy_amount", "difference"]
+
+
 class CompensationItemInline(admin.TabularInline):
     model = CompensationItem
     extra = 0

@@ -6,7 +6,7 @@ from django.db import connections
 from django.db.migrations.recorder import MigrationRecorder
 
 from settlements import services
-from settlements.site_policy import VARIABLES, policy_problems
+from settlements.site_policy import VARIABLES, icm_flag_problems, policy_problems
 
 
 @register()
@@ -22,6 +22,15 @@ def crash_policy_check(app_configs, **kwargs) -> list[Error]:
             id="settlements.E001",
         )
         for problem in policy_problems(settings.CRASH_POLICY)
+    ]
+
+
+@register()
+def icm_flag_check(app_configs, **kwargs) -> list[Error]:
+    """A threshold the second opinion could not flag by stops the site before a page needs it."""
+    return [
+        Error(problem, hint="Unset it to keep the default.", id="settlements.E002")
+        for problem in icm_flag_problems()
     ]
 
 

@@ -271,10 +271,16 @@ class CompensationForm(DomainErrorsMixin, forms.Form):
         max_length=PROSE_MAX_LENGTH,
         label="What went wrong for these players",
     )
+    # Set when the form was opened from the ICM second opinion: the proposal records its figures.
+    from_icm = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, currency: str, **kwargs):
         super().__init__(*args, **kwargs)
         self.currency = currency
+
+    @property
+    def opened_from_icm(self) -> bool:
+        return self.fields["from_icm"].to_python(self["from_icm"].value())
 
     def clean_entries(self) -> list[CompensationEntry]:
         entries, problems = [], []

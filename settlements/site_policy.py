@@ -84,10 +84,18 @@ class IcmFlag:
 
 def icm_flag() -> IcmFlag:
     """The site's threshold (ICM_FLAG_PERCENT, ICM_FLAG_MIN_AMOUNT); ImproperlyConfigured if
-    either is out of range."""
+    either is out of range (the system check reports it before the site starts)."""
+    problems = icm_flag_problems()
+    if problems:
+        raise ImproperlyConfigured("Bad ICM flag threshold: " + "; ".join(problems))
+    return IcmFlag(percent=settings.ICM_FLAG_PERCENT, min_amount=settings.ICM_FLAG_MIN_AMOUNT)
+
+
+def icm_flag_problems() -> list[str]:
     percent, min_amount = settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT
+    problems = []
     if not 0 <= percent <= 100:
-        raise ImproperlyConfigured(f"ICM_FLAG_PERCENT={percent}: give a percentage from 0 to 100")
+        problems.append(f"ICM_FLAG_PERCENT={percent}: give a percentage from 0 to 100")
     if min_amount < 0:
-        raise ImproperlyConfigured(f"ICM_FLAG_MIN_AMOUNT={min_amount}: give 0 or more minor units")
-    return IcmFlag(percent=percent, min_amount=min_amount)
+        problems.append(f"ICM_FLAG_MIN_AMOUNT={min_amount}: give 0 or more minor units")
+    return problems

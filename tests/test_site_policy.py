@@ -11,10 +11,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
 
 from settlements import services
-from settlements.checks import crash_policy_check
+from settlements.checks import crash_policy_check, icm_flag_check
 from settlements.models import Case, Event
 from settlements.rules import DEFAULT_POLICY, Policy, assess, parse_snapshot
-from settlements.site_policy import policy_problems, site_policy
+from settlements.site_policy import IcmFlag, icm_flag, policy_problems, site_policy
 from tests.api.conftest import post_snapshot
 from tests.conftest import build_snapshot
 
@@ -168,3 +168,26 @@ def test_the_api_loads_under_the_site_policy(operator):
     case = Case.objects.get(pk=response.json()["case"])
     assert case.stage == "pre"
     assert case.policy == SITE_POLICY
+
+
+@pytest.mark.parametrize(
+    ("percent", "min_amount", "words"),
+    [
+        (101, 1000, "ICM_FLAG_PERCENT=101"),
+        (-1, 1000, "ICM_FLAG_PERCENT=-1"),
+        (10, -5, "ICM_FLAG_MIN_AMOUNT=-5"),
+    ],
+)
+def test_the_system_check_refuses_a_bad_icm_threshold(settings, percent, min_amount, words):
+    settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = percent, min_amount
+    errors = icm_flag_check(None)
+    assert [error.id for error in errors] == ["settlements.E002"]
+    assert words in errors[0].msg
+    with pytest.raises(ImproperlyConfigured, match=words):
+        icm_flag()
+
+
+def test_a_good_icm_threshold_passes(settings):
+    settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = 0, 0
+    assert icm_flag_check(None) == []
+    assert icm_flag() == IcmFlag(percent=0, min_amount=0)

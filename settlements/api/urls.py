@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from settlements.api import cases, ledger, openapi, snapshots, statements
+from settlements.api import cases, icm, ledger, openapi, snapshots, statements
 
 app_name = "api"
 urlpatterns = [
@@ -17,4 +17,5 @@ urlpatterns = [
         statements.settlement_statements,
         name="settlement_statements",
     ),
+    path("settlements/<int:settlement_id>/icm", icm.settlement_icm, name="settlement_icm"),
 ]

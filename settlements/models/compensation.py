@@ -35,6 +35,9 @@ class Compensation(models.Model):
     totals = models.JSONField(default=dict)
     # SHA-256 over the items in line order (settlements.audit_log.items_digest).
     items_digest = models.CharField(max_length=64, blank=True)
+    # Proposed from the ICM second opinion: the valuation, the site's threshold then, and each
+    # proposed player's figures ({player: {"policy", "icm", "difference"}}); empty otherwise.
+    icm_figures = models.JSONField(default=dict, blank=True)
 
     history = audited()
 
@@ -61,6 +64,7 @@ class Compensation(models.Model):
                 "proposed_at",
                 "totals",
                 "items_digest",
+                "icm_figures",
             ),  # fmt: skip
         ]
 

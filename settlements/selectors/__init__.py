@@ -81,11 +81,13 @@ from settlements.selectors.dashboard import (
     waiting_rows,
 )
 from settlements.selectors.icm import (
+    case_icm_valuation,
     difference_percent,
     icm_chart_points,
     icm_flagged,
     icm_job,
     icm_rows_by_loss,
+    icm_rows_by_player,
     icm_valuation,
 )
 from settlements.selectors.incidents import (
@@ -196,11 +198,13 @@ __all__ = [
     "awaiting_approval",
     "awaiting_decision",
     "decision_groups",
+    "case_icm_valuation",
     "difference_percent",
     "icm_chart_points",
     "icm_flagged",
     "icm_job",
     "icm_rows_by_loss",
+    "icm_rows_by_player",
     "icm_valuation",
     "incident_counts",
     "incident_workbench",

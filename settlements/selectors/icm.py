@@ -5,12 +5,28 @@ from django.db.models import BooleanField, Case, F, Q, QuerySet, Value, When
 
 from settlements.charts import ChartPoint, percent_text, sample_by_rank
 from settlements.models import IcmValuation, IcmValue, Job, Settlement
+from settlements.selectors.players import by_code_point
 from settlements.site_policy import IcmFlag
+from settlements.workflow import SettlementStatus
 
 
 def icm_valuation(settlement: Settlement) -> IcmValuation | None:
     """The settlement's valuation, done or still being sampled; None where none was made."""
     return IcmValuation.objects.filter(settlement_id=settlement.pk).first()
+
+
+def case_icm_valuation(case) -> IcmValuation | None:
+    """The finished valuation of the case's settlement in force (prepared, awaiting approval
+    or approved; never one rejected or withdrawn), or None."""
+    return (
+        IcmValuation.objects.filter(
+            settlement__case_id=case.pk,
+            settlement__kind=Settlement.Kind.SETTLEMENT,
+            status=IcmValuation.Status.DONE,
+        )
+        .exclude(settlement__status__in=[SettlementStatus.REJECTED, SettlementStatus.WITHDRAWN])
+        .first()
+    )
 
 
 def _flagged(flag: IcmFlag) -> Q:
@@ -30,6 +46,15 @@ def icm_rows_by_loss(valuation: IcmValuation, flag: IcmFlag) -> QuerySet:
     """Every remaining player's figures, the one the policy pays least against ICM first, each
     marked ``flagged`` by the site's threshold."""
     rows = IcmValue.objects.filter(valuation=valuation).order_by("difference", "position")
+    return _with_flag(rows, flag)
+
+
+def icm_rows_by_player(valuation: IcmValuation, flag: IcmFlag, *, after: str | None) -> QuerySet:
+    """The figures in player id order (code-point order, as positions run), from after ``after``,
+    each marked ``flagged``."""
+    rows = IcmValue.objects.filter(valuation=valuation).order_by("position")
+    if after is not None:
+        rows = rows.alias(by_id=by_code_point()).filter(by_id__gt=after)
     return _with_flag(rows, flag)
 
 

@@ -44,7 +44,7 @@ def _collation() -> str:
     return "C" if connection.vendor == "postgresql" else "BINARY"
 
 
-def _by_code_point(column: str = "player") -> Collate:
+def by_code_point(column: str = "player") -> Collate:
     return Collate(column, _collation())
 
 
@@ -145,7 +145,7 @@ def named_players() -> dict[str, set[int]]:
 def player_entries(player: str) -> QuerySet[CasePlayer]:
     """The crash cases with ``player`` among the entrants, newest first (paginate it: an id
     may be in thousands of cases)."""
-    entries = CasePlayer.objects.alias(by_id=_by_code_point()).filter(by_id=player)
+    entries = CasePlayer.objects.alias(by_id=by_code_point()).filter(by_id=player)
     entries = entries.select_related("case__tournament", "case__incident").defer(
         *(f"case__{name}" for name in _BULKY_CASE_FIELDS)
     )
@@ -171,7 +171,7 @@ def player_case_ids(player: str) -> QuerySet:
 
 
 def _entrant_case_ids(player: str) -> QuerySet:
-    by_id = CasePlayer.objects.alias(by_id=_by_code_point()).filter(by_id=player)
+    by_id = CasePlayer.objects.alias(by_id=by_code_point()).filter(by_id=player)
     return by_id.values_list("case_id", flat=True)
 
 
@@ -370,7 +370,7 @@ def settlement_statements(
     settlement streams in constant memory. Follow-ups (adjustments, compensation) are left to
     the single statements."""
     facts = settlement_facts(settlement)
-    entrants = CasePlayer.objects.filter(case=settlement.case_id).alias(by_id=_by_code_point())
+    entrants = CasePlayer.objects.filter(case=settlement.case_id).alias(by_id=by_code_point())
     while True:
         chunk = entrants.order_by("by_id")
         if after is not None:
@@ -494,12 +494,14 @@ def _followups(settlement: Settlement, player: str) -> Iterator[statements.Follo
         by_compensation[item.compensation_id].append(item)
     for listed in by_compensation.values():
         compensation = listed[0].compensation
+        icm = compensation.icm_figures.get("players", {}).get(player)
         yield statements.Followup(
             "compensation",
             compensation.pk,
             compensation.get_status_display(),
             tuple((item.unit, item.amount) for item in listed),
             compensation.reason,
+            icm=(icm["policy"], icm["icm"]) if icm else None,
         )
     withdrawals = PrizeWithdrawal.objects.filter(case=settlement.case_id, player=player)
     for withdrawal in withdrawals.order_by("decided_at", "id"):

@@ -9,10 +9,17 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import audit_log
+from settlements import audit_log, selectors, site_policy
 from settlements.access import permissions
 from settlements.errors import DomainError
-from settlements.models import Case, Compensation, CompensationItem, Event, Unit
+from settlements.models import (
+    Case,
+    Compensation,
+    CompensationItem,
+    Event,
+    IcmValue,
+    Unit,
+)
 from settlements.services.common import (
     BULK_BATCH,
     check_amount,
@@ -37,41 +44,27 @@ class CompensationEntry:
 
 @transaction.atomic
 def compensation_propose(
-    *, case: Case, actor, reason: str, entries: Sequence[CompensationEntry]
+    *,
+    case: Case,
+    actor,
+    reason: str,
+    entries: Sequence[CompensationEntry],
+    from_icm: bool = False,
 ) -> Compensation:
     """Propose that the house pays named players for an injustice; a Tournament Manager
-    other than the proposer decides."""
+    other than the proposer decides. ``from_icm``: proposed from the settlement's ICM second
+    opinion, whose figures for the players named are recorded with the proposal."""
     case = lock_case(case)
     has_settlement = case.is_crash and case.settlements.exists()
     permissions.enforce(
         permissions.compensation_propose(case=case, user=actor, has_settlement=has_settlement)
     )
     reason = required_text(reason, "reason")
-    if not entries:
-        raise DomainError("Name at least one player and amount.", field="entries")
-    allowed_units = {Unit.CASH, Unit.TDOLLARS, Unit.FPP}
-    seen: set[tuple[str, str]] = set()
-    for number, entry in enumerate(entries, start=1):
-        where = f"Line {number}"
-        check_player_id(entry.player, where, field="entries")
-        if entry.unit not in allowed_units:
-            raise DomainError(f"{where}: pay compensation in cash, T$ or FPP.", field="entries")
-        check_amount(entry.amount, "entries", positive=True, what=f"{where}: the amount")
-        if (entry.player, entry.unit) in seen:
-            raise DomainError(
-                f"{where}: {entry.player} is listed twice in {entry.unit}.", field="entries"
-            )
-        seen.add((entry.player, entry.unit))
-    players = {entry.player for entry in entries}
-    outsiders = players - players_of(case, players)
-    if outsiders:
-        raise DomainError(
-            f"Not a player of {case}: {', '.join(sorted(outsiders)[:5])}.", field="entries"
-        )
-
+    players = _checked_players(case, entries)
     totals: dict[str, int] = defaultdict(int)
     for entry in entries:
         totals[entry.unit] += entry.amount
+    icm_figures = _icm_figures(case, players) if from_icm else {}
     compensation = Compensation(
         case=case,
         status=CompensationStatus.PROPOSED,
@@ -79,6 +72,7 @@ def compensation_propose(
         reason=reason,
         proposed_by=actor,
         totals=dict(totals),
+        icm_figures=icm_figures,
         items_digest=audit_log.items_digest(
             (line_no, entry.player, entry.unit, entry.amount)
             for line_no, entry in enumerate(entries, start=1)
@@ -104,9 +98,64 @@ def compensation_propose(
         case=case,
         subject=compensation,
         reason=reason,
-        data={"players": len(players), "totals": compensation.totals},
+        data={
+            "players": len(players),
+            "totals": compensation.totals,
+            **({"from_icm": icm_figures["valuation"]} if icm_figures else {}),
+        },
     )
     return compensation
+
+
+def _checked_players(case: Case, entries: Sequence[CompensationEntry]) -> set[str]:
+    """The players named, once every entry is checked: a player of the case, a unit the house
+    pays compensation in, a positive amount, each player and unit once."""
+    if not entries:
+        raise DomainError("Name at least one player and amount.", field="entries")
+    allowed_units = {Unit.CASH, Unit.TDOLLARS, Unit.FPP}
+    seen: set[tuple[str, str]] = set()
+    for number, entry in enumerate(entries, start=1):
+        where = f"Line {number}"
+        check_player_id(entry.player, where, field="entries")
+        if entry.unit not in allowed_units:
+            raise DomainError(f"{where}: pay compensation in cash, T$ or FPP.", field="entries")
+        check_amount(entry.amount, "entries", positive=True, what=f"{where}: the amount")
+        if (entry.player, entry.unit) in seen:
+            raise DomainError(
+                f"{where}: {entry.player} is listed twice in {entry.unit}.", field="entries"
+            )
+        seen.add((entry.player, entry.unit))
+    players = {entry.player for entry in entries}
+    outsiders = players - players_of(case, players)
+    if outsiders:
+        raise DomainError(
+            f"Not a player of {case}: {', '.join(sorted(outsiders)[:5])}.", field="entries"
+        )
+    return players
+
+
+def _icm_figures(case: Case, players: set[str]) -> dict:
+    """What the ICM second opinion of the case's current settlement says of ``players``."""
+    valuation = selectors.case_icm_valuation(case)
+    if valuation is None:
+        raise DomainError(
+            f"{case} has no ICM comparison to propose from; propose compensation without it."
+        )
+    flag = site_policy.icm_flag()
+    rows = IcmValue.objects.filter(valuation=valuation, player__in=players)
+    return {
+        "valuation": valuation.pk,
+        "method": valuation.method,
+        "flag": {"percent": flag.percent, "min_amount": flag.min_amount},
+        "players": {
+            row.player: {
+                "policy": row.policy_amount,
+                "icm": row.amount,
+                "difference": row.difference,
+            }
+            for row in rows
+        },
+    }
 
 
 @transaction.atomic

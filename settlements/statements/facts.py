@@ -61,6 +61,8 @@ class Followup:
     status: str  # in words: "Approved", "Awaiting approval", "Withdraw the prize", …
     amounts: tuple[tuple[str, int], ...] = ()  # (unit, signed amount)
     words: str = ""  # the reason, or the prize given in error
+    # Compensation proposed from the ICM second opinion: (the policy's amount, the ICM value).
+    icm: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -181,10 +181,18 @@ def followup_words(followup: Followup, currency: str) -> str:
             f"settlement for you by {amounts}: {followup.words}"
         )
     if followup.kind == "compensation":
-        return (
+        words = (
             f"Compensation #{followup.number} ({followup.status.lower()}), paid by the house: "
             f"{amounts}. Reason: {followup.words}"
         )
+        if followup.icm is not None:
+            policy, icm = followup.icm
+            words += (
+                f" It was proposed from the ICM comparison: this settlement pays you "
+                f"{unit_amount(policy, 'cash', currency)}, while the Independent Chip Model "
+                f"valued your chips at {unit_amount(icm, 'cash', currency)}."
+            )
+        return words
     return (
         f"Prize given in error ({followup.words}): decision #{followup.number}, "
         f"{followup.status.lower()}."

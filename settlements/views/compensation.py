@@ -22,7 +22,7 @@ from settlements.exports import ledger
 from settlements.exports.spreadsheets import csv_download
 from settlements.forms import CompensationForm, ReasonForm
 from settlements.models import Compensation
-from settlements.views import confirming
+from settlements.views import confirming, second_opinion
 from settlements.views.lookups import case_or_404, compensation_or_404
 from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -78,7 +78,15 @@ def compensation_list(request):
 @role_required(*permissions.COMPENSATION_PROPOSERS)
 def compensation_new(request, case_id: int):
     case = case_or_404(case_id)
-    form = CompensationForm(request.POST or None, currency=case.tournament.currency)
+    currency = case.tournament.currency
+    # ?from=icm: the flagged players of the ICM second opinion, each with what the policy pays
+    # them short of their stack's ICM value, for the Tournament Manager to edit.
+    initial = (
+        second_opinion.compensation_initial(case, currency)
+        if request.GET.get("from") == "icm"
+        else None
+    )
+    form = CompensationForm(request.POST or None, currency=currency, initial=initial)
     context = {"case": case, "tournament": case.tournament, "form": form}
     template = "settlements/compensation_new.html"
     if request.method == "POST":
@@ -89,6 +97,7 @@ def compensation_new(request, case_id: int):
                     actor=request.user,
                     reason=form.cleaned_data["reason"],
                     entries=form.cleaned_data["entries"],
+                    from_icm=form.cleaned_data["from_icm"],
                 )
             except NotAllowed:
                 raise PermissionDenied from None

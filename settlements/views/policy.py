@@ -19,13 +19,14 @@ from settlements.rules import (
     DEFAULT_POLICY,
     Policy,
     decision_options,
+    icm,
     parse_snapshot,
     remedy_for,
     settle,
 )
 from settlements.rules.policy import LATE_FORMULAS
 from settlements.rules.snapshot import MAX_AMOUNT, MAX_CHIPS
-from settlements.site_policy import site_policy
+from settlements.site_policy import icm_flag, site_policy
 
 # The worked example: a regular tournament of 10 entrants that crashed with 3 players left,
 # all of them in the money. Amounts in cents.
@@ -47,6 +48,7 @@ EXAMPLE_TOURNAMENT = {
 @role_required(*roles.ALL_ROLES)
 def crash_policy(request):
     policy = site_policy()
+    example = _example(policy)
     context = {
         "policy": policy,
         "default_policy": DEFAULT_POLICY,
@@ -59,12 +61,14 @@ def crash_policy(request):
         ],
         "stages": [(stage.value, stage.label) for stage in Stage],
         "rows": _cell_rows(policy),
-        "example": _example(policy),
+        "example": example,
         "example_alternatives": [
             _example(Policy(policy.pre_pct, policy.early_pct, formula))
             for formula in LATE_FORMULAS
             if formula != policy.late_formula
         ],
+        "icm_flag": icm_flag(),
+        "icm_example": _icm_example(example),
         "max_amount": f"{MAX_AMOUNT:,}",
         "max_chips": f"{MAX_CHIPS:,}",
     }
@@ -166,3 +170,22 @@ def _example(policy: Policy) -> dict:
         "distributed": result.pool_distributed,
         "fees_refunded": any(line.kind in refunds for line in result.lines),
     }
+
+
+def _icm_example(example: dict) -> list[dict]:
+    """The worked example's players: what the policy pays each, and their stack's ICM value
+    for the same prizes (every place 1..3 still to be played for)."""
+    players = sorted(EXAMPLE_STACKS)
+    chips = [EXAMPLE_STACKS[player] for player in players]
+    values = icm.exact_equity(chips, EXAMPLE_TOURNAMENT["payouts"])
+    amounts = icm.round_to_units(values, chips, players)
+    paid = {explanation.player: explanation.rounded for explanation in example["explanations"]}
+    return [
+        {
+            "player": player,
+            "policy": paid[player],
+            "icm": amount,
+            "difference": paid[player] - amount,
+        }
+        for player, amount in zip(players, amounts, strict=True)
+    ]

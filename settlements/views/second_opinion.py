@@ -7,7 +7,7 @@ only reads them, a page of rows at a time, so it costs the same for 10 or 10,000
 
 from functools import partial
 
-from settlements import charts, selectors, site_policy
+from settlements import charts, money, selectors, site_policy
 from settlements.access import permissions
 from settlements.models import IcmValuation, Settlement
 from settlements.views.paging import CountedPaginator, page_number
@@ -50,3 +50,27 @@ def second_opinion(request, settlement: Settlement) -> dict | None:
 def icm_chart(valuation: IcmValuation, currency: str) -> charts.IcmChart:
     policy, icm = selectors.icm_chart_points(valuation)
     return charts.icm_chart(policy, icm, count=valuation.players, currency=currency)
+
+
+def compensation_initial(case, currency: str) -> dict | None:
+    """The compensation form filled from the ICM second opinion: one line per flagged player
+    with the difference, and a reason to edit; None when there is no comparison to use."""
+    valuation = selectors.case_icm_valuation(case)
+    if valuation is None:
+        return None
+    flag = site_policy.icm_flag()
+    lines = [
+        f"{row.player} {money.decimal_amount(-row.difference, 'cash', currency)}"
+        for row in selectors.icm_flagged(valuation, flag)
+    ]
+    if not lines:
+        return None
+    return {
+        "entries": "\n".join(lines),
+        "reason": (
+            "The settlement pays these players less than their stacks' ICM value by at least "
+            f"{flag.percent} % and {money.format_minor_units(flag.min_amount, currency)}; "
+            "compensated for the difference."
+        ),
+        "from_icm": True,
+    }

@@ -11,6 +11,7 @@ from settlements.models import (
     CasePlayer,
     CompensationItem,
     Event,
+    IcmValue,
     LedgerRelease,
     PaymentConfirmation,
     Settlement,
@@ -30,7 +31,7 @@ WRITE_ONCE = sorted(
 )
 WRITTEN_ONCE = (
     Snapshot, CasePlayer, SettlementPayout, SettlementLine, CompensationItem, Event,
-    LedgerRelease, PaymentConfirmation,
+    LedgerRelease, PaymentConfirmation, IcmValue,
 )  # fmt: skip
 
 # The attacks of issue 10, verbatim.

@@ -75,6 +75,15 @@ def test_the_last_place_is_a_floor_everyone_gets():
     assert icm.exact_work(3, [500, 400, 400]) == 3  # one set (none placed) × three steps
 
 
+def test_the_work_of_a_huge_field_is_counted_only_until_it_is_too_much():
+    # 180,000 players for 45,000 different prizes: the binomials alone would take minutes.
+    prizes = list(range(45_000, 0, -1))
+    assert icm.exact_work(180_000, prizes) > icm.EXACT_WORK_LIMIT
+    # Nine players, eight places above the last: 502 sets (of up to seven placed) times
+    # 2,295 steps.
+    assert icm.exact_work(9, list(range(9, 0, -1)), cap=10**12) == 502 * 2_295
+
+
 def test_refuses_players_without_chips_and_rising_prizes():
     with pytest.raises(ValueError, match="chips"):
         icm.exact_equity([10, 0], [10])

@@ -16,6 +16,8 @@ READ_ONLY = [
     "decision",
     "settlement",
     "settlementpayout",
+    "icmvaluation",
+    "icmvalue",
     "settlementline",
     "compensation",
     "prizewithdrawal",

@@ -8,6 +8,7 @@ import pytest
 from django.db import DatabaseError, transaction
 
 from settlements import audit_log, services
+from settlements.errors import DomainError
 from settlements.models import Event, IcmValuation, IcmValue, Job, JobItem, SettlementPayout
 from settlements.rules import icm, parse_snapshot
 from tests.services.helpers import load
@@ -106,3 +107,44 @@ def test_a_changed_figure_breaks_the_seal(operator, snapshot_factory):
     result = audit_log.verify()
     assert not result.ok
     assert "icm" in result.problem
+
+
+def test_compensation_from_the_comparison_records_its_figures(
+    operator, tournament_manager, snapshot_factory, settings
+):
+    settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = 1, 1
+    settlement = prepared(operator, snapshot_factory, stage="late", entrants=20)
+    loser = IcmValue.objects.filter(valuation__settlement=settlement).order_by("difference")[0]
+    assert loser.difference < 0
+    compensation = services.compensation_propose(
+        case=settlement.case,
+        actor=tournament_manager,
+        reason="short of ICM",
+        entries=[services.CompensationEntry(player=loser.player, amount=-loser.difference)],
+        from_icm=True,
+    )
+    assert compensation.icm_figures["valuation"] == settlement.icm.pk
+    assert compensation.icm_figures["flag"] == {"percent": 1, "min_amount": 1}
+    assert compensation.icm_figures["players"] == {
+        loser.player: {
+            "policy": loser.policy_amount,
+            "icm": loser.amount,
+            "difference": loser.difference,
+        }
+    }
+    event = Event.objects.get(type=Event.Type.COMPENSATION_PROPOSED)
+    assert event.data["from_icm"] == settlement.icm.pk
+
+
+def test_no_compensation_from_a_comparison_that_is_not_there(
+    operator, tournament_manager, snapshot_factory
+):
+    settlement = prepared(operator, snapshot_factory, stage="early", entrants=20)
+    with pytest.raises(DomainError, match="no ICM comparison"):
+        services.compensation_propose(
+            case=settlement.case,
+            actor=tournament_manager,
+            reason="short of ICM",
+            entries=[services.CompensationEntry(player="p000001", amount=100)],
+            from_icm=True,
+        )

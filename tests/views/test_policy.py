@@ -228,3 +228,13 @@ def test_the_sites_readings_are_listed_as_site_policy(as_auditor):
     assert f"at most {MAX_AMOUNT:,} minor units" in words
     assert f"chip counts at most {MAX_CHIPS:,}" in words
     assert "even one that pays nothing" in words
+
+
+def test_the_policy_page_says_what_icm_is_and_is_not_with_the_sites_threshold(as_auditor, settings):
+    settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = 12, 2500
+    html = assert_full_page(as_auditor.get(reverse("policy")))
+    assert 'id="icm"' in html and "What it is not" in html
+    threshold = html[html.index('id="icm-threshold"') :]
+    assert "12 %" in threshold[:600] and "2,500" in threshold[:600]
+    # RULES.md §7's stacks by ICM: 86600/21, 10150/3 and 17450/7 (tests/rules/test_icm.py).
+    assert "41.24 USD" in html and "33.83 USD" in html and "24.93 USD" in html

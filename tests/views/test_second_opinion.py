@@ -46,7 +46,8 @@ def test_the_auditor_sees_it_and_others_do_not(as_auditor, as_operator, as_marke
         response = client.get(
             review(late, icm_page=1), headers={"HX-Target": "second-opinion"}, **HTMX
         )
-        assert 'id="icm-table"' not in response.content.decode()
+        assert response.status_code == 200
+        assert 'id="second-opinion"' not in response.content.decode()
 
 
 def test_the_panel_pages_alone_over_htmx(as_manager, operator, load_case, settings):
@@ -72,3 +73,48 @@ def test_a_valuation_still_running_says_so(as_manager, operator, load_case, sett
     job = Job.objects.get(kind=Job.Kind.ICM)
     assert reverse("job_detail", args=[job.pk]) in html
     assert 'id="icm-table"' not in html
+
+
+def test_proposing_from_the_comparison_fills_the_form_with_the_differences(
+    as_manager, late, settings, tournament_manager, second_manager
+):
+    settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = 1, 1
+    flagged = [
+        row
+        for row in IcmValue.objects.filter(valuation__settlement=late).order_by("difference")
+        if row.difference < 0 and -row.difference * 100 >= row.amount
+    ]
+    assert flagged
+    assert "?from=icm" in as_manager.get(review(late)).content.decode()
+    url = reverse("compensation_new", args=[late.case_id])
+    html = assert_full_page(as_manager.get(url + "?from=icm"))
+    assert "Filled in from the ICM second opinion" in html
+    for row in flagged:
+        assert f"{row.player} {-row.difference // 100}.{-row.difference % 100:02d}" in html
+    # The manager edits an amount and proposes; the proposal keeps the figures.
+    first = flagged[0]
+    response = as_manager.post(
+        url, {"entries": f"{first.player} 1.00", "reason": "short of ICM", "from_icm": "True"}
+    )
+    assert response.status_code == 302
+    compensation = late.case.compensations.get()
+    assert list(compensation.icm_figures["players"]) == [first.player]
+    detail = as_manager.get(response.url).content.decode()
+    assert 'id="compensation-from-icm"' in detail
+    # Approved by another manager, the player's statement explains where it came from.
+    services.compensation_approve(compensation=compensation, actor=second_manager, reason="ok")
+    statement = reverse("settlement_statement", args=[late.pk]) + f"?player={first.player}"
+    text = as_manager.get(statement).content.decode()
+    assert "It was proposed from the ICM comparison" in text
+
+
+def test_an_ordinary_proposal_records_no_figures(as_manager, late):
+    url = reverse("compensation_new", args=[late.case_id])
+    html = as_manager.get(url).content.decode()
+    assert "Filled in from the ICM second opinion" not in html
+    player = IcmValue.objects.filter(valuation__settlement=late).first().player
+    response = as_manager.post(
+        url, {"entries": f"{player} 1.00", "reason": "lag", "from_icm": "False"}
+    )
+    assert response.status_code == 302
+    assert late.case.compensations.get().icm_figures == {}

@@ -1,0 +1,77 @@
+"""GET /api/v1/settlements/ID/icm: the settlement's ICM second opinion, each remaining player's
+ICM value beside what the policy pays them, to the roles that may see amounts."""
+
+from typing import Annotated
+
+import msgspec
+from django.http import HttpRequest, JsonResponse
+
+from settlements import problems, selectors, site_policy
+from settlements.access import permissions
+from settlements.api.base import api_endpoint, next_page
+from settlements.api.reading import read_query
+from settlements.models import IcmValuation, Settlement
+
+ICM_PAGE_SIZE = 500
+ICM_MAX_PAGE_SIZE = 5000
+
+
+class IcmQuery(msgspec.Struct, kw_only=True, frozen=True):
+    """A page of ``limit`` players, those after the id ``after`` in code-point order."""
+
+    after: str | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=ICM_MAX_PAGE_SIZE)] = ICM_PAGE_SIZE
+
+
+@api_endpoint("GET", "HEAD", allowed=permissions.AMOUNT_READERS)
+def settlement_icm(request: HttpRequest, user, settlement_id: int) -> JsonResponse:
+    """The valuation (how it was made, the prizes in play, the site's flag threshold) and a
+    page of its players' figures; while it is still being sampled, its status and no figures."""
+    query = read_query(request.GET, IcmQuery)
+    try:
+        settlement = selectors.settlement_detail(settlement_id, people=False)
+    except Settlement.DoesNotExist:
+        return problems.refusal(404, "$", f"There is no settlement #{settlement_id}.")
+    valuation = None if settlement.is_adjustment else selectors.icm_valuation(settlement)
+    if valuation is None:
+        return problems.refusal(
+            404,
+            "$",
+            f"{settlement} has no ICM figures: they are made for settlements of the middle and "
+            "late stages, where chips decide what is paid.",
+        )
+    flag = site_policy.icm_flag()
+    rows, more = [], False
+    if valuation.status == IcmValuation.Status.DONE:
+        page = selectors.icm_rows_by_player(valuation, flag, after=query.after)
+        rows = list(page[: query.limit + 1])
+        more, rows = len(rows) > query.limit, rows[: query.limit]
+    return problems.json_response(
+        {
+            "settlement": settlement.pk,
+            "case": settlement.case_id,
+            "currency": settlement.currency,
+            "status": valuation.status,
+            "method": valuation.method,
+            "players": valuation.players,
+            "prizes_in_play": valuation.prizes_in_play,
+            "seed": valuation.seed,
+            "samples": valuation.samples,
+            "flag": {"percent": flag.percent, "min_amount": flag.min_amount},
+            "values": [
+                {
+                    "player": row.player,
+                    "chips": row.chips,
+                    "chip_rank": row.chip_rank,
+                    "icm": row.amount,
+                    "icm_exact": row.value,
+                    "standard_error": row.standard_error,
+                    "policy": row.policy_amount,
+                    "difference": row.difference,
+                    "flagged": row.flagged,
+                }
+                for row in rows
+            ],
+            "next": next_page(request, after=rows[-1].player) if more else None,
+        }
+    )
