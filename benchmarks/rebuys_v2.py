@@ -44,39 +44,10 @@ from _common import (  # noqa: E402
     make_user,
     use_scratch_database,
 )
-from _snapshots import (  # noqa: E402
-    BUY_IN,
-    PAID_SHARE,
-    eliminated_for,
-    payout_table,
-    snapshot_text,
-)
+from _snapshots import eliminated_for, rebuy_text, snapshot_text  # noqa: E402
 
 DATABASE = "crashdesk_bench_rebuys"
-ENTRY_BOUNTY, ADD_ON = 500, 1000
 GOAL = 1.2
-
-
-def rebuy_text(v1: str, entrants: int) -> str:
-    """The version 2 twin of a version 1 snapshot's text (see the module's docstring)."""
-    document = json.loads(v1)
-    players = document["players"]
-    entries = add_ons = 0
-    for n, player in enumerate(players):
-        if n % 3 == 0:
-            player["entries"] = 2
-        if n % 10 == 0:
-            player["add_ons"] = 1
-        if player["chips"]:
-            player["bounty"] = ENTRY_BOUNTY * player.get("entries", 1)
-        entries += player.get("entries", 1)
-        add_ons += player.get("add_ons", 0)
-    t = document["tournament"]
-    t.update(entry_bounty=ENTRY_BOUNTY, add_on=ADD_ON)
-    places = max(3, entrants * PAID_SHARE // 100)
-    t["payouts"] = payout_table(entries * BUY_IN + add_ons * ADD_ON, places)
-    document["format"] = "crash-snapshot/2"
-    return json.dumps(document, separators=(",", ":"))
 
 
 def main() -> None:
