@@ -232,19 +232,24 @@ def _current_facts(events) -> dict[tuple[str, int], dict]:
     for pk, totals in compensations.values_list("pk", "totals").iterator():
         facts["compensation", pk] = {"totals": totals, "items": items.get(pk, items_digest(()))}
     snapshots = Snapshot.objects.filter(case__in=sealed("case").values("subject_id"))
-    for case_id, text in snapshots.values_list("case", "text").iterator(chunk_size=20):
+    # A crash-snapshot/2 case also seals its entrants' rows: read only where there is one.
+    with_entrants = []
+    rows = snapshots.values_list("case", "text", "case__entrants_digest")
+    for case_id, text, entrants in rows.iterator(chunk_size=20):
         facts["case", case_id] = {"snapshot": Snapshot.digest(text)}
-    for case_id, digest in _entrants_digests(sealed("case").values("subject_id")).items():
-        facts.setdefault(("case", case_id), {})["entrants"] = digest
+        if entrants:
+            with_entrants.append(case_id)
+    for case_id, digest in _entrants_digests(with_entrants).items():
+        facts["case", case_id]["entrants"] = digest
     return facts
 
 
-def _entrants_digests(case_ids) -> dict[int, str]:
-    """The entrants' digest of every crash-snapshot/2 case among ``case_ids``, from its rows."""
+def _entrants_digests(case_ids: list[int]) -> dict[int, str]:
+    """The entrants' digest of each case of ``case_ids``, recomputed from its rows."""
+    if not case_ids:
+        return {}
     rows = (
-        CasePlayer.objects.filter(
-            case__in=Case.objects.filter(pk__in=case_ids).exclude(entrants_digest="")
-        )
+        CasePlayer.objects.filter(case__in=case_ids)
         .order_by("case", "position")
         .values_list("case", "position", "player", "chips", "entries", "add_ons", "bounty")
     )
