@@ -68,3 +68,13 @@ def test_an_early_split_refunds_each_players_own_entries():
     words = " ".join(" ".join(section.paragraphs) for section in r00.sections)
     assert "You bought in 3 times: 49.50 USD back first" in words
     assert r00.parts[0].amount == 4950
+
+
+def test_a_player_whose_buy_ins_exceed_the_first_prize_is_told_why_they_get_them_back():
+    statements = statements_of("37-rebuy-regular-middle-own-buy-ins-above-first-prize")
+    whale = statements["whale"]
+    words = " ".join(" ".join(section.paragraphs) for section in whale.sections)
+    assert "You bought in 9 times and took one add-on: 100.00 USD back first" in words
+    assert "you get the cap, 100.00 USD" in words
+    other = " ".join(" ".join(s.paragraphs) for s in statements["m1"].sections)
+    assert "1 player was held at their cap (100.00 USD in all)" in other

@@ -256,6 +256,15 @@ def _unpaid_explanation(split: SplitSummary, chips: int) -> Explained:
 def _capped_words(draft: Draft, split: SplitSummary) -> str:
     facts = draft.facts
     cap_name = wording.cap_name(facts.type, facts.stage, facts.remedy)
+    if split.capped_total is not None:
+        # §8: each player's cap is the first prize, or their own buy-ins where those are more.
+        return (
+            f"{split.capped:,} player{'s were' if split.capped > 1 else ' was'} held at their "
+            f"cap ({draft.money(split.capped_total)} in all): the first prize, "
+            f"{draft.money(split.cap)}, or their own buy-ins where those were more; what the "
+            f"formula gave {'them' if split.capped > 1 else 'that player'} above it went to the "
+            f"other {split.rest_players:,}."
+        )
     return (
         f"{split.capped:,} player{'s were' if split.capped > 1 else ' was'} held at the "
         f"cap of {draft.money(split.cap)} ({cap_name}); "
