@@ -40,3 +40,26 @@ def test_a_rebuy_knock_out_review_shows_buy_ins_share_and_bounty_apart(
                              "payouts")  # fmt: skip
     assert all(f">{head}</th>" in partial for head in HEADS)
     assert dict(cells(partial, "p000002"))["guaranteed"] == "10.00 USD"
+
+
+def test_the_explain_panel_shows_a_players_own_buy_ins_and_bounty(as_operator, operator, load_case):
+    case = load_case(stage="middle", entrants=30, tournament_id="KO-X", rebuys=True)
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    url = reverse("settlement_review", args=[settlement.pk]) + "?player=p000001"
+    panel = assert_partial(
+        as_operator.get(url, **HTMX, HTTP_HX_TARGET="player-detail"), "player-detail"
+    )
+    assert 'own buy-ins back</dt><dd data-part="guaranteed">30.00 USD</dd>' in panel
+    assert "Plus the bounty on your head" in panel and 'data-part="bounty"' in panel
+    assert "From the bounty money the entries paid" in panel
+
+
+def test_the_statement_page_says_what_the_player_bought_and_their_bounty(
+    as_operator, operator, load_case
+):
+    case = load_case(stage="middle", entrants=30, tournament_id="KO-S", rebuys=True)
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    url = reverse("settlement_statement", args=[settlement.pk]) + "?player=p000001"
+    html = assert_full_page(as_operator.get(url))
+    assert "You bought in twice and took one add-on: 30.00 USD back first" in html
+    assert "Your bounty of 10.00 USD is paid to you as well" in html
