@@ -6,6 +6,7 @@ memory a benchmark reports is the memory of the thing measured. Players hold ran
 the share of eliminated players puts the tournament in the stage asked for.
 """
 
+import json
 import random
 from pathlib import Path
 
@@ -15,6 +16,7 @@ FREEROLL_POOL = 1_000_000
 PAID_SHARE = 15  # per cent of the entrants in the money
 TYPES = ("regular", "freeroll", "satellite")
 STAGES = ("pre", "early", "middle", "late")
+ENTRY_BOUNTY, ADD_ON = 500, 1000  # a rebuy knock-out's (crash-snapshot/2)
 
 
 def payout_table(pool: int, places: int) -> list[int]:
@@ -118,3 +120,28 @@ def write_snapshot(path: Path, **kwargs) -> int:
     data = snapshot_text(**kwargs).encode()
     path.write_bytes(data)
     return len(data)
+
+
+def rebuy_text(v1: str, entrants: int) -> str:
+    """The crash-snapshot/2 twin of a regular tournament's version 1 snapshot text: the same
+    players, chips and stage, where every third player bought a second entry, every tenth an
+    add-on, every entry put ENTRY_BOUNTY on its player's head, and each player still in holds
+    the bounty of each of their entries; the payouts are worked out from those entries."""
+    document = json.loads(v1)
+    players = document["players"]
+    entries = add_ons = 0
+    for n, player in enumerate(players):
+        if n % 3 == 0:
+            player["entries"] = 2
+        if n % 10 == 0:
+            player["add_ons"] = 1
+        if player["chips"]:
+            player["bounty"] = ENTRY_BOUNTY * player.get("entries", 1)
+        entries += player.get("entries", 1)
+        add_ons += player.get("add_ons", 0)
+    t = document["tournament"]
+    t.update(entry_bounty=ENTRY_BOUNTY, add_on=ADD_ON)
+    places = max(3, entrants * PAID_SHARE // 100)
+    t["payouts"] = payout_table(entries * BUY_IN + add_ons * ADD_ON, places)
+    document["format"] = "crash-snapshot/2"
+    return json.dumps(document, separators=(",", ":"))

@@ -67,7 +67,7 @@ from _common import (  # noqa: E402
     use_scratch_database,
 )
 from _pages import PageCheck  # noqa: E402
-from _snapshots import snapshot_text  # noqa: E402
+from _snapshots import rebuy_text, snapshot_text  # noqa: E402
 
 # BENCH_DATABASE: a scratch name of ones own when several people share one PostgreSQL server.
 DATABASE = os.environ.get("BENCH_DATABASE", "crashdesk_bench_incident")
@@ -104,6 +104,10 @@ def main() -> None:
     parser.add_argument(
         "--clients", type=int, default=8, help="one-by-one: requests in flight at once"
     )
+    parser.add_argument(
+        "--rebuys", action="store_true",
+        help="the regular tournaments are rebuy knock-outs (crash-snapshot/2, RULES.md §8)",
+    )  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
 
@@ -112,10 +116,11 @@ def main() -> None:
     try:
         if args.path == "bulk":
             run_bulk(
-                url, args.tournaments, args.entrants, args.zip, args.worker_interval, args.workers
-            )
+                url, args.tournaments, args.entrants, args.zip, args.worker_interval, args.workers,
+                rebuys=args.rebuys,
+            )  # fmt: skip
         else:
-            run(url, args.tournaments, args.entrants, args.clients)
+            run(url, args.tournaments, args.entrants, args.clients, rebuys=args.rebuys)
     finally:
         print(f"load average after: {_load()}")
         if not args.keep:
@@ -126,13 +131,15 @@ def _load() -> str:
     return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
-def _snapshots(tournaments: int, entrants: int) -> list[bytes]:
+def _snapshots(tournaments: int, entrants: int, *, rebuys: bool) -> list[bytes]:
     snapshots = []
     for number in range(tournaments):
         type_, stage, _ = MIX[number % len(MIX)]
         text = snapshot_text(
             tournament_id=f"T{number:04d}", type=type_, stage=stage, entrants=entrants, seed=number
         )
+        if rebuys and type_ == "regular":
+            text = rebuy_text(text, entrants)
         snapshots.append(text.encode())
     return snapshots
 
@@ -218,7 +225,14 @@ def _selection(body: bytes) -> str:
 
 
 def run_bulk(
-    url: str, tournaments: int, entrants: int, as_zip: bool, interval: float | None, workers: int
+    url: str,
+    tournaments: int,
+    entrants: int,
+    as_zip: bool,
+    interval: float | None,
+    workers: int,
+    *,
+    rebuys: bool = False,
 ) -> None:
     from django.conf import settings
 
@@ -229,7 +243,7 @@ def run_bulk(
     operator = make_user("bench-operator", roles.OPERATOR)
     marketing = make_user("bench-marketing", roles.MARKETING_MANAGER)
     manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)
-    snapshots = _snapshots(tournaments, entrants)
+    snapshots = _snapshots(tournaments, entrants, rebuys=rebuys)
     files = [(f"T{number:04d}.json", body) for number, body in enumerate(snapshots)]
     # One upload takes at most ARCHIVE_MAX_FILES files (loose or in a zip): more are loaded in
     # as many uploads, one after the other (one load job at a time per incident).
@@ -455,7 +469,7 @@ def expect(status: int, wanted: int, what: str, body: bytes = b"") -> None:
         raise SystemExit(f"{what}: HTTP {status}, expected {wanted}\n{body[:800]!r}")
 
 
-def run(url: str, tournaments: int, entrants: int, clients: int) -> None:
+def run(url: str, tournaments: int, entrants: int, clients: int, *, rebuys: bool = False) -> None:
     from settlements import services
     from settlements.access import roles
     from settlements.models import Case, Settlement
@@ -466,7 +480,7 @@ def run(url: str, tournaments: int, entrants: int, clients: int) -> None:
     manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)
     _, token = services.api_token_create(user=operator, name="benchmark game servers")
 
-    snapshots = _snapshots(tournaments, entrants)
+    snapshots = _snapshots(tournaments, entrants, rebuys=rebuys)
     size = sum(map(len, snapshots))
     print(
         f"{tournaments} tournaments of {entrants:,} entrants ({size / 1e6:.0f} MB of snapshots), "

@@ -144,17 +144,6 @@ class SettlementPayoutAdmin(BulkRowsAdmin):
     list_display = ["settlement", "player", "chips", "cash", "tdollars", "tickets", "fpp"]
 
 
-@admin.register(IcmValuation)
-class IcmValuationAdmin(HistoryWindowAdmin):
-    list_display = ["settlement", "method", "status", "players", "samples", "finished_at"]
-    list_filter = ["method", "status"]
-
-
-@admin.register(IcmValue)
-class IcmValueAdmin(BulkRowsAdmin):
-    list_display = ["valuation", "player", "chips", "amount", "policy_amount", "difference"]
-
-
 @admin.register(SettlementLine)
 class SettlementLineAdmin(BulkRowsAdmin):
     list_display = ["settlement", "line_no", "player", "kind", "unit", "amount", "source"]

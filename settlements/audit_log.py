@@ -319,8 +319,15 @@ def current_facts(events) -> Facts:
     for pk, totals in compensations.values_list("pk", "totals").iterator():
         facts["compensation", pk] = {"totals": totals, "items": items.get(pk, items_digest(()))}
     snapshots = Snapshot.objects.filter(case__in=sealed("case"))
-    for case_id, text in snapshots.values_list("case", "text").iterator(chunk_size=20):
+    # A crash-snapshot/2 case also seals its entrants' rows: read only where there is one.
+    with_entrants = []
+    rows = snapshots.values_list("case", "text", "case__entrants_digest")
+    for case_id, text, entrants in rows.iterator(chunk_size=20):
         facts["case", case_id] = {"snapshot": Snapshot.digest(text)}
+        if entrants:
+            with_entrants.append(case_id)
+    for case_id, digest in _entrants_digests(with_entrants).items():
+        facts["case", case_id]["entrants"] = digest
     for name, model in seals.SEALED_MODELS.items():
         if model is not Tournament:
             for pk, fields in seals.current_records(model, sealed(name)).items():
@@ -333,8 +340,6 @@ def current_facts(events) -> Facts:
         for pk, digest in digests.items():
             if (key[0], pk) in facts:
                 facts[key[0], pk][key[1]] = digest
-    for case_id, digest in _entrants_digests(sealed("case")).items():
-        facts.setdefault(("case", case_id), {})["entrants"] = digest
     batches = seals.confirmation_digests(
         events.filter(type=Event.Type.PAYMENTS_CONFIRMED).values("pk")
     )
@@ -348,12 +353,12 @@ def current_facts(events) -> Facts:
     return Facts(facts, batches, seals.current_history(wanted))
 
 
-def _entrants_digests(case_ids) -> dict[int, str]:
-    """The entrants' digest of every crash-snapshot/2 case among ``case_ids``, from its rows."""
+def _entrants_digests(case_ids: list[int]) -> dict[int, str]:
+    """The entrants' digest of each case of ``case_ids``, recomputed from its rows."""
+    if not case_ids:
+        return {}
     rows = (
-        CasePlayer.objects.filter(
-            case__in=Case.objects.filter(pk__in=case_ids).exclude(entrants_digest="")
-        )
+        CasePlayer.objects.filter(case__in=case_ids)
         .order_by("case", "position")
         .values_list("case", "position", "player", "chips", "entries", "add_ons", "bounty")
     )

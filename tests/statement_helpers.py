@@ -51,7 +51,12 @@ def from_engine(result, snapshot, *, status: str = "", status_label: str = "") -
                 places=e.places,
             )
         player = statements.PlayerFacts(
-            entrant.id, entrant.chips, explained, tuple(lines.get(entrant.id, ()))
+            entrant.id,
+            entrant.chips,
+            explained,
+            tuple(lines.get(entrant.id, ())),
+            entries=entrant.entries,
+            add_ons=entrant.add_ons,
         )
         built.append(statements.build(facts, player))
     return built

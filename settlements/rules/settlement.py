@@ -72,7 +72,7 @@ class SplitPart:
                 value = result.weight(i)
                 weight = (value.numerator, value.denominator)
             yield ExplanationTerms(
-                player, chips[i], result.floor, share, exact, denominator, i in capped,
+                player, chips[i], result.guaranteed(i), share, exact, denominator, i in capped,
                 amounts[i], cents[i], weight, places[i] if ranked else None,
             )  # fmt: skip
 

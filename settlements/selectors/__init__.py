@@ -171,6 +171,7 @@ from settlements.selectors.queues import (
 )
 from settlements.selectors.settlements import (
     Totals,
+    line_amounts_by_kind,
     settlement_adjustments,
     settlement_detail,
     settlement_lines,
@@ -230,6 +231,7 @@ __all__ = [
     "settlement_payouts",
     "settlement_payout",
     "settlement_lines",
+    "line_amounts_by_kind",
     "Totals",
     "settlement_totals",
     "settlements_as_dicts",

@@ -357,6 +357,8 @@ def player_statement(settlement: Settlement, player: str) -> statements.Statemen
             explained=explained(payout),
             lines=tuple(lines),
             followups=tuple(_followups(settlement, player)),
+            entries=entry.entries,
+            add_ons=entry.add_ons,
         ),
     )
 
@@ -375,11 +377,11 @@ def settlement_statements(
         chunk = entrants.order_by("by_id")
         if after is not None:
             chunk = chunk.filter(by_id__gt=after)
-        chunk = list(chunk.values_list("player", "chips")[:chunk_size])
+        chunk = list(chunk.values_list("player", "chips", "entries", "add_ons")[:chunk_size])
         if not chunk:
             return
         after = chunk[-1][0]
-        players = [player for player, _ in chunk]
+        players = [player for player, *_ in chunk]
         payouts = {
             payout.player: payout
             for payout in SettlementPayout.objects.filter(settlement=settlement, player__in=players)
@@ -404,11 +406,16 @@ def settlement_statements(
                     paid[settlement.pk, line_no],
                 )  # fmt: skip
             )
-        for player, chips in chunk:
+        for player, chips, entries, add_ons in chunk:
             yield statements.build(
                 facts,
                 statements.PlayerFacts(
-                    player, chips, explained(payouts.get(player)), tuple(lines[player])
+                    player,
+                    chips,
+                    explained(payouts.get(player)),
+                    tuple(lines[player]),
+                    entries=entries,
+                    add_ons=add_ons,
                 ),
             )
         if len(chunk) < chunk_size:

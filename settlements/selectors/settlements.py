@@ -90,6 +90,17 @@ def settlement_lines(settlement: Settlement, *, player: str | None = None):
     return lines.order_by("line_no")
 
 
+def line_amounts_by_kind(settlement: Settlement, players: list[str]) -> dict[str, dict]:
+    """{player: {line kind: amount}} of ``players``' lines in ``settlement``, through the
+    (settlement, player) index: the parts a page of the review shows."""
+    amounts: dict[str, dict[str, int]] = {}
+    rows = SettlementLine.objects.filter(settlement=settlement, player__in=players)
+    for player, kind, amount in rows.values_list("player", "kind", "amount"):
+        by_kind = amounts.setdefault(player, {})
+        by_kind[kind] = by_kind.get(kind, 0) + amount
+    return amounts
+
+
 @dataclass(frozen=True)
 class Totals:
     """Sums of a settlement's lines: ``by_unit`` {unit: amount}, ``by_source``

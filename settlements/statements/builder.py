@@ -8,12 +8,13 @@ from collections.abc import Callable
 from settlements import player_ids, wording
 from settlements.statements.document import REFUND, SEAT_RANK, SHARE, Section, Statement
 from settlements.statements.draft import Draft, Outcome
+from settlements.statements.entries import bounty_words
 from settlements.statements.facts import PlayerFacts, SettlementFacts
 from settlements.statements.knocked_out import knocked_out
 from settlements.statements.refund import fpp_refund, refund
 from settlements.statements.reschedule import rescheduled
 from settlements.statements.seat_rank import seat_rank
-from settlements.statements.share import payout_parts, share
+from settlements.statements.share import line_amounts, payout_parts, share
 from settlements.statements.words import (
     WITHOUT_BASIS,
     followup_words,
@@ -34,10 +35,16 @@ def build(facts: SettlementFacts, player: PlayerFacts) -> Statement:
     """The statement of ``player`` (an entrant of the tournament) in this settlement."""
     draft = Draft(facts, player)
     kind, headline, paragraphs = _situation(draft)
+    paragraphs = [*paragraphs, *bounty_words(draft)]
     parts = ()
     if kind == SHARE:
         parts = payout_parts(
-            facts.basis, facts.remedy, facts.remaining, player.explained, facts.currency
+            facts.basis,
+            facts.remedy,
+            facts.remaining,
+            player.explained,
+            facts.currency,
+            lines=line_amounts(player.lines),
         )
     return Statement(
         settlement=facts,

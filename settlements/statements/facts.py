@@ -105,3 +105,5 @@ class PlayerFacts:
     explained: Explained | None  # None when only refunds or nothing were paid
     lines: tuple[LineFacts, ...]
     followups: tuple[Followup, ...] = ()
+    entries: int = 1  # RULES.md §8: paid entries (first + rebuys or re-entries)
+    add_ons: int = 0

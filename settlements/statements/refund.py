@@ -5,12 +5,15 @@ from fractions import Fraction
 
 from settlements.statements.document import REFUND
 from settlements.statements.draft import Draft, Outcome
+from settlements.statements.entries import per_player, refund_steps
 from settlements.statements.reschedule import reschedule_words
 
 
 def refund(draft: Draft) -> Outcome:
     basis, total = draft.basis, draft.total("cash")
     out = [] if draft.still_in else ["Players already knocked out are refunded too."]
+    if per_player(basis) and total:
+        return Outcome(REFUND, refund_steps(draft), out)
     if basis is not None:
         draft.exact = Fraction(basis.buy_in + basis.fee)
         draft.step(

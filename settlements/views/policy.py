@@ -62,6 +62,7 @@ def crash_policy(request):
         "stages": [(stage.value, stage.label) for stage in Stage],
         "rows": _cell_rows(policy),
         "example": example,
+        "rebuy_example": _rebuy_example(policy),
         "example_alternatives": [
             _example(Policy(policy.pre_pct, policy.early_pct, formula))
             for formula in LATE_FORMULAS
@@ -131,6 +132,71 @@ def _other_late_formulas(kind: str, stage: str, remedy: str, policy: Policy) -> 
                 }
             )
     return outcomes
+
+
+# RULES.md §8's worked example: a rebuy knock-out of six players, three knocked out. Per player:
+# chips, entries, add-ons, bounty on the head.
+REBUY_PLAYERS = {
+    "a": (30000, 2, 1, 1250),
+    "b": (15000, 1, 1, 500),
+    "c": (5000, 1, 0, 750),
+    "d": (0, 1, 0, 0),
+    "e": (0, 2, 1, 0),
+    "f": (0, 1, 0, 0),
+}
+REBUY_TOURNAMENT = {
+    "id": "EXAMPLE-KO",
+    "name": "Worked example: rebuys and bounties",
+    "type": "regular",
+    "currency": EXAMPLE_CURRENCY,
+    "buy_in": 1000,
+    "fee": 100,
+    "entry_bounty": 500,
+    "add_on": 1000,
+    "payouts": [7000, 4000],
+}
+
+
+def _rebuy_example(policy: Policy) -> dict:
+    """§8's worked example settled by the engine: each player's own buy-ins, share, bounty."""
+    players = [
+        {"id": player, "chips": chips, "entries": entries, "add_ons": add_ons, "bounty": bounty}
+        for player, (chips, entries, add_ons, bounty) in REBUY_PLAYERS.items()
+    ]
+    document = {"format": "crash-snapshot/2", "tournament": REBUY_TOURNAMENT, "players": players}
+    snapshot = parse_snapshot(json.dumps(document))
+    result = settle(snapshot, policy=policy)
+    bounties = {line.player: line.amount for line in result.lines if line.kind == "bounty"}
+    rows = []
+    for player in sorted(result.explanations):
+        explained = result.explanations[player]
+        _, entries, add_ons, _ = REBUY_PLAYERS[player]
+        rows.append(
+            {
+                "player": player,
+                "entries": entries,
+                "add_ons": add_ons,
+                "own": explained.guaranteed,
+                "share": explained.rounded - explained.guaranteed,
+                "bounty": bounties.get(player, 0),
+                "total": explained.rounded + bounties.get(player, 0),
+            }
+        )
+    return {
+        "currency": EXAMPLE_CURRENCY,
+        "tournament": REBUY_TOURNAMENT,
+        "entrants": result.entrants,
+        "eliminated": result.eliminated,
+        "entries": sum(entries for _, entries, _, _ in REBUY_PLAYERS.values()),
+        "add_ons": sum(add_ons for _, _, add_ons, _ in REBUY_PLAYERS.values()),
+        "stage": result.stage,
+        "remedy_label": wording.remedy_label(result.remedy),
+        "pool": result.pool,
+        "rows": rows,
+        "guaranteed_total": sum(row["own"] for row in rows),
+        "shared": result.pool - sum(row["own"] for row in rows),
+        "bounties": sum(bounties.values()),
+    }
 
 
 def _example(policy: Policy) -> dict:

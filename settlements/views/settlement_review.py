@@ -273,6 +273,11 @@ def _name_parts(settlement: Settlement, rows: list) -> tuple[str, ...]:
     tuple when this settlement's split guarantees nothing first."""
     basis = Basis.from_dict(settlement.basis) if settlement.basis else None
     labels: tuple[str, ...] = ()
+    # A rebuy knock-out's parts differ from player to player (RULES.md §8): read from the
+    # page's own lines, one query.
+    amounts = {}
+    if basis is not None and (basis.per_player or basis.entry_bounty) and rows:
+        amounts = selectors.line_amounts_by_kind(settlement, [row.player for row in rows])
     for row in rows:
         row.parts = statements.payout_parts(
             basis,
@@ -280,6 +285,7 @@ def _name_parts(settlement: Settlement, rows: list) -> tuple[str, ...]:
             settlement.remaining,
             selectors.explained(row),
             settlement.currency,
+            lines=amounts.get(row.player),
         )
         if len(row.parts) > 1:
             labels = tuple(part.label for part in row.parts)

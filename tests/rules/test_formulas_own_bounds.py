@@ -60,3 +60,12 @@ def test_own_bounds_hold_and_explanations_add_up(data, extra, first_share, formu
 def test_floors_above_the_pool_cannot_hold():
     with pytest.raises(BoundsError):
         own_split(1000, [5, 5], [600, 600], 1000)
+
+
+def test_the_stored_explanation_terms_carry_each_players_own_guarantee():
+    from settlements.rules.settlement import SplitPart
+
+    chips, floors = [1000, 20000, 18000], [10000, 1000, 2000]
+    result = own_split(19000, chips, floors, 8550)
+    terms = list(SplitPart(["p00", "p01", "p02"], chips, result).terms())
+    assert [t.guaranteed for t in terms] == floors

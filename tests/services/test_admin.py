@@ -27,8 +27,6 @@ READ_ONLY = [
     "paymenttally",
     "paymentconfirmation",
     "reissue",
-    "icmvaluation",
-    "icmvalue",
 ]
 
 

@@ -47,7 +47,10 @@ def test_seed_demo_builds_every_step_and_can_run_again():
         "DEMO-REG-EARLY": "ready",
         "DEMO-SAT-LATE": "prepared",
         "DEMO-REG-PRE": "rejected",
+        "DEMO-KO-MIDDLE": "awaiting_approval",
     }
+    knock_out = Case.objects.get(tournament__operator_id="DEMO-KO-MIDDLE")
+    assert knock_out.entrants_digest and knock_out.tournament.entry_bounty
     assert {c.stage for c in Case.objects.filter(kind="crash")} == {
         "pre",
         "early",
@@ -60,7 +63,7 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     assert Settlement.objects.filter(status="approved").count() == 1
     # Built through the services: every record has its events.
     assert Event.objects.filter(type="settlement_approved").count() == 1
-    assert Event.objects.filter(type="snapshot_loaded").count() == 8
+    assert Event.objects.filter(type="snapshot_loaded").count() == 9
 
     before = row_counts()
     assert "already there" in seed()

@@ -374,3 +374,22 @@ def test_a_refused_form_lists_its_problems_at_the_top_for_the_focus(as_marketing
     assert '<a href="#id_option_0">Option</a>' in summary[1]
     assert '<a href="#id_reason">Why this option</a>' in summary[1]
     assert 'id="id_reason"' in html and 'id="id_option_0"' in html
+
+
+def test_a_knock_out_satellites_previews_show_the_bounties_each_option_pays(
+    as_marketing, load_case
+):
+    case = load_case(type="satellite", stage="middle", entrants=40, rebuys=True)
+    html = assert_full_page(as_marketing.get(url(case)))
+    for option in ("chip_proportional", "chip_equity"):
+        engine = settle(
+            parse_snapshot(case.snapshot.text), decision=option, policy=Policy(**case.policy)
+        )
+        bounties = sum(line.amount for line in engine.lines if line.kind == "bounty")
+        assert bounties > 0
+        shown = format_minor_units(bounties, "USD")
+        section = html.split(f'id="option-{option}"')[1]
+        assert (
+            f'<dt>Bounties on the heads of players still in</dt><dd><span class="amount">{shown}'
+            in section
+        )

@@ -238,3 +238,16 @@ def test_the_policy_page_says_what_icm_is_and_is_not_with_the_sites_threshold(as
     assert "12 %" in threshold[:600] and "2,500" in threshold[:600]
     # RULES.md §7's stacks by ICM: 86600/21, 10150/3 and 17450/7 (tests/rules/test_icm.py).
     assert "41.24 USD" in html and "33.83 USD" in html and "24.93 USD" in html
+
+
+def test_the_rebuy_example_is_settled_live_as_rules_section_8_works_it(as_auditor):
+    html = page(as_auditor)
+    rows = re.findall(
+        r'<tr><td class="mono">(\w)</td>(.*?)</tr>', html.split("rebuy-example-table")[1]
+    )
+    figures = {player: re.findall(r">([^<>]+)</td>", cells) for player, cells in rows}
+    # Own buy-ins back, share of the rest, bounty, in all (RULES.md §8's worked example).
+    assert figures["a"][2:] == ["30.00 USD", "23.34 USD", "12.50 USD", "65.84 USD"]
+    assert figures["b"][2:] == ["20.00 USD", "15.83 USD", "5.00 USD", "40.83 USD"]
+    assert figures["c"][2:] == ["10.00 USD", "10.83 USD", "7.50 USD", "28.33 USD"]
+    assert "the <strong>middle</strong> stage" in html.split('id="rebuy-example"')[1]

@@ -46,6 +46,7 @@ class DemoCase:
     entrants: int
     goal: str  # how far through the workflow the demo takes it
     currency: str = "USD"
+    rebuys: bool = False  # a rebuy knock-out tournament (crash-snapshot/2, RULES.md §8)
 
 
 CASES = [
@@ -57,6 +58,7 @@ CASES = [
     DemoCase("DEMO-REG-EARLY", "regular", "early", 150, "ready", currency="EUR"),
     DemoCase("DEMO-SAT-LATE", "satellite", "late", 60, "prepared"),
     DemoCase("DEMO-REG-PRE", "regular", "pre", 75, "rejected"),
+    DemoCase("DEMO-KO-MIDDLE", "regular", "middle", 150, "awaiting_approval", rebuys=True),
 ]
 
 
@@ -159,8 +161,9 @@ class Command(BaseCommand):
                 stage=demo.stage,
                 entrants=demo.entrants,
                 tournament_id=demo.tournament_id,
-                name=f"Demo {demo.type} ({demo.stage} stage)",
+                name=f"Demo {'rebuy knock-out' if demo.rebuys else demo.type} ({demo.stage} stage)",
                 currency=demo.currency,
+                rebuys=demo.rebuys,
             ),
         )
         # Decisions are left for the Marketing Manager to make in the demo.
