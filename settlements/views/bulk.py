@@ -99,7 +99,9 @@ def incident_approve(request, incident_id: int):
     ids = _ids(request.POST.get("selection", ""))
     chosen = selectors.chosen_for_approval(incident, ids)
     summary = selectors.approval_summary(chosen, request.user)
-    context = _approve_choice(request, incident)
+    confirmable = len(chosen) == len(ids) and summary.to_approve
+    # Confirming shows the chosen settlements' summary: the choice's need not be made again.
+    context = _approve_choice(request, incident, summary if confirmable else None)
     if len(chosen) < len(ids):
         context["problem"] = _changed(len(ids) - len(chosen), "settlement", "waiting for approval")
     elif not summary.to_approve:
@@ -121,13 +123,14 @@ def incident_approve(request, incident_id: int):
     return render_invalid(request, template, context, partial="bulk_form")
 
 
-def _approve_choice(request, incident) -> dict:
-    """The choosing step: the matching settlements paged, the selection over all pages."""
+def _approve_choice(request, incident, summary=None) -> dict:
+    """The choosing step: the matching settlements paged, the selection over all pages, and
+    its summary unless the caller has it (``summary``)."""
     filters = selectors.ApprovalFilter.from_query(request.GET)
     matching = list(selectors.awaiting_approval(incident, filters))
     left_out = _ids(request.GET.get("out", ""))
     selected = [s for s in matching if s.pk not in left_out]
-    summary = selectors.approval_summary(selected, request.user)
+    summary = summary or selectors.approval_summary(selected, request.user)
     page = Paginator(matching, BULK_PER_PAGE).get_page(page_number(request))
     return {
         "incident": incident,
