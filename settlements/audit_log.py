@@ -32,7 +32,6 @@ from django.utils import timezone
 from settlements import seals
 from settlements.models import (
     Case,
-    CasePlayer,
     Compensation,
     CompensationItem,
     Event,
@@ -120,8 +119,6 @@ def subject_facts(subject, event_type: str = "") -> dict:
         facts = {"totals": subject.totals, "items": subject.items_digest}
     elif isinstance(subject, Case) and subject.snapshot_id is not None:
         facts = {"snapshot": subject.snapshot.sha256}
-        if subject.entrants_digest:
-            facts["entrants"] = subject.entrants_digest
     else:
         facts = {}
     return facts | seals.record_facts(subject, event_type)
@@ -319,15 +316,8 @@ def current_facts(events) -> Facts:
     for pk, totals in compensations.values_list("pk", "totals").iterator():
         facts["compensation", pk] = {"totals": totals, "items": items.get(pk, items_digest(()))}
     snapshots = Snapshot.objects.filter(case__in=sealed("case"))
-    # A crash-snapshot/2 case also seals its entrants' rows: read only where there is one.
-    with_entrants = []
-    rows = snapshots.values_list("case", "text", "case__entrants_digest")
-    for case_id, text, entrants in rows.iterator(chunk_size=20):
+    for case_id, text in snapshots.values_list("case", "text").iterator(chunk_size=20):
         facts["case", case_id] = {"snapshot": Snapshot.digest(text)}
-        if entrants:
-            with_entrants.append(case_id)
-    for case_id, digest in _entrants_digests(with_entrants).items():
-        facts["case", case_id]["entrants"] = digest
     for name, model in seals.SEALED_MODELS.items():
         if model is not Tournament:
             for pk, fields in seals.current_records(model, sealed(name)).items():
@@ -351,21 +341,6 @@ def current_facts(events) -> Facts:
         for label, (version, _digest) in history.items():
             wanted.setdefault(label, set()).add(version)
     return Facts(facts, batches, seals.current_history(wanted))
-
-
-def _entrants_digests(case_ids: list[int]) -> dict[int, str]:
-    """The entrants' digest of each case of ``case_ids``, recomputed from its rows."""
-    if not case_ids:
-        return {}
-    rows = (
-        CasePlayer.objects.filter(case__in=case_ids)
-        .order_by("case", "position")
-        .values_list("case", "position", "player", "chips", "entries", "add_ons", "bounty")
-    )
-    return {
-        key: entrants_digest(row[1:] for row in group)
-        for key, group in groupby(rows.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0))
-    }
 
 
 def _digests(

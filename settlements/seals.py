@@ -156,7 +156,8 @@ _FIXED: dict[type, tuple[str, ...]] = {
     Case: (
         "kind", "tournament", "incident", "crashed_at", "started", "stage", "entrants",
         "eliminated", "remaining", "paid_places", "pool", "policy", "decision_options",
-        "engine_version", "players", "description", "created_by", "created_at",
+        "engine_version", "entrants_digest", "players", "description", "created_by",
+        "created_at",
     ),
     Decision: (
         "case", "role", "option", "reason", "decided_by", "decided_at", "reschedule_at",
@@ -174,6 +175,8 @@ _FINAL: dict[str, tuple[str, ...]] = {
     T.COMPENSATION_REJECTED: _REVIEW,
     T.REISSUE_APPROVED: _REVIEW,
     T.REISSUE_REJECTED: _REVIEW,
+    T.PRIZE_WITHDRAWAL_APPROVED: _REVIEW,
+    T.PRIZE_WITHDRAWAL_REJECTED: _REVIEW,
     T.CASE_WITHDRAWN: ("status", "withdrawn_by", "withdrawn_at", "withdrawal_reason"),
     T.INDIVIDUAL_CASE_RESOLVED: ("resolved_by", "resolved_at", "outcome"),
     T.INCIDENT_CLOSED: ("closed_by", "closed_at"),

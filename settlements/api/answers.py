@@ -335,3 +335,40 @@ class StatementsPage(_Answer):
     settlement_status: str
     statements: list[StatementDocument]
     next: NextPage
+
+
+# --- The ICM second opinion ----------------------------------------------------------------------
+
+
+class IcmFlag(_Answer):
+    percent: Annotated[
+        int, Meta(description="A player is flagged when the policy pays this percentage less…")
+    ]
+    min_amount: Annotated[Amount, Meta(description="…and at least this much less than ICM.")]
+
+
+class IcmPlayer(_Answer):
+    player: str
+    chips: int
+    chip_rank: Annotated[int, Meta(description="1 for the biggest stack; ties by player id.")]
+    icm: Annotated[Amount, Meta(description="The stack's ICM value, rounded to the minor unit.")]
+    icm_exact: Annotated[str, Meta(description='Exact, "n/d" (the sample mean when sampled).')]
+    standard_error: Annotated[Amount, Meta(description="0 when computed exactly.")]
+    policy: Annotated[Amount, Meta(description="What the policy pays the player.")]
+    difference: Annotated[int, Meta(description="policy − icm: below zero the policy pays less.")]
+    flagged: bool
+
+
+class IcmPage(_Answer):
+    settlement: int
+    case: int
+    currency: str
+    status: Annotated[str, Meta(description="running while sampled in the background, or done.")]
+    method: Annotated[str, Meta(description="exact or sampled.")]
+    players: int
+    prizes_in_play: Amount
+    seed: Annotated[int | None, Meta(description="The sample's seed; null when exact.")]
+    samples: int
+    flag: IcmFlag
+    values: Annotated[list[IcmPlayer], Meta(description="Empty while running.")]
+    next: NextPage

@@ -8,6 +8,7 @@ from django.http import HttpRequest, JsonResponse
 
 from settlements import problems, selectors, site_policy
 from settlements.access import permissions
+from settlements.api.answers import IcmPage, Refusal
 from settlements.api.base import api_endpoint, next_page
 from settlements.api.reading import read_query
 from settlements.models import IcmValuation, Settlement
@@ -23,7 +24,13 @@ class IcmQuery(msgspec.Struct, kw_only=True, frozen=True):
     limit: Annotated[int, msgspec.Meta(ge=1, le=ICM_MAX_PAGE_SIZE)] = ICM_PAGE_SIZE
 
 
-@api_endpoint("GET", "HEAD", allowed=permissions.AMOUNT_READERS)
+@api_endpoint(
+    "GET",
+    "HEAD",
+    allowed=permissions.AMOUNT_READERS,
+    query=IcmQuery,
+    answers={200: IcmPage, 404: Refusal},
+)
 def settlement_icm(request: HttpRequest, user, settlement_id: int) -> JsonResponse:
     """The valuation (how it was made, the prizes in play, the site's flag threshold) and a
     page of its players' figures; while it is still being sampled, its status and no figures."""

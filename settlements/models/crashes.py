@@ -132,9 +132,10 @@ class Case(models.Model):
     decision_options = models.JSONField(default=list, blank=True)
     decision = models.CharField("option in force", max_length=32, blank=True)
     engine_version = models.CharField(max_length=32, blank=True)
-    # A crash-snapshot/2 case: SHA-256 over its entrants' rows with their entries, add-ons and
-    # bounties (services.snapshots.entrants_digest), sealed by every event about the case so
-    # that a row changed behind the app's back is found. Empty for a version 1 snapshot.
+    # A crash-snapshot/2 case: SHA-256 over its entrants with their entries, add-ons and
+    # bounties as loaded (audit_log.entrants_digest); empty for a version 1 snapshot, so it also
+    # tells which cases have them. The rows themselves are sealed like every entrant row
+    # (settlements.seals), and this field with the case's other fixed fields.
     entrants_digest = models.CharField(max_length=64, blank=True)
 
     # Individual cases: who was hit, what happened, how it ended.

@@ -294,7 +294,7 @@ def open_work_count(incident: Incident) -> int:
 # decoded), their submitter (one more model a row) and the rest of the row cost more than the
 # page. The submitter's id stays: the permission refuses them.
 _BULK_FIELDS = (
-    "kind", "status", "currency", "stage", "totals", "line_count", "case_id",
+    "kind", "status", "currency", "stage", "remedy", "decision", "totals", "line_count", "case_id",
     "prepared_by", "submitted_by", "loaded_by",
     "case__status", "case__tournament__operator_id", "case__tournament__type",
     "prepared_by__username",

@@ -196,7 +196,7 @@ class PlayerCase:
 
 def player_cases(player: str, entries: Sequence[CasePlayer], others: Sequence[Case] = ()):
     """PlayerCase rows for a page of ``player_entries`` (and the other cases naming them):
-    four queries, however many rows."""
+    eight queries at most (four for where the lines stand), however many rows."""
     rows = [PlayerCase(entry.case, entry.chips) for entry in entries]
     rows += [PlayerCase(case, None) for case in others]
     by_case = {row.case.pk: row for row in rows}

@@ -127,8 +127,8 @@ def case_load_snapshot(
 
 
 def _entrants_digest(parsed) -> str:
-    """The seal of a crash-snapshot/2's entrants (audit_log.entrants_digest); empty for
-    version 1, whose entrants §8 does not concern."""
+    """The digest of a crash-snapshot/2's entrants as loaded (audit_log.entrants_digest);
+    empty for version 1, whose entrants §8 does not concern."""
     if parsed.format != SNAPSHOT_FORMAT_V2:
         return ""
     return audit_log.entrants_digest(

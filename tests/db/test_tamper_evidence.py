@@ -96,7 +96,7 @@ def test_an_entrants_bounty_changed_is_named(users):
         "UPDATE settlements_caseplayer SET bounty = bounty + 1 WHERE case_id = %s AND bounty > 0",
         [case.pk],
     )
-    named(first(type="snapshot_loaded", case=case), "whose entrants no longer match")
+    named(first(type="snapshot_loaded", case=case), "entrant_rows no longer match")
 
 
 def test_the_auditors_page_shows_a_failed_verification(settled, users, client):

@@ -32,6 +32,9 @@ def desk(users, snapshot_factory):
         case=case, actor=manager, player="p000003", prize="bonus", outcome="withdraw",
         reason="paid twice", amount=100, unit="cash",
     )  # fmt: skip
+    services.prize_withdrawal_approve(
+        withdrawal=withdrawal, actor=users["second_manager"], reason="checked"
+    )
     rejected = services.compensation_propose(
         case=case,
         actor=users["operator"],
@@ -59,6 +62,7 @@ def desk(users, snapshot_factory):
         "withdrawal": withdrawal.pk,
         "release": LedgerRelease.objects.get(settlement=settlement).pk,
         "other_manager": users["second_manager"].pk,
+        "operator": users[roles.OPERATOR].pk,
     }
 
 
@@ -163,6 +167,9 @@ SEALED = [
     ("a prize withdrawal's amount",
      "UPDATE settlements_prizewithdrawal SET amount = 1 WHERE id = {withdrawal}",
      {"type": "prize_withdrawal_decided", "subject_id": "withdrawal"}, "amount"),
+    ("a prize withdrawal's approver",
+     "UPDATE settlements_prizewithdrawal SET approved_by_id = {operator} WHERE id = {withdrawal}",
+     {"type": "prize_withdrawal_approved", "subject_id": "withdrawal"}, "approved_by"),
     ("a prize withdrawal deleted",
      "DELETE FROM settlements_prizewithdrawal WHERE id = {withdrawal}",
      {"type": "prize_withdrawal_decided", "subject_id": "withdrawal"}, "which is gone"),

@@ -43,7 +43,11 @@ def test_the_case_and_its_events_seal_the_entrants(operator):
     case.refresh_from_db()
     assert case.entrants_digest == digest
     loaded = Event.objects.get(type="snapshot_loaded", case=case)
-    assert loaded.subject_facts == {"snapshot": case.snapshot.sha256, "entrants": digest}
+    # Every entrant row is sealed (settlements.seals), entries, add-ons and bounty included, and
+    # the digest with the case's fixed fields.
+    facts = loaded.subject_facts
+    assert (facts["snapshot"], facts["entrants_digest"]) == (case.snapshot.sha256, digest)
+    assert facts["entrant_rows"]
     assert audit_log.verify().ok
 
 
@@ -57,7 +61,8 @@ def test_a_version_1_case_is_stored_and_sealed_as_before(operator, snapshot_fact
     tournament = case.tournament
     assert (tournament.entry_bounty, tournament.add_on, tournament.add_on_fee) == (None, None, None)
     loaded = Event.objects.get(type="snapshot_loaded", case=case)
-    assert loaded.subject_facts == {"snapshot": case.snapshot.sha256}
+    assert loaded.subject_facts["snapshot"] == case.snapshot.sha256
+    assert loaded.subject_facts["entrants_digest"] == ""
 
 
 def test_the_entrants_digest_tells_every_figure_apart():

@@ -75,7 +75,9 @@ def test_a_players_cases_in_a_constant_number_of_queries(
     )
     with CaptureQueriesContext(connection) as queries:
         rows = selectors.player_cases("p000001", entries)
-    assert len(queries) == 4  # settlements, line sums, compensation items, prize withdrawals
+    # Settlements, line sums, compensation items, prize withdrawals; then where each line's
+    # payment stands: the player's lines, their releases, the wallet's answers, re-issues.
+    assert len(queries) == 8
     for row, settlement in zip(rows, reversed(settled), strict=True):
         assert row.settlement == settlement
         paid = sum(line.amount for line in settlement.lines.filter(player="p000001"))

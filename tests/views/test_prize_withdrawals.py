@@ -61,7 +61,7 @@ def test_it_waits_on_the_other_managers_dashboard_and_not_the_proposers(
     as_manager, as_second, as_operator, proposal
 ):
     label = str(proposal)
-    link = f"{reverse('case_detail', args=[proposal.case_id])}#withdrawal-{proposal.pk}"
+    link = reverse("prize_withdrawal_approve", args=[proposal.pk])
     dashboard = assert_full_page(as_second.get(reverse("dashboard")))
     assert "Prize withdrawals to approve" in dashboard and link in dashboard
     own = as_manager.get(reverse("dashboard")).content.decode()

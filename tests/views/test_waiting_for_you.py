@@ -14,6 +14,7 @@ from settlements.workflow import (
     AWAITING,
     CaseStatus,
     CompensationStatus,
+    PrizeWithdrawalStatus,
     ReissueStatus,
     SettlementStatus,
 )
@@ -85,6 +86,18 @@ BUILDERS = {
         )
     ),  # fmt: skip
     ("settlements.Reissue", ReissueStatus.PROPOSED): _reissue,
+    ("settlements.PrizeWithdrawal", PrizeWithdrawalStatus.PROPOSED): lambda load, users: (
+        services.prize_withdrawal_decide(
+            case=_approved(load, users, "PRIZE").case,
+            actor=users[roles.TOURNAMENT_MANAGER],
+            player="p000002",
+            prize="a bonus paid twice",
+            outcome="withdraw",
+            reason="paid twice",
+            amount=100,
+            unit="cash",
+        )
+    ),  # fmt: skip
     ("settlements.Case", CaseStatus.OPEN): lambda load, users: services.individual_case_open(
         tournament=load(stage="late", tournament_id="INDIV").tournament,
         actor=users[roles.TOURNAMENT_MANAGER],
