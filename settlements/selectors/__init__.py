@@ -87,6 +87,7 @@ from settlements.selectors.incidents import (
 from settlements.selectors.jobs import job_detail, job_items
 from settlements.selectors.payments import (
     COLLECTION_WORDS,
+    FAILED_SORTS,
     ExactlyOnce,
     LedgerLine,
     LinePayment,
@@ -310,5 +311,6 @@ __all__ = [
     "proposed_reissues",
     "reissue_detail",
     "COLLECTION_WORDS",
+    "FAILED_SORTS",
     "withdrawals_collected",
 ]

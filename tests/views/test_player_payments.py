@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from settlements import services
 from settlements.access import roles
-from tests.payment_helpers import paid_out
+from tests.payment_helpers import answer, paid_out
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -96,3 +96,19 @@ def test_the_statements_api_carries_each_lines_payment(out, users):
     (statement,) = response.json()["statements"]
     assert statement["lines"][0]["payment"]["state"] == "failed"
     assert statement["lines"][0]["payment"]["key"] == out.failed.key
+
+
+def test_failed_payments_sort_by_a_column_kept_in_the_url(out, users, as_auditor):
+    answer(users[roles.CASHIER], out.unconfirmed, "failed", "BANK-DOWN")
+    url = reverse("payments")
+    keys = sorted([out.failed.key, out.unconfirmed.key], key=lambda key: int(key.split("-")[1]))
+    players = sorted([out.failed.player, out.unconfirmed.player])
+
+    def listed(html: str, among: list[str]) -> list[str]:
+        return sorted(among, key=html.index)
+
+    html = assert_full_page(as_auditor.get(url))
+    assert listed(html, keys) == keys and 'aria-sort="ascending"><a href="?sort=-key"' in html
+    newest = assert_partial(as_auditor.get(url, {"sort": "-player"}, **HTMX), "payments-queue")
+    assert listed(newest, players) == players[::-1]
+    assert 'aria-sort="descending"><a href="?sort=player"' in newest

@@ -19,6 +19,7 @@ from settlements.selectors.payments.lines import (
 )
 from settlements.selectors.payments.queues import (
     COLLECTION_WORDS,
+    FAILED_SORTS,
     failed_lines,
     overdue_lines,
     overdue_releases,
@@ -68,5 +69,6 @@ __all__ = [
     "proposed_reissues",
     "reissue_detail",
     "COLLECTION_WORDS",
+    "FAILED_SORTS",
     "withdrawals_collected",
 ]
