@@ -39,7 +39,11 @@ from settlements.selectors.payments.reconciliation import (
     tallies_agree,
     with_payments,
 )
-from settlements.selectors.payments.states import player_totals, settlement_line_payments
+from settlements.selectors.payments.states import (
+    compensation_line_payments,
+    player_totals,
+    settlement_line_payments,
+)
 
 __all__ = [
     "CHUNK_SIZE",
@@ -60,6 +64,7 @@ __all__ = [
     "with_payments",
     "line_outcome",
     "settlement_line_payments",
+    "compensation_line_payments",
     "player_totals",
     "ExactlyOnce",
     "exactly_once",
