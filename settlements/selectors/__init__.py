@@ -100,6 +100,7 @@ from settlements.selectors.jobs import job_detail, job_items
 from settlements.selectors.operations import DeskFigures, desk_figures
 from settlements.selectors.payments import (
     COLLECTION_WORDS,
+    FAILED_SORTS,
     ExactlyOnce,
     LedgerLine,
     LinePayment,
@@ -335,5 +336,6 @@ __all__ = [
     "proposed_reissues",
     "reissue_detail",
     "COLLECTION_WORDS",
+    "FAILED_SORTS",
     "withdrawals_collected",
 ]

@@ -30,7 +30,10 @@ from settlements.models import (
 from settlements.money import UNIT_ORDER
 from settlements.rules import Basis
 from settlements.selectors.common import lean
-from settlements.selectors.payments import settlement_line_payments
+from settlements.selectors.payments import (
+    compensation_line_payments,
+    settlement_line_payments,
+)
 from settlements.workflow import PrizeWithdrawalStatus, SettlementStatus
 
 # Entrants read per round trip when every statement of a settlement is written out.
@@ -184,9 +187,9 @@ class PlayerCase:
     settlement: Settlement | None = None  # the case's latest settlement proper
     owed: list[tuple[str, str, int]] = field(default_factory=list)  # (unit, source, amount)
     adjustments: list[tuple[Settlement, list[tuple[str, int]]]] = field(default_factory=list)
-    compensations: list[tuple[int, str, str, list[tuple[str, int]]]] = field(
+    compensations: list[tuple[int, str, str, list[tuple]]] = field(
         default_factory=list
-    )  # (id, status code, status words, [(unit, amount)])
+    )  # (id, status code, status words, [(unit, amount, payment or None)])
     withdrawals: list[PrizeWithdrawal] = field(default_factory=list)
     # The settlement's lines for the player, each with where its payment stands.
     payments: list[tuple[str, str, int, statements.PaymentFacts]] = field(
@@ -238,10 +241,14 @@ def player_cases(player: str, entries: Sequence[CasePlayer], others: Sequence[Ca
     for row in rows:
         row.owed.sort(key=lambda item: (UNIT_ORDER.index(item[0]), item[1]))
     _add_payments(player, current)
-    items = (
+    items = list(
         CompensationItem.objects.filter(player=player, compensation__case__in=list(by_case))
         .select_related("compensation")
         .order_by("compensation_id", "line_no")
+    )
+    paid = compensation_line_payments(
+        {item.compensation_id: item.compensation.status for item in items},
+        [(item.compensation_id, item.line_no) for item in items],
     )
     for item in items:
         compensation = item.compensation
@@ -250,7 +257,8 @@ def player_cases(player: str, entries: Sequence[CasePlayer], others: Sequence[Ca
             listed.append(
                 (compensation.pk, compensation.status, compensation.get_status_display(), [])
             )
-        listed[-1][3].append((item.unit, item.amount))
+        payment = paid.get((compensation.pk, item.line_no))
+        listed[-1][3].append((item.unit, item.amount, payment))
     withdrawals = PrizeWithdrawal.objects.filter(player=player, case__in=list(by_case))
     for withdrawal in withdrawals.order_by("decided_at", "id"):
         by_case[withdrawal.case_id].withdrawals.append(withdrawal)

@@ -59,14 +59,22 @@ def _attach_people(settlement: Settlement) -> None:
                 setattr(record, field, users[user_id])
 
 
-def settlement_payouts(settlement: Settlement, *, search: str = "") -> QuerySet[SettlementPayout]:
+# Who gets the most first: a seat counts before T$ and cash only where a payout has one, as the
+# review's columns show them; ties stay in the engine's order.
+BY_AMOUNT = ("-tickets", "-cash", "-tdollars", "-fpp", "position")
+
+
+def settlement_payouts(
+    settlement: Settlement, *, search: str = "", by_amount: bool = False
+) -> QuerySet[SettlementPayout]:
     """Per-player totals with the engine's explanation, in the engine's order (player ids in
-    code-point order); ``search`` matches part of the id. Paginate it: a settlement may pay
-    300,000 players (by ``position`` ranges when unsearched, see views.paging)."""
+    code-point order) or, ``by_amount``, the largest first; ``search`` matches part of the id.
+    Paginate it: a settlement may pay 300,000 players (by ``position`` ranges when unsearched
+    in the engine's order, see views.paging)."""
     payouts = SettlementPayout.objects.filter(settlement=settlement)
     if search.strip():
         payouts = payouts.filter(player__icontains=search.strip())
-    return payouts.order_by("position")
+    return payouts.order_by(*BY_AMOUNT) if by_amount else payouts.order_by("position")
 
 
 def settlement_payout_range(settlement: Settlement, bottom: int, top: int) -> list:

@@ -213,7 +213,7 @@ def payment_words(payment: PaymentFacts) -> str:
     answered = f", wallet reference {payment.reference}" if payment.reference else ""
     match payment.state:
         case "not_sent":
-            return "not sent to the wallet yet: the settlement is not approved"
+            return "not sent to the wallet yet: it is not approved"
         case "withdrawn":
             return "not to be paid: the case was withdrawn as loaded in error"
         case "unconfirmed":

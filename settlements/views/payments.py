@@ -31,8 +31,11 @@ from settlements.models import Incident, Reissue
 from settlements.views import confirming
 from settlements.views.lookups import incident_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
+from settlements.views.sorting import chosen_sort, sort_columns
 
 PER_PAGE = 50
+# The failed lines' sortable columns, by sort key (selectors.FAILED_SORTS).
+FAILED_COLUMNS = {"key": "Key", "player": "Player", "amount": "Amount", "when": "When"}
 TABS = (("failed", "Failed"), ("overdue", "Not confirmed in time"), ("reissues", "Re-issues"))
 REISSUE_ACTIONS = {
     "approve": (services.reissue_approve, permissions.reissue_approve, "Approve", "approved"),
@@ -58,8 +61,10 @@ def payments_queue(request):
         "can_answer": roles.has_role(request.user, roles.TOURNAMENT_MANAGER),
     }
     if tab == "failed":
-        failed = selectors.failed_lines(releases)
+        sorting = chosen_sort(request, selectors.FAILED_SORTS, "key")
+        failed = selectors.failed_lines(releases, sort=sorting.key, descending=sorting.descending)
         context["page"] = Paginator(failed, PER_PAGE).get_page(request.GET.get("page"))
+        context["columns"] = sort_columns(request, sorting, FAILED_COLUMNS)
     elif tab == "overdue":
         after = _place(request.GET.get("after"))
         lines = selectors.overdue_lines(cutoff, releases, after=after)

@@ -35,10 +35,13 @@ from settlements.views import confirming, invitations
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.views.second_opinion import second_opinion
+from settlements.views.sorting import chosen_sort, sort_columns
 from settlements.workflow import SettlementStatus
 
 TEMPLATE = "settlements/settlement_review.html"
 PAYOUTS_PER_PAGE = 50
+# The payouts' orders: by player id as the engine lists them, or who gets the most first.
+PAYOUT_COLUMNS = {"player": "Player", "amount": "Largest first"}
 
 REVIEW_PARTIALS = {
     "payouts": "payouts",
@@ -208,17 +211,22 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
     approved = settlement.status == SettlementStatus.APPROVED
     follows_payments = approved and roles.has_role(user, *permissions.PAYMENT_READERS)
     search = request.GET.get("q", "").strip()
+    sorting = chosen_sort(request, PAYOUT_COLUMNS, "player")
+    by_amount = sorting.key == "amount" and not settlement.is_adjustment
     if settlement.is_adjustment:
         rows = selectors.settlement_lines(settlement)
         rows = rows.filter(player__icontains=search) if search else rows
         # Line numbers run 1, 2, … without gaps in every settlement and adjustment.
         known, field, first = settlement.line_count, "line_no", 1
-    elif search:
-        rows = selectors.settlement_payouts(settlement, search=search)
+    elif search or by_amount:
+        rows = selectors.settlement_payouts(settlement, search=search, by_amount=by_amount)
     else:
         rows = partial(selectors.settlement_payout_range, settlement)
         known, field, first = settlement.payout_count, "position", 0
-    if search:
+    if by_amount:
+        count = rows.count() if search else settlement.payout_count
+        paginator = CountedPaginator(rows, PAYOUTS_PER_PAGE, count=count)
+    elif search:
         paginator = CountedPaginator(rows, PAYOUTS_PER_PAGE, count=rows.count())
     else:
         paginator = RangePaginator(rows, PAYOUTS_PER_PAGE, count=known, field=field, first=first)
@@ -233,10 +241,12 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
         "explained": False,
         "player": player,
         "search": search,
+        "sort": sorting.value,
+        "payout_columns": sort_columns(request, sorting, PAYOUT_COLUMNS),
         "page": page,
         # Read by the template only when its cached fragments are missing: the payouts and
         # the chart never change once prepared.
-        "payout_table": partial(_payout_table, settlement, page, search=search),
+        "payout_table": partial(_payout_table, settlement, page, search=search, sort=sorting.value),
         "payout_chart": partial(_payout_chart, settlement),
         "second_opinion": opinion,
         "can_submit": permissions.settlement_submit(settlement=settlement, user=user) is None,
@@ -250,7 +260,7 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
     }
 
 
-def _payout_table(settlement: Settlement, page, *, search: str) -> dict:
+def _payout_table(settlement: Settlement, page, *, search: str, sort: str) -> dict:
     """What the payouts table shows of ``page``: its rows, each with its parts, the labels of
     the parts shown, and, when no payout matches the search, the entrants it pays nothing.
     Each row links to this page with its player's explanation open (``explain`` and the id),
@@ -263,7 +273,12 @@ def _payout_table(settlement: Settlement, page, *, search: str) -> dict:
         "rows": rows,
         "parts_shown": _name_parts(settlement, rows),
         "unpaid": unpaid,
-        "explain": "?" + urlencode({"q": search, "page": page.number, "player": ""}),
+        # The order is kept only when it is not the usual one, so the usual links stay short.
+        "explain": "?"
+        + urlencode(
+            {"q": search, **({"sort": sort} if sort != "player" else {}), "page": page.number}
+            | {"player": ""}
+        ),
     }
 
 

@@ -4,6 +4,7 @@ checked before it is recorded, and an incident page that says where it is. Each 
 saved at desktop width and at 390 px; the page fixture fails the test on any console error
 or Content-Security-Policy report (tests/e2e/conftest.py)."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -76,6 +77,13 @@ def test_a_second_manager_finds_the_reissue_and_support_sees_what_was_paid(
     both_widths(page, "waiting-reissue")
     panel.get_by_role("link", name=str(waiting)).click()
     expect(page.get_by_role("heading", level=1)).to_contain_text(str(waiting))
+
+    # Who gets the most, first: the order is the server's and stays in the address.
+    page.goto(f"/settlements/{settlement.pk}/")
+    page.locator("#payout-sort").get_by_role("link", name="Largest first").click()
+    expect(page).to_have_url(re.compile(r"sort=amount"))
+    expect(page.locator("#payout-sort strong")).to_have_text("Largest first")
+    both_widths(page, "payouts-largest-first")
 
     support = signed_in_page("auditor")
     support.goto(f"/players/?q={out.reissued.player}")

@@ -9,9 +9,9 @@ import json
 import pytest
 from django.urls import reverse
 
-from settlements import services
+from settlements import selectors, services
 from settlements.access import roles
-from tests.payment_helpers import paid_out
+from tests.payment_helpers import answer, paid_out
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -62,7 +62,7 @@ def test_a_statement_before_approval_says_nothing_was_sent(users, load_case, as_
     html = as_auditor.get(
         reverse("settlement_statement", args=[settlement.pk]), {"player": player}
     ).content.decode()
-    assert 'data-payment="not_sent"' in html and "the settlement is not approved" in html
+    assert 'data-payment="not_sent"' in html and "not sent to the wallet yet" in html
 
 
 def test_the_statements_exports_carry_each_lines_payment(out, as_auditor):
@@ -96,3 +96,43 @@ def test_the_statements_api_carries_each_lines_payment(out, users):
     (statement,) = response.json()["statements"]
     assert statement["lines"][0]["payment"]["state"] == "failed"
     assert statement["lines"][0]["payment"]["key"] == out.failed.key
+
+
+def test_failed_payments_sort_by_a_column_kept_in_the_url(out, users, as_auditor):
+    answer(users[roles.CASHIER], out.unconfirmed, "failed", "BANK-DOWN")
+    url = reverse("payments")
+    keys = sorted([out.failed.key, out.unconfirmed.key], key=lambda key: int(key.split("-")[1]))
+    players = sorted([out.failed.player, out.unconfirmed.player])
+
+    def listed(html: str, among: list[str]) -> list[str]:
+        return sorted(among, key=html.index)
+
+    html = assert_full_page(as_auditor.get(url))
+    assert listed(html, keys) == keys and 'aria-sort="ascending"><a href="?sort=-key"' in html
+    newest = assert_partial(as_auditor.get(url, {"sort": "-player"}, **HTMX), "payments-queue")
+    assert listed(newest, players) == players[::-1]
+    assert 'aria-sort="descending"><a href="?sort=player"' in newest
+
+
+def test_the_players_page_says_where_compensation_payments_stand(out, users, as_auditor):
+    player = out.paid.player
+    manager, operator = users[roles.TOURNAMENT_MANAGER], users[roles.OPERATOR]
+    case = out.settlement.case
+
+    def propose(amount):
+        return services.compensation_propose(
+            case=case, actor=operator, reason="lag",
+            entries=[services.CompensationEntry(player, amount)],
+        )  # fmt: skip
+
+    waiting, paid = propose(100), propose(200)
+    services.compensation_approve(compensation=paid, actor=manager, reason="fair")
+    line = selectors.lines_of([f"C{paid.pk}-1"])[f"C{paid.pk}-1"]
+    answer(users[roles.CASHIER], line, "paid", "TX-COMP")
+    html = as_auditor.get(reverse("players"), {"q": player}).content.decode()
+    also = html[html.index(f"Compensation #{waiting.pk}") :]
+    assert "Not sent to the wallet yet: it is not approved." in also
+    assert "wallet reference TX-COMP" in also[also.index(f"Compensation #{paid.pk}") :]
+    # Approved compensation counts in the player's totals; the proposal does not yet.
+    totals = html[html.index('id="player-totals"') :]
+    assert f"{(out.paid.amount + 200) / 100:.2f} USD" in totals

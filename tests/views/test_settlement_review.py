@@ -406,3 +406,28 @@ def test_the_approver_reads_the_marketing_managers_reason(
     assert 'id="confirm-decision"' in confirm
     assert "<strong>Split by chip equity</strong>, was chosen by marketing" in confirm
     assert "“Flatter payouts after a long outage.”" in confirm
+
+
+def test_payouts_list_the_largest_first_on_request_kept_in_the_url(as_manager, operator, load_case):
+    # The later the id, the more chips: largest first is not the order of the ids.
+    players = [{"id": f"p{i + 1:06d}", "chips": (i + 1) * 1000 if i < 10 else 0} for i in range(20)]
+    case = load_case(type="regular", stage="middle", tournament_id="T-BIG", players=players)
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    url = reverse("settlement_review", args=[settlement.pk])
+    default = as_manager.get(url).content.decode()
+    assert 'href="?sort=amount"' in default
+    assert '<strong aria-current="true">Player</strong>' in default
+    html = as_manager.get(url, {"sort": "amount"}).content.decode()
+    assert '<strong aria-current="true">Largest first</strong>' in html
+    table = html[html.index('id="payouts-table"') :]
+    shown = re.findall(r'<span class="player-id"><span class="mono">([^<]+)</span>', table)
+    largest = list(
+        SettlementPayout.objects.filter(settlement=settlement)
+        .order_by("-cash", "position")
+        .values_list("player", flat=True)
+    )
+    assert len(shown) >= 3 and shown == largest[: len(shown)]
+    assert shown[0] == "p000010" and shown != sorted(shown)
+    # Each row's explanation and the search keep the order.
+    assert "sort=amount&amp;page=1&amp;player=" in table
+    assert 'name="sort" value="amount"' in html

@@ -19,6 +19,7 @@ from settlements.selectors.payments.lines import (
 )
 from settlements.selectors.payments.queues import (
     COLLECTION_WORDS,
+    FAILED_SORTS,
     failed_lines,
     overdue_lines,
     overdue_releases,
@@ -38,7 +39,11 @@ from settlements.selectors.payments.reconciliation import (
     tallies_agree,
     with_payments,
 )
-from settlements.selectors.payments.states import player_totals, settlement_line_payments
+from settlements.selectors.payments.states import (
+    compensation_line_payments,
+    player_totals,
+    settlement_line_payments,
+)
 
 __all__ = [
     "CHUNK_SIZE",
@@ -59,6 +64,7 @@ __all__ = [
     "with_payments",
     "line_outcome",
     "settlement_line_payments",
+    "compensation_line_payments",
     "player_totals",
     "ExactlyOnce",
     "exactly_once",
@@ -68,5 +74,6 @@ __all__ = [
     "proposed_reissues",
     "reissue_detail",
     "COLLECTION_WORDS",
+    "FAILED_SORTS",
     "withdrawals_collected",
 ]

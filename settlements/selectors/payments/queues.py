@@ -25,10 +25,21 @@ from settlements.models import (
 from settlements.selectors.payments.lines import LedgerLine, approved_lines
 from settlements.workflow import ReissueStatus
 
+# The failed lines' orders: the feed's (by default), the largest amount, the player, the time.
+FAILED_SORTS = {
+    "key": ("release__first_position", "line_no"),
+    "amount": ("amount", "release__first_position", "line_no"),
+    "player": ("player", "release__first_position", "line_no"),
+    "when": ("at", "pk"),
+}
 
-def failed_lines(releases: QuerySet[LedgerRelease] | None = None) -> QuerySet[PaymentConfirmation]:
-    """The latest failure of each line that is failed now: not paid since, not re-issued.
-    ``pending_reissue`` is the id of a re-issue proposed for it and not yet answered."""
+
+def failed_lines(
+    releases: QuerySet[LedgerRelease] | None = None, *, sort: str = "key", descending: bool = False
+) -> QuerySet[PaymentConfirmation]:
+    """The latest failure of each line that is failed now: not paid since, not re-issued,
+    in the order ``sort`` names (FAILED_SORTS). ``pending_reissue`` is the id of a re-issue
+    proposed for it and not yet answered."""
     confirmations = PaymentConfirmation.objects.filter(status=PaymentConfirmation.Status.FAILED)
     if releases is not None:
         confirmations = confirmations.filter(release__in=releases)
@@ -49,7 +60,7 @@ def failed_lines(releases: QuerySet[LedgerRelease] | None = None) -> QuerySet[Pa
         )
         .select_related("release__case__tournament")
         .defer("release__case__tournament__payouts")
-        .order_by("release__first_position", "line_no")
+        .order_by(*((f"-{field}" if descending else field) for field in FAILED_SORTS[sort]))
     )
 
 

@@ -64,6 +64,36 @@ def settlement_line_payments(
     return found
 
 
+def compensation_line_payments(
+    statuses: dict[int, str], wanted: Iterable[tuple[int, int]]
+) -> dict[tuple[int, int], PaymentFacts]:
+    """{(compensation id, line no): its payment} for the ``wanted`` items of compensation
+    whose statuses are ``statuses`` (id -> status): only approved compensation is sent to
+    the wallet, and a proposal waiting is not yet. Rejected or withdrawn compensation has no
+    payment, as its own status says: it is left out."""
+    found: dict[tuple[int, int], PaymentFacts] = {}
+    approved: list[tuple[int, int]] = []
+    for compensation_id, line_no in wanted:
+        status = statuses[compensation_id]
+        if status == CompensationStatus.APPROVED:
+            approved.append((compensation_id, line_no))
+        elif status == CompensationStatus.PROPOSED:
+            key = idempotency_key(Record.COMPENSATION, compensation_id, line_no)
+            found[compensation_id, line_no] = PaymentFacts("not_sent", key)
+    if not approved:
+        return found
+    releases = dict(
+        LedgerRelease.objects.filter(compensation__in={pk for pk, _ in approved}).values_list(
+            "compensation_id", "pk"
+        )
+    )
+    places = {(releases[pk], line_no): (pk, line_no) for pk, line_no in approved if pk in releases}
+    keys = {place: idempotency_key(Record.COMPENSATION, *item) for place, item in places.items()}
+    for place, payment in _release_line_payments(keys).items():
+        found[places[place]] = payment
+    return found
+
+
 def _release_line_payments(keys: dict[tuple[int, int], str]) -> dict[tuple[int, int], PaymentFacts]:
     """{(release id, line no): payment} for the lines ``keys`` names (by their key)."""
     release_ids = {release for release, _ in keys}
