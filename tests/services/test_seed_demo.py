@@ -32,7 +32,7 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     assert "  admin " in output
     assert "crashdesk-demo" in output
     # The summary counts tournaments and cases as the incident page lists them.
-    assert ": 8 tournaments hit, a crash case each (new: DEMO-" in output
+    assert ": 9 tournaments hit, a crash case each (new: DEMO-" in output
     assert "; 1 individual case, a player's complaint on DEMO-REG-LATE" in output
 
     statuses = dict(

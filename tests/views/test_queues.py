@@ -127,7 +127,7 @@ def test_lists_sort_by_a_column_kept_in_the_url(as_operator, operator, incident,
     assert 'href="?sort=tournament"' in html
     by_tournament = assert_partial(as_operator.get(url, {"sort": "tournament"}, **HTMX), "queue")
     assert order(by_tournament) == ["QA", "QB", "QC", "QZ"]
-    assert 'aria-sort="ascending"><a href="?sort=-tournament"' in by_tournament
+    assert 'aria-sort="ascending"><a id="sort-tournament" href="?sort=-tournament"' in by_tournament
     assert order(as_operator.get(url, {"sort": "-tournament"}).content.decode()) == [
         "QZ", "QC", "QB", "QA",
     ]  # fmt: skip
