@@ -108,7 +108,8 @@ def test_failed_payments_sort_by_a_column_kept_in_the_url(out, users, as_auditor
         return sorted(among, key=html.index)
 
     html = assert_full_page(as_auditor.get(url))
-    assert listed(html, keys) == keys and 'aria-sort="ascending"><a id="sort-key" href="?sort=-key"' in html
+    assert listed(html, keys) == keys
+    assert 'aria-sort="ascending"><a id="sort-key" href="?sort=-key"' in html
     newest = assert_partial(as_auditor.get(url, {"sort": "-player"}, **HTMX), "payments-queue")
     assert listed(newest, players) == players[::-1]
     assert 'aria-sort="descending"><a id="sort-player" href="?sort=player"' in newest
