@@ -373,7 +373,7 @@ def _copy_rows(*, copies: range, after: dict[str, int], hours: int) -> None:
     from django.core.management.color import no_style
     from django.db import connection, models, transaction
 
-    from settlements.models import Event, LedgerRelease, Tournament
+    from settlements.models import Event, Job, LedgerRelease, Tournament
 
     shifted = {model for model in _settlement_models() if not hasattr(model, "instance_type")}
     quote = connection.ops.quote_name
@@ -390,7 +390,10 @@ def _copy_rows(*, copies: range, after: dict[str, int], hours: int) -> None:
                 elif original is LedgerRelease and field.name.endswith("_position"):
                     # Places in the ledger feed are unique; shifted like keys, gaps allowed.
                     values.append(f"{column} + k * {STRIDE}")
-                elif original is Tournament and field.name == "operator_id":
+                elif (original is Tournament and field.name == "operator_id") or (
+                    model is Job and field.name == "target"
+                ):
+                    # Unique ids, and one active job per target (an ICM job still sampling).
                     values.append(f"{column} || '-' || k")
                 elif model is Event and field.name in ("subject_id", "seq"):
                     # NULL stays NULL; the chain is computed again once every copy is in.
