@@ -101,6 +101,7 @@ from settlements.selectors.operations import DeskFigures, desk_figures
 from settlements.selectors.payments import (
     COLLECTION_WORDS,
     FAILED_SORTS,
+    REISSUE_SORTS,
     ExactlyOnce,
     LedgerLine,
     LinePayment,
@@ -337,5 +338,6 @@ __all__ = [
     "reissue_detail",
     "COLLECTION_WORDS",
     "FAILED_SORTS",
+    "REISSUE_SORTS",
     "withdrawals_collected",
 ]

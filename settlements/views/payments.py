@@ -36,6 +36,8 @@ from settlements.views.sorting import chosen_sort, sort_columns
 PER_PAGE = 50
 # The failed lines' sortable columns, by sort key (selectors.FAILED_SORTS).
 FAILED_COLUMNS = {"key": "Key", "player": "Player", "amount": "Amount", "when": "When"}
+# The waiting re-issues' sortable columns, by sort key (selectors.REISSUE_SORTS).
+REISSUE_COLUMNS = {"player": "Player", "amount": "Amount", "proposed": "Proposed by"}
 TABS = (("failed", "Failed"), ("overdue", "Not confirmed in time"), ("reissues", "Re-issues"))
 REISSUE_ACTIONS = {
     "approve": (services.reissue_approve, permissions.reissue_approve, "Approve", "approved"),
@@ -78,9 +80,10 @@ def payments_queue(request):
             }
         )
     else:
-        context["page"] = Paginator(selectors.proposed_reissues(), PER_PAGE).get_page(
-            request.GET.get("page")
-        )
+        sorting = chosen_sort(request, selectors.REISSUE_SORTS, "proposed")
+        reissues = selectors.proposed_reissues(sort=sorting.key, descending=sorting.descending)
+        context["page"] = Paginator(reissues, PER_PAGE).get_page(request.GET.get("page"))
+        context["columns"] = sort_columns(request, sorting, REISSUE_COLUMNS)
     return render_page(request, "settlements/payments_queue.html", context, partial="queue")
 
 

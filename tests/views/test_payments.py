@@ -14,7 +14,7 @@ from django.utils import timezone
 from settlements import selectors, services
 from settlements.models import LedgerRelease, Reissue
 from settlements.services import AdjustmentEntry, CompensationEntry, ConfirmationEntry
-from tests.views.conftest import HTMX, signed_in
+from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -360,3 +360,29 @@ def test_a_reissue_has_its_history_for_the_auditor(outage, as_auditor):
     assert b"approved" in page.content.lower()
     listing = as_auditor.get(reverse("history") + "?model=reissue")
     assert listing.status_code == 200
+
+
+def test_waiting_reissues_sort_by_a_column_kept_in_the_url(outage, as_manager, operator, cashier):
+    # The early settlement's refunds: buy-ins and fees, two amounts (its first line is re-issued).
+    early = outage["settlements"][0]
+    lines = list(selectors.approved_lines(LedgerRelease.objects.filter(settlement=early)))[1:]
+    small, large = sorted({line.amount: line for line in lines if line.amount > 0}.values(),
+                          key=lambda line: line.amount)[:2]  # fmt: skip
+    confirm(cashier, large, small, status="failed", reference="closed")
+    for line in (large, small):
+        services.reissue_propose(actor=operator, idempotency_key=line.key, reason="new account")
+    url = reverse("payments")
+
+    def order(html: str) -> list[str]:
+        return sorted([small.key, large.key], key=lambda key: html.index(f"of {key}<"))
+
+    oldest_first = assert_full_page(as_manager.get(url, {"tab": "reissues"}))
+    assert 'aria-sort="ascending"><a id="sort-proposed"' in oldest_first
+    assert order(oldest_first) == [large.key, small.key]
+    by_amount = assert_partial(
+        as_manager.get(url, {"tab": "reissues", "sort": "amount"}, **HTMX), "payments-queue"
+    )
+    assert order(by_amount) == [small.key, large.key]
+    assert 'href="?tab=reissues&amp;sort=-amount"' in by_amount
+    largest = assert_full_page(as_manager.get(url, {"tab": "reissues", "sort": "-amount"}))
+    assert order(largest) == [large.key, small.key]

@@ -20,6 +20,7 @@ from settlements.selectors.payments.lines import (
 from settlements.selectors.payments.queues import (
     COLLECTION_WORDS,
     FAILED_SORTS,
+    REISSUE_SORTS,
     failed_lines,
     overdue_lines,
     overdue_releases,
@@ -75,5 +76,6 @@ __all__ = [
     "reissue_detail",
     "COLLECTION_WORDS",
     "FAILED_SORTS",
+    "REISSUE_SORTS",
     "withdrawals_collected",
 ]

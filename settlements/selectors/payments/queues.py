@@ -91,12 +91,20 @@ def overdue_lines(
     return approved_lines(overdue_releases(cutoff, releases), after=after, unconfirmed_only=True)
 
 
-def proposed_reissues() -> QuerySet[Reissue]:
+REISSUE_SORTS = {
+    "player": ("player", "id"),
+    "amount": ("amount", "id"),
+    "proposed": ("proposed_at", "id"),
+}
+
+
+def proposed_reissues(*, sort: str = "proposed", descending: bool = False) -> QuerySet[Reissue]:
+    """Re-issues waiting for a second manager, in the order ``sort`` names (REISSUE_SORTS)."""
     return (
         Reissue.objects.filter(status=ReissueStatus.PROPOSED)
         .select_related("proposed_by", "case__tournament")
         .defer("case__tournament__payouts")
-        .order_by("proposed_at", "id")
+        .order_by(*((f"-{field}" if descending else field) for field in REISSUE_SORTS[sort]))
     )
 
 
