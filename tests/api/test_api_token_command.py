@@ -1,8 +1,11 @@
 """`manage.py api_token`: tokens printed once, stored hashed, revoked at once, audited."""
 
+import subprocess
+import sys
 from io import StringIO
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -163,3 +166,22 @@ def test_list_shows_prefix_name_and_status_but_never_a_secret(operator, auditor)
 
 def test_list_without_tokens_says_so(operator):
     assert run("list", "operator")[0].strip() == "No tokens."
+
+
+@pytest.mark.slow  # starts manage.py in a fresh interpreter, where the logging is configured
+@pytest.mark.django_db(transaction=True)
+def test_standard_output_holds_the_token_alone_in_a_real_process(operator):
+    from tests.test_gunicorn import _database_url
+
+    created = subprocess.run(
+        [sys.executable, "manage.py", "api_token", "create", "operator"],
+        cwd=settings.BASE_DIR,
+        env={"PATH": "/usr/bin:/bin", "DATABASE_URL": _database_url()},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert created.returncode == 0, created.stderr
+    # The audit event's log line and the advice go to standard error; a script reads the token.
+    assert created.stdout.count("\n") == 1 and created.stdout.startswith("cdk_")
+    assert "api_token_created" in created.stderr
