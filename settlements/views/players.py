@@ -14,12 +14,13 @@ engine's stored explanation; nothing here computes an amount.
 
 import json
 import re
+from functools import partial
 
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from settlements import player_ids, selectors
+from settlements import change_mark, player_ids, selectors
 from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.exports.spreadsheets import csv_chunks, csv_download
@@ -57,7 +58,9 @@ def players(request):
         if page.number == 1:
             others = selectors.player_other_cases(query, named=named)
         rows = selectors.player_cases(query, page.items, others)
-        totals = selectors.player_totals(query)
+        # Read only when the cached fragment is missing: a player in thousands of cases costs
+        # tens of milliseconds to sum, and any business change moves the mark.
+        totals = partial(selectors.player_totals, query)
     context = {
         "query": query,
         "query_escaped": player_ids.escaped(query),
@@ -67,6 +70,7 @@ def players(request):
         "page": page,
         "rows": rows,
         "totals": totals,
+        "mark": change_mark.mark() if search.exact else "",
     }
     return render_page(request, "settlements/players.html", context, partial="player_results")
 

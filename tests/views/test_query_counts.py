@@ -66,8 +66,9 @@ BOUNDS = {
     "history browser, by player": 48,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed,
     # where each line's payment stands (its lines, releases, answers, re-issues) and the
-    # player's totals (settlements, compensation).
-    "players page": 15,
+    # player's totals (settlements, compensation), which a first view also stores as a fragment
+    # under the desk's change mark (the mark, and the cache's look-up and write).
+    "players page": 22,
     "players page, by prefix": 4,
     # A statement reads where its lines' payments stand: the release, the answers, re-issues.
     "player statement": 12,
