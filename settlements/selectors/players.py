@@ -240,7 +240,11 @@ def player_cases(player: str, entries: Sequence[CasePlayer], others: Sequence[Ca
             row.adjustments.append((adjustment, corrected[adjustment_id]))
     for row in rows:
         row.owed.sort(key=lambda item: (UNIT_ORDER.index(item[0]), item[1]))
-    _add_payments(player, current)
+    # The adjustments' lines are paid like the settlement's: listed with it, in the same column.
+    _add_payments(
+        player,
+        {pk: (row, row.settlement) for pk, row in current.items()} | dict(corrections),
+    )
     items = list(
         CompensationItem.objects.filter(player=player, compensation__case__in=list(by_case))
         .select_related("compensation")
@@ -265,20 +269,21 @@ def player_cases(player: str, entries: Sequence[CasePlayer], others: Sequence[Ca
     return rows
 
 
-def _add_payments(player: str, current: dict[int, PlayerCase]) -> None:
-    """Each settlement's lines for ``player`` with their payments: four queries at most."""
-    if not current:
+def _add_payments(player: str, records: dict[int, tuple[PlayerCase, Settlement]]) -> None:
+    """The lines for ``player`` of each settlement or adjustment in ``records`` (id -> the
+    case's row, the record), each with where its payment stands: four queries at most."""
+    if not records:
         return
     lines = list(
-        SettlementLine.objects.filter(settlement__in=list(current), player=player)
+        SettlementLine.objects.filter(settlement__in=list(records), player=player)
         .order_by("settlement_id", "line_no")
         .values_list("settlement_id", "line_no", "kind", "unit", "amount", "reversal")
     )
     paid = settlement_line_payments(
-        [row.settlement for row in current.values()], [(pk, line_no) for pk, line_no, *_ in lines]
+        [record for _, record in records.values()], [(pk, line_no) for pk, line_no, *_ in lines]
     )
     for settlement_id, line_no, kind, unit, amount, reversal in lines:
-        current[settlement_id].payments.append(
+        records[settlement_id][0].payments.append(
             (kind, unit, -amount if reversal else amount, paid[settlement_id, line_no])
         )
 

@@ -137,3 +137,23 @@ def test_the_players_page_says_where_compensation_payments_stand(out, users, as_
     # Approved compensation counts in the player's totals; the proposal does not yet.
     totals = html[html.index('id="player-totals"') :]
     assert f"{(out.paid.amount + 200) / 100:.2f} USD" in totals
+
+
+def test_an_adjustments_lines_say_where_their_payment_stands_too(out, users, as_auditor):
+    player = out.paid.player
+    adjustment = services.settlement_adjust(
+        settlement=out.settlement,
+        actor=users[roles.OPERATOR],
+        reason="a stack misread",
+        entries=[services.AdjustmentEntry(player, "prize", "cash", 75, "pool")],
+    )
+    services.settlement_submit(settlement=adjustment, actor=users[roles.OPERATOR])
+    before = assert_full_page(as_auditor.get(reverse("players"), {"q": player}))
+    assert before.count('data-payment="not_sent"') == 1  # submitted, not approved yet
+    services.settlement_approve(
+        settlement=adjustment, actor=users["second_manager"], reason="checked"
+    )
+    line = next(selectors.approved_lines(selectors.releases_of(settlement=adjustment.pk)))
+    answer(users[roles.CASHIER], line, "paid", "TX-ADJ")
+    html = assert_full_page(as_auditor.get(reverse("players"), {"q": player}))
+    assert "wallet reference TX-ADJ" in html and 'data-payment="not_sent"' not in html
