@@ -333,12 +333,12 @@ def _icm_batch(job: Job, item: JobItem) -> tuple[str, Case | None]:
 
 @receiver(valuation_started)
 def _start_icm_job(sender, *, valuation: IcmValuation, actor, **kwargs) -> None:
-    """Start sampling a valuation in the background, in the prepare's transaction."""
+    """Start sampling a valuation in the background, in the prepare's transaction. Not listed
+    with the incident's jobs: nobody started it by hand, and the review page links to it."""
     job_start(
         kind=Job.Kind.ICM,
         actor=actor,
         target=f"icm:{valuation.pk}",
-        incident=valuation.settlement.case.incident,
         items=[
             NewItem(key=f"{valuation.pk}:{batch}", label=label)
             for batch, label in batch_labels(valuation)

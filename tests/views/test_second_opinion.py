@@ -71,8 +71,11 @@ def test_a_valuation_still_running_says_so(as_manager, operator, load_case, sett
     html = as_manager.get(review(settlement)).content.decode()
     assert "still being worked out" in html
     job = Job.objects.get(kind=Job.Kind.ICM)
+    assert job.incident is None  # started by the prepare, not among the incident's bulk work
     assert reverse("job_detail", args=[job.pk]) in html
     assert 'id="icm-table"' not in html
+    progress = assert_full_page(as_manager.get(reverse("job_detail", args=[job.pk])))
+    assert "Samples 101–200" in progress
 
 
 def test_proposing_from_the_comparison_fills_the_form_with_the_differences(
