@@ -19,14 +19,14 @@ Two ways to the same model:
   binary floats, as any sampling's are, but only their order is used: the prizes summed are
   integers and the means exact fractions.
 
-Either way the values are exact until `IcmResult.amounts` rounds them to minor units (largest
+Either way the values are exact until `round_to_units` rounds them to minor units (largest
 remainder, ties to more chips and then the smaller player id, as RULES.md §4 rounds a split),
 so the rounded amounts add up to exactly the prizes in play: that rounding is the only one.
 """
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -42,26 +42,8 @@ EXACT_WORK_LIMIT = 2_000_000
 DEFAULT_SAMPLES = 1_000
 # Samples drawn per batch: a background job's step, and the grain of its progress.
 BATCH = 100
-EXACT = "exact"
-SAMPLED = "sampled"
 # Where the policy's split depends on the chips: earlier, it refunds and splits evenly.
 CHIP_STAGES = ("middle", "late")
-
-
-@dataclass(frozen=True, slots=True)
-class IcmResult:
-    """Each remaining player's equity, aligned with the players passed in."""
-
-    method: str  # EXACT or SAMPLED
-    values: list[Fraction]  # exact equity, or the sample mean
-    amounts: list[int]  # the values rounded to minor units; they sum to the prizes in play
-    standard_errors: list[int]  # minor units, rounded up; all 0 for exact
-    samples: int  # 0 for exact
-    seed: int | None  # None for exact
-
-    @property
-    def prizes_in_play(self) -> int:
-        return sum(self.amounts)
 
 
 def prizes_in_play(terms: Terms) -> list[int]:
@@ -137,6 +119,11 @@ def exact_work(players: int, prizes: Sequence[int], *, cap: int = EXACT_WORK_LIM
     return sets * steps
 
 
+def fits_exact(players: int, prizes: Sequence[int]) -> bool:
+    """Whether the exact way values this field within EXACT_WORK_LIMIT (else it is sampled)."""
+    return exact_work(players, prizes) <= EXACT_WORK_LIMIT
+
+
 def exact_equity(chips: Sequence[int], prizes: Sequence[int]) -> list[Fraction]:
     """Malmuth–Harville equity of each player, exactly, by dynamic programming over subsets."""
     _check_chips(chips)
@@ -177,20 +164,16 @@ def sampled_equity(
     *,
     seed: int,
     samples: int = DEFAULT_SAMPLES,
-    progress: Callable[[int], None] | None = None,
 ) -> tuple[list[Fraction], list[int]]:
     """Each player's mean prize over `samples` finishing orders drawn from `seed`, with its
-    standard error in minor units (rounded up). `progress` is told the samples done after each
-    batch. A background job draws the same batches one step at a time (`sample_batch`) and
-    gets the same figures."""
+    standard error in minor units (rounded up). A background job draws the same batches one
+    step at a time (`sample_batch`) and gets the same figures."""
     n = len(chips)
     sums, squares = [0] * n, [0] * n
     for batch, size in enumerate(batch_sizes(samples)):
         batch_sums, batch_squares = sample_batch(chips, prizes, seed=seed, batch=batch, size=size)
         sums = [a + b for a, b in zip(sums, batch_sums, strict=True)]
         squares = [a + b for a, b in zip(squares, batch_squares, strict=True)]
-        if progress is not None:
-            progress(min(samples, (batch + 1) * BATCH))
     return estimate(sure_prize(prizes, n), sums, squares, samples)
 
 
@@ -250,27 +233,6 @@ def _standard_error(total: int, squares: int, samples: int) -> int:
     while error * error * scale < spread:
         error += 1
     return error
-
-
-def icm(
-    chips: Sequence[int],
-    prizes: Sequence[int],
-    ids: Sequence[str],
-    *,
-    seed: int,
-    samples: int = DEFAULT_SAMPLES,
-    work_limit: int = EXACT_WORK_LIMIT,
-    progress: Callable[[int], None] | None = None,
-) -> IcmResult:
-    """Equity of every remaining player: exact while `exact_work` is within `work_limit`,
-    else sampled from `seed`."""
-    if exact_work(len(chips), prizes, cap=work_limit) <= work_limit:
-        values = exact_equity(chips, prizes)
-        amounts = round_to_units(values, chips, ids)
-        return IcmResult(EXACT, values, amounts, [0] * len(values), 0, None)
-    values, errors = sampled_equity(chips, prizes, seed=seed, samples=samples, progress=progress)
-    amounts = round_to_units(values, chips, ids)
-    return IcmResult(SAMPLED, values, amounts, errors, samples, seed)
 
 
 def round_to_units(

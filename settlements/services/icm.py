@@ -45,7 +45,7 @@ def icm_valuation_begin(*, settlement: Settlement, snapshot, actor) -> IcmValuat
         prizes_in_play=sum(field.prizes),
         status=IcmValuation.Status.RUNNING,
     )
-    if icm.exact_work(len(field.chips), field.prizes) <= icm.EXACT_WORK_LIMIT:
+    if icm.fits_exact(len(field.chips), field.prizes):
         valuation.method = IcmValuation.Method.EXACT
         save_with_history(valuation, actor=actor, reason="Stacks valued by ICM, exactly")
         values = icm.exact_equity(field.chips, field.prizes)

@@ -59,8 +59,10 @@ def compensation_initial(case, currency: str) -> dict | None:
     if valuation is None:
         return None
     flag = site_policy.icm_flag()
+    # A satellite's prizes are seats and T$, so its shortfall is proposed in T$ too.
+    unit = " T$" if case.tournament.seat_value else ""
     lines = [
-        f"{row.player} {money.decimal_amount(-row.difference, 'cash', currency)}"
+        f"{row.player} {money.decimal_amount(-row.difference, 'cash', currency)}{unit}"
         for row in selectors.icm_flagged(valuation, flag)
     ]
     if not lines:

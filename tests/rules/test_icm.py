@@ -101,12 +101,6 @@ def test_sampling_is_reproducible_from_its_seed():
     assert icm.sampled_equity(chips, prizes, seed=8, samples=200) != first
 
 
-def test_sampling_reports_its_progress():
-    seen = []
-    icm.sampled_equity([5, 4, 3], [10, 5], seed=1, samples=250, progress=seen.append)
-    assert seen == [100, 200, 250]
-
-
 def test_batches_drawn_one_by_one_give_the_same_figures():
     chips, prizes = [50, 30, 15, 5], [5000, 3000, 2000]
     sums, squares = [0] * 4, [0] * 4
@@ -120,14 +114,17 @@ def test_batches_drawn_one_by_one_give_the_same_figures():
 
 
 def test_large_fields_are_sampled_and_small_ones_exact():
-    chips, prizes = [5, 4, 3, 2, 1], [40, 30, 20, 10]
-    exact = icm.icm(chips, prizes, ids(5), seed=3)
-    assert (exact.method, exact.samples, exact.seed) == (icm.EXACT, 0, None)
-    assert exact.standard_errors == [0] * 5
-    sampled = icm.icm(chips, prizes, ids(5), seed=3, samples=300, work_limit=10)
-    assert (sampled.method, sampled.samples, sampled.seed) == (icm.SAMPLED, 300, 3)
-    assert sampled.prizes_in_play == exact.prizes_in_play == 100
-    assert all(e > 0 for e in sampled.standard_errors)
+    assert icm.fits_exact(9, list(range(9, 0, -1)))  # every place paid differently
+    assert not icm.fits_exact(10, list(range(10, 0, -1)))
+    assert icm.fits_exact(100, [20, 10])  # two places above the last
+    assert not icm.fits_exact(40, [30, 20, 10])
+
+
+def test_standard_errors_are_whole_units_rounded_up():
+    # One player always wins 7 and the other nothing: no spread, no error.
+    assert icm.sampled_equity([10**18, 1], [7], seed=1, samples=100) == ([7, 0], [0, 0])
+    # Two wins of 1 in four samples: mean 1/2, variance 1/3, error sqrt(1/12) = 0.29, so 1.
+    assert icm.estimate(0, [2], [2], 4) == ([Fraction(1, 2)], [1])
 
 
 # --- The field of a snapshot -------------------------------------------------------------------

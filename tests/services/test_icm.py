@@ -148,3 +148,22 @@ def test_no_compensation_from_a_comparison_that_is_not_there(
             entries=[services.CompensationEntry(player="p000001", amount=100)],
             from_icm=True,
         )
+
+
+@pytest.mark.parametrize(("option", "valued"), [("reschedule", False), ("chip_equity", True)])
+def test_a_freeroll_rescheduled_pays_nothing_and_is_not_compared(
+    operator, marketing_manager, snapshot_factory, option, valued
+):
+    # Its players play again on the new date: there is no split to hold against their stacks.
+    case = load(operator, snapshot_factory, type="freeroll", stage="middle", entrants=20)
+    services.decision_record(
+        case=case,
+        actor=marketing_manager,
+        option=option,
+        reason="the players asked",
+        reschedule_at=case.created_at.replace(year=case.created_at.year + 1)
+        if option == "reschedule"
+        else None,
+    )
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    assert IcmValuation.objects.filter(settlement=settlement).exists() == valued

@@ -71,8 +71,11 @@ def test_a_valuation_still_running_says_so(as_manager, operator, load_case, sett
     html = as_manager.get(review(settlement)).content.decode()
     assert "still being worked out" in html
     job = Job.objects.get(kind=Job.Kind.ICM)
+    assert job.incident is None  # started by the prepare, not among the incident's bulk work
     assert reverse("job_detail", args=[job.pk]) in html
     assert 'id="icm-table"' not in html
+    progress = assert_full_page(as_manager.get(reverse("job_detail", args=[job.pk])))
+    assert "Samples 101–200" in progress
 
 
 def test_proposing_from_the_comparison_fills_the_form_with_the_differences(
@@ -118,3 +121,26 @@ def test_an_ordinary_proposal_records_no_figures(as_manager, late):
     )
     assert response.status_code == 302
     assert late.case.compensations.get().icm_figures == {}
+
+
+def test_a_satellites_shortfall_is_proposed_in_tdollars(as_manager, operator, load_case, settings):
+    settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = 0, 1
+    # Pool 20 x 10.00: three seats of 60.00 and 20.00 in T$ for fourth, four players left. By
+    # rank the short stack gets the 20.00; by ICM it might still have won a seat.
+    stacks = [9000, 7000, 5000, 3000] + [0] * 16
+    players = [{"id": f"p{n:06d}", "chips": chips} for n, chips in enumerate(stacks, start=1)]
+    case = load_case(
+        type="satellite",
+        stage="late",
+        entrants=20,
+        seat_value=6000,
+        players=players,
+        tournament_id="S-ICM",
+    )
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    losers = IcmValue.objects.filter(valuation__settlement=settlement, difference__lt=0)
+    assert losers.exists()
+    url = reverse("compensation_new", args=[case.pk]) + "?from=icm"
+    html = as_manager.get(url).content.decode()
+    for row in losers:
+        assert f"{row.player} {-row.difference // 100}.{-row.difference % 100:02d} T$" in html
