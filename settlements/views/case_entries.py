@@ -8,25 +8,45 @@ from the page's other lists; a version 1 case has no such list and reads nothing
 
 from functools import partial
 
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
 from settlements import selectors
 from settlements.access import permissions, roles
 from settlements.models import Case
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
+from settlements.views.rendering import render_page, wants_partial
 from settlements.views.sorting import chosen_sort, sort_columns
 
 ENTRANTS_PER_PAGE = 50
 SEARCH, SORT, PAGE = "entrants_q", "entrants_sort", "entrants_page"
 # The element the list's swaps replace, and the partial of case_detail.html that draws it.
-PARTIALS = {"case-entrants": "entrants"}
+TARGET, PARTIAL = "case-entrants", "entrants"
 # Counts and money: who has the most is what one looks for first.
 MOST_FIRST = frozenset({"chips", "entries", "add_ons", "bounty"})
+
+
+def is_list_swap(request) -> bool:
+    return wants_partial(request) and request.htmx.target == TARGET
+
+
+def list_swap(request, case: Case):
+    """The list alone, for htmx: a page, a sort or a search of it needs none of the case
+    page's other reads (the totals above it sum every entrant again)."""
+    context = case_entrants(request, case)
+    if context is None:
+        if not selectors.case_has_entry_columns(case):
+            raise Http404("This case's tournament has no rebuys, add-ons or bounties to list.")
+        raise PermissionDenied
+    page = {"case": case, "tournament": case.tournament, "entrants_list": context}
+    return render_page(request, "settlements/case_detail.html", page, partial=PARTIAL)
 
 
 def entrant_columns(case: Case) -> dict[str, str]:
     """The sortable columns, by ``selectors.ENTRANT_SORTS`` key: add-ons and bounties only
     where the tournament sells or pays them."""
     tournament = case.tournament
-    columns = {"position": "#", "player": "Player", "chips": "Chips", "entries": "Entries"}
+    columns = {"position": "Order", "player": "Player", "chips": "Chips", "entries": "Entries"}
     if tournament.add_on is not None:
         columns["add_ons"] = "Add-ons"
     if tournament.entry_bounty:
@@ -60,6 +80,7 @@ def case_entrants(request, case: Case) -> dict | None:
     return {
         "search": search,
         "sorting": sorting,
+        "sort_label": columns[sorting.key].lower(),
         "sort_value": "" if sorting.key == "position" and not sorting.descending else sorting.value,
         "columns": sort_columns(
             request,

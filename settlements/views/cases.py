@@ -37,13 +37,14 @@ CASE_PARTIALS = {
     "case-stage": "stage",
     "case-settlements": "settlements",
     **invitations.PARTIALS,
-    **case_entries.PARTIALS,
 }
 
 
 @role_required(*roles.ALL_ROLES)
 def case_detail(request, case_id: int):
     case = case_or_404(case_id)
+    if case_entries.is_list_swap(request):
+        return case_entries.list_swap(request, case)
     return render_page(
         request, "settlements/case_detail.html", _context(request, case), partial=CASE_PARTIALS
     )

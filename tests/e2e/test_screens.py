@@ -174,7 +174,7 @@ def test_each_players_entries_sort_page_and_search_in_place(signed_in_page):
     page.locator("#sort-entries").focus()
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(r"\?entrants_sort=-entries$"))
-    expect(status).to_contain_text("by entries, the most first")
+    expect(status).to_contain_text("by entries, largest first")
     expect(page.locator("#sort-entries")).to_be_focused()
     expect(rows.nth(1)).to_contain_text("p000004")
 
