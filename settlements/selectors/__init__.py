@@ -80,6 +80,14 @@ from settlements.selectors.dashboard import (
     waiting_records,
     waiting_rows,
 )
+from settlements.selectors.entrants import (
+    ENTRANT_SORTS,
+    EntrantSearch,
+    case_entrant_range,
+    case_entrant_rows,
+    case_has_entry_columns,
+    entrant_search,
+)
 from settlements.selectors.icm import (
     case_icm_valuation,
     difference_percent,
@@ -224,6 +232,12 @@ __all__ = [
     "case_current_settlement",
     "case_entrants",
     "case_entry_figures",
+    "ENTRANT_SORTS",
+    "EntrantSearch",
+    "case_entrant_range",
+    "case_entrant_rows",
+    "case_has_entry_columns",
+    "entrant_search",
     "decision_invitees",
     "decision_invitee_ids",
     "default_invite_scope",

@@ -19,7 +19,7 @@ from settlements.errors import DomainError, Duplicate
 from settlements.forms import ReasonForm
 from settlements.models import Case, Job
 from settlements.rules import Policy
-from settlements.views import confirming, invitations
+from settlements.views import case_entries, confirming, invitations
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import (
@@ -43,6 +43,8 @@ CASE_PARTIALS = {
 @role_required(*roles.ALL_ROLES)
 def case_detail(request, case_id: int):
     case = case_or_404(case_id)
+    if case_entries.is_list_swap(request):
+        return case_entries.list_swap(request, case)
     return render_page(
         request, "settlements/case_detail.html", _context(request, case), partial=CASE_PARTIALS
     )
@@ -174,6 +176,7 @@ def _context(request, case: Case) -> dict:
         "can_decide_prize": permissions.prize_withdrawal_decide(case=case, user=user) is None,
         "can_resolve": permissions.individual_case_resolve(case=case, user=user) is None,
         "entry_figures": selectors.case_entry_figures(case) if case.is_crash else None,
+        "entrants_list": case_entries.case_entrants(request, case),
     }
     if case.is_crash and case.entrants:
         context["stage_bar"] = charts.stage_bar(

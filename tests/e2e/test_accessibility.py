@@ -15,7 +15,9 @@ from django.test import Client
 from django.urls import get_resolver, reverse
 from django.utils import timezone
 
+from settlements import services
 from settlements.access import roles
+from settlements.demo import snapshot_bytes
 from tests.e2e import axe
 from tests.e2e.conftest import TIMEOUT_MS
 from tests.test_permission_matrix import ALL, MATRIX, url_of, walk, world  # noqa: F401
@@ -328,6 +330,16 @@ def test_the_states_after_each_swap_and_each_refused_form(browsing, users, world
     page.goto(reverse("incident_tournaments", args=[world.incident.pk]))
     after(page, lambda: page.get_by_role("link", name="Stage", exact=True).click())
     state("workbench sorted")
+    knock_out = services.case_load_snapshot(
+        actor=users[roles.OPERATOR],
+        snapshot=snapshot_bytes(stage="middle", entrants=120, tournament_id="KO-A11Y", rebuys=True),
+        incident=world.incident,
+    )
+    page.goto(reverse("case_detail", args=[knock_out.pk]))
+    after(page, lambda: page.locator("#sort-bounty").click())
+    state("each player's entries, sorted by bounty")
+    after(page, lambda: page.locator("#case-entrants-next").click())
+    state("each player's entries, page 2")
     for name, args in (("incident_new", []), ("compensation_new", [world.case.pk])):
         page.goto(reverse(name, args=args))
         refuse(page, "main form[method=post]")

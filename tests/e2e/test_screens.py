@@ -158,3 +158,39 @@ def test_explain_changes_the_url_so_back_closes_the_panel(signed_in_page):
     page.go_back()
     page.go_back()
     expect(page).to_have_url(re.compile(rf"/cases/{case.pk}/$"))
+
+
+def test_each_players_entries_sort_page_and_search_in_place(signed_in_page):
+    case = load_case(stage="middle", entrants=120, tournament_id="KO-E2E", rebuys=True)
+    page = signed_in_page("auditor")
+    page.goto(f"/cases/{case.pk}/")
+    entrants = page.locator("#case-entrants")
+    status = page.locator("#swap-status")
+    rows = entrants.locator("tbody tr")
+    expect(rows).to_have_count(50)
+    expect(rows.first).to_contain_text("p000001")
+
+    # A sort header keeps focus and its order is said; the URL keeps it for a reload.
+    page.locator("#sort-entries").focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"\?entrants_sort=-entries$"))
+    expect(status).to_contain_text("by entries, largest first")
+    expect(page.locator("#sort-entries")).to_be_focused()
+    expect(rows.nth(1)).to_contain_text("p000004")
+
+    # "Next" is replaced by the swap: focus goes to the pager of the new page.
+    page.locator("#case-entrants-next").focus()
+    page.keyboard.press("Enter")
+    expect(status).to_contain_text("Page 2 of 3")
+    expect(page).to_have_url(re.compile(r"entrants_page=2"))
+    expect(page.locator("#case-entrants-next")).to_be_focused()
+
+    # Typing a search swaps the list and leaves the typing where it is.
+    search = page.get_by_label("Find a player")
+    search.fill("p00011")
+    expect(status).to_contain_text("10 entrants whose id is or starts with “p00011”")
+    expect(search).to_be_focused()
+    expect(rows).to_have_count(10)
+    page.reload()
+    expect(rows).to_have_count(10)
+    expect(search).to_have_value("p00011")
