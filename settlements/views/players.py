@@ -82,7 +82,8 @@ def _found(query: str, params) -> dict:
         "totals": [],
     }
     if search.exact:
-        page = peek_page(selectors.player_entries(query), params.get("page"), CASES_PER_PAGE)
+        entries = partial(selectors.player_entries, query)
+        page = peek_page(entries, params.get("page"), CASES_PER_PAGE)
         others = selectors.player_other_cases(query, named=named) if page.number == 1 else []
         found |= {
             "page": page,
