@@ -53,8 +53,8 @@ CSV_HEADER = (
 @role_required(*permissions.AMOUNT_READERS)
 def players(request):
     """What a search finds is kept as a fragment under the desk's change mark (every record
-    that names a player, or says what a case owed them, moves it: settlements.change_mark)
-    and the whole query string, which the page's links keep; the template reads the data
+    that names a player, or says what a case owed them, moves it: settlements.change_mark,
+    _mark) and the whole query string, which the page's links keep; the template reads the data
     (``_found``) only on a miss. A player in thousands of cases cost over 20 ms to draw."""
     query = request.GET.get("q", "")
     context = {
@@ -62,7 +62,7 @@ def players(request):
         "query_escaped": player_ids.escaped(query),
         "after": request.GET.get("after", ""),
         "asked": request.GET.urlencode(),
-        "mark": change_mark.mark() if query else "",
+        "mark": _mark() if query else "",
         "found": partial(_found, query, request.GET),
     }
     return render_page(request, "settlements/players.html", context, partial="player_results")
@@ -168,6 +168,13 @@ def _statement(settlement_id: int, player: str) -> tuple[Statement, Settlement]:
     return statement, settlement
 
 
+def _mark() -> str:
+    """The desk's change mark over every table of versions: an edit of any audited record
+    made outside the services (a shell's save()) moves it too, not only an incident's or a
+    tournament's."""
+    return change_mark.mark(selectors.HISTORICAL_MODELS.values())
+
+
 def _kept_statement(settlement: Settlement, player: str) -> Statement | None:
     """``player``'s statement, kept in Django's cache under all it is drawn from: the
     settlement's facts as read on this request (a correction made outside the services is in
@@ -177,7 +184,7 @@ def _kept_statement(settlement: Settlement, player: str) -> Statement | None:
     facts = selectors.settlement_facts(settlement)
     # A set's order differs from process to process; the key must not.
     facts = dataclasses.replace(facts, invited=tuple(sorted(facts.invited)))
-    parts = (settings.CODE_RELEASE, change_mark.mark(), facts, player)
+    parts = (settings.CODE_RELEASE, _mark(), facts, player)
     key = "statement:" + hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()
     statement = cache.get(key)
     if statement is None:

@@ -106,3 +106,16 @@ def test_a_later_view_reads_the_kept_answer_instead_of_the_data(out, as_auditor)
         as_auditor.get(url, {"q": out.paid.player})
     # The user with their roles, the change mark and the kept answer.
     assert len(later) == 3 < len(first)
+
+
+def test_the_players_page_shows_an_edit_of_a_case_made_outside_the_services(out, as_auditor):
+    """A shell's save() writes a version of the case, which moves the mark."""
+    case = out.settlement.case
+    url, params = reverse("players"), {"q": out.paid.player}
+    before = _main(as_auditor, url, params)
+    assert 'data-stage="late"' not in before
+    case.stage = "late"
+    case.save()
+    after = _main(as_auditor, url, params)
+    assert 'data-stage="late"' in after
+    assert after == _fresh(as_auditor, url, params)
