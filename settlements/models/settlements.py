@@ -221,7 +221,12 @@ class SettlementLine(models.Model):
             models.UniqueConstraint(fields=["settlement", "line_no"], name="line_no_unique"),
             models.CheckConstraint(condition=Q(amount__gt=0), name="line_amount_positive"),
         ]
-        indexes = [models.Index(fields=["settlement", "player"], name="line_player_idx")]
+        indexes = [
+            models.Index(fields=["settlement", "player"], name="line_player_idx"),
+            # A player's lines across every settlement (the players page's totals), read
+            # through this index instead of a scan of every line of the desk.
+            models.Index(fields=["player", "settlement"], name="line_by_player_idx"),
+        ]
         triggers = [write_once(), RowsHaveParent(link="settlement")]
 
     def __str__(self) -> str:

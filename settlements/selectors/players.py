@@ -145,14 +145,17 @@ def named_players() -> dict[str, set[int]]:
 # --- One player's cases ------------------------------------------------------------------------
 
 
-def player_entries(player: str) -> QuerySet[CasePlayer]:
-    """The crash cases with ``player`` among the entrants, newest first (paginate it: an id
-    may be in thousands of cases)."""
-    entries = CasePlayer.objects.alias(by_id=by_code_point()).filter(by_id=player)
-    entries = entries.select_related("case__tournament", "case__incident").defer(
-        *(f"case__{name}" for name in _BULKY_CASE_FIELDS)
-    )
-    return lean(entries, "case__tournament").order_by("-case_id")
+def player_entries(player: str, offset: int, limit: int) -> list[CasePlayer]:
+    """``limit`` of the crash cases with ``player`` among the entrants, newest first, from the
+    ``offset``-th (an id may be in thousands of cases). The page is picked on the index of
+    (player, case) alone, then only its rows are joined to their cases: an OFFSET over the
+    joined rows sorted every case of the desk first (180 ms for page 100 of a player in 4,000
+    cases)."""
+    by_id = CasePlayer.objects.alias(by_id=by_code_point()).filter(by_id=player)
+    page = by_id.order_by("-case_id").values("case_id")[offset : offset + limit]
+    entries = by_id.filter(case_id__in=page).select_related("case__tournament", "case__incident")
+    entries = entries.defer(*(f"case__{name}" for name in _BULKY_CASE_FIELDS))
+    return list(lean(entries, "case__tournament").order_by("-case_id"))
 
 
 def player_other_cases(player: str, *, named: dict[str, set[int]] | None = None) -> list[Case]:

@@ -105,11 +105,15 @@ class PeekPage:
         return iter(self.items)
 
 
-def peek_page(queryset, raw_number: str | None, per_page: int) -> PeekPage:
+def peek_page(rows, raw_number: str | None, per_page: int) -> PeekPage:
+    """A page of ``rows``: a queryset, or a function of (offset, limit) that reads them."""
     # Bounded so that the OFFSET still fits the database's integer.
     number = bounds.whole_number(raw_number, maximum=bounds.BIGINT_MAX // per_page) or 1
     offset = (number - 1) * per_page
-    rows = list(queryset[offset : offset + per_page + 1])
+    if callable(rows):
+        rows = list(rows(offset, per_page + 1))
+    else:
+        rows = list(rows[offset : offset + per_page + 1])
     return PeekPage(
         items=rows[:per_page], number=number, has_next=len(rows) > per_page, per_page=per_page
     )

@@ -12,10 +12,14 @@ Every figure comes from the statements (settlements.statements), which take it f
 engine's stored explanation; nothing here computes an amount.
 """
 
+import dataclasses
+import hashlib
 import json
 import re
 from functools import partial
 
+from django.conf import settings
+from django.core.cache import cache
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
@@ -35,6 +39,8 @@ CASES_PER_PAGE = 25
 OTHER_IDS_SHOWN = 20
 # A statement is a few kB of CSV: smaller pieces than a ledger's keep each one near 1 MB.
 STATEMENTS_PER_CHUNK = 250
+# Any business change moves the key of a kept statement first (_kept_statement).
+STATEMENT_SECONDS = 600
 
 CSV_HEADER = (
     "settlement", "case", "incident", "tournament", "settlement_status", "player",
@@ -46,33 +52,46 @@ CSV_HEADER = (
 @require_safe
 @role_required(*permissions.AMOUNT_READERS)
 def players(request):
+    """What a search finds is kept as a fragment under the desk's change mark (every record
+    that names a player, or says what a case owed them, moves it: settlements.change_mark,
+    _mark) and the whole query string, which the page's links keep; the template reads the data
+    (``_found``) only on a miss. A player in thousands of cases cost over 20 ms to draw."""
     query = request.GET.get("q", "")
-    after = request.GET.get("after", "")
-    named = selectors.named_players() if query else {}
-    search = selectors.player_search(query, after=after, limit=OTHER_IDS_SHOWN, named=named)
-    page = rows = None
-    totals = []
-    others = []
-    if search.exact:
-        page = peek_page(selectors.player_entries(query), request.GET.get("page"), CASES_PER_PAGE)
-        if page.number == 1:
-            others = selectors.player_other_cases(query, named=named)
-        rows = selectors.player_cases(query, page.items, others)
-        # Read only when the cached fragment is missing: a player in thousands of cases costs
-        # tens of milliseconds to sum, and any business change moves the mark.
-        totals = partial(selectors.player_totals, query)
     context = {
         "query": query,
         "query_escaped": player_ids.escaped(query),
-        "after": after,
-        "search": search,
-        "others": [(player, player_ids.escaped(player)) for player in search.others],
-        "page": page,
-        "rows": rows,
-        "totals": totals,
-        "mark": change_mark.mark() if search.exact else "",
+        "after": request.GET.get("after", ""),
+        "asked": request.GET.urlencode(),
+        "mark": _mark() if query else "",
+        "found": partial(_found, query, request.GET),
     }
     return render_page(request, "settlements/players.html", context, partial="player_results")
+
+
+def _found(query: str, params) -> dict:
+    """The ids matching ``query``; for an exact id, a page of their cases and their totals."""
+    named = selectors.named_players()
+    search = selectors.player_search(
+        query, after=params.get("after", ""), limit=OTHER_IDS_SHOWN, named=named
+    )
+    found = {
+        "search": search,
+        "others": [(player, player_ids.escaped(player)) for player in search.others],
+        "page": None,
+        "rows": None,
+        "totals": [],
+    }
+    if search.exact:
+        entries = partial(selectors.player_entries, query)
+        page = peek_page(entries, params.get("page"), CASES_PER_PAGE)
+        others = selectors.player_other_cases(query, named=named) if page.number == 1 else []
+        found |= {
+            "page": page,
+            "rows": selectors.player_cases(query, page.items, others),
+            # Read only when its own fragment is missing too: the same on every page of cases.
+            "totals": partial(selectors.player_totals, query),
+        }
+    return found
 
 
 @require_safe
@@ -143,10 +162,36 @@ def _settlement(settlement_id: int) -> Settlement:
 
 def _statement(settlement_id: int, player: str) -> tuple[Statement, Settlement]:
     settlement = _settlement(settlement_id)
-    statement = selectors.player_statement(settlement, player) if player else None
+    statement = _kept_statement(settlement, player) if player else None
     if statement is None:
         raise Http404("This player was not an entrant of the settlement's tournament.")
     return statement, settlement
+
+
+def _mark() -> str:
+    """The desk's change mark over every table of versions: an edit of any audited record
+    made outside the services (a shell's save()) moves it too, not only an incident's or a
+    tournament's."""
+    return change_mark.mark(selectors.HISTORICAL_MODELS.values())
+
+
+def _kept_statement(settlement: Settlement, player: str) -> Statement | None:
+    """``player``'s statement, kept in Django's cache under all it is drawn from: the
+    settlement's facts as read on this request (a correction made outside the services is in
+    the key at once), the desk's change mark (the player's lines and where their payments
+    stand, adjustments, compensation and prizes given in error), the id and the release.
+    Reading it fresh is eight queries and most of the page's time."""
+    facts = selectors.settlement_facts(settlement)
+    # A set's order differs from process to process; the key must not.
+    facts = dataclasses.replace(facts, invited=tuple(sorted(facts.invited)))
+    parts = (settings.CODE_RELEASE, _mark(), facts, player)
+    key = "statement:" + hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()
+    statement = cache.get(key)
+    if statement is None:
+        statement = selectors.player_statement(settlement, player)
+        if statement is not None:
+            cache.set(key, statement, STATEMENT_SECONDS)
+    return statement
 
 
 def _filename(stem: str, settlement: Settlement) -> str:

@@ -66,13 +66,19 @@ BOUNDS = {
     "history browser, by player": 48,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed,
     # where each line's payment stands (its lines, releases, answers, re-issues) and the
-    # player's totals (settlements, compensation), which a first view also stores as a fragment
-    # under the desk's change mark (the mark, and the cache's look-up and write).
-    "players page": 22,
-    "players page, by prefix": 4,
+    # player's totals (settlements, compensation). A first view stores the totals and the
+    # whole answer as two fragments under the desk's change mark (the mark, and the cache's
+    # look-ups and writes); a later view reads the user, the mark and the answer.
+    "players page": 28,
+    "players page, a later view": 3,
+    "players page, by prefix": 11,
     # A statement reads where its lines' payments stand: the release, the answers, re-issues.
-    "player statement": 12,
-    "player statement, printable": 12,
+    # It is kept under the settlement's facts and the desk's change mark: a first view also
+    # reads the mark and stores it; a later view reads the user, the settlement, the mark and
+    # the statement kept.
+    "player statement": 19,
+    "player statement, a later view": 4,
+    "player statement, printable": 19,
     "explain panel": 12,
     # Nobody found: the entrants paid nothing are read instead, and stored with the page.
     "settlement review, nobody found": 29,
@@ -161,8 +167,12 @@ def build_desk(
             "history browser": "/history/",
             "history browser, by player": "/history/?player=p000002",
             "players page": "/players/?q=p000002",
+            "players page, a later view": "/players/?q=p000002",
             "players page, by prefix": "/players/?q=p0000",
             "player statement": f"/settlements/{featured.pk}/statement/?player=p000002",
+            "player statement, a later view": (
+                f"/settlements/{featured.pk}/statement/?player=p000002"
+            ),
             "player statement, printable": (
                 f"/settlements/{featured.pk}/statement/print/?player=p000002"
             ),

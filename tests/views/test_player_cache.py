@@ -1,0 +1,121 @@
+"""The players page and the statements kept in the cache are never shown after a change.
+
+The players page keeps what a search finds as a fragment under the desk's change mark and the
+query string; a statement is kept under the settlement's facts and the mark
+(views.players). Each test views a page, changes what it shows, and expects the next view to
+show what a view with an empty cache shows.
+"""
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from settlements import services
+from settlements.access import roles
+from settlements.models import Tournament
+from settlements.services import AdjustmentEntry
+from tests.payment_helpers import answer, paid_out
+
+pytestmark = pytest.mark.django_db
+
+
+def _main(client, url: str, params: dict) -> str:
+    html = client.get(url, params).content.decode()
+    return html[html.index("<main") : html.index("</main>")]
+
+
+def _fresh(client, url: str, params: dict) -> str:
+    cache.clear()
+    return _main(client, url, params)
+
+
+@pytest.fixture
+def out(users, load_case):
+    case = load_case(stage="middle", tournament_id="KEPT-1")
+    settlement = services.settlement_prepare(case=case, actor=users[roles.OPERATOR])
+    services.settlement_submit(settlement=settlement, actor=users[roles.OPERATOR])
+    services.settlement_approve(
+        settlement=settlement, actor=users[roles.TOURNAMENT_MANAGER], reason="checked"
+    )
+    return paid_out(settlement, users)
+
+
+@pytest.mark.parametrize("page", ["players", "settlement_statement"])
+def test_a_payment_confirmed_shows_on_the_very_next_view(page, out, users, as_auditor):
+    line = out.unconfirmed
+    if page == "players":
+        url, params = reverse("players"), {"q": line.player}
+    else:
+        url, params = reverse(page, args=[out.settlement.pk]), {"player": line.player}
+    before = _main(as_auditor, url, params)
+    assert _main(as_auditor, url, params) == before
+    assert 'data-payment="unconfirmed"' in before and 'data-payment="paid"' not in before
+
+    answer(users["cashier"], line, "paid", "TX-LATE")
+    after = _main(as_auditor, url, params)
+    assert 'data-payment="paid"' in after and "wallet reference TX-LATE" in after
+    assert after == _fresh(as_auditor, url, params)
+
+
+def test_an_adjustment_shows_on_the_players_page_and_the_statement_at_once(out, users, as_auditor):
+    player = out.paid.player
+    players = (reverse("players"), {"q": player})
+    statement = (reverse("settlement_statement", args=[out.settlement.pk]), {"player": player})
+    before = [_main(as_auditor, *page) for page in (players, statement)]
+    assert all("Adjustment" not in html for html in before)
+
+    services.settlement_adjust(
+        settlement=out.settlement,
+        actor=users[roles.OPERATOR],
+        reason="late chip count",
+        entries=[AdjustmentEntry(player, "prize", "cash", 150, "pool")],
+    )
+    after = [_main(as_auditor, *page) for page in (players, statement)]
+    assert all("Adjustment" in html for html in after)
+    assert after == [_fresh(as_auditor, *page) for page in (players, statement)]
+
+
+def test_a_statement_shows_a_correction_made_outside_the_services_at_once(out, as_auditor):
+    """The settlement and its tournament are read on every view and are in the key: a change
+    made outside the services (a shell, a data migration) leaves no event behind."""
+    url = reverse("settlement_statement", args=[out.settlement.pk])
+    params = {"player": out.paid.player}
+    before = _main(as_auditor, url, params)
+    Tournament.objects.filter(pk=out.settlement.case.tournament_id).update(name="Renamed Open")
+    after = _main(as_auditor, url, params)
+    assert "Renamed Open" in after and after != before
+    assert after == _fresh(as_auditor, url, params)
+
+
+def test_each_page_of_a_players_cases_and_each_search_is_its_own_entry(out, as_auditor):
+    player = out.paid.player
+    exact = _main(as_auditor, reverse("players"), {"q": player})
+    prefix = _main(as_auditor, reverse("players"), {"q": player[:-1]})
+    assert exact != prefix
+    assert "No player has exactly this id" in prefix
+    assert _main(as_auditor, reverse("players"), {"q": player, "page": "2"}) != exact
+
+
+def test_a_later_view_reads_the_kept_answer_instead_of_the_data(out, as_auditor):
+    url = reverse("players")
+    with CaptureQueriesContext(connection) as first:
+        as_auditor.get(url, {"q": out.paid.player})
+    with CaptureQueriesContext(connection) as later:
+        as_auditor.get(url, {"q": out.paid.player})
+    # The user with their roles, the change mark and the kept answer.
+    assert len(later) == 3 < len(first)
+
+
+def test_the_players_page_shows_an_edit_of_a_case_made_outside_the_services(out, as_auditor):
+    """A shell's save() writes a version of the case, which moves the mark."""
+    case = out.settlement.case
+    url, params = reverse("players"), {"q": out.paid.player}
+    before = _main(as_auditor, url, params)
+    assert 'data-stage="late"' not in before
+    case.stage = "late"
+    case.save()
+    after = _main(as_auditor, url, params)
+    assert 'data-stage="late"' in after
+    assert after == _fresh(as_auditor, url, params)
