@@ -139,7 +139,8 @@ def scenario_run(server, cashier, body, token, operator, manager, marketing) -> 
             body,
             {"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
         )
-    cpu_upload = sum(meter.so_far().values())
+    upload_groups = meter.so_far()
+    cpu_upload = sum(upload_groups.values())
     if status != 201:
         raise SystemExit(f"upload refused: HTTP {status} {answer[:500]!r}")
     case = Case.objects.get(pk=json.loads(answer)["case"])
@@ -154,12 +155,17 @@ def scenario_run(server, cashier, body, token, operator, manager, marketing) -> 
     with persistence, watch("prepare (settlement_prepare)"):
         settlement = services.settlement_prepare(case=case, actor=operator)
     persisted = persistence.until(time.perf_counter())
-    cpu_to_prepared = sum(meter.stop().values())
+    groups = meter.stop()
     meter.close()
+    cpu_to_prepared = sum(groups.values())
     print(
         f"    {'of which persistence (first row to commit)':<42} {persisted:8.2f} s: "
         f"{settlement.payout_count:,} payouts, {settlement.line_count:,} lines\n"
-        f"    CPU: upload {cpu_upload:.2f} s, upload to prepared {cpu_to_prepared:.2f} s"
+        f"    CPU: upload {cpu_upload:.2f} s ("
+        + ", ".join(f"{name} {seconds:.2f}" for name, seconds in upload_groups.items())
+        + f"), upload to prepared {cpu_to_prepared:.2f} s ("
+        + ", ".join(f"{name} {seconds:.2f}" for name, seconds in groups.items())
+        + ")"
     )
     export = _review_and_export(server, cashier, settlement, case, watch, operator, manager)
 
