@@ -13,7 +13,8 @@ shape. For each version, alternating runs so that both see the same load:
    engine alone in this process (parse, settle, JSON encoding);
 2. upload -> prepared: POST /api/v1/snapshots to gunicorn (production settings) with a bearer
    token, then services.settlement_prepare, on a scratch PostgreSQL database
-   (crashdesk_bench_rebuys, dropped at the end; DATABASE_URL names the server).
+   (BENCH_DATABASE, default crashdesk_bench_rebuys, dropped at the end; DATABASE_URL names the
+   server).
 
 It prints the medians of wall time and of CPU seconds, and the ratios version 2 / version 1.
 The machine is shared, so wall times measure the neighbours too; CPU seconds (the command's
@@ -46,7 +47,7 @@ from _common import (  # noqa: E402
 )
 from _snapshots import eliminated_for, rebuy_text, snapshot_text  # noqa: E402
 
-DATABASE = "crashdesk_bench_rebuys"
+DATABASE = os.environ.get("BENCH_DATABASE", "crashdesk_bench_rebuys")
 GOAL = 1.2
 
 

