@@ -222,9 +222,10 @@ class SettlementLine(models.Model):
             models.CheckConstraint(condition=Q(amount__gt=0), name="line_amount_positive"),
         ]
         indexes = [
-            models.Index(fields=["settlement", "player"], name="line_player_idx"),
-            # A player's lines across every settlement (the players page's totals), read
-            # through this index instead of a scan of every line of the desk.
+            # Player first: a player's lines across every settlement (the players page's
+            # totals) read through it, and so does every look-up of some players' lines within
+            # one settlement (the review, a statement, an adjustment's check). One index for
+            # both, since each costs a second of COPY per 810,000 lines.
             models.Index(fields=["player", "settlement"], name="line_by_player_idx"),
         ]
         triggers = [write_once(), RowsHaveParent(link="settlement")]

@@ -65,3 +65,20 @@ def test_a_players_totals_read_their_lines_through_the_index_by_player(users, sn
     assert totals
     lines = next(q["sql"] for q in queries.captured_queries if "settlementline" in q["sql"])
     assert "line_by_player_idx" in _plan(lines)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's plans")
+def test_a_statements_lines_are_read_through_the_same_index(users, snapshot_factory):
+    """The lines have one index by player (migration 0035 replaced the one that led with the
+    settlement): some players' lines within one settlement are found through it too."""
+    settlement = approved(
+        users["operator"], users["tournament_manager"], snapshot_factory, tournament_id="ONE-1"
+    )
+    with CaptureQueriesContext(connection) as queries:
+        assert selectors.player_statement(settlement, "p000001") is not None
+    lines = next(q["sql"] for q in queries.captured_queries if "settlementline" in q["sql"])
+    with connection.cursor() as cursor:
+        # Without statistics a few-line table's indexes all cost the same to the planner.
+        cursor.execute("ANALYZE settlements_settlementline")
+    plan = _plan(lines)
+    assert "line_by_player_idx" in plan and "Seq Scan" not in plan
