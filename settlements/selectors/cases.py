@@ -106,9 +106,12 @@ def case_detail(case_id: int) -> Case:
         if case.has_decision
         else []
     )
-    # The pages list a case's settlements with who prepared them, nothing more.
     case.settlement_list = (
-        list(Settlement.objects.select_related("prepared_by").filter(case_id=case.pk))
+        list(
+            Settlement.objects.select_related("prepared_by")
+            .only(*_SETTLEMENT_ROW)
+            .filter(case_id=case.pk)
+        )
         if case.has_settlement
         else []
     )
@@ -116,6 +119,22 @@ def case_detail(case_id: int) -> Case:
 
 
 _CASE_JOINS = ("tournament", "incident", "snapshot", "created_by")
+# What the pages show of a case's settlements: the list with who prepared each, why the last
+# came back, and the withdrawal's confirmation. A third of the columns: less SQL to compile.
+_SETTLEMENT_ROW = (
+    "case_id",
+    "kind",
+    "status",
+    "currency",
+    "remedy",
+    "payout_count",
+    "pool_distributed",
+    "prepared_by__username",
+    "prepared_at",
+    "rejected_by_id",
+    "reviewed_at",
+    "review_reason",
+)
 
 
 def _has(model) -> Exists:
