@@ -6,11 +6,9 @@ from django.db.models import (
     Count,
     Exists,
     OuterRef,
-    Prefetch,
     Q,
     QuerySet,
     Sum,
-    prefetch_related_objects,
 )
 
 from settlements.models import (
@@ -81,12 +79,15 @@ def case_status_counts(*, incident: Incident | int | None = None) -> dict[str, i
 
 
 def case_detail(case_id: int) -> Case:
-    """A case with what its page shows; decisions and settlements prefetched, newest first.
+    """A case with what its page shows: its decisions and settlements, newest first, as the
+    lists ``case.decision_list`` and ``case.settlement_list``.
 
     The case query also says whether the case has decisions, settlements, compensation and
     prizes given in error (EXISTS), so that what it has none of costs no query of its own
-    (a crash case settled without a decision: two prefetches fewer, and the page's lists of
-    compensation and prizes, selectors.case_compensations, skip theirs).
+    (a crash case settled without a decision: two queries fewer, and the page's lists of
+    compensation and prizes, selectors.case_compensations, skip theirs). The lists are plain
+    queries, not prefetches: prefetch_related_objects took more CPU than the query it ran,
+    and as much again for an empty queryset.
     """
     case = (
         lean(Case.objects.select_related(*_CASE_JOINS), "tournament")
@@ -100,19 +101,40 @@ def case_detail(case_id: int) -> Case:
         )
         .get(pk=case_id)
     )
-    decisions = Decision.objects.select_related("decided_by")
-    # The pages list a case's settlements with who prepared them, nothing more.
-    settlements = Settlement.objects.select_related("prepared_by")
-    # A prefetch of an empty queryset sets an empty list without asking the database.
-    prefetch_related_objects(
-        [case],
-        Prefetch("decisions", decisions if case.has_decision else decisions.none()),
-        Prefetch("settlements", settlements if case.has_settlement else settlements.none()),
+    case.decision_list = (
+        list(Decision.objects.select_related("decided_by").filter(case_id=case.pk))
+        if case.has_decision
+        else []
+    )
+    case.settlement_list = (
+        list(
+            Settlement.objects.select_related("prepared_by")
+            .only(*_SETTLEMENT_ROW)
+            .filter(case_id=case.pk)
+        )
+        if case.has_settlement
+        else []
     )
     return case
 
 
 _CASE_JOINS = ("tournament", "incident", "snapshot", "created_by")
+# What the pages show of a case's settlements: the list with who prepared each, why the last
+# came back, and the withdrawal's confirmation. A third of the columns: less SQL to compile.
+_SETTLEMENT_ROW = (
+    "case_id",
+    "kind",
+    "status",
+    "currency",
+    "remedy",
+    "payout_count",
+    "pool_distributed",
+    "prepared_by__username",
+    "prepared_at",
+    "rejected_by_id",
+    "reviewed_at",
+    "review_reason",
+)
 
 
 def _has(model) -> Exists:

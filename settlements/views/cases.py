@@ -101,7 +101,7 @@ def case_withdraw(request, case_id: int):
         ),
         "settlements_withdrawn": [
             settlement
-            for settlement in case.settlements.all()
+            for settlement in case.settlement_list
             if not settlement.is_adjustment and settlement_allows(settlement.status, "withdraw")
         ],
         "compensation_withdrawn": list(
@@ -130,14 +130,14 @@ def _context(request, case: Case) -> dict:
     withdrawn = case.status == CaseStatus.WITHDRAWN
     compensations = selectors.case_compensations(case)
     approved = [item.pk for item in compensations if item.status == CompensationStatus.APPROVED]
-    settlements = list(case.settlements.all())
+    settlements = case.settlement_list
     withdrawals = selectors.case_prize_withdrawals(case)
     selectors.withdrawals_collected(withdrawals)
     for withdrawal in withdrawals:
         withdrawal.can_answer = (
             permissions.prize_withdrawal_approve(withdrawal=withdrawal, user=user) is None
         )
-    decision = next(iter(case.decisions.all()), None)
+    decision = next(iter(case.decision_list), None)
     context = {
         "case": case,
         "tournament": case.tournament,

@@ -28,7 +28,7 @@ DECISION_PARTIALS = {"decision-form": "decision_form", "invitees": "invitees"}
 def case_decision(request, case_id: int):
     case = _case(case_id)
     refusal = permissions.decision_record(case=case, user=request.user)
-    decision = next(iter(case.decisions.all()), None)
+    decision = next(iter(case.decision_list), None)
     # A decision that can no longer change is shown with its radios and date disabled.
     locked = refusal is not None
     initial = _in_force(decision) if locked else None

@@ -36,13 +36,26 @@ def test_case_list_filters_and_keeps_one_query(busy_desk, django_assert_num_quer
             assert case.incident is None or case.incident.title
 
 
-def test_case_detail_prefetches_its_parts(operator, snapshot_factory, django_assert_num_queries):
+def test_case_detail_reads_its_parts(operator, snapshot_factory, django_assert_num_queries):
     settlement = submitted(operator, snapshot_factory)
     # The case with its tournament and snapshot, then its settlements; a case with no decision
-    # skips that prefetch.
+    # skips that query.
     with django_assert_num_queries(2):
         case = selectors.case_detail(settlement.case_id)
         assert case.tournament.operator_id and case.snapshot.sha256
-        assert [s.prepared_by.username for s in case.settlements.all()] == ["operator"]
-        assert list(case.decisions.all()) == []
+        assert [s.prepared_by.username for s in case.settlement_list] == ["operator"]
+        assert case.decision_list == []
+        # What the case page and the withdrawal's confirmation show of a settlement is read
+        # with it: none of these fields costs a query of its own.
+        shown = [
+            (str(row), row.get_status_display(), row.is_adjustment, row.remedy, row.currency)
+            + (row.prepared_at, row.payout_count, row.pool_distributed, row.reviewed_at)
+            + (row.review_reason, row.rejected_by_id)
+            for row in case.settlement_list
+        ]
+    assert shown == [
+        (str(settlement), settlement.get_status_display(), False, settlement.remedy)
+        + (settlement.currency, settlement.prepared_at, settlement.payout_count)
+        + (settlement.pool_distributed, settlement.reviewed_at, settlement.review_reason, None)
+    ]
     assert selectors.case_current_settlement(case) == settlement
