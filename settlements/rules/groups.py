@@ -87,14 +87,11 @@ def round_groups(
 
 def _first_by_id(chips: list[int], ids: list[str], value: int, count: int, *, ids_sorted: bool):
     """The positions of the first `count` players by id among those holding `value` chips."""
-    if ids_sorted:
-        found, i = [], -1
-        for _ in range(count):
-            i = chips.index(value, i + 1)
-            found.append(i)
-        return found
-    holders = [i for i, c in enumerate(chips) if c == value]
-    return sorted(holders, key=ids.__getitem__)[:count]
+    found, i = [], -1
+    for _ in range(count if ids_sorted else chips.count(value)):
+        i = chips.index(value, i + 1)  # a scan at C speed
+        found.append(i)
+    return found if ids_sorted else sorted(found, key=ids.__getitem__)[:count]
 
 
 def holding_at_least(chips: list[int], threshold: int) -> frozenset[int]:
