@@ -42,7 +42,7 @@ def output(
         return [], [], 0
     order = sorted(range(len(ids)), key=ids.__getitem__)
     players = _in_order(ids, order)
-    active = [(*spec, list(map(column.__getitem__, order))) for *spec, column in active]
+    active = [(*spec, _permuted(column, order)) for *spec, column in active]
     totals = {}
     for field in FIELDS:
         summed = [column for _, _, _, f, column in active if f == field]
@@ -73,6 +73,20 @@ def _in_order(ids: list[str], order: list[int]) -> list[str]:
         return msgspec.json.decode(msgspec.json.encode(ordered))
     except UnicodeEncodeError:  # a lone surrogate (not UTF-8) in an id: keep the originals
         return ordered
+
+
+def _permuted(column: list[int], order: list[int]) -> list[int]:
+    """The column along `order`, every equal amount one and the same int object.
+
+    An amount decoded from the snapshot (a bounty) or computed per player is an object of its
+    own, lying in memory in the snapshot's order; read in id order, by the rows, the lines and
+    the encoder, each would miss the caches. Amounts repeat (a tournament's bounties are
+    multiples of one entry bounty, a split pays equal chips alike), so once shared they stay
+    in the caches whatever the order.
+    """
+    shared: dict[int, int] = {}
+    column = list(map(shared.setdefault, column, column))  # in the snapshot's order
+    return list(map(column.__getitem__, order))
 
 
 def _lines(players: list[str], active: list) -> list[Line]:
