@@ -5,8 +5,9 @@ but integers is ever computed; fractions.Fraction is only used to show an amount
 
 The guaranteed amount L and the cap H follow the loop of §4, without its quadratic cost: within
 one round every formula gives more to a larger weight, so the players over the cap are always
-the top of the players sorted by weight. Sorting once, keeping prefix sums of the weights and
-binary-searching with integer comparisons finds each round's capped players in O(log n).
+the top of the players sorted by weight. Taking the groups of equal chips in falling order
+(groups.py), keeping prefix sums of their weights and binary-searching with integer comparisons
+finds each round's capped players in O(log G) for G distinct stacks.
 """
 
 from bisect import bisect_left

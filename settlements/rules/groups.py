@@ -4,8 +4,9 @@ Every formula pays players with equal chips the same exact amount (their weights
 so is being over the cap), and §4's rounding ranks equal fractional parts by chips, then by
 id. So a split's arithmetic and the ranking of its fractional parts are done once per group,
 and each player's amount is a lookup of their chips; only the group that receives the last of
-the leftover cents is divided, by id. With G groups among n players this costs O(n + G log G)
-big-integer operations once per group instead of per player, and no sort of the players.
+the leftover cents is divided, by id. With G distinct stacks among n players that is G
+big-integer operations and a sort of G groups, plus a few passes over the players at C speed,
+instead of big integers and two sorts per player.
 """
 
 from collections import Counter
