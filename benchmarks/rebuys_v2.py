@@ -1,7 +1,7 @@
 """crash-snapshot/2 against crash-snapshot/1: the same 300,000-entrant crash, timed both ways.
 
     .venv/bin/python benchmarks/rebuys_v2.py [--entrants 300000] [--runs 3] [--stage middle]
-        [--keep]
+        [--keep] [--only settle]
 
 The version 2 snapshot is the version 1 one (same players, chips and stage) with RULES.md §8's
 fields: every third player bought a second entry, every tenth an add-on, every entry put 500 on
@@ -14,7 +14,7 @@ shape. For each version, alternating runs so that both see the same load:
 2. upload -> prepared: POST /api/v1/snapshots to gunicorn (production settings) with a bearer
    token, then services.settlement_prepare, on a scratch PostgreSQL database
    (BENCH_DATABASE, default crashdesk_bench_rebuys, dropped at the end; DATABASE_URL names the
-   server).
+   server). ``--only settle`` stops after step 1 and needs no database.
 
 It prints the medians of wall time and of CPU seconds, and the ratios version 2 / version 1.
 The machine is shared, so wall times measure the neighbours too; CPU seconds (the command's
@@ -57,6 +57,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--stage", default="middle", choices=["pre", "early", "middle", "late"])
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--only", choices=["settle"], help="time the settle step alone")
     args = parser.parse_args()
     if args.stage == "middle":
         assert eliminated_for("regular", "middle", args.entrants) > 0
@@ -87,12 +88,13 @@ def main() -> None:
                     f"{results[name]['engine'][-1]:.2f} s (load {os.getloadavg()[0]:.1f})",
                     flush=True,
                 )
-    url = use_scratch_database(DATABASE)
-    try:
-        pipeline(url, bodies, results, args.runs)
-    finally:
-        if not args.keep:
-            drop_scratch_database(DATABASE)
+    if args.only != "settle":
+        url = use_scratch_database(DATABASE)
+        try:
+            pipeline(url, bodies, results, args.runs)
+        finally:
+            if not args.keep:
+                drop_scratch_database(DATABASE)
     report(args, results)
 
 
@@ -181,6 +183,8 @@ def report(args, results: dict) -> None:
         ("upload -> prepared", "to_prepared"),
     ]
     for label, key in rows:
+        if not results["v1"][key]:
+            continue  # a step left out with --only
         one, two = (statistics.median(results[name][key]) for name in ("v1", "v2"))
         cpu_one, cpu_two = (statistics.median(results[name]["cpu"][key]) for name in ("v1", "v2"))
         print(

@@ -5,8 +5,9 @@ but integers is ever computed; fractions.Fraction is only used to show an amount
 
 The guaranteed amount L and the cap H follow the loop of §4, without its quadratic cost: within
 one round every formula gives more to a larger weight, so the players over the cap are always
-the top of the players sorted by weight. Sorting once, keeping prefix sums of the weights and
-binary-searching with integer comparisons finds each round's capped players in O(log n).
+the top of the players sorted by weight. Taking the groups of equal chips in falling order
+(groups.py), keeping prefix sums of their weights and binary-searching with integer comparisons
+finds each round's capped players in O(log G) for G distinct stacks.
 """
 
 from bisect import bisect_left
@@ -14,7 +15,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import accumulate
 from math import gcd, lcm
-from operator import add, sub
+from operator import add, mul, sub
+
+from .groups import ChipGroups, Tables, holding_at_least, round_groups
 
 # x_i = L + Q'·(a·w_i/W + b/n)/(a + b): the chip half weighs a, the even half weighs b.
 _MIX = {"even": (0, 1), "chip_equity": (1, 1), "chip_proportional": (1, 0), "chip_position": (1, 1)}
@@ -101,26 +104,86 @@ class Explanation:
     places: tuple[int, int] | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class Split:
-    """The result of one split; lists are aligned with the players passed in."""
+    """The result of one split; lists are aligned with the players passed in.
 
-    formula: str
-    pool: int
-    floor: int
-    cap: int | None
-    denominator: int
-    numerators: list[int]  # exact amount of player i = numerators[i] / denominator
-    capped: frozenset[int]  # players held at the cap
-    cents: list[int]  # 1 for a player given one of the leftover cents
-    amounts: list[int]
-    summary: SplitSummary
-    weights: list[int]  # player i weighs weights[i] / weight_scale
-    weight_scale: int
-    places: list[tuple[int, int]] | None  # chip position only: see Explanation.places
-    # Each player's own L_i, where they differ (§8): then numerators[i] / denominator is the
-    # share on top of it, and the exact amount is floors[i] plus that.
-    floors: list[int] | None = None
+    Players with equal chips are paid the same exact amount by every formula, so a split is
+    worked out once per group of equal chips (see ChipGroups) and only ``amounts`` is built per
+    player at once; the other lists, which only explanations read, are built when first read.
+    """
+
+    __slots__ = (
+        "_cents", "_chips", "_numerators", "_places", "_tables", "_weights", "amounts", "cap",
+        "capped", "denominator", "floor", "floors", "formula", "pool", "summary", "weight_scale",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        *,
+        formula: str,
+        pool: int,
+        floor: int,
+        cap: int | None,
+        denominator: int,
+        capped: frozenset[int],  # players held at the cap
+        amounts: list[int],
+        summary: "SplitSummary",
+        weight_scale: int,
+        chips: list[int],
+        tables: Tables | None = None,
+        numerators: list[int] | None = None,
+        cents: list[int] | None = None,
+        weights: list[int] | None = None,
+        places: list[tuple[int, int]] | None = None,
+        floors: list[int] | None = None,
+    ):
+        self.formula, self.pool, self.floor, self.cap = formula, pool, floor, cap
+        self.denominator, self.capped, self.amounts = denominator, capped, amounts
+        self.summary, self.weight_scale = summary, weight_scale
+        # Each player's own L_i, where they differ (§8): then numerators[i] / denominator is the
+        # share on top of it, and the exact amount is floors[i] plus that.
+        self.floors = floors
+        self._chips, self._tables = chips, tables
+        self._numerators, self._cents, self._weights, self._places = (
+            numerators,
+            cents,
+            weights,
+            places,
+        )
+
+    def _by_chips(self, table: dict) -> list:
+        return list(map(table.__getitem__, self._chips))
+
+    @property
+    def numerators(self) -> list[int]:
+        """Exact amount of player i = numerators[i] / denominator (on top of floors[i])."""
+        if self._numerators is None:
+            self._numerators = self._by_chips(self._tables.numerators)
+        return self._numerators
+
+    @property
+    def cents(self) -> list[int]:
+        """1 for a player given one of the leftover cents."""
+        if self._cents is None:
+            rounded_down = self._by_chips(self._tables.rounded_down)
+            if self.floors is not None:
+                rounded_down = list(map(add, rounded_down, self.floors))
+            self._cents = list(map(sub, self.amounts, rounded_down))
+        return self._cents
+
+    @property
+    def weights(self) -> list[int]:
+        """Player i weighs weights[i] / weight_scale."""
+        if self._weights is None:
+            self._weights = self._by_chips(self._tables.weights)
+        return self._weights
+
+    @property
+    def places(self) -> list[tuple[int, int]] | None:
+        """Chip position only: see Explanation.places."""
+        if self._places is None and self._tables is not None and self._tables.places:
+            self._places = self._by_chips(self._tables.places)
+        return self._places
 
     def guaranteed(self, i: int) -> int:
         return self.floor if self.floors is None else self.floors[i]
@@ -241,30 +304,28 @@ def split(
     n = len(chips)
     _check_bounds(pool, n, floor, cap)
     a, b = _MIX[formula]
-    order = tie_break_order(chips, ids, ids_sorted=ids_sorted)
-    weights, scale, places = _weights(formula, chips, order, prizes)
-    # Along `order` the weights never increase: every formula's weight grows with chips.
-    ws = [weights[i] for i in order]
-    prefix = list(accumulate(ws, initial=0))
-    if a and prefix[n] <= 0:
+    groups = ChipGroups(chips)
+    weights, scale = _group_weights(formula, groups, prizes)
+    # Along the groups the weights never increase: every formula's weight grows with chips.
+    prefix = list(accumulate(map(mul, weights, groups.sizes), initial=0))
+    if a and prefix[-1] <= 0:
         raise ValueError("chip formulas need players with chips")
-    capped = _count_capped(pool, ws, prefix, floor=floor, cap=cap, mix=(a, b))
-
+    capped_groups = _count_capped(pool, weights, groups, prefix, floor=floor, cap=cap, mix=(a, b))
+    capped = groups.firsts[capped_groups]
     rest = n - capped
-    rest_weight = prefix[n] - prefix[capped]
+    rest_weight = prefix[-1] - prefix[capped_groups]
     free = pool - (capped * cap if capped else 0) - rest * floor  # Q' of §4
     denominator = (a + b) * rest_weight * rest
     slope = free * a * rest
     base = floor * denominator + free * b * rest_weight
-    numerators = [base + slope * w for w in weights]
-    for i in order[:capped]:
-        numerators[i] = cap * denominator
-    cents, amounts, leftover = _round_down_and_share_cents(pool, numerators, denominator, order)
+    numerators = [cap * denominator] * capped_groups if capped else []
+    numerators += [base + slope * w for w in weights[capped_groups:]]
+    rounded = round_groups(pool, numerators, denominator, groups, chips, ids, ids_sorted=ids_sorted)
     summary = SplitSummary(
         formula=formula,
         pool=pool,
         players=n,
-        total_weight=Fraction(prefix[n], scale),
+        total_weight=Fraction(prefix[-1], scale),
         floor=floor,
         cap=cap,
         capped=capped,
@@ -272,23 +333,56 @@ def split(
         rest_players=rest,
         rest_weight=Fraction(rest_weight, scale),
         chip_share=Fraction(a, a + b),
-        leftover=leftover,
+        leftover=rounded.leftover,
     )
     return Split(
-        formula,
-        pool,
-        floor,
-        cap,
-        denominator,
-        numerators,
-        frozenset(order[:capped]),
-        cents,
-        amounts,
-        summary,
-        weights,
-        scale,
+        formula=formula,
+        pool=pool,
+        floor=floor,
+        cap=cap,
+        denominator=denominator,
+        capped=holding_at_least(chips, groups.values[capped_groups - 1]) if capped else frozenset(),
+        amounts=rounded.amounts,
+        summary=summary,
+        weight_scale=scale,
+        chips=chips,
+        tables=_tables(groups, numerators, rounded.rounded_down, weights, formula),
+    )
+
+
+def _tables(
+    groups: ChipGroups, numerators: list[int], rounded_down: list[int], weights, formula: str
+) -> Tables:
+    places = None
+    if formula == "chip_position":
+        ranges = [
+            (first + 1, first + size)
+            for first, size in zip(groups.firsts[:-1], groups.sizes, strict=True)
+        ]
+        places = dict(zip(groups.values, ranges, strict=True))
+    return Tables(
+        dict(zip(groups.values, numerators, strict=True)),
+        dict(zip(groups.values, rounded_down, strict=True)),
+        dict(zip(groups.values, weights, strict=True)),
         places,
     )
+
+
+def _group_weights(
+    formula: str, groups: ChipGroups, prizes: tuple[int, ...]
+) -> tuple[list[int], int]:
+    """What the formula weighs each group's players by, and the scale of those weights: for
+    chip position the prize of their chip rank, tied players sharing the mean of their ranks'
+    prizes (as position_weights)."""
+    if formula == "chip_position":
+        scale = lcm(*groups.sizes)
+        return [
+            sum(prizes[first : first + size]) * (scale // size)
+            for first, size in zip(groups.firsts[:-1], groups.sizes, strict=True)
+        ], scale
+    if formula == "even":
+        return [1] * len(groups), 1
+    return list(groups.values), 1
 
 
 def _split_own_bounds(
@@ -307,7 +401,7 @@ def _split_own_bounds(
     rounding: the formula shares Q − Σ L_i, each share at most the player's room H_i − L_i,
     and L_i is added back. Unlike one L and one H, the players over their rooms are not the top
     weights, so a round that caps anyone checks everyone; when the largest share fits the
-    smallest room (the usual case) there is no such round.
+    smallest room (the usual case) there is no such round, and equal chips still share equally.
     """
     n = len(chips)
     if n == 0:
@@ -318,50 +412,103 @@ def _split_own_bounds(
     if sum(caps) < pool:
         raise BoundsError("cap", f"the caps add up to {sum(caps)}, less than the pool {pool}")
     a, b = _MIX[formula]
-    order = tie_break_order(chips, ids, ids_sorted=ids_sorted)
-    weights = [1] * n if formula == "even" else chips
-    rooms = list(map(sub, caps, floors))
+    groups = ChipGroups(chips)
+    weights = [1] * len(groups) if formula == "even" else groups.values
     shared = pool - guaranteed
-    free, rest, rest_weight = shared, n, sum(weights)
-    denominator = (a + b) * rest_weight * rest
-    slope, base = free * a * rest, free * b * rest_weight
-    shares = [base + slope * w for w in weights]
-    capped: set[int] = set()
-    if shares[order[0]] > min(rooms) * denominator:
-        free_players = list(range(n))
-        while over := [i for i in free_players if shares[i] > rooms[i] * denominator]:
-            capped.update(over)
-            free_players = [i for i in free_players if i not in capped]
-            if not free_players:  # only when the caps add up to the pool exactly
-                denominator, free, rest, rest_weight = 1, 0, 0, 0
-                break
-            free = shared - sum(rooms[i] for i in capped)
-            rest, rest_weight = len(free_players), sum(weights[i] for i in free_players)
-            denominator = (a + b) * rest_weight * rest
-            slope, base = free * a * rest, free * b * rest_weight
-            shares = [base + slope * w for w in weights]
-        for i in capped:
-            shares[i] = rooms[i] * denominator
-    cents, amounts, leftover = _round_down_and_share_cents(shared, shares, denominator, order)
-    summary = SplitSummary(
+    rest_weight = sum(map(mul, weights, groups.sizes))
+    denominator = (a + b) * rest_weight * n
+    slope, base = shared * a * n, shared * b * rest_weight
+    rooms = list(map(sub, caps, floors))
+    if base + slope * weights[0] > min(rooms) * denominator:
+        return _split_capping_rooms(pool, chips, ids, formula, floors, rooms, ids_sorted)
+    numerators = [base + slope * w for w in weights]
+    rounded = round_groups(
+        shared, numerators, denominator, groups, chips, ids, ids_sorted=ids_sorted
+    )
+    return Split(
+        formula=formula,
+        pool=pool,
+        floor=0,
+        cap=min(caps),  # the cap of everyone whose own payments stay below it
+        denominator=denominator,
+        capped=frozenset(),
+        amounts=list(map(add, rounded.amounts, floors)),
+        summary=_own_summary(formula, pool, n, rest_weight, caps, shared, n, rest_weight, 0,
+                             rounded.leftover, guaranteed, 0),
+        weight_scale=1,
+        chips=chips,
+        tables=_tables(groups, numerators, rounded.rounded_down, weights, formula),
+        floors=list(floors),
+    )  # fmt: skip
+
+
+def _own_summary(
+    formula, pool, n, total_weight, caps, free, rest, rest_weight, capped, leftover, own, over
+) -> SplitSummary:
+    a, b = _MIX[formula]
+    return SplitSummary(
         formula=formula,
         pool=pool,
         players=n,
-        total_weight=Fraction(sum(weights)),
+        total_weight=Fraction(total_weight),
         floor=0,
-        cap=min(caps),  # the cap of everyone whose own payments stay below it
-        capped=len(capped),
+        cap=min(caps),
+        capped=capped,
         rest_pool=free,
         rest_players=rest,
         rest_weight=Fraction(rest_weight),
         chip_share=Fraction(a, a + b),
         leftover=leftover,
-        own_floors=guaranteed - sum(floors[i] for i in capped),
-        capped_total=sum(caps[i] for i in capped),
+        own_floors=own,
+        capped_total=over,
     )
+
+
+def _split_capping_rooms(
+    pool: int,
+    chips: list[int],
+    ids: list[str],
+    formula: str,
+    floors: list[int],
+    rooms: list[int],
+    ids_sorted: bool,
+) -> Split:
+    """_split_own_bounds when somebody's share can exceed their room: player by player."""
+    n = len(chips)
+    a, b = _MIX[formula]
+    order = tie_break_order(chips, ids, ids_sorted=ids_sorted)
+    weights = [1] * n if formula == "even" else chips
+    shared = pool - sum(floors)
+    free_players = list(range(n))
+    capped: set[int] = set()
+    while True:
+        free = shared - sum(rooms[i] for i in capped)
+        rest, rest_weight = len(free_players), sum(weights[i] for i in free_players)
+        if not rest:  # only when the caps add up to the pool exactly
+            denominator, free, rest_weight = 1, 0, 0
+            break
+        denominator = (a + b) * rest_weight * rest
+        slope, base = free * a * rest, free * b * rest_weight
+        shares = [base + slope * w for w in weights]
+        over = [i for i in free_players if shares[i] > rooms[i] * denominator]
+        if not over:
+            break
+        capped.update(over)
+        free_players = [i for i in free_players if i not in capped]
+    shares = [0] * n if not rest else shares
+    for i in capped:
+        shares[i] = rooms[i] * denominator
+    cents, amounts, leftover = _round_down_and_share_cents(shared, shares, denominator, order)
+    caps = list(map(add, rooms, floors))
+    summary = _own_summary(
+        formula, pool, n, sum(weights), caps, free, rest, rest_weight, len(capped), leftover,
+        sum(floors) - sum(floors[i] for i in capped), sum(caps[i] for i in capped),
+    )  # fmt: skip
     return Split(
-        formula, pool, 0, min(caps), denominator, shares, frozenset(capped), cents,
-        list(map(add, amounts, floors)), summary, list(weights), 1, None, floors=list(floors),
+        formula=formula, pool=pool, floor=0, cap=min(caps), denominator=denominator,
+        capped=frozenset(capped), amounts=list(map(add, amounts, floors)), summary=summary,
+        weight_scale=1, chips=chips, numerators=shares, cents=cents, weights=list(weights),
+        floors=list(floors),
     )  # fmt: skip
 
 
@@ -378,46 +525,37 @@ def _check_bounds(pool: int, n: int, floor: int, cap: int | None) -> None:
         )
 
 
-def _weights(
-    formula: str, chips: list[int], order: list[int], prizes: tuple[int, ...]
-) -> tuple[list[int], int, list[tuple[int, int]] | None]:
-    """What the formula weighs each player by, the scale of those weights, and (chip position
-    only) each player's places by chips."""
-    if formula == "chip_position":
-        weights, scale = position_weights(chips, order, prizes)
-        return weights, scale, places_by_chips(order, tie_groups(chips, order))
-    if formula == "even":
-        return [1] * len(chips), 1, None
-    return chips, 1, None
-
-
 def _count_capped(
     pool: int,
-    ws: list[int],
+    weights: list[int],
+    groups: ChipGroups,
     prefix: list[int],
     *,
     floor: int,
     cap: int | None,
     mix: tuple[int, int],
 ) -> int:
-    """How many players, the first along the weights `ws` (falling), the cap holds: §4's loop,
-    each round capping the players the formula puts over the cap, until it puts none."""
+    """How many groups, the first along the falling weights, the cap holds: §4's loop, each
+    round capping the players the formula puts over the cap, until it puts none."""
     a, b = mix
-    n = len(ws)
-    capped = 0
+    n, count = groups.firsts[-1], len(groups)
+    capped_groups = 0
     while cap is not None:
+        capped = groups.firsts[capped_groups]
         rest = n - capped
-        rest_weight = prefix[n] - prefix[capped]
+        rest_weight = prefix[-1] - prefix[capped_groups]
         free = pool - capped * cap - rest * floor  # Q' of §4, never negative
         limit = (cap - floor) * (a + b) * rest_weight * rest
         slope, base = free * a * rest, free * b * rest_weight
-        # Player at position p is over the cap iff base + slope·w_p > limit; since w falls along
-        # `order`, "over" holds for a prefix: count it by bisecting on the weights.
-        over = bisect_left(range(capped, n), True, key=lambda p: not base + slope * ws[p] > limit)
+        # Group g is over the cap iff base + slope·w_g > limit; since w falls along the groups,
+        # "over" holds for a prefix of them: count it by bisecting on the weights.
+        over = bisect_left(
+            range(capped_groups, count), True, key=lambda g: not base + slope * weights[g] > limit
+        )
         if over == 0:
             break
-        capped += over
-    return capped
+        capped_groups += over
+    return capped_groups
 
 
 def _round_down_and_share_cents(

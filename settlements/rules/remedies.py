@@ -5,20 +5,22 @@
 """
 
 from dataclasses import dataclass
-from itertools import repeat
-from operator import add, attrgetter
+from itertools import compress, repeat
+from operator import add, attrgetter, mul
 
 from .basis import Basis
 from .errors import InvalidInput, Problem
 from .formulas import BoundsError, Split, split
+from .output import output
 from .policy import DEFAULT_POLICY, LATE_FORMULAS, Policy
 from .satellite import pay_as_seats, rank_values
-from .settlement import Explanations, Line, PayoutRow, RankingPart, Settlement, SplitPart
+from .settlement import Explanations, RankingPart, Settlement, SplitPart
 from .snapshot import Snapshot
 from .stage import classify
 from .terms import Terms, terms_of
 
 LATE_FORMULA = "<policy late_formula>"
+_ENTRIES, _ADD_ONS, _BOUNTY = attrgetter("entries"), attrgetter("add_ons"), attrgetter("bounty")
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,19 +185,6 @@ def assess(snapshot: Snapshot, policy: Policy = DEFAULT_POLICY) -> Assessment:
     )
 
 
-# The columns of amounts in the order a player's lines are listed:
-# (column, line kind, unit, source, payout row field).
-_COLUMNS = (
-    ("refund_buy_in", "refund_buy_in", "cash", "pool", "cash"),
-    ("refund_fee", "refund_fee", "cash", "house", "cash"),
-    ("refund_bounty", "refund_bounty", "cash", "house", "cash"),
-    ("refund_fpp", "refund_fpp", "fpp", "house", "fpp"),
-    ("prize_cash", "prize", "cash", "pool", "cash"),
-    ("prize_tdollars", "prize", "tdollars", "pool", "tdollars"),
-    ("ticket", "ticket", "tickets", "pool", "tickets"),
-    ("bounty", "bounty", "cash", "bounty", "cash"),
-)
-
 # Remedies after which the remaining players also receive the bounties on their heads (§8):
 # every decided one but the refunds of the pre stage and a reschedule.
 _PAYS_BOUNTIES = frozenset(SPLIT_REMEDIES) | {"satellite_rank"}
@@ -209,14 +198,15 @@ def settle(
     assessment = assess(snapshot, policy)
     remedy = remedy_for(assessment.type, assessment.stage, decision=decision, policy=policy)
     terms = assessment.terms
-    # Everything below works on the players in id order, the order of the output. Refunds
-    # concern every entrant; everything else only the players still holding chips.
+    # Everything below works on the players in the snapshot's order, which is also the order
+    # of their objects in memory; only the output is sorted by id. Refunds concern every
+    # entrant; everything else only the players still holding chips.
     players = snapshot.players
-    if remedy not in ("refund", "fpp_refund"):
-        players = [p for p in players if p.chips > 0]
-    players = sorted(players, key=attrgetter("id"))
-    ids = [p.id for p in players]
     chips = [p.chips for p in players]
+    if remedy not in ("refund", "fpp_refund"):
+        players = list(compress(players, chips))
+        chips = list(compress(chips, chips))
+    ids = [p.id for p in players]
     n = len(players)
     columns: dict[str, list[int]] = {}  # column name -> amount of each player above
     parts: list[SplitPart | RankingPart] = []
@@ -227,7 +217,7 @@ def settle(
         columns["refund_buy_in"], columns["refund_fee"] = _own_payments(players, terms)
         if terms.entry_bounty:
             # The bounties still on heads return to the house, which refunds every entry's.
-            columns["refund_bounty"] = [p.entries * terms.entry_bounty for p in players]
+            columns["refund_bounty"] = _per_entry(players, terms.entry_bounty, 0)
     elif remedy == "fpp_refund":
         columns["refund_fpp"] = [terms.fpp_buy_in] * n
     elif remedy == "satellite_rank":
@@ -237,7 +227,6 @@ def settle(
             seat_value=terms.seat_value,
             seats=terms.seats,
             remainder=terms.remainder,
-            ids_sorted=True,
         )
         parts.append(RankingPart(ids, chips, values, places, shared))
     elif remedy in SPLIT_REMEDIES:
@@ -250,14 +239,14 @@ def settle(
         values = result.amounts
     # "reschedule" and a pending decision pay nothing.
     if terms.entry_bounty and remedy in _PAYS_BOUNTIES:
-        columns["bounty"] = [p.bounty for p in players]
+        columns["bounty"] = list(map(_BOUNTY, players))
 
     if values is not None and assessment.type == "satellite":
         columns["ticket"], columns["prize_tdollars"] = pay_as_seats(values, terms.seat_value)
     elif values is not None:
         columns["prize_cash"] = values
 
-    payouts, lines, pool_distributed = _output(columns, ids, terms.seat_value)
+    payouts, lines, pool_distributed = output(columns, ids, terms.seat_value)
     return Settlement(
         tournament_id=snapshot.tournament.id,
         currency=snapshot.tournament.currency,
@@ -286,13 +275,17 @@ def _own_payments(players: list, terms: Terms) -> tuple[list[int], list[int]]:
 
 
 def _own_paid(players: list, terms: Terms) -> list[int]:
-    b, a = terms.buy_in, terms.add_on
-    return [p.entries * b + p.add_ons * a for p in players]
+    return _per_entry(players, terms.buy_in, terms.add_on)
 
 
 def _own_fees(players: list, terms: Terms) -> list[int]:
-    f, g = terms.fee, terms.add_on_fee
-    return [p.entries * f + p.add_ons * g for p in players]
+    return _per_entry(players, terms.fee, terms.add_on_fee)
+
+
+def _per_entry(players: list, per_entry: int, per_add_on: int) -> list[int]:
+    """e_i·per_entry + a_i·per_add_on for each player, at C speed."""
+    entries = map(mul, map(_ENTRIES, players), repeat(per_entry))
+    return list(map(add, entries, map(mul, map(_ADD_ONS, players), repeat(per_add_on))))
 
 
 def _own_bounds(players: list, terms: Terms, bounds: SplitTerms) -> tuple | None:
@@ -367,7 +360,6 @@ def _split(
             floor=floor,
             cap=cap,
             prizes=terms.prizes,
-            ids_sorted=True,
             floors=floors,
             caps=caps,
         )
@@ -396,56 +388,3 @@ def _bounds(terms: Terms, bounds: SplitTerms) -> tuple[int, int, int | None, str
         "one_seat": (terms.seat_value, "tournament.seat_value"),
     }[bounds.cap]
     return pool, floor, cap, floor_path, cap_path
-
-
-def _output(columns: dict[str, list[int]], ids: list[str], seat_value: int):
-    """Payout rows and lines (players in id order), and the part of P they pay out."""
-    active = [
-        (kind, unit, source, field, columns[name])
-        for name, kind, unit, source, field in _COLUMNS
-        if name in columns and any(columns[name])
-    ]
-    if not active:
-        return [], [], 0
-    zero = [0] * len(ids)
-    totals = {}
-    for field in ("cash", "tdollars", "tickets", "fpp"):
-        summed = [column for _, _, _, f, column in active if f == field]
-        if len(summed) > 2:
-            totals[field] = [sum(amounts) for amounts in zip(*summed, strict=True)]
-        elif len(summed) == 2:
-            totals[field] = list(map(add, *summed))
-        elif summed:
-            totals[field] = summed[0]
-    cash, tdollars, tickets, fpp = (
-        totals.get(f, zero) for f in ("cash", "tdollars", "tickets", "fpp")
-    )
-    payouts = [
-        PayoutRow(*row)
-        for row in zip(ids, cash, tdollars, tickets, fpp, strict=True)
-        if row[1] or row[2] or row[3] or row[4]
-    ]
-    # Each column's lines aligned with the players (None for a zero amount), then interleaved
-    # player by player: one pass per column at C speed where no amount is zero.
-    by_column = [_column_lines(ids, *spec) for spec in active]
-    if len(by_column) == 1:
-        lines = by_column[0]
-    else:
-        lines = [line for group in zip(*by_column, strict=True) for line in group]
-    if any(0 in column for *_, column in active):
-        lines = [line for line in lines if line is not None]
-    distributed = sum(
-        sum(column) * (seat_value if kind == "ticket" else 1)
-        for kind, _, source, _, column in active
-        if source == "pool"
-    )
-    return payouts, lines, distributed
-
-
-def _column_lines(ids: list[str], kind: str, unit: str, source: str, _field, column: list[int]):
-    if 0 not in column:
-        return list(map(Line, ids, repeat(kind), repeat(unit), column, repeat(source)))
-    return [
-        Line(player, kind, unit, amount, source) if amount else None
-        for player, amount in zip(ids, column, strict=True)
-    ]

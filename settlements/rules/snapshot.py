@@ -457,7 +457,7 @@ def _player_problems(problems: list[Problem], players: list[Player], ids: list[s
         _repeated_id_problems(problems, ids)
     if entrants < 2:
         problems.append(Problem("players", f"must list at least 2 entrants, not {entrants}"))
-    elif chips_ok and max(chips) == 0:
+    elif chips_ok and not any(chips):  # stops at the first player with chips
         problems.append(Problem("players", "at least one player must still have chips"))
 
 
