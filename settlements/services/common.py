@@ -77,11 +77,13 @@ def insert_bound_rows(model, fields: Sequence[str], rows: Sequence[tuple]) -> No
     model.objects.bulk_create(model(**dict(zip(attnames, row, strict=True))) for row in rows)
 
 
-def save_with_history(instance, *, actor, reason: str) -> None:
-    """Save a versioned row with the actor and reason recorded on its history version."""
+def save_with_history(instance, *, actor, reason: str, fields: Sequence[str] = ()) -> None:
+    """Save a versioned row with the actor and reason recorded on its history version.
+    ``fields``: the only columns the change sets (the row locked and read in the same
+    transaction), written alone; the version still records the whole row."""
     instance._history_user = actor
     instance._change_reason = reason
-    instance.save()
+    instance.save(update_fields=fields or None)
 
 
 def record_event(

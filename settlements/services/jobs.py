@@ -217,7 +217,8 @@ def job_step(*, job: Job) -> bool:
             items = _take_batch(job)
             if not items:
                 return False
-            _lock_batch(job.kind, items)
+            if len(items) > 1:
+                _lock_batch(job.kind, items)
             events = []
             for item in items:
                 events += _run_step(job, item)
