@@ -83,8 +83,18 @@ class WorkbenchFilter:
         return urlencode({key: value for key, value in values.items() if value})
 
 
+# What the workbench shows of each case: the rest of a case row (its policy, its options, its
+# figures) and of its tournament (the payout table) would be read and decoded for nothing.
+_WORKBENCH_FIELDS = (
+    "status", "stage", "entrants", "pool", "tournament__operator_id", "tournament__name",
+    "tournament__currency", "tournament__type",
+)  # fmt: skip
+
+
 def incident_workbench(incident: Incident, chosen: WorkbenchFilter) -> QuerySet[Case]:
-    cases = Case.objects.filter(incident=incident).select_related("tournament")
+    cases = (
+        Case.objects.filter(incident=incident).select_related("tournament").only(*_WORKBENCH_FIELDS)
+    )
     if chosen.status:
         cases = cases.filter(status=chosen.status)
     if chosen.stage:
@@ -154,15 +164,25 @@ def awaiting_approval(
     return settlements
 
 
+# What the bulk decision page reads of each case waiting: what groups it, what its row shows,
+# and what keys its previews (its snapshot's digest; the text only when one is computed).
+_DECIDING_FIELDS = (
+    "status", "stage", "entrants", "remaining", "policy", "decision_options",
+    "tournament__type", "tournament__operator_id", "tournament__currency", "snapshot__sha256",
+)  # fmt: skip
+
+
 def awaiting_decision(incident: Incident) -> QuerySet[Case]:
-    return Case.objects.filter(
-        incident=incident, status=CaseStatus.AWAITING_DECISION
-    ).select_related("tournament")
+    return (
+        Case.objects.filter(incident=incident, status=CaseStatus.AWAITING_DECISION)
+        .select_related("tournament", "snapshot")
+        .only(*_DECIDING_FIELDS)
+    )
 
 
 class ApprovalRow(NamedTuple):
-    """What the approval's summary and its permission check read of a settlement: plain
-    values, an outage's 2,000 of them read at once on each approval page."""
+    """What the approval pages show of a settlement, and what its summary and permission
+    check read: plain values, an outage's 2,000 of them read at once on each approval page."""
 
     pk: int
     kind: str
@@ -175,9 +195,18 @@ class ApprovalRow(NamedTuple):
     case_id: int
     case_status: str
     operator_id: str
+    stage: str
+    remedy: str
+    decision: str
+    line_count: int
+    prepared_by_username: str | None
 
     def __str__(self) -> str:
         return str(self.as_settlement())
+
+    @property
+    def stage_label(self) -> str:
+        return Stage(self.stage).label
 
     def as_settlement(self) -> Settlement:
         """An unsaved settlement of these values, for the permission to read."""
@@ -193,7 +222,8 @@ class ApprovalRow(NamedTuple):
 
 _ROW_FIELDS = (
     "pk", "kind", "status", "currency", "totals", "prepared_by_id", "submitted_by_id",
-    "loaded_by_id", "case_id", "case__status", "case__tournament__operator_id",
+    "loaded_by_id", "case_id", "case__status", "case__tournament__operator_id", "stage",
+    "remedy", "decision", "line_count", "prepared_by__username",
 )  # fmt: skip
 
 

@@ -125,15 +125,16 @@ def incident_approve(request, incident_id: int):
 
 def _approve_choice(request, incident, summary=None) -> dict:
     """The choosing step: the matching settlements paged, the selection over all pages, and
-    its summary unless the caller has it (``summary``, confirming: the chosen settlements')."""
+    its summary; or, confirming, the chosen settlements' ``summary``, where no list shows."""
     filters = selectors.ApprovalFilter.from_query(request.GET)
-    matching = selectors.awaiting_approval(incident, filters)
     left_out = _ids(request.GET.get("out", ""))
-    page = Paginator(matching, BULK_PER_PAGE).get_page(page_number(request))
-    selected = []
+    page, selected = None, []
     if summary is None:
-        selected = selectors.approval_rows(matching.exclude(pk__in=left_out))
+        # Every matching settlement is read for the summary anyway, as the page shows it.
+        matching = selectors.approval_rows(selectors.awaiting_approval(incident, filters))
+        selected = [row for row in matching if row.pk not in left_out]
         summary = selectors.approval_summary(selected, request.user)
+        page = Paginator(matching, BULK_PER_PAGE).get_page(page_number(request))
     return {
         "incident": incident,
         "filters": filters,
@@ -141,9 +142,9 @@ def _approve_choice(request, incident, summary=None) -> dict:
         "page": page,
         "rows": [
             {**row, "totals": selectors.unit_totals([row["item"]])}
-            for row in _choice_rows(request, page, left_out)
+            for row in _choice_rows(request, page or (), left_out)
         ],
-        "left_out": page.paginator.count - len(selected),
+        "left_out": page.paginator.count - len(selected) if page else 0,
         "summary": summary,
         "selection": _joined(selected),
         "form": ReasonForm(None),
