@@ -231,9 +231,8 @@ def job_step(*, job: Job) -> bool:
 
 
 def _take_batch(job: Job) -> list[JobItem]:
-    """The next pending items, locked: a share of what is left for each task of the run, so
-    that the run's tasks all get work, and at most JOB_BATCH_ITEMS (an item's work stays
-    uncommitted, unseen on the progress page, until its batch is done)."""
+    """The next pending items, locked: each task of the run a share of what is left, at most
+    JOB_BATCH_ITEMS (an item's work is unseen on the progress page until its batch commits)."""
     pending = JobItem.objects.filter(job_id=job.pk, status=JobItem.Status.PENDING)
     size = 1
     if job.kind in BATCHED:
@@ -243,17 +242,18 @@ def _take_batch(job: Job) -> list[JobItem]:
 
 
 def _lock_batch(kind: str, items: Sequence[JobItem]) -> None:
-    """Lock the batch's business rows up front, in the one lock order (its incidents shared,
-    its cases, then its settlements), a statement each: an item's step then locks rows it
-    already holds, and nothing it waits for comes after the commit-order lock, which the
-    approval of an earlier item of the batch may have taken."""
+    """Lock the batch's rows up front in the one lock order (incidents shared, cases, then
+    settlements), a statement each: a step then locks rows it holds, and waits for nothing
+    after the commit-order lock, which an approval earlier in the batch may have taken."""
     keys = [int(item.key) for item in items if item.key.isdigit()]
     if kind in (Job.Kind.SUBMIT, Job.Kind.APPROVE):
         settlements = keys
-        pairs = Settlement.objects.filter(pk__in=keys).values_list("case_id", "case__incident_id")
+        pairs = list(
+            Settlement.objects.filter(pk__in=keys).values_list("case_id", "case__incident_id")
+        )
     elif kind in (Job.Kind.PREPARE, Job.Kind.DECIDE):
         settlements = []
-        pairs = Case.objects.filter(pk__in=keys).values_list("pk", "incident_id")
+        pairs = list(Case.objects.filter(pk__in=keys).values_list("pk", "incident_id"))
     else:
         return
     cases = [case for case, _ in pairs]
@@ -534,10 +534,11 @@ def _start_icm_job(sender, *, valuation: IcmValuation, actor, **kwargs) -> None:
     )
 
 
-# The kinds whose items are run several to a transaction: the bulk work of an outage, each
-# item short. A verification's part or an ICM batch takes seconds, and shows its progress.
-BATCHED = frozenset({Job.Kind.PREPARE, Job.Kind.SUBMIT, Job.Kind.APPROVE, Job.Kind.DECIDE,
-                     Job.Kind.UPLOAD})  # fmt: skip
+# Run several to a transaction: an outage's bulk work, short items. A verification's part or
+# an ICM batch takes seconds, and shows its progress.
+BATCHED = frozenset(
+    {Job.Kind.PREPARE, Job.Kind.SUBMIT, Job.Kind.APPROVE, Job.Kind.DECIDE, Job.Kind.UPLOAD}
+)
 
 STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
     Job.Kind.PREPARE: _prepare,
@@ -560,8 +561,7 @@ def _save_outcomes(items: Sequence[JobItem]) -> None:
     """Write the batch's outcomes, a statement for all; a loaded file's bytes are dropped."""
     JobItem.objects.bulk_update(items, ["status", "message", "case"])
     loaded = [i.pk for i in items if i.status == JobItem.Status.DONE and i.payload is not None]
-    if loaded:
-        JobItem.objects.filter(pk__in=loaded).update(payload=None)
+    JobItem.objects.filter(pk__in=loaded).update(payload=None)  # no query when none was loaded
 
 
 def _why(error: Exception) -> str:
