@@ -217,6 +217,14 @@ def _job_of(status: int, headers, body: bytes, what: str) -> int:
     return int(match.group(1))
 
 
+def _confirmed(client, path: str, fields: dict, what: str) -> int:
+    """Post a bulk form, then confirm what it restates (the selection it shows): the job."""
+    status, _, page = client.post_form(path, fields)
+    expect(status, 200, f"{what} (restated)", page)
+    confirm = {**fields, "selection": _selection(page), "step": "confirm"}
+    return _job_of(*client.post_form(path, confirm), what)
+
+
 def _selection(body: bytes) -> str:
     match = re.search(rb'name="selection" value="([\d,]*)"', body)
     if not match:
@@ -352,27 +360,25 @@ def _settle(meter, pages, incident, tournaments, uploads, options, *clients):
         group = _unquote(key.group(1).decode())
         type_, stage = group.split("|")[:2]
         chosen = _selection(page)
-        job = _job_of(
-            *mm_client.post_form(
-                f"{base}/decide/?group={_quote(group)}",
-                {"selection": chosen, "option": options[type_, stage], "reason": "policy"},
-            ),
-            "decide",
-        )
+        answer = {"selection": chosen, "option": options[type_, stage], "reason": "policy"}
+        job = _confirmed(mm_client, f"{base}/decide/?group={_quote(group)}", answer, "decide")
         desk.act("marketing manager", f"{type_} {stage}: {options[type_, stage]}", decision=True)
+        desk.act("marketing manager", "confirm the answer", decision=True)
         kinds += 1
         count = chosen.count(",") + 1
         desk.end(f"decide {count} {type_} {stage} cases", desk.wait(mm_client, job))
 
     desk.begin()
     desk_client.get(f"{base}/tournaments/")
-    job = _job_of(*desk_client.post_form(f"{base}/prepare-ready/", {}), "prepare ready")
+    job = _confirmed(desk_client, f"{base}/prepare-ready/", {}, "prepare ready")
     desk.act("operator", "prepare every ready case")
+    desk.act("operator", "confirm the prepare")
     desk.end(f"prepare {tournaments} settlements", desk.wait(desk_client, job))
 
     desk.begin()
-    job = _job_of(*desk_client.post_form(f"{base}/submit-prepared/", {}), "submit prepared")
+    job = _confirmed(desk_client, f"{base}/submit-prepared/", {}, "submit prepared")
     desk.act("operator", "submit every prepared settlement")
+    desk.act("operator", "confirm the submit")
     desk.end(f"submit {tournaments} settlements", desk.wait(desk_client, job))
 
     pages.check(

@@ -261,6 +261,10 @@ JOB_POLL_MILLISECONDS = env_int("JOB_POLL_MILLISECONDS", 100)
 # Each job is queued as this many tasks (at most one per item), so that as many workers share
 # its items; on a machine of N cores, N workers running one bulk action use them all.
 JOB_WORKERS_PER_JOB = env_int("JOB_WORKERS_PER_JOB", 2)
+# A worker runs up to this many items of a bulk job in one transaction (each in a savepoint of
+# its own), sharing the job's bookkeeping, the commit and the writing of their events; an
+# item's outcome shows on the progress page once its batch commits.
+JOB_BATCH_ITEMS = env_int("JOB_BATCH_ITEMS", 20)
 # The ICM second opinion (settlements.rules.icm): finishing orders sampled for a field too large
 # to value exactly, and the site's threshold for flagging a player the policy pays less than
 # their stack's ICM value (both conditions: this percentage of that value, this many minor units).

@@ -19,7 +19,7 @@ head is read, held to commit), so two writers never chain onto the same head; th
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import groupby
@@ -160,11 +160,14 @@ def canonical(event: Event) -> bytes:
     return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def seal(event: Event) -> None:
-    """Chain an unsaved event onto the head. Call with the commit-order lock held."""
-    head = Event.objects.order_by("-seq").values_list("seq", "hash").first()
-    event.seq, event.prev_hash = (head[0] + 1, head[1]) if head else (1, GENESIS)
-    event.hash = hashlib.sha256(canonical(event)).hexdigest()
+def seal_all(events: Sequence[Event]) -> None:
+    """Chain unsaved events onto the head, in order, the head read once. Call with the
+    commit-order lock held."""
+    seq, previous = head()
+    for event in events:
+        seq += 1
+        event.seq, event.prev_hash = seq, previous
+        event.hash = previous = hashlib.sha256(canonical(event)).hexdigest()
 
 
 def head() -> tuple[int, str]:

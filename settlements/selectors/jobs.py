@@ -10,9 +10,10 @@ def job_detail(job_id: int) -> Job:
 
 
 def job_items(job: Job, *, status: str = "") -> QuerySet[JobItem]:
-    """The job's items in the order they were queued, of one status if given, each with its
-    case; unevaluated, for the page to read one page of."""
-    items = job.items.select_related("case").order_by("position")
+    """The job's items in the order they were queued, of one status if given; unevaluated,
+    for the page to read one page of. Only what the page shows: a file still to load carries
+    its bytes, and the case is a link by its id."""
+    items = job.items.only("position", "label", "status", "message", "case").order_by("position")
     if status:
         items = items.filter(status=status)
     return items

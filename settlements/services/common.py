@@ -3,7 +3,9 @@ the business event, locking rows in the one order, bulk inserts and argument che
 """
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 
 import psycopg
@@ -80,11 +82,13 @@ def insert_bound_rows(model, fields: Sequence[str], rows: Sequence[tuple]) -> No
     model.objects.bulk_create(model(**dict(zip(attnames, row, strict=True))) for row in rows)
 
 
-def save_with_history(instance, *, actor, reason: str) -> None:
-    """Save a versioned row with the actor and reason recorded on its history version."""
+def save_with_history(instance, *, actor, reason: str, fields: Sequence[str] = ()) -> None:
+    """Save a versioned row with the actor and reason recorded on its history version.
+    ``fields``: the only columns the change sets (the row locked and read in the same
+    transaction), written alone; the version still records the whole row."""
     instance._history_user = actor
     instance._change_reason = reason
-    instance.save()
+    instance.save(update_fields=fields or None)
 
 
 def record_event(
@@ -124,25 +128,63 @@ def record_event(
     versions = seals.history_facts(dict.fromkeys(r for r in (subject, case, *sealed) if r))
     if versions:
         event.subject_facts["history"] = versions
+    held = _held_events.get()
+    if held is not None:
+        held.append(event)
+        return event
+    write_events([event])
+    return event
+
+
+# Events recorded under ``events_held``: built (with everything they seal) but not chained yet.
+_held_events: ContextVar[list[Event] | None] = ContextVar("held_events", default=None)
+
+
+@contextmanager
+def events_held() -> Iterator[list[Event]]:
+    """Hold the events recorded inside, complete but unchained, in the list it yields, for
+    ``write_events`` to chain later in the same transaction (a job's batch of items chains
+    its events at its end, so that the commit-order lock is held from there to the commit
+    rather than from its first item). Events recorded inside and never written are lost with
+    the savepoint that dropped the rest of their work."""
+    held: list[Event] = []
+    token = _held_events.set(held)
+    try:
+        yield held
+    finally:
+        _held_events.reset(token)
+
+
+def write_events(events: Sequence[Event]) -> None:
+    """Chain ``events`` onto the head, in order, and insert them in one statement."""
+    if not events:
+        return
     # Event ids key the dashboard's cache, so they must follow commit order (see change_mark);
     # the same lock makes this transaction the only one chaining onto the head until it commits.
     change_mark.hold_commit_order()
-    event.at = timezone.now()
-    audit_log.seal(event)
-    event.save()
+    at = timezone.now()
+    for event in events:
+        event.at = at
+    audit_log.seal_all(events)
+    Event.objects.bulk_create(events)
+    for event in events:
+        _log_on_commit(event)
+
+
+def _log_on_commit(event: Event) -> None:
+    actor, incident, case, tournament = event.actor, event.incident, event.case, event.tournament
     fields = {
-        "event_type": event_type,
+        "event_type": event.type,
         "event_id": event.pk,
         "actor": actor.get_username() if actor is not None else None,
         "incident_id": incident.pk if incident is not None else None,
         "case_id": case.pk if case is not None else None,
         "tournament": tournament.operator_id if tournament is not None else None,
-        "subject": f"{event.subject_type}:{event.subject_id}" if subject is not None else None,
+        "subject": f"{event.subject_type}:{event.subject_id}" if event.subject_type else None,
         "reason": event.reason,
         "data": event.data,
     }
-    transaction.on_commit(lambda: log.info("business event %s", event_type, extra=fields))
-    return event
+    transaction.on_commit(lambda: log.info("business event %s", event.type, extra=fields))
 
 
 # --- Locks, in the one order (services/__init__.py) ---------------------------------------------

@@ -1,12 +1,14 @@
 """Background jobs: long or bulk work cut into steps, each step one service call.
 
-A job goes through its items one by one. Each step runs the same service a person would run
-for that one item (so the same roles, state checks, locks and business events apply), in one
-transaction together with the item's outcome: a worker killed mid-step leaves the step
-undone and the item pending, never half-written. A refusal of one item (already approved,
-the user's own work, a bad snapshot) is that item's outcome, shown with the rule's words; an
-unexpected error in one item fails that item alone, with a message that gives nothing of the
-error away (its traceback goes to the log); either way the others go on.
+A job goes through its items in order. Each step runs the same service a person would run
+for that one item (so the same roles, state checks, locks and business events apply). The
+items of bulk work go several to a transaction (a batch, ``job_step``), each step in a
+savepoint of its own, with the batch's outcomes and business events written at its end: a
+worker killed mid-batch leaves the batch undone and its items pending, never half-written. A
+refusal of one item (already approved, the user's own work, a bad snapshot) is that item's
+outcome, shown with the rule's words; an unexpected error in one item fails that item alone
+(its savepoint, events included, rolled back), with a message that gives nothing of the error
+away (its traceback goes to the log); either way the others go on.
 
 Running a job again (``job_retry`` after a failure, or the recovery of a job whose worker
 died) only takes the items still pending or failed, so nothing is done twice.
@@ -16,8 +18,8 @@ The worker's task (``settlements.tasks.run_job``) runs a job with the services h
 (``job_stop`` when an error stops it).
 
 A database that goes away for a moment (a restart, a failover, a dropped or terminated
-connection, a deadlock) stops neither an item nor the job: the step is rolled back whole, the
-connection is opened again and the step tried again after a growing pause. An item counts as
+connection, a deadlock) stops neither an item nor the job: the batch is rolled back whole, the
+connection is opened again and it is tried again after a growing pause. An item counts as
 failed only when it keeps failing so while the database answers; a database that stays out of
 reach ends the task without touching the job, whose silent heartbeat then hands it to the
 recovery of lost jobs, so it is never left stopped by it.
@@ -48,7 +50,13 @@ from settlements.access import permissions, roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
 from settlements.models import Case, Event, IcmValuation, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
-from settlements.services.common import insert_bound_rows, record_event
+from settlements.services.common import (
+    events_held,
+    hold_parents,
+    insert_bound_rows,
+    record_event,
+    write_events,
+)
 from settlements.services.decisions import decision_record
 from settlements.services.icm import batch_labels, icm_batch_add, valuation_started
 from settlements.services.job_retries import (
@@ -200,50 +208,90 @@ def job_begin(*, job_id: int, token: str) -> Job | None:
 
 
 def job_step(*, job: Job) -> bool:
-    """Take the next pending item no other task holds (SKIP LOCKED) and run its step, in one
-    transaction with its outcome; False when none is left to take. A transient database error
-    rolls the step back whole and raises ``StepInterrupted``, the item still pending."""
+    """Take the next pending items no other task holds (SKIP LOCKED) and run their steps, in
+    one transaction with their outcomes; False when none is left to take. A transient database
+    error rolls the batch back whole and raises ``StepInterrupted``, its items still pending."""
     item = None
     try:
         with transaction.atomic():
-            item = (
-                JobItem.objects.select_for_update(skip_locked=True)
-                .filter(job_id=job.pk, status=JobItem.Status.PENDING)
-                .order_by("position")
-                .first()
-            )
-            if item is None:
+            items = _take_batch(job)
+            if not items:
                 return False
-            _run_step(job, item)
+            if len(items) > 1:
+                _lock_batch(job.kind, items)
+            events = []
+            for item in items:
+                events += _run_step(job, item)
+            item = None
+            write_events(events)
+            _save_outcomes(items)
     except TRANSIENT as error:
         raise StepInterrupted(item.pk if item else None) from error
     return True
 
 
-def _run_step(job: Job, item: JobItem) -> None:
+def _take_batch(job: Job) -> list[JobItem]:
+    """The next pending items, locked: each task of the run a share of what is left, at most
+    JOB_BATCH_ITEMS (an item's work is unseen on the progress page until its batch commits)."""
+    pending = JobItem.objects.filter(job_id=job.pk, status=JobItem.Status.PENDING)
+    size = 1
+    if job.kind in BATCHED:
+        share = -(-pending.count() // max(1, settings.JOB_WORKERS_PER_JOB))
+        size = max(1, min(settings.JOB_BATCH_ITEMS, share))
+    return list(pending.select_for_update(skip_locked=True).order_by("position")[:size])
+
+
+def _lock_batch(kind: str, items: Sequence[JobItem]) -> None:
+    """Lock the batch's rows up front in the one lock order (incidents shared, cases, then
+    settlements), a statement each: a step then locks rows it holds, and waits for nothing
+    after the commit-order lock, which an approval earlier in the batch may have taken."""
+    keys = [int(item.key) for item in items if item.key.isdigit()]
+    if kind in (Job.Kind.SUBMIT, Job.Kind.APPROVE):
+        settlements = keys
+        pairs = list(
+            Settlement.objects.filter(pk__in=keys).values_list("case_id", "case__incident_id")
+        )
+    elif kind in (Job.Kind.PREPARE, Job.Kind.DECIDE):
+        settlements = []
+        pairs = list(Case.objects.filter(pk__in=keys).values_list("pk", "incident_id"))
+    else:
+        return
+    cases = [case for case, _ in pairs]
+    hold_parents(incidents=[incident for _, incident in pairs])
+    for model, ids in ((Case, cases), (Settlement, settlements)):
+        if ids:
+            locked = model.objects.select_for_update(of=("self",)).filter(pk__in=ids)
+            list(locked.order_by("pk").values_list("pk", flat=True))
+
+
+def _run_step(job: Job, item: JobItem) -> list[Event]:
+    """Run the item's step, setting its outcome on it; the events it recorded, held for the
+    batch to write (none when it failed)."""
     try:
-        # A savepoint: a step that fails leaves nothing behind, and its item, still locked,
-        # is marked failed in the same transaction.
-        with transaction.atomic():
+        # A savepoint: a step that fails leaves nothing behind, nor its events, and its item,
+        # still locked, is marked failed in the same transaction.
+        with transaction.atomic(), events_held() as events:
             message, case = STEPS[job.kind](job, item)
     except TRANSIENT:
-        # The database's failure, not the item's: the whole step is tried again.
+        # The database's failure, not the item's: the whole batch is tried again.
         raise
     except (DomainError, InvalidInput) as refusal:
         # Refused by the rules: that item's outcome, not the job's failure.
         status = (
             JobItem.Status.SKIPPED if isinstance(refusal, NotAllowed) else JobItem.Status.FAILED
         )
-        _finish_item(item, status, _why(refusal), None)
+        _set_outcome(item, status, _why(refusal), None)
     except (Case.DoesNotExist, Settlement.DoesNotExist):
-        _finish_item(item, JobItem.Status.FAILED, "It no longer exists.", None)
+        _set_outcome(item, JobItem.Status.FAILED, "It no longer exists.", None)
     except Exception:
         # A fault of ours, not a refusal: the details go to the log (never to the page)
         # and the other items still run.
         log.exception("job %s: item %s failed unexpectedly", job.pk, item.pk)
-        _finish_item(item, JobItem.Status.FAILED, UNEXPECTED, None)
+        _set_outcome(item, JobItem.Status.FAILED, UNEXPECTED, None)
     else:
-        _finish_item(item, JobItem.Status.DONE, message, case)
+        _set_outcome(item, JobItem.Status.DONE, message, case)
+        return events
+    return []
 
 
 def job_work(*, job: Job) -> None:
@@ -486,6 +534,12 @@ def _start_icm_job(sender, *, valuation: IcmValuation, actor, **kwargs) -> None:
     )
 
 
+# Run several to a transaction: an outage's bulk work, short items. A verification's part or
+# an ICM batch takes seconds, and shows its progress.
+BATCHED = frozenset(
+    {Job.Kind.PREPARE, Job.Kind.SUBMIT, Job.Kind.APPROVE, Job.Kind.DECIDE, Job.Kind.UPLOAD}
+)
+
 STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
     Job.Kind.PREPARE: _prepare,
     Job.Kind.SUBMIT: _submit,
@@ -497,15 +551,17 @@ STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
 }
 
 
-def _finish_item(item: JobItem, status: str, message: str, case: Case | None) -> None:
+def _set_outcome(item: JobItem, status: str, message: str, case: Case | None) -> None:
     item.status, item.message = status, message
     if case is not None:
         item.case = case
-    fields = ["status", "message", "case"]
-    if status == JobItem.Status.DONE and item.payload is not None:
-        item.payload = None
-        fields.append("payload")
-    item.save(update_fields=fields)
+
+
+def _save_outcomes(items: Sequence[JobItem]) -> None:
+    """Write the batch's outcomes, a statement for all; a loaded file's bytes are dropped."""
+    JobItem.objects.bulk_update(items, ["status", "message", "case"])
+    loaded = [i.pk for i in items if i.status == JobItem.Status.DONE and i.payload is not None]
+    JobItem.objects.filter(pk__in=loaded).update(payload=None)  # no query when none was loaded
 
 
 def _why(error: Exception) -> str:

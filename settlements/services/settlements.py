@@ -60,6 +60,10 @@ LINE_SHAPES: dict[str, tuple[frozenset[str], str]] = {
 }
 
 
+# What a settlement's step changes of its case: its status (and the time of the change).
+CASE_MOVED = ("status", "updated_at")
+
+
 @dataclass(frozen=True)
 class AdjustmentEntry:
     """One correction of an approved settlement: a positive amount pays more, a negative one
@@ -96,7 +100,7 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
     # Before the event, which then seals the figures of a field valued here and now.
     icm_valuation_begin(settlement=settlement, snapshot=parsed, actor=actor)
     case.status = next_status
-    save_with_history(case, actor=actor, reason=f"{settlement} prepared")
+    save_with_history(case, actor=actor, reason=f"{settlement} prepared", fields=CASE_MOVED)
     record_event(
         Event.Type.SETTLEMENT_PREPARED,
         actor=actor,
@@ -188,9 +192,12 @@ def settlement_submit(*, settlement: Settlement, actor) -> Settlement:
         case.status = case_next_status(case.status, "submit", label=str(case))
     settlement.submitted_by = actor
     settlement.submitted_at = timezone.now()
-    save_with_history(settlement, actor=actor, reason="Submitted for approval")
+    save_with_history(
+        settlement, actor=actor, reason="Submitted for approval",
+        fields=("status", "submitted_by", "submitted_at"),
+    )  # fmt: skip
     if not settlement.is_adjustment:
-        save_with_history(case, actor=actor, reason=f"{settlement} submitted")
+        save_with_history(case, actor=actor, reason=f"{settlement} submitted", fields=CASE_MOVED)
     record_event(Event.Type.SETTLEMENT_SUBMITTED, actor=actor, case=case, subject=settlement)
     return settlement
 
@@ -209,9 +216,12 @@ def settlement_approve(*, settlement: Settlement, actor, reason: str = "") -> Se
     settlement.approved_by = actor
     settlement.reviewed_at = timezone.now()
     settlement.review_reason = reason.strip()
-    save_with_history(settlement, actor=actor, reason=reason.strip() or "Approved")
+    save_with_history(
+        settlement, actor=actor, reason=reason.strip() or "Approved",
+        fields=("status", "approved_by", "reviewed_at", "review_reason"),
+    )  # fmt: skip
     if not settlement.is_adjustment:
-        save_with_history(case, actor=actor, reason=f"{settlement} approved")
+        save_with_history(case, actor=actor, reason=f"{settlement} approved", fields=CASE_MOVED)
     release_lines(
         actor=actor,
         case=case,

@@ -114,7 +114,7 @@ def incident_approve(request, incident_id: int):
             return render_page(request, template, context, partial="bulk_form")
         form = context["form"] = ReasonForm(request.POST)
         if form.is_valid():
-            items = [services.NewItem(str(s.pk), _settlement_label(s)) for s in summary.to_approve]
+            items = [services.NewItem(str(r.pk), _row_label(r)) for r in summary.to_approve]
             return _start(
                 request, incident, Job.Kind.APPROVE, items,
                 params={"reason": form.cleaned_data["reason"]}, form=form, context=context,
@@ -125,13 +125,16 @@ def incident_approve(request, incident_id: int):
 
 def _approve_choice(request, incident, summary=None) -> dict:
     """The choosing step: the matching settlements paged, the selection over all pages, and
-    its summary unless the caller has it (``summary``)."""
+    its summary; or, confirming, the chosen settlements' ``summary``, where no list shows."""
     filters = selectors.ApprovalFilter.from_query(request.GET)
-    matching = list(selectors.awaiting_approval(incident, filters))
     left_out = _ids(request.GET.get("out", ""))
-    selected = [s for s in matching if s.pk not in left_out]
-    summary = summary or selectors.approval_summary(selected, request.user)
-    page = Paginator(matching, BULK_PER_PAGE).get_page(page_number(request))
+    page, selected = None, []
+    if summary is None:
+        # Every matching settlement is read for the summary anyway, as the page shows it.
+        matching = selectors.approval_rows(selectors.awaiting_approval(incident, filters))
+        selected = [row for row in matching if row.pk not in left_out]
+        summary = selectors.approval_summary(selected, request.user)
+        page = Paginator(matching, BULK_PER_PAGE).get_page(page_number(request))
     return {
         "incident": incident,
         "filters": filters,
@@ -139,9 +142,9 @@ def _approve_choice(request, incident, summary=None) -> dict:
         "page": page,
         "rows": [
             {**row, "totals": selectors.unit_totals([row["item"]])}
-            for row in _choice_rows(request, page, left_out)
+            for row in _choice_rows(request, page or (), left_out)
         ],
-        "left_out": len(matching) - len(selected),
+        "left_out": page.paginator.count - len(selected) if page else 0,
         "summary": summary,
         "selection": _joined(selected),
         "form": ReasonForm(None),
@@ -339,6 +342,10 @@ def _case_label(case) -> str:
 
 def _settlement_label(settlement) -> str:
     return f"{settlement} · {settlement.case.tournament.operator_id}"[:255]
+
+
+def _row_label(row) -> str:
+    return f"{row} · {row.operator_id}"[:255]
 
 
 def _digest(files) -> str:

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import services
+from settlements import audit_log, services
 from settlements.errors import Duplicate, NotAllowed
 from settlements.models import Event, Incident, Job, JobItem, Settlement
 from settlements.services import jobs
@@ -296,3 +296,44 @@ def test_a_single_item_job_is_one_task(settings, operator, incident, snapshot_fa
     cases = late_cases(operator, incident, snapshot_factory, 1)
     job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
     assert DBTaskResult.objects.filter(args_kwargs__kwargs__token=job.run_token).count() == 1
+
+
+def test_a_batch_chains_its_items_events_in_order_and_none_of_a_failed_one(
+    settings, monkeypatch, operator, incident, snapshot_factory
+):
+    settings.JOB_WORKERS_PER_JOB = 1
+    cases = late_cases(operator, incident, snapshot_factory, 4)
+    prepare, take, batches = jobs.STEPS[Job.Kind.PREPARE], jobs._take_batch, []
+
+    def fails_after_its_writes(job, item):
+        outcome = prepare(job, item)
+        if item.key == str(cases[1].pk):
+            raise RuntimeError("after the settlement and its event were made")
+        return outcome
+
+    monkeypatch.setitem(jobs.STEPS, Job.Kind.PREPARE, fails_after_its_writes)
+    monkeypatch.setattr(jobs, "_take_batch", lambda job: batches.append(take(job)) or batches[-1])
+    job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
+    assert [len(batch) for batch in batches] == [4, 0]
+    assert list(job.items.order_by("position").values_list("status", flat=True)) == [
+        "done", "failed", "done", "done"
+    ]  # fmt: skip
+    prepared = Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).order_by("seq")
+    assert [event.case_id for event in prepared] == [cases[0].pk, cases[2].pk, cases[3].pk]
+    seqs = list(Event.objects.order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert audit_log.verify().ok
+    assert not Settlement.objects.filter(case=cases[1]).exists()
+
+
+def test_each_task_of_a_run_takes_a_share_of_the_items_left(
+    settings, monkeypatch, operator, incident, snapshot_factory
+):
+    settings.JOB_WORKERS_PER_JOB, settings.JOB_BATCH_ITEMS = 2, 3
+    cases = late_cases(operator, incident, snapshot_factory, 9)
+    take, sizes = jobs._take_batch, []
+    monkeypatch.setattr(jobs, "_take_batch", lambda job: sizes.append(len(got := take(job))) or got)
+    job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
+    # At most JOB_BATCH_ITEMS, and half of what is left once that is less.
+    assert sizes == [3, 3, 2, 1, 0]
+    assert jobs.job_progress(job).done == 9

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -33,9 +34,10 @@ def database_tasks(settings):
 def worker(*extra: str) -> subprocess.Popen:
     db = connection.settings_dict
     url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    # The workers share the test's number of tasks a job runs as, by which they share its items.
     env = {
         **os.environ, "DATABASE_URL": url, "JOB_HEARTBEAT_SECONDS": "1",
-        "JOB_RETRY_MILLISECONDS": "100",
+        "JOB_RETRY_MILLISECONDS": "100", "JOB_WORKERS_PER_JOB": str(settings.JOB_WORKERS_PER_JOB),
     }  # fmt: skip
     command = [sys.executable, "manage.py", "run_worker", "--no-reload", "--no-startup-delay"]
     return subprocess.Popen(
