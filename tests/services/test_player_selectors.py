@@ -69,7 +69,7 @@ def test_a_players_cases_in_a_constant_number_of_queries(
             entries=[CompensationEntry("p000001", 100 + number)],
         )
         settled.append(settlement)
-    entries = list(selectors.player_entries("p000001"))
+    entries = selectors.player_entries("p000001", 0, 25)
     assert [entry.case_id for entry in entries] == sorted(
         (s.case_id for s in settled), reverse=True
     )
