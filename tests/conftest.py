@@ -114,3 +114,16 @@ def immediate_tasks(settings):
     """Background jobs run inside the request in tests; the tests of the worker itself
     switch back to the database backend."""
     settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
+
+
+@pytest.fixture
+def database_tasks(settings, immediate_tasks):
+    """Tasks queued in django-tasks-db's table, as the workers read them (PostgreSQL only: the
+    worker shares the test database there)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the worker shares the test database only on PostgreSQL")
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}
+    }

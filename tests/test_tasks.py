@@ -1,21 +1,11 @@
 """The order the database worker takes queued jobs in (settlements.tasks)."""
 
 import pytest
-from django.db import connection
 
 from settlements.models import Job
 from settlements.services import jobs
 
-pytestmark = pytest.mark.django_db
-
-DB_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
-
-
-@pytest.fixture(autouse=True)
-def database_tasks(settings):
-    if connection.vendor != "postgresql":
-        pytest.skip("django-tasks-db's queue is exercised on PostgreSQL, as it runs")
-    settings.TASKS = DB_TASKS
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("database_tasks")]
 
 
 def _start(kind: str, actor, target: str) -> Job:

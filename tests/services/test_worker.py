@@ -18,17 +18,13 @@ from settlements.models import Event, Job, Settlement
 from settlements.services import jobs
 
 # Slow: each test starts manage.py run_worker in a fresh process.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+    pytest.mark.usefixtures("database_tasks"),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
-DB_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
-
-
-@pytest.fixture(autouse=True)
-def database_tasks(settings):
-    if connection.vendor != "postgresql":
-        pytest.skip("the worker shares the test database only on PostgreSQL")
-    settings.TASKS = DB_TASKS
 
 
 def worker(*extra: str) -> subprocess.Popen:
