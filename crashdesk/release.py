@@ -1,8 +1,10 @@
 """Which release of the code is running: what cached page fragments are keyed by.
 
-The templates keep costly fragments in the cache with Django's ``{% cache %}`` tag, keyed by
-what each fragment shows and by ``code_release``: the cache is a database table that outlives
-a deployment, and markup kept by an older release must never be shown by a newer one.
+The templates keep costly fragments in the "pages" cache with Django's ``{% cache %}`` tag,
+keyed by what each fragment shows and by ``code_release``, so that markup kept by an older
+release is never shown by a newer one. Today that cache lives in each process and a deployment
+restarts them; the release in the key keeps the fragments exact in a cache that outlives a
+deployment too (settings.CACHES may point "pages" at a shared one).
 """
 
 import hashlib

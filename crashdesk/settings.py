@@ -351,17 +351,29 @@ LOGGING = {
 }
 
 # --- Cache ----------------------------------------------------------------------------------
-# Decision previews take up to seconds to compute for a 300,000-entrant case, and the pages keep
-# their costly fragments ({% cache %}: payout rows and charts, the dashboard's parts). Django's
-# database cache (its table created by migration 0007) shares them between every gunicorn
-# worker and every replica, and keeps them across worker restarts; a per-process cache would
-# compute them again in each one.
+# Two caches, by what a miss costs and who must agree on an entry.
+# - "default", Django's database cache (its table created by migration 0007): decision
+#   previews, which take up to seconds to compute for a 300,000-entrant case, and the last
+#   audit verification; shared by every gunicorn worker and replica, kept across restarts.
+# - "pages", Django's in-memory cache, one per process: the pages' rendered fragments ({% cache
+#   ... using="pages" %}: payout rows and charts, the dashboard's parts, the players page, the
+#   history browser) and players' statements. Each is keyed by everything it shows (the desk's
+#   change mark, the settlement and when it was prepared, the release), so a process can never
+#   read one that another's change made stale; a miss costs one page's queries. Kept in memory,
+#   a later view reads it without a query (the database cache's read was a tenth of the
+#   review's CPU: docs/benchmarks.md).
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",
         "LOCATION": "crashdesk_cache",
         "OPTIONS": {"MAX_ENTRIES": 10000},
-    }
+    },
+    "pages": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "crashdesk-pages",
+        # A page of 50 payout rows is about 40 kB: at most some 80 MB a process.
+        "OPTIONS": {"MAX_ENTRIES": 2000},
+    },
 }
 
 # The release the cached page fragments are keyed by (crashdesk/release.py): name it, e.g. with

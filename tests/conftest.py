@@ -8,7 +8,9 @@ Snapshots come from ``settlements.demo.build_snapshot`` (any type, any stage); t
 import os
 
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth.models import Group
+from django.core.cache import caches
 from hypothesis import settings as hypothesis_settings
 
 from settlements.access import roles
@@ -107,6 +109,18 @@ def users(
         roles.CASHIER: cashier,
         "none": no_role_user,
     }
+
+
+def clear_caches() -> None:
+    """Empty every cache: a first view draws its fragments again."""
+    for alias in django_settings.CACHES:
+        caches[alias].clear()
+
+
+@pytest.fixture(autouse=True)
+def fresh_page_cache():
+    # The database cache is rolled back with each test; the in-memory one outlives it.
+    caches["pages"].clear()
 
 
 @pytest.fixture(autouse=True)

@@ -53,3 +53,15 @@ def test_views_selectors_and_services_draw_no_markup(path):
         if isinstance(node, ast.Constant) and isinstance(node.value, str)
     ]
     assert not [s for s in strings if MARKUP.search(s)]
+
+
+TEMPLATES = sorted((ROOT / "templates").rglob("*.html"))
+FRAGMENT_CACHE = re.compile(r"{%\s*cache\s[^%]*%}")
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=relative)
+def test_every_cached_fragment_is_kept_in_the_pages_cache_under_the_release(path):
+    """Fragments go to the in-memory "pages" cache (settings.CACHES), keyed by the release; a
+    tag without ``using`` would put them in the shared database cache and cost a query a read."""
+    for tag in FRAGMENT_CACHE.findall(path.read_text()):
+        assert tag.endswith('code_release using="pages" %}'), tag

@@ -13,7 +13,6 @@ import unicodedata
 from datetime import UTC
 
 import pytest
-from django.core.cache import cache
 from django.db import transaction
 from django.test import Client
 from django.urls import get_resolver, reverse
@@ -27,7 +26,7 @@ from settlements.services import CompensationEntry
 from settlements.workflow import CaseStatus
 from tests import test_permission_matrix as matrix
 from tests.api.conftest import bearer, post_snapshot
-from tests.conftest import build_snapshot
+from tests.conftest import build_snapshot, clear_caches
 from tests.test_permission_matrix import ALL, ANON, MATRIX, NONE, url_of, walk
 from tests.views.conftest import HTMX
 
@@ -85,7 +84,7 @@ def test_every_page_answers_every_visitor_twice_without_a_server_error(world, vi
             urls.append((url_of(name, pattern, entry, world), entry.api))
     urls += [(url, url.startswith("/api/")) for url in _extra_urls(world)]
 
-    cache.clear()
+    clear_caches()
     first, failures = {}, []
     for look in ("cold", "warm"):
         for url, is_api in urls:

@@ -19,7 +19,7 @@ import re
 from functools import partial
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
@@ -186,11 +186,11 @@ def _kept_statement(settlement: Settlement, player: str) -> Statement | None:
     facts = dataclasses.replace(facts, invited=tuple(sorted(facts.invited)))
     parts = (settings.CODE_RELEASE, _mark(), facts, player)
     key = "statement:" + hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()
-    statement = cache.get(key)
+    statement = caches["pages"].get(key)
     if statement is None:
         statement = selectors.player_statement(settlement, player)
         if statement is not None:
-            cache.set(key, statement, STATEMENT_SECONDS)
+            caches["pages"].set(key, statement, STATEMENT_SECONDS)
     return statement
 
 

@@ -6,7 +6,6 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -14,6 +13,7 @@ from django.utils import timezone
 
 from settlements import audit_log, services
 from settlements.models import Event, Settlement
+from tests.conftest import clear_caches
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
 
 pytestmark = pytest.mark.django_db
@@ -203,7 +203,7 @@ def test_the_auditor_finds_history_in_the_navigation(as_auditor, as_operator):
 
 def test_history_pages_run_as_many_queries_whatever_the_history(as_auditor, operator):
     def count(url, **params) -> int:
-        cache.clear()  # a first view: the browser is kept once drawn
+        clear_caches()  # a first view: the browser is kept once drawn
         with CaptureQueriesContext(connection) as queries:
             assert as_auditor.get(url, params).status_code == 200
         return len(queries)

@@ -10,14 +10,13 @@ those of a first view.
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
 from settlements import services
 from settlements.access import roles
 from tests.api.conftest import bearer
-from tests.conftest import make_user, snapshot_bytes
+from tests.conftest import clear_caches, make_user, snapshot_bytes
 from tests.views.conftest import HTMX, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -220,7 +219,7 @@ def _get(desk: dict, page: str):
 def _counts(desk: dict, size: str, django_assert_max_num_queries) -> dict[str, int]:
     counts = {}
     for page, bound in BOUNDS.items():
-        cache.clear()
+        clear_caches()
         if page.endswith("a later view"):
             _get(desk, page)
         with django_assert_max_num_queries(bound, info=f"{page}, {size}") as queries:

@@ -6,12 +6,12 @@ expects the next view to show what a view with an empty cache shows.
 """
 
 import pytest
-from django.core.cache import cache
 from django.urls import reverse
 
 from settlements import selectors, services
 from settlements.models import Settlement
 from settlements.views import settlement_review
+from tests.conftest import clear_caches
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ def _table(client, url: str) -> str:
 
 
 def _fresh(client, url: str) -> str:
-    cache.clear()
+    clear_caches()
     return _table(client, url)
 
 

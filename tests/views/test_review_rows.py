@@ -9,7 +9,6 @@ from unittest import mock
 from urllib.parse import quote
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -18,6 +17,7 @@ from django.urls.resolvers import URLResolver
 from settlements import services
 from settlements.models import SettlementPayout
 from settlements.views import settlement_review as review
+from tests.conftest import clear_caches
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +30,7 @@ def _reversals(client, url: str) -> tuple[int, str]:
         calls.append(args[0])
         return real(self, *args, **kwargs)
 
-    cache.clear()
+    clear_caches()
     with mock.patch.object(URLResolver, "_reverse_with_prefix", counting):
         response = client.get(url)
     assert response.status_code == 200

@@ -6,7 +6,6 @@ import io
 import re
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -14,7 +13,7 @@ from django.urls import reverse
 from settlements import services
 from settlements.models import SettlementPayout
 from settlements.workflow import CaseStatus, SettlementStatus
-from tests.conftest import make_user
+from tests.conftest import clear_caches, make_user
 from tests.views.conftest import (
     HISTORY_RESTORE,
     HTMX,
@@ -366,7 +365,7 @@ def test_the_review_page_runs_as_many_queries_whatever_its_size(as_operator, pre
     for settlement in (small, large):
         for suffix in ("", "?page=2", "?q=p00001"):
             # A first view of each: the rows it draws are kept for the next.
-            cache.clear()
+            clear_caches()
             with CaptureQueriesContext(connection) as queries:
                 assert as_operator.get(review(settlement) + suffix).status_code == 200
             counts.append(len(queries))
