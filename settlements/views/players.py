@@ -13,24 +13,22 @@ engine's stored explanation; nothing here computes an amount.
 """
 
 import dataclasses
-import hashlib
 import json
 import re
 from functools import partial
 
-from django.conf import settings
-from django.core.cache import caches
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from settlements import change_mark, player_ids, selectors
+from settlements import player_ids, selectors
 from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.exports.spreadsheets import csv_chunks, csv_download
 from settlements.models import Settlement
 from settlements.money import UNIT_ORDER
 from settlements.statements import Statement, document
+from settlements.views.kept import desk_mark, kept
 from settlements.views.lookups import incident_or_404
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
@@ -62,7 +60,7 @@ def players(request):
         "query_escaped": player_ids.escaped(query),
         "after": request.GET.get("after", ""),
         "asked": request.GET.urlencode(),
-        "mark": _mark() if query else "",
+        "mark": desk_mark(request) if query else "",
         "found": partial(_found, query, request.GET),
     }
     return render_page(request, "settlements/players.html", context, partial="player_results")
@@ -97,7 +95,7 @@ def _found(query: str, params) -> dict:
 @require_safe
 @role_required(*permissions.AMOUNT_READERS)
 def settlement_statement(request, settlement_id: int):
-    statement, settlement = _statement(settlement_id, request.GET.get("player", ""))
+    statement, settlement = _statement(request, settlement_id, request.GET.get("player", ""))
     context = {"statement": statement, "settlement": settlement, "case": settlement.case}
     return render_page(request, "settlements/statement.html", context, partial="statement")
 
@@ -105,7 +103,7 @@ def settlement_statement(request, settlement_id: int):
 @require_safe
 @role_required(*permissions.AMOUNT_READERS)
 def settlement_statement_print(request, settlement_id: int):
-    statement, settlement = _statement(settlement_id, request.GET.get("player", ""))
+    statement, settlement = _statement(request, settlement_id, request.GET.get("player", ""))
     return render(
         request,
         "settlements/statement_print.html",
@@ -160,38 +158,30 @@ def _settlement(settlement_id: int) -> Settlement:
     return settlement
 
 
-def _statement(settlement_id: int, player: str) -> tuple[Statement, Settlement]:
+def _statement(request, settlement_id: int, player: str) -> tuple[Statement, Settlement]:
     settlement = _settlement(settlement_id)
-    statement = _kept_statement(settlement, player) if player else None
+    statement = _kept_statement(request, settlement, player) if player else None
     if statement is None:
         raise Http404("This player was not an entrant of the settlement's tournament.")
     return statement, settlement
 
 
-def _mark() -> str:
-    """The desk's change mark over every table of versions: an edit of any audited record
-    made outside the services (a shell's save()) moves it too, not only an incident's or a
-    tournament's."""
-    return change_mark.mark(selectors.HISTORICAL_MODELS.values())
-
-
-def _kept_statement(settlement: Settlement, player: str) -> Statement | None:
-    """``player``'s statement, kept in Django's cache under all it is drawn from: the
-    settlement's facts as read on this request (a correction made outside the services is in
-    the key at once), the desk's change mark (the player's lines and where their payments
-    stand, adjustments, compensation and prizes given in error), the id and the release.
-    Reading it fresh is eight queries and most of the page's time."""
+def _kept_statement(request, settlement: Settlement, player: str) -> Statement | None:
+    """``player``'s statement, kept under all it is drawn from: the settlement's facts as read
+    on this request (a correction made outside the services is in the key at once), the desk's
+    change mark (the player's lines and where their payments stand, adjustments, compensation
+    and prizes given in error) and the id. Reading it fresh is eight queries and most of the
+    page's time."""
     facts = selectors.settlement_facts(settlement)
     # A set's order differs from process to process; the key must not.
     facts = dataclasses.replace(facts, invited=tuple(sorted(facts.invited)))
-    parts = (settings.CODE_RELEASE, _mark(), facts, player)
-    key = "statement:" + hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()
-    statement = caches["pages"].get(key)
-    if statement is None:
-        statement = selectors.player_statement(settlement, player)
-        if statement is not None:
-            caches["pages"].set(key, statement, STATEMENT_SECONDS)
-    return statement
+    return kept(
+        request,
+        "statement",
+        (facts, player),
+        partial(selectors.player_statement, settlement, player),
+        seconds=STATEMENT_SECONDS,
+    )
 
 
 def _filename(stem: str, settlement: Settlement) -> str:

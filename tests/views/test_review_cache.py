@@ -1,16 +1,19 @@
 """The review's cached fragments are never shown after a change that alters them.
 
-A page of the payouts table and the payout chart are kept in the shared cache once drawn
-({% cache %} in settlement_review.html). Each test views a page, changes something, and
+A page of the payouts table and the payout chart are kept in the "pages" cache once drawn
+({% cache %} in settlement_review.html), and the settlement they are drawn from under the
+desk's change mark (views.kept). Each test views a page, changes something, and
 expects the next view to show what a view with an empty cache shows.
 """
+
+import time
 
 import pytest
 from django.urls import reverse
 
 from settlements import selectors, services
 from settlements.models import Settlement
-from settlements.views import settlement_review
+from settlements.views import kept, settlement_review
 from tests.conftest import clear_caches
 
 pytestmark = pytest.mark.django_db
@@ -46,16 +49,32 @@ def test_the_workflow_moves_leave_the_rows_as_a_fresh_view_draws_them(
 
 
 def test_a_correction_of_the_settlements_figures_shows_at_once(settlement, as_operator):
-    """The figures the rows are drawn with are read with the settlement on every view: a
-    change made outside the services (a shell, a data migration) is in the key at once."""
+    """A change made outside the services with save() (a shell) writes a version, which moves
+    the change mark the settlement is kept under (views.kept): the next view shows it."""
     url = reverse("settlement_review", args=[settlement.pk])
     before = _table(as_operator, url)
     assert 'data-part="guaranteed"' in before
     # Without its basis the settlement's rows show no parts.
-    Settlement.objects.filter(pk=settlement.pk).update(basis={})
+    settlement.refresh_from_db()
+    settlement.basis = {}
+    settlement.save()
     after = _table(as_operator, url)
     assert 'data-part="guaranteed"' not in after
     assert after == _fresh(as_operator, url)
+
+
+def test_an_update_that_writes_no_version_shows_once_the_kept_read_expires(
+    settlement, as_operator, monkeypatch
+):
+    """SQL that bypasses the models writes no version and moves no mark: the review shows it
+    once its kept settlement expires (KEPT_SECONDS) or the process restarts."""
+    url = reverse("settlement_review", args=[settlement.pk])
+    before = _table(as_operator, url)
+    Settlement.objects.filter(pk=settlement.pk).update(basis={})
+    assert _table(as_operator, url) == before
+    later = time.time() + kept.KEPT_SECONDS + 1
+    monkeypatch.setattr(time, "time", lambda: later)
+    assert 'data-part="guaranteed"' not in _table(as_operator, url)
 
 
 def test_the_row_of_the_player_explained_is_marked_and_unmarked(settlement, as_operator):
