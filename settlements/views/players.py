@@ -159,7 +159,9 @@ def _settlement(settlement_id: int) -> Settlement:
 
 
 def _statement(request, settlement_id: int, player: str) -> tuple[Statement, Settlement]:
-    settlement = _settlement(settlement_id)
+    settlement = kept(
+        request, "settlement", (settlement_id, "statement"), partial(_settlement, settlement_id)
+    )
     statement = _kept_statement(request, settlement, player) if player else None
     if statement is None:
         raise Http404("This player was not an entrant of the settlement's tournament.")

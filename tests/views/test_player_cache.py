@@ -1,10 +1,12 @@
 """The players page and the statements kept in the cache are never shown after a change.
 
 The players page keeps what a search finds as a fragment under the desk's change mark and the
-query string; a statement is kept under the settlement's facts and the mark
-(views.players). Each test views a page, changes what it shows, and expects the next view to
-show what a view with an empty cache shows.
+query string; a statement, and the settlement it is drawn from, under the mark (views.kept).
+Each test views a page, changes what it shows, and expects the next view to show what a view
+with an empty cache shows.
 """
+
+import time
 
 import pytest
 from django.db import connection
@@ -15,6 +17,7 @@ from settlements import services
 from settlements.access import roles
 from settlements.models import Tournament
 from settlements.services import AdjustmentEntry
+from settlements.views import kept
 from tests.conftest import clear_caches
 from tests.payment_helpers import answer, paid_out
 
@@ -78,15 +81,28 @@ def test_an_adjustment_shows_on_the_players_page_and_the_statement_at_once(out, 
 
 
 def test_a_statement_shows_a_correction_made_outside_the_services_at_once(out, as_auditor):
-    """The settlement and its tournament are read on every view and are in the key: a change
-    made outside the services (a shell, a data migration) leaves no event behind."""
+    """A shell's save() of the tournament writes a version, which moves the mark the
+    settlement and the statement are kept under (views.kept)."""
+    url = reverse("settlement_statement", args=[out.settlement.pk])
+    params = {"player": out.paid.player}
+    before = _main(as_auditor, url, params)
+    tournament = Tournament.objects.get(pk=out.settlement.case.tournament_id)
+    tournament.name = "Renamed Open"
+    tournament.save()
+    after = _main(as_auditor, url, params)
+    assert "Renamed Open" in after and after != before
+    assert after == _fresh(as_auditor, url, params)
+
+
+def test_sql_that_writes_no_version_shows_once_the_kept_reads_expire(out, as_auditor, monkeypatch):
     url = reverse("settlement_statement", args=[out.settlement.pk])
     params = {"player": out.paid.player}
     before = _main(as_auditor, url, params)
     Tournament.objects.filter(pk=out.settlement.case.tournament_id).update(name="Renamed Open")
-    after = _main(as_auditor, url, params)
-    assert "Renamed Open" in after and after != before
-    assert after == _fresh(as_auditor, url, params)
+    assert _main(as_auditor, url, params) == before
+    later = time.time() + kept.KEPT_SECONDS + 1
+    monkeypatch.setattr(time, "time", lambda: later)
+    assert "Renamed Open" in _main(as_auditor, url, params)
 
 
 def test_each_page_of_a_players_cases_and_each_search_is_its_own_entry(out, as_auditor):
