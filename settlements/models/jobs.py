@@ -63,7 +63,13 @@ class Job(models.Model):
                 name="one_active_job_per_kind_and_target",
             )
         ]
-        indexes = [models.Index(fields=["status", "heartbeat_at"], name="job_status_idx")]
+        indexes = [
+            models.Index(fields=["status", "heartbeat_at"], name="job_status_idx"),
+            # A page finds the job of what it shows by its target, finished or not (the review's
+            # ICM valuation while it is sampled, a case's prepare): one row, not a scan of every
+            # job the desk ever ran.
+            models.Index(fields=["kind", "target"], name="job_target_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"Job #{self.pk} ({self.get_kind_display().lower()})"
