@@ -16,26 +16,46 @@ TOURNAMENT_V2_FIELDS = ("entry_bounty", "add_on", "add_on_fee")
 
 @dataclass(frozen=True, slots=True)
 class EntryColumns:
-    """The three §8 player fields of a version 2 document, one list each, read once: as given
-    (UNSET where absent) and with their defaults; ``given`` counts the fields present."""
+    """e_i, a_i and h_i of RULES.md §8, one list each, aligned with a list of players."""
 
-    raw: tuple[list, list, list]
     entries: list[int]
     add_ons: list[int]
     heads: list[int]
-    given: int
 
     @classmethod
     def of(cls, players: list) -> "EntryColumns":
+        """The columns of players that have their defaults (public players, not the document's
+        rows)."""
+        return cls(*(list(map(attrgetter(name), players)) for name in PLAYER_V2_FIELDS))
+
+    def compressed(self, selectors: list) -> "EntryColumns":
+        """The columns of the players whose selector is true (at C speed)."""
+        return EntryColumns(*(list(compress(column, selectors)) for column in self.columns()))
+
+    def columns(self) -> tuple[list[int], list[int], list[int]]:
+        return self.entries, self.add_ons, self.heads
+
+
+@dataclass(frozen=True, slots=True)
+class GivenColumns:
+    """The three §8 player fields of a version 2 document's rows, read once: as given (UNSET
+    where absent) and with their defaults; ``given`` counts the fields present."""
+
+    raw: tuple[list, list, list]
+    defaulted: EntryColumns
+    given: int
+
+    @classmethod
+    def of(cls, players: list) -> "GivenColumns":
         raw = tuple(list(map(attrgetter(name), players)) for name in PLAYER_V2_FIELDS)
         absent = [column.count(UNSET) for column in raw]
         # {UNSET: default}.get(v, v) is the default for an absent field and v otherwise, at C
         # speed.
-        entries, add_ons, heads = (
+        defaulted = (
             column if not missing else list(map({UNSET: default}.get, column, column))
             for column, missing, default in zip(raw, absent, (1, 0, 0), strict=True)
         )
-        return cls(raw, entries, add_ons, heads, 3 * len(players) - sum(absent))
+        return cls(raw, EntryColumns(*defaulted), 3 * len(players) - sum(absent))
 
 
 _NO_FREEROLL = {
@@ -46,7 +66,7 @@ _NO_FREEROLL = {
 
 
 def entry_problems(
-    problems: list[Problem], players: list, columns: EntryColumns, t, *, freeroll: bool
+    problems: list[Problem], players: list, columns: GivenColumns, t, *, freeroll: bool
 ) -> tuple:
     """RULES.md §8's validation of a version 2 document's rebuys, add-ons and bounties.
     Returns what makes the pool beside the buy-in: (Σ e_i, Σ a_i·A)."""
@@ -62,7 +82,7 @@ def entry_problems(
         check_amount(problems, name, value, positive=False)
         for name, value in zip(TOURNAMENT_V2_FIELDS, (bounty, add_on, add_on_fee), strict=True)
     )
-    entries, add_ons, heads = columns.entries, columns.add_ons, columns.heads
+    entries, add_ons, heads = columns.defaulted.columns()
     counts_ok = _counts_in_range(problems, "entries", entries, low=1)
     counts_ok &= _counts_in_range(problems, "add_ons", add_ons, low=0)
     counts_ok &= _counts_in_range(problems, "bounty", heads, low=0)

@@ -6,9 +6,10 @@
 
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import add, attrgetter, mul
+from operator import add, mul
 
 from .basis import Basis
+from .entries import EntryColumns
 from .errors import InvalidInput, Problem
 from .formulas import BoundsError, Split, split
 from .output import output
@@ -17,10 +18,9 @@ from .satellite import pay_as_seats, rank_values
 from .settlement import Explanations, RankingPart, Settlement, SplitPart
 from .snapshot import Snapshot
 from .stage import classify
-from .terms import Terms, terms_of
+from .terms import Terms, entry_columns, terms_of
 
 LATE_FORMULA = "<policy late_formula>"
-_ENTRIES, _ADD_ONS, _BOUNTY = attrgetter("entries"), attrgetter("add_ons"), attrgetter("bounty")
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,8 +203,11 @@ def settle(
     # entrant; everything else only the players still holding chips.
     players = snapshot.players
     chips = [p.chips for p in players]
+    # §8's columns only when something is paid per entry or add-on (never for version 1).
+    own = entry_columns(snapshot) if terms.per_player or terms.entry_bounty else None
     if remedy not in ("refund", "fpp_refund"):
         players = list(compress(players, chips))
+        own = own.compressed(chips) if own is not None else None
         chips = list(compress(chips, chips))
     ids = [p.id for p in players]
     n = len(players)
@@ -214,10 +217,10 @@ def settle(
     bounds = result = None
 
     if remedy == "refund":
-        columns["refund_buy_in"], columns["refund_fee"] = _own_payments(players, terms)
+        columns["refund_buy_in"], columns["refund_fee"] = _own_payments(own, terms, n)
         if terms.entry_bounty:
             # The bounties still on heads return to the house, which refunds every entry's.
-            columns["refund_bounty"] = _per_entry(players, terms.entry_bounty, 0)
+            columns["refund_bounty"] = _per_entry(own, terms.entry_bounty, 0)
     elif remedy == "fpp_refund":
         columns["refund_fpp"] = [terms.fpp_buy_in] * n
     elif remedy == "satellite_rank":
@@ -232,14 +235,13 @@ def settle(
     elif remedy in SPLIT_REMEDIES:
         bounds = TABLE[assessment.type, assessment.stage].split
         if bounds.fees_refunded:
-            columns["refund_buy_in"], columns["refund_fee"] = _own_payments(players, terms)
-        own = _own_bounds(players, terms, bounds)
-        result = _split(terms, bounds, remedy, chips, ids, own)
+            columns["refund_buy_in"], columns["refund_fee"] = _own_payments(own, terms, n)
+        result = _split(terms, bounds, remedy, chips, ids, _own_bounds(own, terms, bounds))
         parts.append(SplitPart(ids, chips, result))
         values = result.amounts
     # "reschedule" and a pending decision pay nothing.
     if terms.entry_bounty and remedy in _PAYS_BOUNTIES:
-        columns["bounty"] = list(map(_BOUNTY, players))
+        columns["bounty"] = own.heads
 
     if values is not None and assessment.type == "satellite":
         columns["ticket"], columns["prize_tdollars"] = pay_as_seats(values, terms.seat_value)
@@ -267,33 +269,30 @@ def settle(
     )
 
 
-def _own_payments(players: list, terms: Terms) -> tuple[list[int], list[int]]:
-    """paid_i and fees_i of §8 for each player: what they put into the pool, and their fees."""
+def _own_payments(own: EntryColumns | None, terms: Terms, n: int) -> tuple[list[int], list[int]]:
+    """paid_i and fees_i of §8 for each of n players: what they put into the pool, and their
+    fees."""
     if not terms.per_player:
-        return [terms.buy_in] * len(players), [terms.fee] * len(players)
-    return _own_paid(players, terms), _own_fees(players, terms)
+        return [terms.buy_in] * n, [terms.fee] * n
+    return _own_paid(own, terms), _per_entry(own, terms.fee, terms.add_on_fee)
 
 
-def _own_paid(players: list, terms: Terms) -> list[int]:
-    return _per_entry(players, terms.buy_in, terms.add_on)
+def _own_paid(own: EntryColumns, terms: Terms) -> list[int]:
+    return _per_entry(own, terms.buy_in, terms.add_on)
 
 
-def _own_fees(players: list, terms: Terms) -> list[int]:
-    return _per_entry(players, terms.fee, terms.add_on_fee)
-
-
-def _per_entry(players: list, per_entry: int, per_add_on: int) -> list[int]:
+def _per_entry(own: EntryColumns, per_entry: int, per_add_on: int) -> list[int]:
     """e_i·per_entry + a_i·per_add_on for each player, at C speed."""
-    entries = map(mul, map(_ENTRIES, players), repeat(per_entry))
-    return list(map(add, entries, map(mul, map(_ADD_ONS, players), repeat(per_add_on))))
+    entries = map(mul, own.entries, repeat(per_entry))
+    return list(map(add, entries, map(mul, own.add_ons, repeat(per_add_on))))
 
 
-def _own_bounds(players: list, terms: Terms, bounds: SplitTerms) -> tuple | None:
+def _own_bounds(own: EntryColumns | None, terms: Terms, bounds: SplitTerms) -> tuple | None:
     """§8's regular middle stage: each player's own buy-ins L_i guaranteed and their cap
     H_i = max(prize(1), L_i), as (floors, caps); None where one L and one H serve everyone."""
     if bounds.floor != "buy_in" or not terms.per_player:
         return None
-    floors = _own_paid(players, terms)
+    floors = _own_paid(own, terms)
     low, high, first = min(floors), max(floors), terms.first_prize
     if low == high <= first:
         return None

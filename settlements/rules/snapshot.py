@@ -20,7 +20,13 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from .checks import LIST_LIMIT, MAX_AMOUNT, MAX_CHIPS, check_amount, report
-from .entries import PLAYER_V2_FIELDS, TOURNAMENT_V2_FIELDS, EntryColumns, entry_problems
+from .entries import (
+    PLAYER_V2_FIELDS,
+    TOURNAMENT_V2_FIELDS,
+    EntryColumns,
+    GivenColumns,
+    entry_problems,
+)
 from .errors import InvalidInput, Problem
 from .jsondoc import (
     duplicate_key_problems,
@@ -107,6 +113,10 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     tournament: RegularTournament | FreerollTournament | SatelliteTournament
     players: list[Player]  # PlayerV2 rows when the document gave any of §8's player fields
     crashed_at: str | None = None
+    # e_i, a_i and h_i of the players above, as parsing read them, so that settling 300,000
+    # players need not read each of them again; None for version 1, and for a snapshot built
+    # by hand (see terms.entry_columns).
+    entry_columns: EntryColumns | None = None
 
 
 # --- The document as decoded ------------------------------------------------------------------
@@ -214,7 +224,7 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
     raw = raw.removeprefix(codecs.BOM_UTF8)
     doc = _decode(raw)
     ids = [p.id for p in doc.players]
-    columns = EntryColumns.of(doc.players) if isinstance(doc, _SnapshotDoc2) else None
+    columns = GivenColumns.of(doc.players) if isinstance(doc, _SnapshotDoc2) else None
     if _may_repeat_keys(raw, doc, ids, columns) and (repeated := duplicate_key_problems(raw)):
         raise InvalidInput(name_players(repeated, ids))
     if problems := _semantic_problems(doc, ids, columns):
@@ -320,7 +330,7 @@ def _invalid_value_hint(path: str) -> str | None:
 
 
 def _may_repeat_keys(
-    raw: bytes, doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: EntryColumns | None
+    raw: bytes, doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: GivenColumns | None
 ) -> bool:
     """Cheap test for duplicate keys, which msgspec silently collapses.
 
@@ -343,21 +353,23 @@ def _may_repeat_keys(
 
 
 def _publish(
-    doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: EntryColumns | None
+    doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: GivenColumns | None
 ) -> Snapshot:
     t = doc.tournament
     fields = {k: v for k, v in msgspec.structs.asdict(t).items() if v is not UNSET}
     if isinstance(t, _RegularDoc2 | _SatelliteDoc2):
         fields["add_ons_sold"] = t.add_on is not UNSET or t.add_on_fee is not UNSET
-    players = doc.players
+    players, own = doc.players, None
     if columns is not None:
         chips = [p.chips for p in players]
-        players = list(map(PlayerV2, ids, chips, columns.entries, columns.add_ons, columns.heads))
+        own = columns.defaulted
+        players = list(map(PlayerV2, ids, chips, *own.columns()))
     return Snapshot(
         format=doc.format,
         tournament=_PUBLIC[type(t)](**fields),
         players=players,
         crashed_at=None if doc.crashed_at is UNSET else doc.crashed_at,
+        entry_columns=own,
     )
 
 
@@ -390,7 +402,7 @@ def is_rfc3339(text: str) -> bool:
 
 
 def _semantic_problems(
-    doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: EntryColumns | None
+    doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: GivenColumns | None
 ) -> list[Problem]:
     problems: list[Problem] = []
     _document_problems(problems, doc)

@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass
 from itertools import compress
-from operator import attrgetter
 
+from .entries import EntryColumns
 from .snapshot import PlayerV2, SatelliteTournament, Snapshot
 
 
@@ -39,7 +39,8 @@ def terms_of(snapshot: Snapshot) -> Terms:
     t = snapshot.tournament
     players = snapshot.players
     entrants = len(players)
-    eliminated = [p.chips for p in players].count(0)
+    chips = [p.chips for p in players]
+    eliminated = chips.count(0)
     remaining = entrants - eliminated
     common = dict(entrants=entrants, eliminated=eliminated, remaining=remaining)
     if t.type == "freeroll":
@@ -56,7 +57,7 @@ def terms_of(snapshot: Snapshot) -> Terms:
             seats=0,
             remainder=0,
         )
-    paid, remaining_paid, per_player = _paid_in(t, players, remaining)
+    paid, remaining_paid, per_player = _paid_in(t, snapshot, chips, remaining)
     pool = max(paid, t.guarantee)
     common |= dict(
         pool=pool,
@@ -91,20 +92,25 @@ def terms_of(snapshot: Snapshot) -> Terms:
     )
 
 
-_ENTRIES, _ADD_ONS, _CHIPS = attrgetter("entries"), attrgetter("add_ons"), attrgetter("chips")
+def entry_columns(snapshot: Snapshot) -> EntryColumns:
+    """e_i, a_i and h_i of every player of the snapshot: as parsing read them, or read from the
+    players of a snapshot built by hand."""
+    if snapshot.entry_columns is not None:
+        return snapshot.entry_columns
+    return EntryColumns.of(snapshot.players)
 
 
-def _paid_in(t, players: list, remaining: int) -> tuple[int, int, bool]:
-    """Σ paid_i over every entrant and over the remaining players, and whether any player
-    bought more than one entry or an add-on."""
+def _paid_in(t, snapshot: Snapshot, chips: list[int], remaining: int) -> tuple[int, int, bool]:
+    """Σ paid_i over every entrant and over the remaining players (those with chips), and
+    whether any player bought more than one entry or an add-on."""
+    players = snapshot.players
     if not players or type(players[0]) is not PlayerV2:
         # Version 1 (or version 2 without a player field): one entry each, no add-on.
         return len(players) * t.buy_in, remaining * t.buy_in, False
-    entries = sum(map(_ENTRIES, players))
-    add_ons = sum(map(_ADD_ONS, players))
-    still_in = list(compress(players, map(_CHIPS, players)))
+    own = entry_columns(snapshot)
+    entries, add_ons = sum(own.entries), sum(own.add_ons)
     remaining_paid = (
-        sum(map(_ENTRIES, still_in)) * t.buy_in + sum(map(_ADD_ONS, still_in)) * t.add_on
+        sum(compress(own.entries, chips)) * t.buy_in + sum(compress(own.add_ons, chips)) * t.add_on
     )
     return (
         entries * t.buy_in + add_ons * t.add_on,

@@ -1,9 +1,10 @@
 """crash-snapshot/2 (RULES.md §8): what it accepts, what it refuses and where, and what
 version 1 keeps refusing."""
 
+import msgspec
 import pytest
 
-from settlements.rules import InvalidInput, PlayerV2, parse_snapshot
+from settlements.rules import InvalidInput, PlayerV2, parse_snapshot, settle
 
 from .builders import encode, freeroll, regular, satellite
 
@@ -38,6 +39,18 @@ def test_a_version_2_document_is_read_with_its_defaults():
     assert all(isinstance(p, PlayerV2) for p in parsed.players)
     t = parsed.tournament
     assert (t.entry_bounty, t.add_on, t.add_on_fee, t.add_ons_sold) == (500, 1000, 0, True)
+
+
+def test_a_snapshot_built_without_its_entry_columns_settles_alike():
+    # Parsing keeps §8's columns for settle; a snapshot built by hand has them read from its
+    # players.
+    document = v2(regular(rebuy_players(), payouts=[4000, 3000]), entry_bounty=500, add_on=1000)
+    parsed = parse_snapshot(encode(document))
+    assert parsed.entry_columns is not None
+    by_hand = msgspec.structs.replace(parsed, entry_columns=None)
+    settled = settle(parsed)
+    assert {line.kind for line in settled.lines} >= {"bounty", "prize"}
+    assert settle(by_hand).to_dict() == settled.to_dict()
 
 
 def test_a_version_1_player_has_one_entry_and_no_bounty():
