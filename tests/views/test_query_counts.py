@@ -60,7 +60,7 @@ BOUNDS = {
     # rows and the count flagged, and its chart as a third fragment (on a first view: the
     # figures by chip rank, and the fragment stored).
     "settlement review": 28,
-    "settlement review, a later view": 7,
+    "settlement review, a later view": 8,
     "settlement review, a later page": 28,
     "settlement review, searched": 29,
     "settlement review, htmx page": 11,
