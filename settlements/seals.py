@@ -14,6 +14,7 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, date, datetime
+from functools import cache
 from itertools import groupby
 from operator import itemgetter
 
@@ -320,6 +321,15 @@ def _history_fields(model) -> list[str]:
     ]
 
 
+@cache
+def _versions_of(model):
+    """Every version of ``model`` in order, with the fields ``history_facts`` digests; built
+    once, as resolving the forty-odd names of a settlement's version cost more than the query
+    (each event filters a copy of it; the query is compiled as it runs)."""
+    versions = model.history.model.objects.order_by("history_id")
+    return versions.values_list("history_id", *_history_fields(model))
+
+
 def history_facts(records: Iterable) -> dict[str, list]:
     """For each audited record, [its latest version's id, the digest of its versions so far]."""
     facts = {}
@@ -328,8 +338,7 @@ def history_facts(records: Iterable) -> dict[str, list]:
         if SEALED_MODELS.get(model._meta.model_name) is not model:
             continue
         digest, last = Digest(), None
-        versions = model.history.model.objects.filter(id=record.pk).order_by("history_id")
-        for row in versions.values_list("history_id", *_history_fields(model)):
+        for row in _versions_of(model).filter(id=record.pk):
             digest.add(row[1:])
             last = row[0]
         if last is not None:
