@@ -68,3 +68,25 @@ def test_every_cached_fragment_names_its_cache_and_is_keyed_by_the_release(path)
         assert re.search(r'code_release using="(pages|default)" %}$', tag), tag
         if tag.endswith('using="default" %}'):
             assert "-chart " in tag, tag
+
+
+CACHED_FRAGMENT = re.compile(r"({%\s*cache\s[^%]*%})(.*?){%\s*endcache\s*%}", re.DOTALL)
+INCLUDED = re.compile(r"""{%\s*include\s+["']([^"'#]+)""")
+
+
+def _with_includes(markup: str, seen=()) -> str:
+    """``markup`` followed by every template it includes, and theirs in turn."""
+    parts = [markup]
+    for name in INCLUDED.findall(markup):
+        if name not in seen:
+            parts.append(_with_includes((ROOT / "templates" / name).read_text(), (*seen, name)))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=relative)
+def test_a_cached_fragment_that_writes_times_is_keyed_by_the_readers_zone(path):
+    """Times are written in each reader's zone (templatetags.timezones): a fragment kept with
+    one reader's times must not be shown to a reader in another zone."""
+    for tag, body in CACHED_FRAGMENT.findall(path.read_text()):
+        if re.search(r"\|\s*when\b|{%\s*current_zone", _with_includes(body)):
+            assert " time_zone " in tag, tag

@@ -3,6 +3,7 @@
 from functools import partial
 
 from django.core.paginator import Paginator
+from django.utils import timezone
 
 from settlements import change_mark, selectors
 from settlements.access import roles
@@ -32,6 +33,8 @@ def dashboard(request):
         "queues_of": "+".join(held)
         + (f":{user.pk}" if selectors.waiting_excludes_own_work(user) else ""),
         "reporters": selectors.dashboard_reporters(page),
+        # The incidents' times are written in the reader's zone.
+        "time_zone": timezone.get_current_timezone_name(),
         "counts": selectors.case_status_counts,
         "waiting": partial(selectors.dashboard_queues, user),
         "incidents": partial(selectors.dashboard_incidents, page),

@@ -17,6 +17,7 @@ from django.utils import timezone
 from settlements import selectors, services
 from settlements.access import roles
 from settlements.models import Event
+from settlements.templatetags.timezones import when
 from tests.conftest import make_user
 from tests.races import start_thread
 from tests.views.conftest import signed_in
@@ -241,3 +242,19 @@ def test_the_kept_incident_list_depends_on_who_looks_and_how(
     operator.username = "olivia_renamed"
     operator.save()
     assert "reported by olivia_renamed" in _dashboard(as_manager)
+
+
+def test_the_kept_incident_list_shows_each_reader_their_own_time_zone(
+    as_operator, django_user_model, incident
+):
+    """Two operators of the same desk in two zones: the list kept for one is not the other's."""
+    in_japan = signed_in(make_user(django_user_model, "kenji", roles.OPERATOR))
+    in_japan.post(reverse("user_settings"), {"time_zone": "Asia/Tokyo"})
+    with timezone.override("UTC"):
+        in_utc = f"Started {when(incident.started_at)} · reported by"
+    with timezone.override("Asia/Tokyo"):
+        in_tokyo = f"Started {when(incident.started_at)} · reported by"
+    assert in_utc != in_tokyo
+    assert in_utc in _dashboard(as_operator)
+    assert in_tokyo in _dashboard(in_japan)
+    assert in_utc in _dashboard(as_operator)
