@@ -10,10 +10,12 @@ from functools import partial
 from settlements import charts, money, selectors, site_policy
 from settlements.access import permissions
 from settlements.models import IcmValuation, Settlement
-from settlements.views.kept import kept
+from settlements.views.kept import kept, shared
 from settlements.views.paging import CountedPaginator, page_number
 
 ROWS_PER_PAGE = 25
+# A done valuation never changes; a day bounds what an old chart keeps in the cache.
+CHART_SECONDS = 86400
 PAGE_PARAM = "icm_page"
 
 
@@ -60,6 +62,15 @@ def _valuation_and_job(settlement: Settlement) -> tuple[IcmValuation | None, obj
 
 
 def icm_chart(valuation: IcmValuation, currency: str) -> charts.IcmChart:
+    """The chart of every remaining player's ICM value beside the policy's amount, drawn by
+    the first process that shows it and read from the shared cache by the others."""
+    parts = (valuation.pk, currency)
+    return shared(
+        "icm-chart", parts, partial(_drawn_icm_chart, valuation, currency), seconds=CHART_SECONDS
+    )
+
+
+def _drawn_icm_chart(valuation: IcmValuation, currency: str) -> charts.IcmChart:
     policy, icm = selectors.icm_chart_points(valuation)
     return charts.icm_chart(policy, icm, count=valuation.players, currency=currency)
 

@@ -32,7 +32,7 @@ from settlements.models import Settlement
 from settlements.money import UNIT_ORDER
 from settlements.rules import Basis
 from settlements.views import confirming, invitations
-from settlements.views.kept import kept
+from settlements.views.kept import kept, shared
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.views.second_opinion import second_opinion
@@ -41,6 +41,8 @@ from settlements.workflow import SettlementStatus
 
 TEMPLATE = "settlements/settlement_review.html"
 PAYOUTS_PER_PAGE = 50
+# A chart's figures never change once prepared; a day bounds what an old one keeps in the cache.
+CHART_SECONDS = 86400
 # The payouts' orders: by player id as the engine lists them, or who gets the most first.
 PAYOUT_COLUMNS = {"player": "Player", "amount": "Largest first"}
 
@@ -200,7 +202,15 @@ def _summary(settlement: Settlement) -> dict:
 
 def _payout_chart(settlement: Settlement) -> charts.PayoutChart | None:
     """The settlement's payout chart, None when it pays nobody in money: a ranking of up to
-    300,000 payouts, which the page reads only when its cached chart fragment is missing."""
+    300,000 payouts, which the page reads only when its cached chart fragment is missing, and
+    then from the shared cache unless no process has drawn it yet."""
+    parts = (settlement.pk, settlement.prepared_at, settlement.case.tournament.seat_value)
+    return shared(
+        "payout-chart", parts, partial(_drawn_payout_chart, settlement), seconds=CHART_SECONDS
+    )
+
+
+def _drawn_payout_chart(settlement: Settlement) -> charts.PayoutChart | None:
     points = selectors.settlement_chart_points(settlement)
     if not points:
         return None

@@ -9,6 +9,7 @@ expects the next view to show what a view with an empty cache shows.
 import time
 
 import pytest
+from django.core.cache import caches
 from django.urls import reverse
 
 from settlements import selectors, services
@@ -99,6 +100,11 @@ def test_rows_kept_by_another_release_are_not_shown(settlement, as_operator, set
     assert kept != _table(as_operator, url)
 
 
+def _chart(client, url: str) -> str:
+    html = client.get(url).content.decode()
+    return html[html.index('id="chart-title"') : html.index("</figure>")]
+
+
 def _rankings(client, url: str, monkeypatch) -> int:
     """How many times one view of ``url`` ranked the settlement's payouts for its chart."""
     ranked = []
@@ -118,3 +124,16 @@ def test_the_chart_is_ranked_once_then_read(settlement, as_operator, as_auditor,
     assert _rankings(as_operator, url, monkeypatch) == 1
     # Another user, another page of payouts: the chart is the same.
     assert _rankings(as_auditor, f"{url}?page=2", monkeypatch) == 0
+
+
+def test_another_process_reads_the_chart_from_the_shared_cache(
+    settlement, as_operator, monkeypatch
+):
+    """The chart's fragment lives in each process's memory; its figures in the shared cache,
+    so a process that has not drawn it (or a worker recycled since) ranks nothing again."""
+    url = reverse("settlement_review", args=[settlement.pk])
+    first = _chart(as_operator, url)
+    assert _rankings(as_operator, url, monkeypatch) == 0
+    caches["pages"].clear()
+    assert _rankings(as_operator, url, monkeypatch) == 0
+    assert _chart(as_operator, url) == first

@@ -2,6 +2,7 @@
 auditor only, who loses most first, paged, flagged by the site's threshold, with its chart."""
 
 import pytest
+from django.core.cache import caches
 from django.urls import reverse
 
 from settlements import selectors, services
@@ -164,3 +165,23 @@ def test_the_valuation_is_read_again_once_an_event_moves_the_mark(
     record_event(Event.Type.ICM_VALUED, actor=operator, case=case, subject=settlement, data={})
     as_manager.get(review(settlement))
     assert reads == [settlement.pk, settlement.pk]
+
+
+def _icm_chart(client, settlement) -> str:
+    html = client.get(review(settlement)).content.decode()
+    panel = html[html.index('id="second-opinion"') :]
+    return panel[panel.index('<figure class="chart">') : panel.index("</figure>")]
+
+
+def test_the_icm_chart_is_drawn_once_for_every_process(as_manager, late, monkeypatch):
+    """Its fragment is kept in each process's memory and its figures in the shared cache: a
+    process that has not drawn it reads them rather than reading every value again."""
+    reads = []
+    real = selectors.icm_chart_points
+    monkeypatch.setattr(selectors, "icm_chart_points", lambda v: reads.append(v.pk) or real(v))
+    first = _icm_chart(as_manager, late)
+    assert "<svg" in first
+    assert len(reads) == 1
+    caches["pages"].clear()
+    assert _icm_chart(as_manager, late) == first
+    assert len(reads) == 1
