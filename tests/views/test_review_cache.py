@@ -11,9 +11,11 @@ import time
 import pytest
 from django.core.cache import caches
 from django.urls import reverse
+from django.utils import timezone
 
 from settlements import selectors, services
 from settlements.models import Settlement
+from settlements.templatetags.timezones import when
 from settlements.views import kept, settlement_review
 from tests.conftest import clear_caches
 
@@ -137,3 +139,32 @@ def test_another_process_reads_the_chart_from_the_shared_cache(
     caches["pages"].clear()
     assert _rankings(as_operator, url, monkeypatch) == 0
     assert _chart(as_operator, url) == first
+
+
+def _summary(client, url: str) -> str:
+    html = client.get(url).content.decode()
+    return html[html.index('<div class="page-head">') : html.index('id="settlement-actions"')]
+
+
+def test_the_kept_summary_shows_each_step_at_once(settlement, as_manager, operator):
+    url = reverse("settlement_review", args=[settlement.pk])
+    assert "<dt>Submitted</dt>" not in _summary(as_manager, url)
+    services.settlement_submit(settlement=settlement, actor=operator)
+    kept = _summary(as_manager, url)
+    assert f"<dt>Submitted</dt><dd>by {operator.username}," in kept
+    assert kept == _summary(as_manager, url)
+    clear_caches()
+    assert _summary(as_manager, url) == kept
+
+
+def test_the_kept_summary_is_written_in_each_readers_zone(settlement, as_manager, as_auditor):
+    url = reverse("settlement_review", args=[settlement.pk])
+    as_auditor.post(reverse("user_settings"), {"time_zone": "Asia/Tokyo"})
+    settlement.refresh_from_db()
+    with timezone.override("UTC"):
+        in_utc = f"by {settlement.prepared_by.username}, {when(settlement.prepared_at)}"
+    with timezone.override("Asia/Tokyo"):
+        in_tokyo = f"by {settlement.prepared_by.username}, {when(settlement.prepared_at)}"
+    assert in_utc in _summary(as_manager, url)
+    assert in_tokyo in _summary(as_auditor, url)
+    assert in_utc in _summary(as_manager, url)
