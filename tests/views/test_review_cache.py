@@ -168,3 +168,25 @@ def test_the_kept_summary_is_written_in_each_readers_zone(settlement, as_manager
     assert in_utc in _summary(as_manager, url)
     assert in_tokyo in _summary(as_auditor, url)
     assert in_utc in _summary(as_manager, url)
+
+
+def _pages_status(client, url: str, **query) -> str:
+    html = client.get(url, query).content.decode()
+    start = html.index('<span class="pagination__status"')
+    return html[start : html.index("</span>", start)]
+
+
+def test_the_kept_page_links_follow_the_query(settlement, as_operator):
+    """The links to other pages are kept by the query: a search or another page is its own."""
+    url = reverse("settlement_review", args=[settlement.pk])
+    count = settlement.payout_count
+    assert count > settlement_review.PAYOUTS_PER_PAGE
+    everyone = f"· {count} players"
+    assert _pages_status(as_operator, url).endswith(f"Page 1 of 2 {everyone}")
+    assert _pages_status(as_operator, url, page=2).endswith(f"Page 2 of 2 {everyone}")
+    assert _pages_status(as_operator, url, page=2, sort="amount").endswith(
+        f"Page 2 of 2 {everyone}"
+    )
+    html = as_operator.get(url, {"q": "player-0001"}).content.decode()
+    assert 'class="pagination"' not in html
+    assert _pages_status(as_operator, url).endswith(f"Page 1 of 2 {everyone}")
