@@ -1,9 +1,11 @@
 """CPU per view, old code against new, alternated request by request on one desk.
 
     .venv/bin/python benchmarks/page_ab.py [--baseline REV] [--rounds 200]
-        [--database crashdesk_bench_pages] [--cold [--first-page 1000]]
+        [--database crashdesk_bench_pages] [--cold [--first-page 1000]] [--desk outage]
 
-Measures the desk that `page_latency.py --keep` left (run that once first). The code at
+Measures the desk that `page_latency.py --keep` left (run that once first), or with --desk
+outage the one `outage_desk.py` left (a large outage at two moments: every case loaded, every
+settlement submitted) and the pages incident_200.py times on it. The code at
 --baseline (default: main) is exported with `git archive` into a temporary folder; this
 working tree is the new code. Each runs in its own worker process with production settings,
 signed in as the benchmark user holding every role; the parent asks them in turn for the same
@@ -82,6 +84,10 @@ def main() -> None:
         help="first views: the settlement review, a page not seen before each round",
     )
     parser.add_argument("--first-page", type=int, default=1000, help="--cold's first page")
+    parser.add_argument(
+        "--desk", choices=("pages", "outage"), default="pages",
+        help="whose desk and pages: page_latency.py's (default) or outage_desk.py's",
+    )  # fmt: skip
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -95,7 +101,7 @@ def main() -> None:
         old,
         new,
     ):
-        pages = old.call({"op": "pages"})["pages"]
+        pages = old.call({"op": "pages", "desk": args.desk})["pages"]
         pages["floor"] = FLOOR
         if args.pages:
             pages = {name: pages[name] for name in args.pages.split(",")}
@@ -112,15 +118,20 @@ def main() -> None:
         results = {}
         for name, path in pages.items():
             for _ in range(args.warmup):
-                old.call({"op": "get", "path": path})
-                new.call({"op": "get", "path": path})
+                old.call(_request(path))
+                new.call(_request(path))
             samples = {"old": [], "new": []}
             for _ in range(args.rounds):
-                samples["old"].append(old.call({"op": "get", "path": path}))
-                samples["new"].append(new.call({"op": "get", "path": path}))
+                samples["old"].append(old.call(_request(path)))
+                samples["new"].append(new.call(_request(path)))
             results[name] = samples
             print(f"  measured {name} (load average {os.getloadavg()[0]:.1f})", flush=True)
     _report(results, args.rounds)
+
+
+def _request(page, **extra) -> dict:
+    """The worker's message for ``page``: a path, or {"path", "form" (posted), "htmx"}."""
+    return {"op": "get", **({"path": page} if isinstance(page, str) else page), **extra}
 
 
 @contextmanager
@@ -180,11 +191,12 @@ def _report(results: dict, rounds: int) -> None:
     print(
         f"\nPer view, {rounds} alternated requests each. py: the worker's CPU (trimmed mean, "
         "ms); pg: its PostgreSQL backend's CPU (mean of 10 ms ticks); cpu = py + pg; "
-        "wall: median ms, noisy on a shared machine."
+        "wall: median and 95th percentile ms, noisy on a shared machine."
     )
     print(
         f"{'page':<18} {'queries':>9}  {'py old':>7} {'new':>6}  {'pg old':>6} {'new':>6}  "
-        f"{'cpu old':>7} {'new':>6} {'new/old':>7}  {'wall old':>8} {'new':>6}"
+        f"{'cpu old':>7} {'new':>6} {'new/old':>7}  {'wall old':>8} {'new':>6}  "
+        f"{'p95 old':>7} {'new':>6}"
     )
     for name, samples in results.items():
         figures = {side: _figures(rows) for side, rows in samples.items()}
@@ -192,7 +204,8 @@ def _report(results: dict, rounds: int) -> None:
         print(
             f"{name:<18} {o['queries']:>4}→{n['queries']:<4}  {o['py']:7.2f} {n['py']:6.2f}  "
             f"{o['pg']:6.2f} {n['pg']:6.2f}  {o['cpu']:7.2f} {n['cpu']:6.2f} "
-            f"{n['cpu'] / o['cpu']:7.2f}  {o['wall']:8.2f} {n['wall']:6.2f}"
+            f"{n['cpu'] / o['cpu']:7.2f}  {o['wall']:8.2f} {n['wall']:6.2f}  "
+            f"{o['p95']:7.2f} {n['p95']:6.2f}"
         )
 
 
@@ -206,16 +219,14 @@ def _figures(rows: list[dict]) -> dict:
         "pg": pg,
         "cpu": statistics.fmean(trimmed) + pg,
         "wall": statistics.median(row["wall"] for row in rows),
+        "p95": statistics.quantiles([row["wall"] for row in rows], n=20)[-1],
         "queries": statistics.mode(row["queries"] for row in rows),
     }
 
 
 def _compare(old: "Worker", new: "Worker", pages: dict, *, may_differ: bool) -> None:
     for name, path in pages.items():
-        bodies = [
-            _masked(worker.call({"op": "get", "path": path, "body": True})["body"])
-            for worker in (old, new)
-        ]
+        bodies = [_masked(worker.call(_request(path, body=True))["body"]) for worker in (old, new)]
         if bodies[0] != bodies[1]:
             import difflib  # noqa: PLC0415
 
@@ -225,11 +236,15 @@ def _compare(old: "Worker", new: "Worker", pages: dict, *, may_differ: bool) -> 
             lines = list(diff)
             if may_differ:
                 changed = sum(1 for line in lines if line[:1] in "+-") - 2
-                print(f"  {name:<18} {path:<36} HTML DIFFERS ({changed} lines changed)")
+                print(f"  {name:<18} {_shown(path):<36} HTML DIFFERS ({changed} lines changed)")
                 continue
             print("\n".join(lines[:60]))
             raise SystemExit(f"{name}: the new HTML differs from the old")
-        print(f"  {name:<18} {path:<36} same HTML ({len(bodies[0]) / 1024:.1f} KiB)")
+        print(f"  {name:<18} {_shown(path):<36} same HTML ({len(bodies[0]) / 1024:.1f} KiB)")
+
+
+def _shown(page) -> str:
+    return page if isinstance(page, str) else f"{'POST ' if 'form' in page else ''}{page['path']}"
 
 
 def _masked(body: str) -> bytes:
@@ -315,13 +330,15 @@ def worker(tree: Path, database: str) -> None:
         message = json.loads(line)
         try:
             if message["op"] == "pages":
-                answer = {"pages": _pages()}
+                answer = {"pages": _outage_pages() if message.get("desk") == "outage" else _pages()}
             else:
                 queries[0] = 0
                 pid_before = _backend_pid(connection)
                 ticks_before = _ticks(pid_before)
                 wall, cpu = time.perf_counter(), time.process_time()
-                status, body = client.get(message["path"])
+                status, body = client.get(
+                    message["path"], form=message.get("form"), htmx=message.get("htmx", False)
+                )
                 cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
                 pid_after = _backend_pid(connection)
                 ticks = _ticks(pid_after) - ticks_before if pid_after == pid_before else 0
@@ -358,6 +375,36 @@ def _pages() -> dict[str, str]:
         "history, events": "/history/?view=events",
         "players page": "/players/?q=player-0000001",
         "player statement": f"{review}statement/?player=player-0150000",
+    }
+
+
+def _outage_pages() -> dict:
+    """outage_desk.py's two incidents: the pages incident_200.py times at each moment."""
+    from settlements.models import Incident, Job, Settlement  # noqa: PLC0415
+
+    loaded = Incident.objects.get(title="Outage, every case loaded")
+    submitted = Incident.objects.get(title="Outage, every settlement submitted")
+    load_job = Job.objects.filter(incident=loaded, kind=Job.Kind.UPLOAD).latest("pk").pk
+    submit_job = Job.objects.get(incident=submitted, kind=Job.Kind.SUBMIT).pk
+    waiting = Settlement.objects.filter(case__incident=submitted, status="awaiting_approval")
+    ids = waiting.order_by("case_id", "pk").values_list("pk", flat=True)
+    selection = ",".join(map(str, ids))
+    a, b = f"/incidents/{loaded.pk}", f"/incidents/{submitted.pk}"
+    return {
+        "job poll (htmx)": {"path": f"/jobs/{load_job}/", "htmx": True},
+        "workbench": f"{a}/tournaments/",
+        "workbench, last": f"{a}/tournaments/?cases_page=9999",
+        "bulk decisions": f"{a}/decide/",
+        "queue: decisions": "/queues/decisions/",
+        "queue: to prepare": "/queues/to_prepare/",
+        "queue: cases": "/queues/cases/",
+        "load job's items": f"/jobs/{load_job}/",
+        "load job, last": f"/jobs/{load_job}/?page=9999",
+        "approve many": f"{b}/approve/",
+        "approve confirm": {"path": f"{b}/approve/", "form": {"selection": selection}},
+        "queue: approvals": "/queues/approvals/",
+        "workbench, submitted": f"{b}/tournaments/",
+        "submit job's items": f"/jobs/{submit_job}/",
     }
 
 
@@ -412,7 +459,9 @@ class _Browser:
         self.handler = handler
         self.cookies: dict[str, str] = {}
 
-    def request(self, method: str, path: str, body: bytes = b"", content_type: str = ""):
+    def request(
+        self, method: str, path: str, body: bytes = b"", content_type: str = "", headers=None
+    ):
         path, _, query = path.partition("?")
         environ = {
             "REQUEST_METHOD": method,
@@ -434,6 +483,7 @@ class _Browser:
             "wsgi.run_once": False,
             "CONTENT_LENGTH": str(len(body)),
             "CONTENT_TYPE": content_type,
+            **(headers or {}),
         }
         answer = {}
 
@@ -453,8 +503,15 @@ class _Browser:
                 self.cookies[key.strip()] = rest.split(";", 1)[0]
         return answer["status"], data
 
-    def get(self, path: str):
-        return self.request("GET", path)
+    def get(self, path: str, *, form: dict | None = None, htmx: bool = False):
+        """GET ``path``, or POST ``form`` to it with the CSRF token, as a browser would."""
+        from urllib.parse import urlencode  # noqa: PLC0415
+
+        headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+        if form is None:
+            return self.request("GET", path, headers=headers)
+        body = urlencode({**form, "csrfmiddlewaretoken": self.cookies["csrftoken"]}).encode()
+        return self.request("POST", path, body, "application/x-www-form-urlencoded", headers)
 
     def sign_in(self) -> None:
         from urllib.parse import urlencode  # noqa: PLC0415

@@ -5,17 +5,27 @@ through its own service call, which checks everything again.
 """
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from django.db.models import (
+    BigIntegerField,
+    BooleanField,
+    Count,
+    Func,
+    Min,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models import Case as DbCase
-from django.db.models import QuerySet, When
 
 from settlements import selectors, wording
 from settlements.access import permissions
 from settlements.models import Case, Incident, Settlement, Stage, Tournament, TournamentType
-from settlements.money import MONEY_UNITS, unit_rank
+from settlements.money import MONEY_UNITS, UNIT_ORDER, unit_rank
 from settlements.workflow import CASE_WORK_ORDER, CaseStatus, SettlementStatus
 
 # status -> (what the case needs next, who must do it), in the order work flows
@@ -231,33 +241,103 @@ def approval_rows(settlements: QuerySet[Settlement]) -> list[ApprovalRow]:
     return [ApprovalRow(*values) for values in settlements.values_list(*_ROW_FIELDS)]
 
 
+# Skipped settlements named one by one in an approval's summary; any more are counted.
+SKIPPED_SHOWN = 100
+
+
 @dataclass(frozen=True)
 class ApprovalSummary:
-    to_approve: list[ApprovalRow]
-    skipped: list[tuple[ApprovalRow, str]]
-    # (currency, unit, amount) over the settlements to approve; no currency for seats and FPP
+    """What approving a selection of settlements does, added up in the database, so that it
+    costs the same for 20 settlements as for an outage's 2,000."""
+
+    count: int  # the settlements the user may approve
+    # (currency, unit, amount) over those; no currency for seats and FPP
     totals: list[tuple[str, str, int]]
+    skipped_count: int
+    # The first SKIPPED_SHOWN settlements skipped, each with why, in its own words.
+    skipped: list[tuple[ApprovalRow, str]]
+    to_approve: QuerySet[Settlement]  # unread: only a confirmed approval lists them
+
+    @property
+    def skipped_more(self) -> int:
+        """Those skipped beyond the ones named."""
+        return self.skipped_count - len(self.skipped)
 
 
-def approval_summary(rows: Sequence[ApprovalRow], user) -> ApprovalSummary:
-    """Which of ``rows`` the user may approve, the others with the reason, and what the first
-    pay in all. The permission reads only the settlement's kind and status, its case's status
-    and whether the user prepared, submitted or loaded it: it is asked once for each set of
-    those facts, and again for each settlement it refuses, to give that one's own words."""
-    allowed: dict[tuple, bool] = {}
-    to_approve, skipped = [], []
-    for row in rows:
-        facts = (
-            row.kind, row.status, row.case_status, row.prepared_by_id == user.pk,
-            row.submitted_by_id == user.pk, row.loaded_by_id == user.pk,
-        )  # fmt: skip
-        if facts not in allowed:
-            allowed[facts] = _approval_refusal(row, user) is None
-        if allowed[facts]:
-            to_approve.append(row)
-        else:
-            skipped.append((row, str(_approval_refusal(row, user))))
-    return ApprovalSummary(to_approve=to_approve, skipped=skipped, totals=unit_totals(to_approve))
+class _UnitTotal(Func):
+    """What a settlement pays in one unit: its stored ``totals`` are {unit: {source: amount}},
+    and this adds up the sources of the unit named by the second expression."""
+
+    arg_joiner = " -> "
+    template = (
+        "(SELECT COALESCE(SUM(source.value::bigint), 0) "
+        "FROM jsonb_each_text(%(expressions)s) AS source)"
+    )
+    output_field = BigIntegerField()
+
+
+def _by_user(field: str, user) -> DbCase:
+    return DbCase(When(**{field: user.pk}, then=True), default=False, output_field=BooleanField())
+
+
+def approval_summary(settlements: QuerySet[Settlement], user) -> ApprovalSummary:
+    """Which of ``settlements`` the user may approve, what those pay in all, and the others
+    with the reason. The permission reads only the settlement's kind and status, its case's
+    status and whether the user prepared, submitted or loaded it: one grouped query counts and
+    adds up the settlements of each set of those facts, the permission is asked once a set,
+    and only the sets it refuses are read row by row, to give each its own words."""
+    own = {
+        "own_prepared": _by_user("prepared_by_id", user),
+        "own_submitted": _by_user("submitted_by_id", user),
+        "own_loaded": _by_user("loaded_by_id", user),
+    }
+    facts = ("kind", "status", "case__status", *own)
+    groups = (
+        settlements.annotate(**own)
+        .order_by()
+        .values("currency", *facts)
+        .annotate(
+            settlements=Count("pk"),
+            **{f"has_{unit}": Count("pk", filter=Q(totals__has_key=unit)) for unit in UNIT_ORDER},
+            **{f"sum_{unit}": Sum(_UnitTotal("totals", Value(unit))) for unit in UNIT_ORDER},
+        )
+    )
+    sums: dict[tuple[str, str], int] = defaultdict(int)
+    count, refused = 0, []
+    for group in groups:
+        if _approval_refusal(_as_row(group, user), user) is not None:
+            refused.append(group)
+            continue
+        count += group["settlements"]
+        for unit in UNIT_ORDER:
+            if group[f"has_{unit}"]:
+                sums[group["currency"] if unit in MONEY_UNITS else "", unit] += int(
+                    group[f"sum_{unit}"]
+                )
+    in_refused = Q(pk__in=[])
+    for group in refused:
+        in_refused |= Q(**{fact: group[fact] for fact in facts})
+    marked = settlements.annotate(**own)
+    skipped = approval_rows(marked.filter(in_refused)[:SKIPPED_SHOWN]) if refused else []
+    return ApprovalSummary(
+        count=count,
+        totals=_sorted_totals(sums),
+        skipped_count=sum(group["settlements"] for group in refused),
+        skipped=[(row, str(_approval_refusal(row, user))) for row in skipped],
+        to_approve=marked.exclude(in_refused),
+    )
+
+
+def _as_row(group: dict, user) -> ApprovalRow:
+    """A settlement of ``group``'s facts, for the permission to decide on."""
+    return ApprovalRow(
+        pk=0, kind=group["kind"], status=group["status"], currency=group["currency"], totals={},
+        prepared_by_id=user.pk if group["own_prepared"] else None,
+        submitted_by_id=user.pk if group["own_submitted"] else None,
+        loaded_by_id=user.pk if group["own_loaded"] else None,
+        case_id=0, case_status=group["case__status"], operator_id="", stage="", remedy="",
+        decision="", line_count=0, prepared_by_username=None,
+    )  # fmt: skip
 
 
 def _approval_refusal(row: ApprovalRow, user):
@@ -273,6 +353,10 @@ def unit_totals(settlements) -> list[tuple[str, str, int]]:
         for unit, by_source in settlement.totals.items():
             currency = settlement.currency if unit in MONEY_UNITS else ""
             sums[currency, unit] += sum(by_source.values())
+    return _sorted_totals(sums)
+
+
+def _sorted_totals(sums: dict[tuple[str, str], int]) -> list[tuple[str, str, int]]:
     return sorted(
         ((currency, unit, amount) for (currency, unit), amount in sums.items()),
         key=lambda row: (not row[0], row[0], unit_rank(row[1])),
@@ -344,30 +428,49 @@ def _left_aside(incident: Incident, action: str) -> list[tuple[int, str, str]]:
 
 @dataclass(frozen=True)
 class DecisionGroup:
-    """Cases awaiting a decision that take the same answer: same type, stage and options."""
+    """Cases awaiting a decision that take the same answer: same type, stage and options;
+    ``count`` of them, the first with id ``first``."""
 
     key: str
     type: str
     stage: str
     options: list[str]
-    cases: list[Case]
+    count: int
+    first: int
 
 
 def decision_groups(incident: Incident) -> list[DecisionGroup]:
-    groups: dict[str, list[Case]] = defaultdict(list)
-    for case in awaiting_decision(incident).order_by("pk"):
-        key = "|".join([case.tournament.type, case.stage, *case.decision_options])
-        groups[key].append(case)
+    """The kinds of case waiting, counted in one grouped query: an outage's hundreds of cases
+    waiting are read a page at a time (``decision_group_cases``), never all of them."""
+    kinds = (
+        awaiting_decision(incident)
+        .order_by()
+        .values("tournament__type", "stage", "decision_options")
+        .annotate(count=Count("pk"), first=Min("pk"))
+        .order_by("first")
+    )
     return [
         DecisionGroup(
-            key=key,
-            type=cases[0].tournament.type,
-            stage=cases[0].stage,
-            options=list(cases[0].decision_options),
-            cases=cases,
+            key="|".join([kind["tournament__type"], kind["stage"], *kind["decision_options"]]),
+            type=kind["tournament__type"],
+            stage=kind["stage"],
+            options=list(kind["decision_options"]),
+            count=kind["count"],
+            first=kind["first"],
         )
-        for key, cases in groups.items()
+        for kind in kinds
     ]
+
+
+def decision_group_cases(incident: Incident, group: DecisionGroup | None) -> QuerySet[Case]:
+    """The cases of ``group`` (none without one), in the order they were loaded."""
+    if group is None:
+        return Case.objects.none()
+    return (
+        awaiting_decision(incident)
+        .filter(tournament__type=group.type, stage=group.stage, decision_options=group.options)
+        .order_by("pk")
+    )
 
 
 def open_work_count(incident: Incident) -> int:

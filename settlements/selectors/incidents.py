@@ -5,8 +5,8 @@ from collections.abc import Collection
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from settlements.models import Case, Incident, Job, Tournament
-from settlements.selectors.bulk import ApprovalRow, approval_rows, awaiting_approval
+from settlements.models import Case, Incident, Job, Settlement, Tournament
+from settlements.selectors.bulk import awaiting_approval
 from settlements.workflow import CaseStatus
 
 
@@ -35,7 +35,7 @@ def incident_jobs(incident: Incident, *, limit: int) -> QuerySet[Job]:
     return incident.jobs.select_related("created_by")[:limit]
 
 
-def chosen_for_approval(incident: Incident, ids: Collection[int]) -> list[ApprovalRow]:
+def chosen_for_approval(incident: Incident, ids: Collection[int]) -> QuerySet[Settlement]:
     """Those of ``ids`` that still await approval in ``incident``; a settlement approved,
     rejected or withdrawn since it was chosen is left out."""
-    return approval_rows(awaiting_approval(incident).filter(pk__in=ids))
+    return awaiting_approval(incident).filter(pk__in=ids)

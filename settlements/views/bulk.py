@@ -13,7 +13,6 @@ import hashlib
 
 from django.conf import settings
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.urls import reverse
 
 from settlements import bounds, selectors, services, wording
@@ -25,7 +24,7 @@ from settlements.forms import BulkDecisionForm, ReasonForm
 from settlements.models import Job, Stage, TournamentType
 from settlements.views import cached_previews, confirming
 from settlements.views.lookups import incident_or_404
-from settlements.views.paging import page_number
+from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 
 # Rows per page where a bulk action is chosen: the action covers every page.
@@ -98,23 +97,29 @@ def incident_approve(request, incident_id: int):
         )
     ids = _ids(request.POST.get("selection", ""))
     chosen = selectors.chosen_for_approval(incident, ids)
+    chosen_ids = list(chosen.values_list("pk", flat=True))
     summary = selectors.approval_summary(chosen, request.user)
-    confirmable = len(chosen) == len(ids) and summary.to_approve
+    confirmable = len(chosen_ids) == len(ids) and summary.count
     # Confirming shows the chosen settlements' summary: the choice's need not be made again.
     context = _approve_choice(request, incident, summary if confirmable else None)
-    if len(chosen) < len(ids):
-        context["problem"] = _changed(len(ids) - len(chosen), "settlement", "waiting for approval")
-    elif not summary.to_approve:
+    if len(chosen_ids) < len(ids):
+        context["problem"] = _changed(
+            len(ids) - len(chosen_ids), "settlement", "waiting for approval"
+        )
+    elif not summary.count:
         context["problem"] = "None of the chosen settlements is one you may approve."
     else:
-        context.update(summary=summary, confirming=True, selection=_joined(chosen))
+        context.update(summary=summary, confirming=True, selection=",".join(map(str, chosen_ids)))
         if confirming.step(request) != confirming.CONFIRM:
             # Asked here, once the selection is settled; an unbound form shows no errors yet.
             context["form"] = ReasonForm(initial={"reason": request.POST.get("reason", "")})
             return render_page(request, template, context, partial="bulk_form")
         form = context["form"] = ReasonForm(request.POST)
         if form.is_valid():
-            items = [services.NewItem(str(r.pk), _row_label(r)) for r in summary.to_approve]
+            items = [
+                services.NewItem(str(r.pk), _row_label(r))
+                for r in selectors.approval_rows(summary.to_approve)
+            ]
             return _start(
                 request, incident, Job.Kind.APPROVE, items,
                 params={"reason": form.cleaned_data["reason"]}, form=form, context=context,
@@ -125,28 +130,29 @@ def incident_approve(request, incident_id: int):
 
 def _approve_choice(request, incident, summary=None) -> dict:
     """The choosing step: the matching settlements paged, the selection over all pages, and
-    its summary; or, confirming, the chosen settlements' ``summary``, where no list shows."""
+    its summary; or, confirming, the chosen settlements' ``summary``, where no list shows.
+    Whatever the number waiting, the page reads their ids, one grouped summary and a page of
+    rows."""
     filters = selectors.ApprovalFilter.from_query(request.GET)
     left_out = _ids(request.GET.get("out", ""))
-    page, selected = None, []
+    page, selected, rows = None, [], []
     if summary is None:
-        # Every matching settlement is read for the summary anyway, as the page shows it.
-        matching = selectors.approval_rows(selectors.awaiting_approval(incident, filters))
-        selected = [row for row in matching if row.pk not in left_out]
-        summary = selectors.approval_summary(selected, request.user)
-        page = Paginator(matching, BULK_PER_PAGE).get_page(page_number(request))
+        matching = selectors.awaiting_approval(incident, filters)
+        every = list(matching.values_list("pk", flat=True))
+        selected = [pk for pk in every if pk not in left_out]
+        summary = selectors.approval_summary(matching.exclude(pk__in=left_out), request.user)
+        paginator = CountedPaginator(matching, BULK_PER_PAGE, count=len(every))
+        page = paginator.get_page(page_number(request))
+        rows = _choice_rows(request, selectors.approval_rows(page.object_list), left_out)
     return {
         "incident": incident,
         "filters": filters,
         "choices": {"type": TournamentType.choices, "stage": Stage.choices},
         "page": page,
-        "rows": [
-            {**row, "totals": selectors.unit_totals([row["item"]])}
-            for row in _choice_rows(request, page or (), left_out)
-        ],
+        "rows": [{**row, "totals": selectors.unit_totals([row["item"]])} for row in rows],
         "left_out": page.paginator.count - len(selected) if page else 0,
         "summary": summary,
-        "selection": _joined(selected),
+        "selection": ",".join(map(str, selected)),
         "form": ReasonForm(None),
         "confirming": False,
         "problem": "",
@@ -171,8 +177,7 @@ def incident_decide(request, incident_id: int):
     if request.method != "POST" or group is None:
         return render_page(request, template, context, partial="bulk_form")
     ids = _ids(request.POST.get("selection", ""))
-    in_group = {case.pk: case for case in group.cases}
-    chosen = [in_group[pk] for pk in sorted(ids) if pk in in_group]
+    chosen = list(selectors.decision_group_cases(incident, group).filter(pk__in=ids))
     problem = _decision_problem(group, option, ids, chosen)
     if problem:
         form.is_valid()
@@ -210,10 +215,11 @@ def _invited(cases) -> int:
 
 def _decide_context(request, incident, groups, group, form, option: str) -> dict:
     """The group shown, paged with the previews, and the selection over all its pages."""
-    cases = group.cases if group else []
+    cases = selectors.decision_group_cases(incident, group)
     left_out = _ids(request.GET.get("out", ""))
-    selected = [case for case in cases if case.pk not in left_out]
-    page = Paginator(cases, BULK_PER_PAGE).get_page(page_number(request))
+    selected = list(cases.exclude(pk__in=left_out).values_list("pk", flat=True))
+    count = group.count if group else 0
+    page = CountedPaginator(cases, BULK_PER_PAGE, count=count).get_page(page_number(request))
     return {
         "incident": incident,
         "groups": groups,
@@ -221,8 +227,8 @@ def _decide_context(request, incident, groups, group, form, option: str) -> dict
         "page": page,
         "rows": _preview_rows(request, page, left_out),
         "selected": len(selected),
-        "left_out": len(cases) - len(selected),
-        "selection": _joined(selected),
+        "left_out": count - len(selected),
+        "selection": ",".join(map(str, selected)),
         "form": form,
         "option": option,
         "option_labels": {code: wording.option_label(code) for code in group.options}
@@ -254,8 +260,10 @@ def _preview_rows(request, page, left_out: set[int]):
     """Each case on the page with the preview of every option. Previews are the engine's work
     (cached), read as the page renders: a decision posted without a problem starts its job
     and renders nothing, so it reads none."""
-    for row in _choice_rows(request, page, left_out):
-        yield row, cached_previews.decision_previews(row["item"]), _invited([row["item"]])
+    rows = _choice_rows(request, page, left_out)
+    previews = cached_previews.decision_previews_of([row["item"] for row in rows])
+    for row in rows:
+        yield row, previews[row["item"].pk], _invited([row["item"]])
 
 
 def _choice_rows(request, page, left_out: set[int]) -> list[dict]:

@@ -10,29 +10,38 @@ from settlements.models import Case
 
 def decision_previews(case: Case) -> list[selectors.DecisionPreview]:
     """A preview of every option the case's decision offers, in the rules' order."""
-    return _decision_reads(case, compare=False).previews
+    return decision_previews_of([case])[case.pk]
+
+
+def decision_previews_of(cases) -> dict[int, list[selectors.DecisionPreview]]:
+    """``decision_previews`` of each of ``cases`` by id, read from the cache in one go: the
+    bulk decision page shows a page of cases, and the cache is a table."""
+    return {pk: reads.previews for pk, reads in _decision_reads(cases, compare=False).items()}
 
 
 def decision_page_reads(case: Case) -> selectors.DecisionReads:
     """The previews and, for a choice between two options, the per-player comparison."""
-    return _decision_reads(case, compare=True)
+    return _decision_reads([case], compare=True)[case.pk]
 
 
-def _decision_reads(case: Case, *, compare: bool) -> selectors.DecisionReads:
-    keys = selectors.preview_keys(case, compare=compare)
-    if not keys:
-        return selectors.DecisionReads([], None)
-    found = cache.get_many(list(keys.values()))
-    missing = [name for name, key in keys.items() if key not in found]
-    if missing:
-        computed = {
-            keys[name]: value
-            for name, value in selectors.decision_reads_computed(case, missing).items()
-        }
+def _decision_reads(cases, *, compare: bool) -> dict[int, selectors.DecisionReads]:
+    keys = {case.pk: selectors.preview_keys(case, compare=compare) for case in cases}
+    found = cache.get_many([key for of_case in keys.values() for key in of_case.values()])
+    computed = {}
+    for case in cases:
+        missing = [name for name, key in keys[case.pk].items() if key not in found]
+        if missing:
+            computed.update(
+                (keys[case.pk][name], value)
+                for name, value in selectors.decision_reads_computed(case, missing).items()
+            )
+    if computed:
         cache.set_many(computed, selectors.PREVIEW_CACHE_SECONDS)
         found.update(computed)
-    options = list(case.decision_options)
-    return selectors.DecisionReads(
-        previews=[found[keys[option]] for option in options],
-        comparison=found.get(keys.get(selectors.COMPARISON, "")),
-    )
+    return {
+        case.pk: selectors.DecisionReads(
+            previews=[found[keys[case.pk][option]] for option in case.decision_options],
+            comparison=found.get(keys[case.pk].get(selectors.COMPARISON, "")),
+        )
+        for case in cases
+    }
