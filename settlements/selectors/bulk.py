@@ -212,7 +212,8 @@ class ApprovalRow(NamedTuple):
     prepared_by_username: str | None
 
     def __str__(self) -> str:
-        return str(self.as_settlement())
+        # Its own words need neither its case nor its tournament (twice a row on a page).
+        return str(Settlement(pk=self.pk, kind=self.kind))
 
     @property
     def stage_label(self) -> str:
@@ -275,6 +276,16 @@ class _UnitTotal(Func):
     )
     output_field = BigIntegerField()
 
+    def as_sqlite(self, compiler, connection, **extra):
+        # The demo's database: the same sum, over SQLite's JSON text.
+        return self.as_sql(
+            compiler, connection, arg_joiner=", '$.' || ",
+            template=(
+                "(SELECT COALESCE(SUM(source.value), 0) FROM json_each(%(expressions)s) AS source)"
+            ),
+            **extra,
+        )  # fmt: skip
+
 
 def _by_user(field: str, user) -> DbCase:
     return DbCase(When(**{field: user.pk}, then=True), default=False, output_field=BooleanField())
@@ -298,8 +309,13 @@ def approval_summary(settlements: QuerySet[Settlement], user) -> ApprovalSummary
         .values("currency", *facts)
         .annotate(
             settlements=Count("pk"),
-            **{f"has_{unit}": Count("pk", filter=Q(totals__has_key=unit)) for unit in UNIT_ORDER},
-            **{f"sum_{unit}": Sum(_UnitTotal("totals", Value(unit))) for unit in UNIT_ORDER},
+            # NULL for a unit none of them pays in, and its sources added up only where paid.
+            **{
+                unit: Sum(
+                    DbCase(When(totals__has_key=unit, then=_UnitTotal("totals", Value(unit))))
+                )
+                for unit in UNIT_ORDER
+            },
         )
     )
     sums: dict[tuple[str, str], int] = defaultdict(int)
@@ -310,10 +326,8 @@ def approval_summary(settlements: QuerySet[Settlement], user) -> ApprovalSummary
             continue
         count += group["settlements"]
         for unit in UNIT_ORDER:
-            if group[f"has_{unit}"]:
-                sums[group["currency"] if unit in MONEY_UNITS else "", unit] += int(
-                    group[f"sum_{unit}"]
-                )
+            if group[unit] is not None:
+                sums[group["currency"] if unit in MONEY_UNITS else "", unit] += int(group[unit])
     in_refused = Q(pk__in=[])
     for group in refused:
         in_refused |= Q(**{fact: group[fact] for fact in facts})

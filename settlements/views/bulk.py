@@ -135,7 +135,7 @@ def _approve_choice(request, incident, summary=None) -> dict:
     rows."""
     filters = selectors.ApprovalFilter.from_query(request.GET)
     left_out = _ids(request.GET.get("out", ""))
-    page, selected, rows = None, [], []
+    page, every, selected, rows = None, [], [], []
     if summary is None:
         matching = selectors.awaiting_approval(incident, filters)
         every = list(matching.values_list("pk", flat=True))
@@ -150,7 +150,7 @@ def _approve_choice(request, incident, summary=None) -> dict:
         "choices": {"type": TournamentType.choices, "stage": Stage.choices},
         "page": page,
         "rows": [{**row, "totals": selectors.unit_totals([row["item"]])} for row in rows],
-        "left_out": page.paginator.count - len(selected) if page else 0,
+        "left_out": len(every) - len(selected),
         "summary": summary,
         "selection": ",".join(map(str, selected)),
         "form": ReasonForm(None),

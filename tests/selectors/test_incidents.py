@@ -38,12 +38,13 @@ def test_only_the_chosen_settlements_still_awaiting_approval_are_taken(users, sn
     )
     elsewhere = submitted(operator, snapshot_factory, tournament_id="ELSEWHERE")
     chosen = selectors.chosen_for_approval(incident, {waiting.pk, done.pk, elsewhere.pk, 999_999})
-    # What the approval pages check and add up is read as plain values.
-    assert [(row.pk, row.operator_id, row.totals) for row in chosen] == [
+    # What the approval pages show of each is read as plain values.
+    assert [(row.pk, row.operator_id, row.totals) for row in selectors.approval_rows(chosen)] == [
         (waiting.pk, "WAITS", waiting.totals)
     ]
     summary = selectors.approval_summary(chosen, manager)
-    assert [row.pk for row in summary.to_approve] == [waiting.pk] and not summary.skipped
+    assert [row.pk for row in selectors.approval_rows(summary.to_approve)] == [waiting.pk]
+    assert (summary.count, summary.skipped_count, summary.skipped) == (1, 0, [])
 
 
 def test_the_summary_skips_each_settlement_the_user_may_not_approve_in_its_own_words(
@@ -62,9 +63,10 @@ def test_the_summary_skips_each_settlement_the_user_may_not_approve_in_its_own_w
         case = services.case_load_snapshot(actor=who_loads, snapshot=snapshot, incident=incident)
         settlement = services.settlement_prepare(case=case, actor=who_prepares)
         settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
-    rows = selectors.chosen_for_approval(incident, {s.pk for s in settlements})
-    summary = selectors.approval_summary(rows, loader)
-    assert [row.pk for row in summary.to_approve] == [settlements[0].pk]
+    chosen = selectors.chosen_for_approval(incident, {s.pk for s in settlements})
+    summary = selectors.approval_summary(chosen, loader)
+    assert [row.pk for row in selectors.approval_rows(summary.to_approve)] == [settlements[0].pk]
+    assert (summary.count, summary.skipped_count, summary.skipped_more) == (1, 3, 0)
     assert [(row.pk, why) for row, why in summary.skipped] == [
         (settlements[1].pk, f"You loaded the snapshot of {settlements[1]}; another Tournament "
          "Manager must approve it."),
@@ -74,6 +76,54 @@ def test_the_summary_skips_each_settlement_the_user_may_not_approve_in_its_own_w
          "approve it."),
     ]  # fmt: skip
     assert summary.totals == selectors.unit_totals([settlements[0]])
-    assert [row.pk for row in selectors.approval_summary(rows, manager).to_approve] == [
+    for_manager = selectors.approval_summary(chosen, manager)
+    assert [row.pk for row in selectors.approval_rows(for_manager.to_approve)] == [
         s.pk for s in settlements
     ]
+    assert for_manager.totals == selectors.unit_totals(settlements)
+
+
+def test_the_summary_adds_up_in_the_database_what_each_settlement_pays_by_currency_and_unit(
+    users, snapshot_factory
+):
+    operator, manager = users["operator"], users["tournament_manager"]
+    incident = services.incident_report(actor=operator, title="C", started_at=timezone.now())
+    settlements = []
+    for number, (type_, stage, currency) in enumerate(
+        [
+            ("regular", "middle", "USD"), ("regular", "early", "USD"), ("regular", "pre", "EUR"),
+            ("satellite", "late", "USD"), ("freeroll", "late", "EUR"), ("regular", "late", "JPY"),
+        ]
+    ):  # fmt: skip
+        snapshot = snapshot_factory(
+            tournament_id=f"T{number}", type=type_, stage=stage, currency=currency
+        )
+        case = services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
+        settlement = services.settlement_prepare(case=case, actor=operator)
+        settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
+    summary = selectors.approval_summary(selectors.awaiting_approval(incident), manager)
+    # Refunds with fees (house), seats and T$ among them: every unit the pages show.
+    assert {unit for _, unit, _ in summary.totals} >= {"cash", "tickets"}
+    assert summary.totals == selectors.unit_totals(settlements)
+    assert summary.count == len(settlements)
+
+
+def test_the_summary_names_the_first_skipped_and_counts_the_rest(
+    users, snapshot_factory, django_user_model, monkeypatch
+):
+    from settlements.selectors import bulk
+    from tests.conftest import make_user
+
+    operator = users["operator"]
+    manager = make_user(django_user_model, "loader", "operator", "tournament_manager")
+    incident = services.incident_report(actor=operator, title="C", started_at=timezone.now())
+    for number in range(3):
+        snapshot = snapshot_factory(tournament_id=f"T{number}")
+        case = services.case_load_snapshot(actor=manager, snapshot=snapshot, incident=incident)
+        settlement = services.settlement_prepare(case=case, actor=operator)
+        services.settlement_submit(settlement=settlement, actor=operator)
+    monkeypatch.setattr(bulk, "SKIPPED_SHOWN", 2)
+    summary = selectors.approval_summary(selectors.awaiting_approval(incident), manager)
+    assert (summary.count, summary.totals, list(summary.to_approve)) == (0, [], [])
+    assert (summary.skipped_count, len(summary.skipped), summary.skipped_more) == (3, 2, 1)
+    assert all(why.startswith("You loaded the snapshot of") for _, why in summary.skipped)

@@ -172,6 +172,39 @@ def test_approve_many_pages_the_list_but_takes_in_every_page(
     assert job.items.count() == 27
 
 
+def test_a_paged_approval_restates_count_totals_and_skips_of_the_whole_selection(
+    operator, incident, load_case, django_user_model, monkeypatch
+):
+    from settlements.selectors import bulk
+    from tests.conftest import make_user
+    from tests.views.conftest import signed_in
+
+    both = make_user(django_user_model, "both", "operator", "tournament_manager")
+    cases = [load_case(stage="late", tournament_id=f"P{n:02}") for n in range(30)]
+    theirs = submitted_settlements(cases[:26], operator)
+    own = submitted_settlements(cases[26:], both)
+    monkeypatch.setattr(bulk, "SKIPPED_SHOWN", 3)
+    client, url = signed_in(both), reverse("incident_approve", args=[incident.pk])
+    html = assert_full_page(client.get(url))
+    assert "Page 1 of 2" in html and html.count('aria-label="Leave out') == 25
+    assert "Review the approval of 26" in html and "4 will be skipped" in html
+    assert html.count("You prepared") == 3 and "and 1 more" in html
+    chosen = selection(html)
+    assert chosen == ",".join(str(s.pk) for s in [*theirs, *own])
+    cash = sum(sum(s.totals["cash"].values()) for s in theirs)
+    for confirm in (
+        assert_full_page(client.post(url, {"selection": chosen})),
+        assert_partial(client.post(url, {"selection": chosen}, **HTMX), "bulk-form"),
+    ):
+        assert "Approve 26 settlements" in confirm and f"{cash / 100:,.2f}" in confirm
+        assert "4 will be skipped" in confirm and "and 1 more" in confirm
+        assert 'value="confirm">Approve 26</button>' in confirm and selection(confirm) == chosen
+    job = job_of(client.post(url, {"selection": chosen, "reason": "ok", "step": "confirm"}))
+    assert sorted(int(key) for key in job.items.values_list("key", flat=True)) == [
+        s.pk for s in theirs
+    ]
+
+
 def test_approve_many_refuses_a_selection_that_changed_meanwhile(
     as_manager, operator, second_manager, incident, late_cases
 ):
@@ -340,16 +373,17 @@ def test_decide_pages_the_previews_and_answers_every_page(
         load_case(type="freeroll", stage="middle", tournament_id=f"F{n:02}") for n in range(27)
     ]
     previewed = []
-    preview = cached_previews.decision_previews
+    preview = cached_previews.decision_previews_of
     monkeypatch.setattr(
         cached_previews,
-        "decision_previews",
-        lambda case: previewed.append(case.pk) or preview(case),
+        "decision_previews_of",
+        lambda cases: previewed.extend(case.pk for case in cases) or preview(cases),
     )
     url = reverse("incident_decide", args=[incident.pk])
     html = assert_full_page(as_marketing.get(url))
     assert "Page 1 of 2" in html and "Record the decision for 27 cases" in html
-    assert len(previewed) == 25
+    # Only the page's cases are previewed, the cache read once for them all.
+    assert previewed == [case.pk for case in cases[:25]]
     second = assert_partial(as_marketing.get(url, {"page": 2}, **HTMX), "bulk-form")
     assert second.count('aria-label="Leave out') == 2
     assert selection(second) == ",".join(str(c.pk) for c in cases)

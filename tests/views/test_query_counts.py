@@ -48,11 +48,13 @@ BOUNDS = {
     "incident page": 7,
     # Three entries stored on a first view: the two previews and the per-player comparison.
     "decision page": 19,
-    # The lists behind the dashboard's counts, and the approval of many settlements (every
-    # one waiting in the incident is read once for the count and totals, the page shown).
+    # The lists behind the dashboard's counts, and the approval of many settlements: the
+    # incident, the ids of those waiting (the selection), their count and totals by the facts
+    # the permission reads (one grouped query; a second reads those skipped, up to a limit),
+    # and the page's rows.
     "case list": 4,
     "incident list": 3,
-    "approve many": 3,
+    "approve many": 5,
     # An approved settlement's review also shows its payments (one query, from the tallies).
     # A first view draws and stores two fragments: the chart and the page of payouts; a later
     # view reads both, in place of the payouts and their ranking. The desk's user is also a
