@@ -194,8 +194,9 @@ class Gunicorn:
     names of collectstatic's manifest). `workers` None keeps the config's default.
     """
 
-    def __init__(self, database: str, *, workers: int | None = None):
-        self.database, self.workers = database, workers
+    def __init__(self, database: str, *, workers: int | None = None, tree: Path = ROOT):
+        """``tree``: the code to serve (another revision's, exported)."""
+        self.database, self.workers, self.tree = database, workers, tree
         self.port = free_port()
         self.base = f"127.0.0.1:{self.port}"
         self._folder = tempfile.TemporaryDirectory(prefix="crashdesk-bench-")
@@ -218,13 +219,13 @@ class Gunicorn:
         env = self.env()
         subprocess.run(
             [sys.executable, "manage.py", "collectstatic", "--noinput"],
-            cwd=ROOT, env=env, check=True, capture_output=True, timeout=180,
+            cwd=self.tree, env=env, check=True, capture_output=True, timeout=180,
         )  # fmt: skip
         self._log = open(Path(self._folder.name) / "gunicorn.log", "wb")  # noqa: SIM115
         gunicorn = Path(sys.executable).parent / "gunicorn"
         self.process = subprocess.Popen(
             [str(gunicorn), "--config", "crashdesk/gunicorn.conf.py"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=self._log,
+            cwd=self.tree, env=env, stdout=subprocess.DEVNULL, stderr=self._log,
         )  # fmt: skip
         deadline = time.monotonic() + STARTUP_SECONDS
         while True:

@@ -17,17 +17,37 @@ the task the workers run, as `bulk_ab.py` does):
 The pages read cases and settlements, not their entrants, so --entrants is small by default
 (the snapshot of 500 entrants incident_200 uses changes the figures little, see
 docs/benchmarks.md). `bench-desk`, holding every role, is the user page_ab.py signs in as.
+
+    .venv/bin/python benchmarks/outage_desk.py --time 20 [--baseline main]
+
+seeds nothing: on the desk kept, it serves the code at --baseline (exported with git archive)
+and this working tree, each with its own gunicorn (production settings, 2 workers), and asks
+both for each page in turn (old, new, old, new, ...) --time times over HTTP, as incident_200.py
+does once: the median and 95th percentile of each side's wall times, and the CPU its gunicorn
+spent a request (the PostgreSQL backends' is page_ab.py's to measure).
 """
 
 import argparse
+import io
 import os
+import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import make_user, use_scratch_database  # noqa: E402
+from _common import (  # noqa: E402
+    ROOT,
+    Client,
+    Gunicorn,
+    cpu_seconds,
+    make_user,
+    use_scratch_database,
+)
 from _snapshots import snapshot_text  # noqa: E402
 
 DATABASE = os.environ.get("BENCH_DATABASE", "crashdesk_bench_outage")
@@ -49,7 +69,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tournaments", type=int, default=2000)
     parser.add_argument("--entrants", type=int, default=200)
+    parser.add_argument("--time", type=int, metavar="N", help="time the pages of the desk kept")
+    parser.add_argument("--baseline", default="main", help="--time: the old code's revision")
     args = parser.parse_args()
+    if args.time:
+        return time_pages(args.time, args.baseline)
     use_scratch_database(DATABASE)
     print(f"load average before: {os.getloadavg()}")
     seed(args.tournaments, args.entrants)
@@ -111,6 +135,61 @@ def seed(tournaments: int, entrants: int) -> None:
     run(Job.Kind.SUBMIT, operator, incident, [jobs.NewItem(str(s.pk), str(s)) for s in settled])
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
+
+
+def time_pages(times: int, baseline: str) -> None:
+    from page_ab import _outage_pages
+
+    url = use_scratch_database(DATABASE, fresh=False)
+    pages = _outage_pages()
+    print(f"load average before: {os.getloadavg()}")
+    with tempfile.TemporaryDirectory(prefix="crashdesk-outage-") as folder:
+        archive = subprocess.run(
+            ["git", "archive", baseline], cwd=ROOT, check=True, capture_output=True
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        with Gunicorn(url, workers=2, tree=Path(folder)) as old, Gunicorn(url, workers=2) as new:
+            sides = {"old": old, "new": new}
+            clients = {
+                side: Client(server.base).login("bench-desk") for side, server in sides.items()
+            }
+            print(f"{'page':<22} {'median old':>10} {'new':>6}  {'p95 old':>7} {'new':>6}  "
+                  f"{'CPU old':>7} {'new':>6}  (ms; gunicorn's CPU a request)")  # fmt: skip
+            for name, page in pages.items():
+                walls = {side: [] for side in sides}
+                cpu = dict.fromkeys(sides, 0.0)
+                for number in range(times + 2):  # the first two warm each side up
+                    for side, server in sides.items():
+                        used = _cpu(server)
+                        started = time.perf_counter()
+                        status = _get(clients[side], page)
+                        if number >= 2:
+                            walls[side].append((time.perf_counter() - started) * 1000)
+                            cpu[side] += _cpu(server) - used
+                        if status != 200:
+                            raise SystemExit(f"{name}, {side}: HTTP {status}")
+                median = {side: statistics.median(walls[side]) for side in sides}
+                p95 = {side: statistics.quantiles(walls[side], n=20)[-1] for side in sides}
+                print(
+                    f"{name:<22} {median['old']:10.0f} {median['new']:6.0f}  {p95['old']:7.0f} "
+                    f"{p95['new']:6.0f}  {cpu['old'] * 1000 / times:7.1f} "
+                    f"{cpu['new'] * 1000 / times:6.1f}",
+                    flush=True,
+                )
+    print(f"load average after: {os.getloadavg()}")
+
+
+def _get(client: Client, page) -> int:
+    if isinstance(page, str):
+        return client.get(page)[0]
+    if "form" in page:
+        return client.post_form(page["path"], page["form"])[0]
+    return client.request("GET", page["path"], None, {"HX-Request": "true"})[0]
+
+
+def _cpu(server: Gunicorn) -> float:
+    return sum(cpu_seconds(pid) for pid in [server.process.pid, *server.worker_pids()])
 
 
 if __name__ == "__main__":
