@@ -380,7 +380,9 @@ def _pages() -> dict[str, str]:
 
 def _outage_pages() -> dict:
     """outage_desk.py's two incidents: the pages incident_200.py times at each moment."""
-    from settlements.models import Incident, Job, Settlement  # noqa: PLC0415
+    from urllib.parse import urlencode  # noqa: PLC0415
+
+    from settlements.models import Case, Incident, Job, Settlement  # noqa: PLC0415
 
     loaded = Incident.objects.get(title="Outage, every case loaded")
     submitted = Incident.objects.get(title="Outage, every settlement submitted")
@@ -390,11 +392,27 @@ def _outage_pages() -> dict:
     ids = waiting.order_by("case_id", "pk").values_list("pk", flat=True)
     selection = ",".join(map(str, ids))
     a, b = f"/incidents/{loaded.pk}", f"/incidents/{submitted.pk}"
+    # The first kind of case waiting for a decision, as the decision page groups them.
+    waiting = Case.objects.filter(incident=loaded, status="awaiting_decision").order_by("pk")
+    first = waiting.select_related("tournament").first()
+    alike = waiting.filter(
+        tournament__type=first.tournament.type,
+        stage=first.stage,
+        decision_options=first.decision_options,
+    )
+    group = "|".join([first.tournament.type, first.stage, *first.decision_options])
+    answer = {
+        "selection": ",".join(str(pk) for pk in alike.values_list("pk", flat=True)),
+        "option": first.decision_options[0],
+        "reason": "policy",
+    }
     return {
         "job poll (htmx)": {"path": f"/jobs/{load_job}/", "htmx": True},
         "workbench": f"{a}/tournaments/",
         "workbench, last": f"{a}/tournaments/?cases_page=9999",
         "bulk decisions": f"{a}/decide/",
+        "decide confirm": {"path": f"{a}/decide/?{urlencode({'group': group})}", "form": answer},
+        "prepare confirm": f"{a}/prepare-ready/",
         "queue: decisions": "/queues/decisions/",
         "queue: to prepare": "/queues/to_prepare/",
         "queue: cases": "/queues/cases/",

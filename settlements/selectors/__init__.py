@@ -6,6 +6,15 @@ public names are re-exported here, so callers write ``selectors.case_detail`` wh
 holds it.
 """
 
+from settlements.selectors.approvals import (
+    ApprovalFilter,
+    ApprovalRow,
+    ApprovalSummary,
+    approval_rows,
+    approval_summary,
+    awaiting_approval,
+    unit_totals,
+)
 from settlements.selectors.audit import (
     HISTORICAL_MODELS,
     HISTORY_MODELS,
@@ -19,15 +28,9 @@ from settlements.selectors.audit import (
 from settlements.selectors.bulk import (
     NEXT_STEP,
     WORKBENCH_SORTS,
-    ApprovalFilter,
-    ApprovalRow,
-    ApprovalSummary,
     BulkSummary,
     DecisionGroup,
     WorkbenchFilter,
-    approval_rows,
-    approval_summary,
-    awaiting_approval,
     awaiting_decision,
     decision_group_cases,
     decision_groups,
@@ -38,7 +41,6 @@ from settlements.selectors.bulk import (
     prepared_settlements,
     ready_to_prepare,
     submit_summary,
-    unit_totals,
 )
 from settlements.selectors.cases import (
     case_current_settlement,

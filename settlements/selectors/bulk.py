@@ -6,26 +6,19 @@ through its own service call, which checks everything again.
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import NamedTuple
 
-from django.db.models import (
-    BigIntegerField,
-    BooleanField,
-    Count,
-    Func,
-    Min,
-    Q,
-    QuerySet,
-    Sum,
-    Value,
-    When,
-)
 from django.db.models import Case as DbCase
+from django.db.models import Count, Min, QuerySet, Sum, When
 
 from settlements import selectors, wording
-from settlements.access import permissions
 from settlements.models import Case, Incident, Settlement, Stage, Tournament, TournamentType
-from settlements.money import MONEY_UNITS, UNIT_ORDER, unit_rank
+from settlements.selectors.approvals import (
+    add_unit_sums,
+    incident_settlements,
+    sorted_totals,
+    unit_sums,
+)
+from settlements.selectors.common import choice_in
 from settlements.workflow import CASE_WORK_ORDER, CaseStatus, SettlementStatus
 
 # status -> (what the case needs next, who must do it), in the order work flows
@@ -68,9 +61,9 @@ class WorkbenchFilter:
         descending = sort.startswith("-")
         sort = sort.removeprefix("-")
         return cls(
-            status=_choice(data.get("status", ""), CaseStatus.values),
-            stage=_choice(data.get("stage", ""), Stage.values),
-            type=_choice(data.get("type", ""), TournamentType.values),
+            status=choice_in(data.get("status", ""), CaseStatus.values),
+            stage=choice_in(data.get("stage", ""), Stage.values),
+            type=choice_in(data.get("type", ""), TournamentType.values),
             sort=sort if sort in WORKBENCH_SORTS else "work",
             descending=descending and sort in WORKBENCH_SORTS,
         )
@@ -145,33 +138,9 @@ def ready_to_prepare(incident: Incident) -> QuerySet[Case]:
 
 
 def prepared_settlements(incident: Incident) -> QuerySet[Settlement]:
-    return _settlements(incident).filter(status=SettlementStatus.PREPARED, corrects__isnull=True)
-
-
-@dataclass(frozen=True)
-class ApprovalFilter:
-    """Which of an incident's settlements awaiting approval one approval takes in."""
-
-    type: str = ""
-    stage: str = ""
-
-    @classmethod
-    def from_query(cls, data) -> "ApprovalFilter":
-        return cls(
-            type=_choice(data.get("type", ""), TournamentType.values),
-            stage=_choice(data.get("stage", ""), Stage.values),
-        )
-
-
-def awaiting_approval(
-    incident: Incident, chosen: ApprovalFilter = ApprovalFilter()
-) -> QuerySet[Settlement]:
-    settlements = _settlements(incident).filter(status=SettlementStatus.AWAITING_APPROVAL)
-    if chosen.type:
-        settlements = settlements.filter(case__tournament__type=chosen.type)
-    if chosen.stage:
-        settlements = settlements.filter(stage=chosen.stage)
-    return settlements
+    return incident_settlements(incident).filter(
+        status=SettlementStatus.PREPARED, corrects__isnull=True
+    )
 
 
 # What the bulk decision page reads of each case waiting: what groups it, what its row shows,
@@ -190,201 +159,16 @@ def awaiting_decision(incident: Incident) -> QuerySet[Case]:
     )
 
 
-class ApprovalRow(NamedTuple):
-    """What the approval pages show of a settlement, and what its summary and permission
-    check read: plain values, an outage's 2,000 of them read at once on each approval page."""
-
-    pk: int
-    kind: str
-    status: str
-    currency: str
-    totals: dict
-    prepared_by_id: int | None
-    submitted_by_id: int | None
-    loaded_by_id: int | None
-    case_id: int
-    case_status: str
-    operator_id: str
-    stage: str
-    remedy: str
-    decision: str
-    line_count: int
-    prepared_by_username: str | None
-
-    def __str__(self) -> str:
-        # Its own words need neither its case nor its tournament (twice a row on a page).
-        return str(Settlement(pk=self.pk, kind=self.kind))
-
-    @property
-    def stage_label(self) -> str:
-        return Stage(self.stage).label
-
-    def as_settlement(self) -> Settlement:
-        """An unsaved settlement of these values, for the permission to read."""
-        return Settlement(
-            pk=self.pk, kind=self.kind, status=self.status, prepared_by_id=self.prepared_by_id,
-            submitted_by_id=self.submitted_by_id, loaded_by_id=self.loaded_by_id,
-            case=Case(
-                pk=self.case_id, status=self.case_status,
-                tournament=Tournament(operator_id=self.operator_id),
-            ),
-        )  # fmt: skip
-
-
-_ROW_FIELDS = (
-    "pk", "kind", "status", "currency", "totals", "prepared_by_id", "submitted_by_id",
-    "loaded_by_id", "case_id", "case__status", "case__tournament__operator_id", "stage",
-    "remedy", "decision", "line_count", "prepared_by__username",
-)  # fmt: skip
-
-
-def approval_rows(settlements: QuerySet[Settlement]) -> list[ApprovalRow]:
-    return [ApprovalRow(*values) for values in settlements.values_list(*_ROW_FIELDS)]
-
-
-# Skipped settlements named one by one in an approval's summary; any more are counted.
-SKIPPED_SHOWN = 100
-
-
-@dataclass(frozen=True)
-class ApprovalSummary:
-    """What approving a selection of settlements does, added up in the database, so that it
-    costs the same for 20 settlements as for an outage's 2,000."""
-
-    count: int  # the settlements the user may approve
-    # (currency, unit, amount) over those; no currency for seats and FPP
-    totals: list[tuple[str, str, int]]
-    skipped_count: int
-    # The first SKIPPED_SHOWN settlements skipped, each with why, in its own words.
-    skipped: list[tuple[ApprovalRow, str]]
-    to_approve: QuerySet[Settlement]  # unread: only a confirmed approval lists them
-
-    @property
-    def skipped_more(self) -> int:
-        """Those skipped beyond the ones named."""
-        return self.skipped_count - len(self.skipped)
-
-
-class _UnitTotal(Func):
-    """What a settlement pays in one unit: its stored ``totals`` are {unit: {source: amount}},
-    and this adds up the sources of the unit named by the second expression."""
-
-    arg_joiner = " -> "
-    template = (
-        "(SELECT COALESCE(SUM(source.value::bigint), 0) "
-        "FROM jsonb_each_text(%(expressions)s) AS source)"
-    )
-    output_field = BigIntegerField()
-
-    def as_sqlite(self, compiler, connection, **extra):
-        # The demo's database: the same sum, over SQLite's JSON text.
-        return self.as_sql(
-            compiler, connection, arg_joiner=", '$.' || ",
-            template=(
-                "(SELECT COALESCE(SUM(source.value), 0) FROM json_each(%(expressions)s) AS source)"
-            ),
-            **extra,
-        )  # fmt: skip
-
-
-def _by_user(field: str, user) -> DbCase:
-    return DbCase(When(**{field: user.pk}, then=True), default=False, output_field=BooleanField())
-
-
-def approval_summary(settlements: QuerySet[Settlement], user) -> ApprovalSummary:
-    """Which of ``settlements`` the user may approve, what those pay in all, and the others
-    with the reason. The permission reads only the settlement's kind and status, its case's
-    status and whether the user prepared, submitted or loaded it: one grouped query counts and
-    adds up the settlements of each set of those facts, the permission is asked once a set,
-    and only the sets it refuses are read row by row, to give each its own words."""
-    own = {
-        "own_prepared": _by_user("prepared_by_id", user),
-        "own_submitted": _by_user("submitted_by_id", user),
-        "own_loaded": _by_user("loaded_by_id", user),
-    }
-    facts = ("kind", "status", "case__status", *own)
-    groups = (
-        settlements.annotate(**own)
-        .order_by()
-        .values("currency", *facts)
-        .annotate(
-            settlements=Count("pk"),
-            # NULL for a unit none of them pays in, and its sources added up only where paid.
-            **{
-                unit: Sum(
-                    DbCase(When(totals__has_key=unit, then=_UnitTotal("totals", Value(unit))))
-                )
-                for unit in UNIT_ORDER
-            },
-        )
-    )
-    sums: dict[tuple[str, str], int] = defaultdict(int)
-    count, refused = 0, []
-    for group in groups:
-        if _approval_refusal(_as_row(group, user), user) is not None:
-            refused.append(group)
-            continue
-        count += group["settlements"]
-        for unit in UNIT_ORDER:
-            if group[unit] is not None:
-                sums[group["currency"] if unit in MONEY_UNITS else "", unit] += int(group[unit])
-    in_refused = Q(pk__in=[])
-    for group in refused:
-        in_refused |= Q(**{fact: group[fact] for fact in facts})
-    marked = settlements.annotate(**own)
-    skipped = approval_rows(marked.filter(in_refused)[:SKIPPED_SHOWN]) if refused else []
-    return ApprovalSummary(
-        count=count,
-        totals=_sorted_totals(sums),
-        skipped_count=sum(group["settlements"] for group in refused),
-        skipped=[(row, str(_approval_refusal(row, user))) for row in skipped],
-        to_approve=marked.exclude(in_refused),
-    )
-
-
-def _as_row(group: dict, user) -> ApprovalRow:
-    """A settlement of ``group``'s facts, for the permission to decide on."""
-    return ApprovalRow(
-        pk=0, kind=group["kind"], status=group["status"], currency=group["currency"], totals={},
-        prepared_by_id=user.pk if group["own_prepared"] else None,
-        submitted_by_id=user.pk if group["own_submitted"] else None,
-        loaded_by_id=user.pk if group["own_loaded"] else None,
-        case_id=0, case_status=group["case__status"], operator_id="", stage="", remedy="",
-        decision="", line_count=0, prepared_by_username=None,
-    )  # fmt: skip
-
-
-def _approval_refusal(row: ApprovalRow, user):
-    return permissions.settlement_approve(settlement=row.as_settlement(), user=user)
-
-
-def unit_totals(settlements) -> list[tuple[str, str, int]]:
-    """What ``settlements`` pay in all, from their stored totals, as (currency, unit,
-    amount): money by currency first, then seats and FPP (no currency: they are counted alike
-    whatever the tournament's currency)."""
-    sums: dict[tuple[str, str], int] = defaultdict(int)
-    for settlement in settlements:
-        for unit, by_source in settlement.totals.items():
-            currency = settlement.currency if unit in MONEY_UNITS else ""
-            sums[currency, unit] += sum(by_source.values())
-    return _sorted_totals(sums)
-
-
-def _sorted_totals(sums: dict[tuple[str, str], int]) -> list[tuple[str, str, int]]:
-    return sorted(
-        ((currency, unit, amount) for (currency, unit), amount in sums.items()),
-        key=lambda row: (not row[0], row[0], unit_rank(row[1])),
-    )
-
-
 @dataclass(frozen=True)
 class BulkSummary:
-    """What a bulk prepare or submit will do, restated before it starts: the records it
-    takes, what they pay (``totals``, as ``unit_totals``; for cases not prepared yet, their
-    prize pools), how many of each remedy, and what of the incident it leaves aside, as
-    (how many, of what, why)."""
+    """What a bulk prepare or submit will do, restated before it starts: how many records it
+    takes (``records``, unread: only the confirmed start lists them), what they pay
+    (``totals``, as ``unit_totals``; for cases not prepared yet, their prize pools), how many
+    of each remedy, and what of the incident it leaves aside, as (how many, of what, why).
+    Counted and added up in the database: an outage's 2,000 records are never read to say it."""
 
-    records: list
+    count: int
+    records: QuerySet
     totals: list[tuple[str, str, int]]
     remedies: list[tuple[str, int]]
     skipped: list[tuple[int, str, str]]
@@ -405,26 +189,53 @@ _LEFT_ASIDE = {
 }
 
 
-def prepare_summary(incident: Incident, cases: list[Case]) -> BulkSummary:
+def prepare_summary(incident: Incident) -> BulkSummary:
+    """Every case ready, counted by what its remedy depends on (its tournament's type, its
+    stage, decision and policy), with their prize pools by currency."""
+    cases = ready_to_prepare(incident).order_by("pk")
+    kinds = (
+        cases.order_by()
+        .values("tournament__currency", "tournament__type", "stage", "decision", "policy")
+        .annotate(cases=Count("pk"), pool=Sum("pool"))
+    )
     pools: dict[str, int] = defaultdict(int)
-    for case in cases:
-        pools[case.tournament.currency] += case.pool or 0
+    remedies: Counter = Counter()
+    for kind in kinds:
+        pools[kind["tournament__currency"]] += kind["pool"] or 0
+        case = Case(
+            kind=Case.Kind.CRASH, stage=kind["stage"], decision=kind["decision"],
+            policy=kind["policy"], tournament=Tournament(type=kind["tournament__type"]),
+        )  # fmt: skip
+        remedies[wording.case_remedy(case) or ""] += kind["cases"]
     totals = [(currency, "cash", pool) for currency, pool in sorted(pools.items()) if pool]
-    remedies = Counter(wording.case_remedy(case) or "" for case in cases)
-    return BulkSummary(cases, totals, _counted(remedies), _left_aside(incident, "prepare"))
+    return BulkSummary(
+        sum(remedies.values()), cases, totals, _counted(remedies), _left_aside(incident, "prepare")
+    )
 
 
-def submit_summary(incident: Incident, settlements: list[Settlement]) -> BulkSummary:
-    remedies = Counter(settlement.remedy for settlement in settlements)
+def submit_summary(incident: Incident) -> BulkSummary:
+    settlements = prepared_settlements(incident)
+    kinds = (
+        settlements.order_by()
+        .values("currency", "remedy")
+        .annotate(settlements=Count("pk"), **unit_sums())
+    )
+    sums: dict[tuple[str, str], int] = defaultdict(int)
+    remedies: Counter = Counter()
+    for kind in kinds:
+        remedies[kind["remedy"]] += kind["settlements"]
+        add_unit_sums(sums, kind)
     skipped = _left_aside(incident, "submit")
     adjustments = (
-        _settlements(incident)
+        incident_settlements(incident)
         .filter(status=SettlementStatus.PREPARED, corrects__isnull=False)
         .count()
     )
     if adjustments:
         skipped.append((adjustments, "adjustment", "each is submitted from its own page"))
-    return BulkSummary(settlements, unit_totals(settlements), _counted(remedies), skipped)
+    return BulkSummary(
+        sum(remedies.values()), settlements, sorted_totals(sums), _counted(remedies), skipped
+    )
 
 
 def _counted(remedies: Counter) -> list[tuple[str, int]]:
@@ -491,28 +302,3 @@ def open_work_count(incident: Incident) -> int:
     return incident.cases.exclude(
         status__in=[CaseStatus.APPROVED, CaseStatus.RESOLVED, CaseStatus.WITHDRAWN]
     ).count()
-
-
-# What the bulk pages and their permission checks read of each settlement: an outage's 2,000
-# settlements are read on each approval page, where their policy, basis and payout table (JSON
-# decoded), their submitter (one more model a row) and the rest of the row cost more than the
-# page. The submitter's id stays: the permission refuses them.
-_BULK_FIELDS = (
-    "kind", "status", "currency", "stage", "remedy", "decision", "totals", "line_count", "case_id",
-    "prepared_by", "submitted_by", "loaded_by",
-    "case__status", "case__tournament__operator_id", "case__tournament__type",
-    "prepared_by__username",
-)  # fmt: skip
-
-
-def _settlements(incident: Incident) -> QuerySet[Settlement]:
-    return (
-        Settlement.objects.filter(case__incident=incident)
-        .select_related("case__tournament", "prepared_by")
-        .only(*_BULK_FIELDS)
-        .order_by("case_id", "pk")
-    )
-
-
-def _choice(value: str, allowed) -> str:
-    return value if value in allowed else ""

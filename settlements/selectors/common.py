@@ -15,3 +15,8 @@ def lean(queryset: QuerySet, tournament_path: str) -> QuerySet:
 
 def pk_of(value) -> int:
     return getattr(value, "pk", value)
+
+
+def choice_in(value: str, allowed) -> str:
+    """A filter's value from a query string if it is one of ``allowed``, else "" (no filter)."""
+    return value if value in allowed else ""

@@ -7,7 +7,7 @@ from collections.abc import Collection
 from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet
 
 from settlements.models import Case, Incident, Job, Settlement, Tournament
-from settlements.selectors.bulk import awaiting_approval
+from settlements.selectors.approvals import awaiting_approval
 from settlements.workflow import CaseStatus
 
 

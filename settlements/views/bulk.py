@@ -35,8 +35,7 @@ BULK_PER_PAGE = 25
 def incident_prepare_ready(request, incident_id: int):
     """What preparing every ready case will do, then (confirmed) do it."""
     incident = incident_or_404(incident_id)
-    cases = list(selectors.ready_to_prepare(incident).order_by("pk"))
-    summary = selectors.prepare_summary(incident, cases)
+    summary = selectors.prepare_summary(incident)
     return _confirm_bulk(request, incident, Job.Kind.PREPARE, summary, _case_label)
 
 
@@ -44,8 +43,7 @@ def incident_prepare_ready(request, incident_id: int):
 def incident_submit_prepared(request, incident_id: int):
     """What submitting every prepared settlement will do, then (confirmed) do it."""
     incident = incident_or_404(incident_id)
-    settlements = list(selectors.prepared_settlements(incident))
-    summary = selectors.submit_summary(incident, settlements)
+    summary = selectors.submit_summary(incident)
     return _confirm_bulk(request, incident, Job.Kind.SUBMIT, summary, _settlement_label)
 
 
@@ -53,19 +51,18 @@ def _confirm_bulk(request, incident, kind: str, summary, label):
     """The confirmation of a bulk prepare or submit: the records, what they pay, their
     remedies and what is left aside; the confirming post carries the exact ids shown, so what
     runs is what was confirmed (should any have moved on meanwhile, it is shown again)."""
-    records = summary.records
     context = {
         "incident": incident,
         "kind": kind,
         "summary": summary,
-        "selection": _joined(records),
+        "selection": ",".join(map(str, summary.records.values_list("pk", flat=True))),
         "problem": "",
         "action_url": request.path,
     }
     template = "settlements/incident_bulk_confirm.html"
     if request.method == "POST" and confirming.step(request) == confirming.CONFIRM:
         ids = _ids(request.POST.get("selection", ""))
-        chosen = [record for record in records if record.pk in ids]
+        chosen = list(summary.records.filter(pk__in=ids))
         if len(chosen) < len(ids):
             noun, waiting = (
                 ("case", "ready to prepare")
@@ -283,10 +280,6 @@ def _ids(raw: str) -> set[int]:
     """Record ids posted or linked as "12,15,31" (anything else in the list is ignored)."""
     numbers = (bounds.whole_number(part.strip()) for part in raw.split(","))
     return {number for number in numbers if number is not None}
-
-
-def _joined(records) -> str:
-    return ",".join(str(record.pk) for record in records)
 
 
 def _changed(count: int, noun: str, waiting: str) -> str:

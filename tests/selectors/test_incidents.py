@@ -111,7 +111,7 @@ def test_the_summary_adds_up_in_the_database_what_each_settlement_pays_by_curren
 def test_the_summary_names_the_first_skipped_and_counts_the_rest(
     users, snapshot_factory, django_user_model, monkeypatch
 ):
-    from settlements.selectors import bulk
+    from settlements.selectors import approvals
     from tests.conftest import make_user
 
     operator = users["operator"]
@@ -122,7 +122,7 @@ def test_the_summary_names_the_first_skipped_and_counts_the_rest(
         case = services.case_load_snapshot(actor=manager, snapshot=snapshot, incident=incident)
         settlement = services.settlement_prepare(case=case, actor=operator)
         services.settlement_submit(settlement=settlement, actor=operator)
-    monkeypatch.setattr(bulk, "SKIPPED_SHOWN", 2)
+    monkeypatch.setattr(approvals, "SKIPPED_SHOWN", 2)
     summary = selectors.approval_summary(selectors.awaiting_approval(incident), manager)
     assert (summary.count, summary.totals, list(summary.to_approve)) == (0, [], [])
     assert (summary.skipped_count, len(summary.skipped), summary.skipped_more) == (3, 2, 1)

@@ -175,7 +175,7 @@ def test_approve_many_pages_the_list_but_takes_in_every_page(
 def test_a_paged_approval_restates_count_totals_and_skips_of_the_whole_selection(
     operator, incident, load_case, django_user_model, monkeypatch
 ):
-    from settlements.selectors import bulk
+    from settlements.selectors import approvals
     from tests.conftest import make_user
     from tests.views.conftest import signed_in
 
@@ -183,7 +183,7 @@ def test_a_paged_approval_restates_count_totals_and_skips_of_the_whole_selection
     cases = [load_case(stage="late", tournament_id=f"P{n:02}") for n in range(30)]
     theirs = submitted_settlements(cases[:26], operator)
     own = submitted_settlements(cases[26:], both)
-    monkeypatch.setattr(bulk, "SKIPPED_SHOWN", 3)
+    monkeypatch.setattr(approvals, "SKIPPED_SHOWN", 3)
     client, url = signed_in(both), reverse("incident_approve", args=[incident.pk])
     html = assert_full_page(client.get(url))
     assert "Page 1 of 2" in html and html.count('aria-label="Leave out') == 25
