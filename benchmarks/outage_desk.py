@@ -11,8 +11,12 @@ the task the workers run, as `bulk_ab.py` does):
 
 - "Loaded": an incident with every snapshot loaded and nothing decided (incident_200's mix of
   regular, satellite and freeroll tournaments at every stage, so 3 in 10 wait for a decision);
-- "Submitted": an incident of as many tournaments that need no decision, every settlement
-  prepared and submitted by an operator, waiting for a Tournament Manager.
+- "Prepared": an incident of as many tournaments that need no decision, every settlement
+  prepared, for the bulk submit's confirmation;
+- "Submitted": another such incident, every settlement prepared and submitted by an operator,
+  waiting for a Tournament Manager.
+
+--add keeps the database and seeds only the incidents it lacks.
 
 The pages read cases and settlements, not their entrants, so --entrants is small by default
 (the snapshot of 500 entrants incident_200 uses changes the figures little, see
@@ -62,19 +66,24 @@ SUBMITTED_MIX = (
     ("regular", "middle"), ("regular", "late"), ("regular", "early"),
     ("satellite", "late"), ("regular", "pre"),
 )  # fmt: skip
-TITLES = {"loaded": "Outage, every case loaded", "submitted": "Outage, every settlement submitted"}
+TITLES = {
+    "loaded": "Outage, every case loaded",
+    "prepared": "Outage, every settlement prepared",
+    "submitted": "Outage, every settlement submitted",
+}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tournaments", type=int, default=2000)
     parser.add_argument("--entrants", type=int, default=200)
+    parser.add_argument("--add", action="store_true", help="seed only the incidents missing")
     parser.add_argument("--time", type=int, metavar="N", help="time the pages of the desk kept")
     parser.add_argument("--baseline", default="main", help="--time: the old code's revision")
     args = parser.parse_args()
     if args.time:
         return time_pages(args.time, args.baseline)
-    use_scratch_database(DATABASE)
+    use_scratch_database(DATABASE, fresh=not args.add)
     print(f"load average before: {os.getloadavg()}")
     seed(args.tournaments, args.entrants)
     print(f"load average after: {os.getloadavg()}; kept {DATABASE}")
@@ -87,14 +96,18 @@ def seed(tournaments: int, entrants: int) -> None:
 
     from settlements import services
     from settlements.access import roles
-    from settlements.models import Case, Job, Settlement
+    from settlements.models import Case, Incident, Job, Settlement
     from settlements.services import jobs
     from settlements.tasks import run_job
 
     # Jobs are run here, one after the other; anything they queue (ICM valuations) stays queued.
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-    operator = make_user("bench-operator", roles.OPERATOR)
-    make_user("bench-desk", *roles.ALL_ROLES)
+    from django.contrib.auth import get_user_model
+
+    if not get_user_model().objects.filter(username="bench-desk").exists():
+        make_user("bench-operator", roles.OPERATOR)
+        make_user("bench-desk", *roles.ALL_ROLES)
+    operator = get_user_model().objects.get(username="bench-operator")
 
     def run(kind, actor, incident, items, params=None) -> None:
         started = time.perf_counter()
@@ -127,12 +140,20 @@ def seed(tournaments: int, entrants: int) -> None:
         return incident
 
     print(f"{tournaments:,} tournaments of {entrants} entrants an incident")
-    loaded("loaded", LOADED_MIX)
-    incident = loaded("submitted", SUBMITTED_MIX)
-    cases = Case.objects.filter(incident=incident).order_by("pk")
-    run(Job.Kind.PREPARE, operator, incident, [jobs.NewItem(str(c.pk), str(c)) for c in cases])
-    settled = Settlement.objects.filter(case__incident=incident).order_by("pk")
-    run(Job.Kind.SUBMIT, operator, incident, [jobs.NewItem(str(s.pk), str(s)) for s in settled])
+    for tag, mix, steps in (
+        ("loaded", LOADED_MIX, ()),
+        ("prepared", SUBMITTED_MIX, (Job.Kind.PREPARE,)),
+        ("submitted", SUBMITTED_MIX, (Job.Kind.PREPARE, Job.Kind.SUBMIT)),
+    ):
+        if Incident.objects.filter(title=TITLES[tag]).exists():
+            continue
+        incident = loaded(tag, mix)
+        for kind in steps:
+            if kind == Job.Kind.PREPARE:
+                records = Case.objects.filter(incident=incident).order_by("pk")
+            else:
+                records = Settlement.objects.filter(case__incident=incident).order_by("pk")
+            run(kind, operator, incident, [jobs.NewItem(str(r.pk), str(r)) for r in records])
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
 

@@ -11,7 +11,15 @@ from django.db.models import Case as DbCase
 from django.db.models import Count, Min, QuerySet, Sum, When
 
 from settlements import selectors, wording
-from settlements.models import Case, Incident, Settlement, Stage, Tournament, TournamentType
+from settlements.models import (
+    Case,
+    Decision,
+    Incident,
+    Settlement,
+    Stage,
+    Tournament,
+    TournamentType,
+)
 from settlements.selectors.approvals import (
     add_unit_sums,
     incident_settlements,
@@ -296,6 +304,14 @@ def decision_group_cases(incident: Incident, group: DecisionGroup | None) -> Que
         .filter(tournament__type=group.type, stage=group.stage, decision_options=group.options)
         .order_by("pk")
     )
+
+
+def invited_by_reschedule(cases: QuerySet[Case], stage: str) -> int:
+    """How many players the reschedules of ``cases``, all at ``stage``, invite by the rules'
+    default scope (every entrant, or the players still in)."""
+    scope = selectors.default_invite_scope(stage)
+    field = "entrants" if scope == Decision.InviteScope.ENTRANTS else "remaining"
+    return cases.aggregate(players=Sum(field))["players"] or 0
 
 
 def open_work_count(incident: Incident) -> int:

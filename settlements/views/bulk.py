@@ -29,6 +29,8 @@ from settlements.views.rendering import go_to, render_invalid, render_page
 
 # Rows per page where a bulk action is chosen: the action covers every page.
 BULK_PER_PAGE = 25
+# Cases a decision's confirmation names one by one; any more are counted.
+CONFIRM_NAMED = 100
 
 
 @role_required(roles.OPERATOR)
@@ -174,8 +176,9 @@ def incident_decide(request, incident_id: int):
     if request.method != "POST" or group is None:
         return render_page(request, template, context, partial="bulk_form")
     ids = _ids(request.POST.get("selection", ""))
-    chosen = list(selectors.decision_group_cases(incident, group).filter(pk__in=ids))
-    problem = _decision_problem(group, option, ids, chosen)
+    chosen = selectors.decision_group_cases(incident, group).filter(pk__in=ids)
+    count = chosen.count()
+    problem = _decision_problem(group, option, ids, count)
     if problem:
         form.is_valid()
         form.add_error(None, problem)
@@ -193,21 +196,21 @@ def incident_decide(request, incident_id: int):
         # Checked before it is recorded, as a single decision is: the answer in words, the
         # cases it goes to, and what each of their players gets under it.
         context["confirming"] = confirming.step(request) != confirming.EDIT
-        context["chosen"] = chosen
+        context.update(chosen=chosen[:CONFIRM_NAMED], chosen_count=count)
+        context["chosen_more"] = count - min(count, CONFIRM_NAMED)
         context["description"] = wording.option_description(group.type, group.stage, option)
-        context["invited"] = _invited(chosen) if option == "reschedule" else None
+        context["invited"] = (
+            selectors.invited_by_reschedule(chosen, group.stage) if option == "reschedule" else None
+        )
         return render_page(request, template, context, partial="bulk_form")
     return render_invalid(request, template, context, partial="bulk_form")
 
 
-def _invited(cases) -> int:
-    """How many players the reschedules of ``cases`` invite, by the rules' default scope."""
-    return sum(
-        case.entrants
-        if selectors.default_invite_scope(case.stage) == "entrants"
-        else case.remaining
-        for case in cases
-    )
+def _invited(case) -> int:
+    """How many players a reschedule of ``case`` invites, by the rules' default scope."""
+    if selectors.default_invite_scope(case.stage) == "entrants":
+        return case.entrants
+    return case.remaining
 
 
 def _decide_context(request, incident, groups, group, form, option: str) -> dict:
@@ -242,14 +245,15 @@ def _decide_context(request, incident, groups, group, form, option: str) -> dict
     }
 
 
-def _decision_problem(group, option: str, ids: set[int], chosen: list) -> str:
-    """Why the posted answer cannot be given to the posted cases, or ""."""
+def _decision_problem(group, option: str, ids: set[int], chosen: int) -> str:
+    """Why the posted answer cannot be given to the posted cases (``chosen`` of them still
+    waiting for it), or ""."""
     if option not in group.options:
         return "Choose the answer to give."
     if not ids:
         return "Every case is left out: put back at least one."
-    if len(chosen) < len(ids):
-        return _changed(len(ids) - len(chosen), "case", "waiting for this answer")
+    if chosen < len(ids):
+        return _changed(len(ids) - chosen, "case", "waiting for this answer")
     return ""
 
 
@@ -260,7 +264,7 @@ def _preview_rows(request, page, left_out: set[int]):
     rows = _choice_rows(request, page, left_out)
     previews = cached_previews.decision_previews_of([row["item"] for row in rows])
     for row in rows:
-        yield row, previews[row["item"].pk], _invited([row["item"]])
+        yield row, previews[row["item"].pk], _invited(row["item"])
 
 
 def _choice_rows(request, page, left_out: set[int]) -> list[dict]:

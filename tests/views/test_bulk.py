@@ -274,6 +274,27 @@ def test_a_grouped_decision_is_checked_before_it_is_recorded(as_marketing, incid
     assert all(case.decisions.get().invite_scope == "remaining" for case in cases)
 
 
+def test_a_grouped_decision_names_the_first_cases_and_counts_the_rest(
+    as_marketing, incident, load_case, monkeypatch
+):
+    from settlements.views import bulk
+
+    cases = [load_case(type="freeroll", stage="middle", tournament_id=f"FN{n}") for n in range(3)]
+    monkeypatch.setattr(bulk, "CONFIRM_NAMED", 1)
+    url = reverse("incident_decide", args=[incident.pk])
+    html = assert_full_page(as_marketing.get(url))
+    when = (timezone.localtime() + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
+    answer = {"selection": selection(html), "option": "reschedule", "reason": "r",
+              "reschedule_at": when}  # fmt: skip
+    check = assert_partial(as_marketing.post(url, answer, **HTMX), "bulk-form")
+    named = check[check.index('id="confirm-cases"') :]
+    assert "for 3 freeroll cases" in check and named.count("<li>") == 1
+    assert f"#{cases[0].pk} · FN0" in named and "and 2 more" in named
+    # Every chosen case's players are counted, not only those named.
+    remaining = sum(case.remaining for case in cases)
+    assert f"{remaining} players in all are invited" in check
+
+
 def test_decide_alike_cases_together_each_with_its_own_record(
     as_marketing, marketing_manager, incident, load_case
 ):
