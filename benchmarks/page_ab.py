@@ -379,12 +379,14 @@ def _pages() -> dict[str, str]:
 
 
 def _outage_pages() -> dict:
-    """outage_desk.py's two incidents: the pages incident_200.py times at each moment."""
+    """outage_desk.py's incidents: the pages incident_200.py times at each moment, and the
+    confirmations of the bulk decision, prepare and submit."""
     from urllib.parse import urlencode  # noqa: PLC0415
 
     from settlements.models import Case, Incident, Job, Settlement  # noqa: PLC0415
 
     loaded = Incident.objects.get(title="Outage, every case loaded")
+    prepared = Incident.objects.get(title="Outage, every settlement prepared")
     submitted = Incident.objects.get(title="Outage, every settlement submitted")
     load_job = Job.objects.filter(incident=loaded, kind=Job.Kind.UPLOAD).latest("pk").pk
     submit_job = Job.objects.get(incident=submitted, kind=Job.Kind.SUBMIT).pk
@@ -418,6 +420,7 @@ def _outage_pages() -> dict:
         "queue: cases": "/queues/cases/",
         "load job's items": f"/jobs/{load_job}/",
         "load job, last": f"/jobs/{load_job}/?page=9999",
+        "submit confirm": f"/incidents/{prepared.pk}/submit-prepared/",
         "approve many": f"{b}/approve/",
         "approve confirm": {"path": f"{b}/approve/", "form": {"selection": selection}},
         "queue: approvals": "/queues/approvals/",
