@@ -60,7 +60,7 @@ from settlements.selectors.cases import (
     incident_list,
     settlement_decision,
 )
-from settlements.selectors.common import BIG_TOURNAMENT_FIELDS
+from settlements.selectors.common import BIG_TOURNAMENT_FIELDS, with_ids
 from settlements.selectors.compensation import (
     case_compensations,
     case_prize_withdrawals,
@@ -364,4 +364,5 @@ __all__ = [
     "FAILED_SORTS",
     "REISSUE_SORTS",
     "withdrawals_collected",
+    "with_ids",
 ]

@@ -1,13 +1,13 @@
 """An incident's own pages: the tournaments it may still hit, its latest jobs, and the
 settlements chosen for one approval of many."""
 
-import json
 from collections.abc import Collection
 
-from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from settlements.models import Case, Incident, Job, Settlement, Tournament
 from settlements.selectors.approvals import awaiting_approval
+from settlements.selectors.common import with_ids
 from settlements.workflow import CaseStatus
 
 
@@ -39,24 +39,4 @@ def incident_jobs(incident: Incident, *, limit: int) -> QuerySet[Job]:
 def chosen_for_approval(incident: Incident, ids: Collection[int]) -> QuerySet[Settlement]:
     """Those of ``ids`` that still await approval in ``incident``; a settlement approved,
     rejected or withdrawn since it was chosen is left out."""
-    return awaiting_approval(incident).filter(_AmongIds(F("pk"), ids=ids))
-
-
-class _AmongIds(Func):
-    """The column is one of ``ids``, sent as one parameter: an outage's approval posts 2,000
-    ids, and as 2,000 placeholders the driver spends 9 ms a query splitting the statement
-    around them."""
-
-    output_field = BooleanField()
-
-    def __init__(self, column, *, ids: Collection[int]):
-        super().__init__(column)
-        self.ids = sorted(ids)
-
-    def as_sql(self, compiler, connection, **extra):
-        column, params = compiler.compile(self.get_source_expressions()[0])
-        return f"{column} = ANY(%s::bigint[])", (*params, self.ids)
-
-    def as_sqlite(self, compiler, connection, **extra):
-        column, params = compiler.compile(self.get_source_expressions()[0])
-        return f"{column} IN (SELECT value FROM json_each(%s))", (*params, json.dumps(self.ids))
+    return with_ids(awaiting_approval(incident), ids)

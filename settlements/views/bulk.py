@@ -64,7 +64,7 @@ def _confirm_bulk(request, incident, kind: str, summary, label):
     template = "settlements/incident_bulk_confirm.html"
     if request.method == "POST" and confirming.step(request) == confirming.CONFIRM:
         ids = _ids(request.POST.get("selection", ""))
-        chosen = list(summary.records.filter(pk__in=ids))
+        chosen = list(selectors.with_ids(summary.records, ids))
         if len(chosen) < len(ids):
             noun, waiting = (
                 ("case", "ready to prepare")
@@ -176,7 +176,7 @@ def incident_decide(request, incident_id: int):
     if request.method != "POST" or group is None:
         return render_page(request, template, context, partial="bulk_form")
     ids = _ids(request.POST.get("selection", ""))
-    chosen = selectors.decision_group_cases(incident, group).filter(pk__in=ids)
+    chosen = selectors.with_ids(selectors.decision_group_cases(incident, group), ids)
     count = chosen.count()
     problem = _decision_problem(group, option, ids, count)
     if problem:
