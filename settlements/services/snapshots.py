@@ -82,7 +82,11 @@ def case_load_snapshot(
     tournament, tournament_event = _tournament_for_snapshot(
         info, actor=actor, version_2=parsed.format == SNAPSHOT_FORMAT_V2
     )
-    existing = crash_case_in_force(tournament)
+    # A tournament registered here and now has no case yet: nothing to look for.
+    registered = (
+        tournament_event is not None and tournament_event[0] == Event.Type.TOURNAMENT_CREATED
+    )
+    existing = None if registered else crash_case_in_force(tournament)
     if existing is not None:
         raise Duplicate(
             f"Tournament {info.id} already has a crash case (#{existing.pk}, "
