@@ -6,7 +6,7 @@ Transparency's log or a ledger database's digest. Changing, removing or reorderi
 changes every hash after it, so a head hash kept outside the database (the auditor's export)
 pins the whole history up to it.
 
-An event also seals what it refers to that must never change (``subject_facts``): for a
+An event also seals what it refers to that must never change (``subjects_facts``): for a
 settlement its totals, counts and the ledger's digest (a hash over its lines in line order),
 for compensation its totals and the digest of its items, for a crash case its snapshot's
 SHA-256. ``verify`` recomputes those from the rows themselves, so a ledger line changed behind
@@ -106,22 +106,31 @@ def entrants_digest(rows: Iterable[tuple]) -> str:
     return digest.hexdigest()
 
 
-def subject_facts(subject, event_type: str = "") -> dict:
-    """What ``subject`` is that must never change, as an event of ``event_type`` about it
-    seals it: its totals and digests (its ICM figures too, once valued), and its fields fixed
-    from its creation or by the event (settlements.seals)."""
-    if isinstance(subject, Settlement):
-        icm = IcmValuation.objects.filter(
-            settlement_id=subject.pk, status=IcmValuation.Status.DONE
-        ).values_list("digest", flat=True)
-        facts = _settlement_facts(subject, icm=icm.first())
-    elif isinstance(subject, Compensation):
-        facts = {"totals": subject.totals, "items": subject.items_digest}
-    elif isinstance(subject, Case) and subject.snapshot_id is not None:
-        facts = {"snapshot": subject.snapshot.sha256}
-    else:
-        facts = {}
-    return facts | seals.record_facts(subject, event_type)
+def subjects_facts(pairs: Sequence[tuple[object, str]]) -> list[dict]:
+    """What each subject is that must never change, as an event of the type about it seals it:
+    its totals and digests (its ICM figures too, once valued), and its fields fixed from its
+    creation or by the event (settlements.seals). What that reads from other rows (ICM
+    figures, releases) is read for them all at once: a job's batch seals its events together."""
+    settled = [subject.pk for subject, _ in pairs if isinstance(subject, Settlement)]
+    icm = dict(
+        IcmValuation.objects.filter(
+            settlement_id__in=settled, status=IcmValuation.Status.DONE
+        ).values_list("settlement_id", "digest")
+        if settled
+        else ()
+    )
+    found = []
+    for (subject, _), fields in zip(pairs, seals.records_facts(pairs), strict=True):
+        if isinstance(subject, Settlement):
+            facts = _settlement_facts(subject, icm=icm.get(subject.pk))
+        elif isinstance(subject, Compensation):
+            facts = {"totals": subject.totals, "items": subject.items_digest}
+        elif isinstance(subject, Case) and subject.snapshot_id is not None:
+            facts = {"snapshot": subject.snapshot.sha256}
+        else:
+            facts = {}
+        found.append(facts | fields)
+    return found
 
 
 def _settlement_facts(

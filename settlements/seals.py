@@ -222,22 +222,40 @@ def _attnames(model, names: Iterable[str]) -> list[str]:
     return [model._meta.get_field(name).attname for name in names]
 
 
-def record_facts(subject, event_type: str) -> dict:
-    """The fields of ``subject`` an event of ``event_type`` seals, and its release if any."""
-    model = type(subject)
-    names = _FIXED.get(model, ()) + tuple(
-        name for name in _FINAL.get(event_type, ()) if name in _SEALED.get(model, ())
-    )
-    facts = {
-        name: _plain(getattr(subject, attname))
-        for name, attname in zip(names, _attnames(model, names), strict=True)
-    }
-    link = _RELEASE_LINK.get(model)
-    if link is not None:
-        release = LedgerRelease.objects.filter(**{link: subject}).values(*RELEASE_FIELDS)
-        for row in release:
-            facts["release"] = {name: _plain(value) for name, value in row.items()}
-    return facts
+def records_facts(pairs: Sequence[tuple[object, str]]) -> list[dict]:
+    """The fields of each subject an event of the type seals, and its release if any: the
+    releases of them all read in one query a model, for a job's batch of events."""
+    releases = _releases_of(subject for subject, _ in pairs)
+    found = []
+    for subject, event_type in pairs:
+        model = type(subject)
+        names = _FIXED.get(model, ()) + tuple(
+            name for name in _FINAL.get(event_type, ()) if name in _SEALED.get(model, ())
+        )
+        facts = {
+            name: _plain(getattr(subject, attname))
+            for name, attname in zip(names, _attnames(model, names), strict=True)
+        }
+        if (release := releases.get((model, subject.pk))) is not None:
+            facts["release"] = release
+        found.append(facts)
+    return found
+
+
+def _releases_of(subjects: Iterable) -> dict[tuple[type, int], dict]:
+    """{(model, pk): the release that handed its lines to the cashier} of those released."""
+    wanted: dict[type, list[int]] = defaultdict(list)
+    for subject in subjects:
+        if type(subject) in _RELEASE_LINK:
+            wanted[type(subject)].append(subject.pk)
+    releases = {}
+    for model, ids in wanted.items():
+        link = f"{_RELEASE_LINK[model]}_id"
+        rows = LedgerRelease.objects.filter(**{f"{link}__in": ids}).values(link, *RELEASE_FIELDS)
+        for row in rows:
+            pk = row.pop(link)
+            releases[model, pk] = {name: _plain(value) for name, value in row.items()}
+    return releases
 
 
 def current_records(model, ids) -> dict[int, dict]:
@@ -323,27 +341,42 @@ def _history_fields(model) -> list[str]:
 
 @cache
 def _versions_of(model):
-    """Every version of ``model`` in order, with the fields ``history_facts`` digests; built
-    once, as resolving the forty-odd names of a settlement's version cost more than the query
-    (each event filters a copy of it; the query is compiled as it runs)."""
-    versions = model.history.model.objects.order_by("history_id")
-    return versions.values_list("history_id", *_history_fields(model))
+    """Every version of ``model`` by record, in order, with the fields ``history_facts_of``
+    digests; built once, as resolving the forty-odd names of a settlement's version cost more
+    than the query (each batch filters a copy of it; the query is compiled as it runs)."""
+    versions = model.history.model.objects.order_by("id", "history_id")
+    return versions.values_list("id", "history_id", *_history_fields(model))
 
 
-def history_facts(records: Iterable) -> dict[str, list]:
-    """For each audited record, [its latest version's id, the digest of its versions so far]."""
-    facts = {}
-    for record in records:
-        model = type(record)
-        if SEALED_MODELS.get(model._meta.model_name) is not model:
-            continue
-        digest, last = Digest(), None
-        for row in _versions_of(model).filter(id=record.pk):
-            digest.add(row[1:])
-            last = row[0]
-        if last is not None:
-            facts[f"{model._meta.model_name}:{record.pk}"] = [last, digest.hexdigest()]
-    return facts
+def history_facts_of(groups: Sequence[Iterable]) -> list[dict[str, list]]:
+    """For each group of records (an event's, of a job's batch of events), each audited
+    record's [latest version id, digest of its versions so far]; the versions of each model
+    read in one query."""
+    groups = [
+        [r for r in records if SEALED_MODELS.get(type(r)._meta.model_name) is type(r)]
+        for records in groups
+    ]
+    wanted: dict[type, set[int]] = defaultdict(set)
+    for records in groups:
+        for record in records:
+            wanted[type(record)].add(record.pk)
+    versions: dict[tuple[type, int], list] = {}
+    for model, pks in wanted.items():
+        rows = _versions_of(model).filter(id__in=pks)
+        for pk, group in groupby(rows.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0)):
+            digest, last = Digest(), None
+            for row in group:
+                digest.add(row[2:])
+                last = row[1]
+            versions[model, pk] = [last, digest.hexdigest()]
+    return [
+        {
+            f"{type(record)._meta.model_name}:{record.pk}": versions[type(record), record.pk]
+            for record in records
+            if (type(record), record.pk) in versions
+        }
+        for records in groups
+    ]
 
 
 def current_history(wanted: dict[str, set[int]]) -> dict[tuple[str, int], str]:

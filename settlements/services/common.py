@@ -2,15 +2,16 @@
 the business event, locking rows in the one order, bulk inserts and argument checks.
 """
 
+import copy
 import logging
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import psycopg
 from django.db import connection, transaction
 from django.utils import timezone
+from simple_history.utils import get_history_manager_for_model
 
 from settlements import audit_log, bounds, change_mark, player_ids, seals
 from settlements.errors import DomainError
@@ -23,6 +24,7 @@ from settlements.models import (
     Settlement,
     Tournament,
 )
+from settlements.services import staging
 
 log = logging.getLogger("crashdesk.events")
 
@@ -82,13 +84,86 @@ def insert_bound_rows(model, fields: Sequence[str], rows: Sequence[tuple]) -> No
     model.objects.bulk_create(model(**dict(zip(attnames, row, strict=True))) for row in rows)
 
 
+def update_rows(model, instances: Sequence, fields: Sequence[str]) -> None:
+    """Write ``fields`` of each instance, one statement for them all: on PostgreSQL an
+    ``UPDATE … FROM (VALUES …)``, whose values are sent apart from its text (Django's
+    ``bulk_update`` builds a CASE expression per field and row, costlier to compile than the
+    rows are to write); elsewhere ``bulk_update``. Bypasses model save() like insert_rows."""
+    if not instances:
+        return
+    if connection.vendor != "postgresql":
+        model.objects.bulk_update(instances, fields)
+        return
+    quote = connection.ops.quote_name
+    columns = [model._meta.pk, *(model._meta.get_field(name) for name in fields)]
+    names = [quote(column.column) for column in columns]
+    # The first row's values cast to each column's type: the others take the same.
+    casts = [f"%s::{column.cast_db_type(connection)}" for column in columns]
+    others = ", ".join(["%s"] * len(columns))
+    rows = [f"({', '.join(casts)})", *[f"({others})"] * (len(instances) - 1)]
+    table = quote(model._meta.db_table)
+    sql = (
+        f"UPDATE {table} SET {', '.join(f'{n} = v.{n}' for n in names[1:])} "
+        f"FROM (VALUES {', '.join(rows)}) AS v ({', '.join(names)}) "
+        f"WHERE {table}.{names[0]} = v.{names[0]}"
+    )
+    params = [
+        column.get_db_prep_save(getattr(instance, column.attname), connection)
+        for instance in instances
+        for column in columns
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
 def save_with_history(instance, *, actor, reason: str, fields: Sequence[str] = ()) -> None:
     """Save a versioned row with the actor and reason recorded on its history version.
     ``fields``: the only columns the change sets (the row locked and read in the same
-    transaction), written alone; the version still records the whole row."""
+    transaction), written alone; the version still records the whole row.
+
+    In a job's batch (``services.staging``) a change to a row the batch holds is written with
+    the batch's others at its end, and so is the first version of a new audited record (the
+    row itself is inserted now, for what refers to it)."""
     instance._history_user = actor
     instance._change_reason = reason
-    instance.save(update_fields=fields or None)
+    stage = staging.current()
+    if stage is None:
+        instance.save(update_fields=fields or None)
+        return
+    # What the item staged of this row before is written first: its versions stay in order.
+    write_staged(*stage.take(instance))
+    if fields and staging.held(type(instance), instance.pk) is instance:
+        for name in fields:
+            # What save() would do: the times of auto_now fields set now.
+            instance._meta.get_field(name).pre_save(instance, False)
+        # A copy: the row and its version as they are now, whatever the item does later.
+        stage.updates.append((copy.copy(instance), tuple(fields)))
+    elif instance.pk is None and type(instance) in seals.SEALED_MODELS.values():
+        instance.skip_history_when_saving = True  # simple-history's switch for one save
+        try:
+            instance.save()
+        finally:
+            del instance.skip_history_when_saving
+        stage.created.append(copy.copy(instance))
+    else:
+        instance.save(update_fields=fields or None)
+
+
+def write_staged(created: Sequence, updates: Sequence[tuple[object, tuple[str, ...]]]) -> None:
+    """Write what a job's batch staged (``services.staging``): the first versions of new
+    records, one insert a model; changes and their versions, one update and one insert a
+    model and kind of change."""
+    new: dict[type, list] = defaultdict(list)
+    for row in created:
+        new[type(row)].append(row)
+    for model, rows in new.items():
+        get_history_manager_for_model(model).bulk_history_create(rows)
+    changed: dict[tuple[type, tuple[str, ...]], list] = defaultdict(list)
+    for instance, fields in updates:
+        changed[type(instance), fields].append(instance)
+    for (model, fields), instances in changed.items():
+        update_rows(model, instances, fields)
+        get_history_manager_for_model(model).bulk_history_create(instances, update=True)
 
 
 def record_event(
@@ -106,7 +181,8 @@ def record_event(
 ) -> Event:
     """Write the event, sealing what it refers to (settlements.audit_log): its subject's facts,
     ``facts`` the caller digested from the rows it wrote, and the versions so far of its
-    subject, its case and the ``sealed`` records it changed too."""
+    subject, its case and the ``sealed`` records it changed too. In a job's batch it is held,
+    and sealed and chained with the batch's other events at its end (``services.batches``)."""
     if case is not None:
         incident = incident or case.incident
         tournament = tournament or case.tournament
@@ -120,39 +196,28 @@ def record_event(
         subject_id=subject.pk if subject is not None else None,
         reason=reason.strip(),
         data=data or {},
-        subject_facts={
-            **(audit_log.subject_facts(subject, event_type) if subject is not None else {}),
-            **(facts or {}),
-        },
     )
-    versions = seals.history_facts(dict.fromkeys(r for r in (subject, case, *sealed) if r))
-    if versions:
-        event.subject_facts["history"] = versions
-    held = _held_events.get()
-    if held is not None:
-        held.append(event)
+    records = tuple(dict.fromkeys(r for r in (subject, case, *sealed) if r))
+    held = staging.HeldEvent(event, subject, records, facts or {})
+    if (stage := staging.current()) is not None:
+        stage.events.append(held)
         return event
+    seal_facts([held])
     write_events([event])
     return event
 
 
-# Events recorded under ``events_held``: built (with everything they seal) but not chained yet.
-_held_events: ContextVar[list[Event] | None] = ContextVar("held_events", default=None)
-
-
-@contextmanager
-def events_held() -> Iterator[list[Event]]:
-    """Hold the events recorded inside, complete but unchained, in the list it yields, for
-    ``write_events`` to chain later in the same transaction (a job's batch of items chains
-    its events at its end, so that the commit-order lock is held from there to the commit
-    rather than from its first item). Events recorded inside and never written are lost with
-    the savepoint that dropped the rest of their work."""
-    held: list[Event] = []
-    token = _held_events.set(held)
-    try:
-        yield held
-    finally:
-        _held_events.reset(token)
+def seal_facts(held: Sequence[staging.HeldEvent]) -> None:
+    """Complete the events' facts: their subjects' (audit_log), the caller's, and the versions
+    so far of the records each names, read for them all in one query a model."""
+    subjects = [h for h in held if h.subject is not None]
+    facts = audit_log.subjects_facts([(h.subject, h.event.type) for h in subjects])
+    of_subject = {id(h): f for h, f in zip(subjects, facts, strict=True)}
+    versions = seals.history_facts_of([h.records for h in held])
+    for h, history in zip(held, versions, strict=True):
+        h.event.subject_facts = {**of_subject.get(id(h), {}), **h.facts}
+        if history:
+            h.event.subject_facts["history"] = history
 
 
 def write_events(events: Sequence[Event]) -> None:
@@ -218,7 +283,10 @@ def hold_parents(*, incidents: Iterable[int | None] = (), cases: Iterable[int | 
 
 
 def lock_case(case: Case) -> Case:
-    """The case, locked for update, its incident share-locked first."""
+    """The case, locked for update, its incident share-locked first (or the case as the
+    running job's batch locked it so)."""
+    if (held := staging.held(Case, case.pk)) is not None:
+        return held
     hold_parents(incidents=[case.incident_id])
     return _locked_case(case.pk)
 
@@ -234,33 +302,55 @@ def lock_case_of(record) -> Case:
 
 
 def _locked_case(case_id: int) -> Case:
-    # The snapshot text (up to tens of MB) is loaded only by the service that parses it.
-    return (
+    if (case := locked_cases([case_id]).get(case_id)) is None:
+        raise Case.DoesNotExist("The case is gone.")
+    return case
+
+
+def locked_cases(ids: Iterable[int], *, texts: bool = False) -> dict[int, Case]:
+    """The cases, locked for update in id order (their incidents held already), with their
+    tournament, incident and snapshot; the snapshot text (up to tens of MB) only for
+    ``texts``, otherwise loaded by the service that parses it."""
+    rows = (
         Case.objects.select_for_update(of=("self",))
         .select_related("tournament", "incident", "snapshot")
-        .defer("snapshot__text")
-        .get(pk=case_id)
+        .filter(pk__in=ids)
+        .order_by("pk")
     )
+    if not texts:
+        rows = rows.defer("snapshot__text")
+    return {case.pk: case for case in rows}
 
 
 def lock_settlement(settlement: Settlement) -> tuple[Case, Settlement]:
-    """The settlement's incident (shared), its case, then the settlement, locked in that order."""
+    """The settlement's incident (shared), its case, then the settlement, locked in that order
+    (or as the running job's batch locked them so)."""
+    if (held := staging.held(Settlement, settlement.pk)) is not None:
+        return held.case, held
     case_id, incident_id = Settlement.objects.values_list("case_id", "case__incident_id").get(
         pk=settlement.pk
     )
     hold_parents(incidents=[incident_id])
-    case = (
-        Case.objects.select_for_update(of=("self",))
-        .select_related("tournament", "incident")
-        .get(pk=case_id)
-    )
-    locked = (
+    case = _locked_case(case_id)
+    if (locked := locked_settlements([settlement.pk], {case_id: case}).get(settlement.pk)) is None:
+        raise Settlement.DoesNotExist("The settlement is gone.")
+    return case, locked
+
+
+def locked_settlements(ids: Iterable[int], cases: dict[int, Case]) -> dict[int, Settlement]:
+    """The settlements, locked for update in id order after their ``cases``, with what they
+    correct."""
+    rows = (
         Settlement.objects.select_for_update(of=("self",))
         .select_related("corrects")
-        .get(pk=settlement.pk)
+        .filter(pk__in=ids)
+        .order_by("pk")
     )
-    locked.case = case
-    return case, locked
+    found = {}
+    for settlement in rows:
+        settlement.case = cases[settlement.case_id]
+        found[settlement.pk] = settlement
+    return found
 
 
 def entrants_among(case: Case, players: Iterable[str]) -> set[str]:

@@ -50,13 +50,8 @@ from settlements.access import permissions, roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
 from settlements.models import Case, Event, IcmValuation, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
-from settlements.services.common import (
-    events_held,
-    hold_parents,
-    insert_bound_rows,
-    record_event,
-    write_events,
-)
+from settlements.services.batches import lock_batch, write_batch
+from settlements.services.common import insert_bound_rows, record_event, update_rows
 from settlements.services.decisions import decision_record
 from settlements.services.icm import batch_labels, icm_batch_add, valuation_started
 from settlements.services.job_retries import (
@@ -73,6 +68,7 @@ from settlements.services.settlements import (
     settlement_submit,
 )
 from settlements.services.snapshots import case_load_snapshot
+from settlements.services.staging import Batch
 
 log = logging.getLogger("crashdesk.jobs")
 
@@ -217,13 +213,12 @@ def job_step(*, job: Job) -> bool:
             items = _take_batch(job)
             if not items:
                 return False
-            if len(items) > 1:
-                _lock_batch(job.kind, items)
-            events = []
+            batch = Batch()
+            items = lock_batch(job, items, batch)
             for item in items:
-                events += _run_step(job, item)
+                _run_step(job, item, batch)
             item = None
-            write_events(events)
+            write_batch(batch)
             _save_outcomes(items)
     except TRANSIENT as error:
         raise StepInterrupted(item.pk if item else None) from error
@@ -231,46 +226,26 @@ def job_step(*, job: Job) -> bool:
 
 
 def _take_batch(job: Job) -> list[JobItem]:
-    """The next pending items, locked: each task of the run a share of what is left, at most
-    JOB_BATCH_ITEMS (an item's work is unseen on the progress page until its batch commits)."""
-    pending = JobItem.objects.filter(job_id=job.pk, status=JobItem.Status.PENDING)
+    """The next pending items, locked: at most each task's share of the job's items, and at
+    most JOB_BATCH_ITEMS (an item's work is unseen on the progress page until its batch
+    commits). A share of the whole job, not of what is left: what a batch costs beyond its
+    items is paid once a batch, and batches shrinking to one item at the end paid it for each."""
+    items = JobItem.objects.filter(job_id=job.pk)
+    pending = items.filter(status=JobItem.Status.PENDING)
     size = 1
     if job.kind in BATCHED:
-        share = -(-pending.count() // max(1, settings.JOB_WORKERS_PER_JOB))
+        share = -(-items.count() // max(1, settings.JOB_WORKERS_PER_JOB))
         size = max(1, min(settings.JOB_BATCH_ITEMS, share))
     return list(pending.select_for_update(skip_locked=True).order_by("position")[:size])
 
 
-def _lock_batch(kind: str, items: Sequence[JobItem]) -> None:
-    """Lock the batch's rows up front in the one lock order (incidents shared, cases, then
-    settlements), a statement each: a step then locks rows it holds, and waits for nothing
-    after the commit-order lock, which an approval earlier in the batch may have taken."""
-    keys = [int(item.key) for item in items if item.key.isdigit()]
-    if kind in (Job.Kind.SUBMIT, Job.Kind.APPROVE):
-        settlements = keys
-        pairs = list(
-            Settlement.objects.filter(pk__in=keys).values_list("case_id", "case__incident_id")
-        )
-    elif kind in (Job.Kind.PREPARE, Job.Kind.DECIDE):
-        settlements = []
-        pairs = list(Case.objects.filter(pk__in=keys).values_list("pk", "incident_id"))
-    else:
-        return
-    cases = [case for case, _ in pairs]
-    hold_parents(incidents=[incident for _, incident in pairs])
-    for model, ids in ((Case, cases), (Settlement, settlements)):
-        if ids:
-            locked = model.objects.select_for_update(of=("self",)).filter(pk__in=ids)
-            list(locked.order_by("pk").values_list("pk", flat=True))
-
-
-def _run_step(job: Job, item: JobItem) -> list[Event]:
-    """Run the item's step, setting its outcome on it; the events it recorded, held for the
-    batch to write (none when it failed)."""
+def _run_step(job: Job, item: JobItem, batch: Batch) -> None:
+    """Run the item's step, setting its outcome on it; what it wrote and recorded is staged on
+    ``batch`` (nothing when it failed)."""
     try:
-        # A savepoint: a step that fails leaves nothing behind, nor its events, and its item,
-        # still locked, is marked failed in the same transaction.
-        with transaction.atomic(), events_held() as events:
+        # A savepoint: a step that fails leaves nothing behind, nor its staged writes and
+        # events, and its item, still locked, is marked failed in the same transaction.
+        with transaction.atomic(), batch.item():
             message, case = STEPS[job.kind](job, item)
     except TRANSIENT:
         # The database's failure, not the item's: the whole batch is tried again.
@@ -290,8 +265,6 @@ def _run_step(job: Job, item: JobItem) -> list[Event]:
         _set_outcome(item, JobItem.Status.FAILED, UNEXPECTED, None)
     else:
         _set_outcome(item, JobItem.Status.DONE, message, case)
-        return events
-    return []
 
 
 def job_work(*, job: Job) -> None:
@@ -395,10 +368,7 @@ def case_being_prepared(case: Case) -> Job | None:
 
 
 # --- The steps: one service call per item ---------------------------------------------------
-
-
-# Each service locks and reads its case or settlement itself: the steps hand it a bare
-# reference by id rather than read the row a first time.
+# Each hands its service a bare reference by id: the service takes the row the batch locked.
 
 
 def _prepare(job: Job, item: JobItem) -> tuple[str, Case | None]:
@@ -559,7 +529,7 @@ def _set_outcome(item: JobItem, status: str, message: str, case: Case | None) ->
 
 def _save_outcomes(items: Sequence[JobItem]) -> None:
     """Write the batch's outcomes, a statement for all; a loaded file's bytes are dropped."""
-    JobItem.objects.bulk_update(items, ["status", "message", "case"])
+    update_rows(JobItem, items, ("status", "message", "case"))
     loaded = [i.pk for i in items if i.status == JobItem.Status.DONE and i.payload is not None]
     JobItem.objects.filter(pk__in=loaded).update(payload=None)  # no query when none was loaded
 

@@ -45,6 +45,7 @@ from settlements.models import (
     idempotency_key,
 )
 from settlements.selectors.payments import LedgerLine
+from settlements.services import staging
 from settlements.services.common import (
     hold_parents,
     insert_rows,
@@ -97,14 +98,9 @@ def release_lines(
     else:
         record = Record.REISSUE
     # The caller holds the case (and so its incident) already, as every approving service
-    # locks it first. Places follow commit order: taken under the lock held to the commit
-    # (change_mark.py).
-    change_mark.hold_commit_order()
-    first = selectors.last_position() + 1
-    release = LedgerRelease.objects.create(
+    # locks it first.
+    release = LedgerRelease(
         record=record,
-        first_position=first,
-        last_position=first + line_count - 1,
         line_count=line_count,
         settlement=settlement,
         compensation=compensation,
@@ -117,8 +113,25 @@ def release_lines(
         released_by=actor,
         released_at=timezone.now(),
     )
-    PaymentTally.objects.create(release=release)
+    stage = staging.current()
+    if stage is not None and settlement is not None and staging.held(Settlement, settlement.pk):
+        stage.releases.append(release)  # given its places with the batch's others, at its end
+    else:
+        write_releases([release])
     return release
+
+
+def write_releases(releases: Sequence[LedgerRelease]) -> None:
+    """Give the releases their places in the feed, one after another, and write them with
+    their tallies. Places follow commit order: taken under the lock held to the commit
+    (change_mark.py)."""
+    change_mark.hold_commit_order()
+    first = selectors.last_position() + 1
+    for release in releases:
+        release.first_position, release.last_position = first, first + release.line_count - 1
+        first = release.last_position + 1
+    LedgerRelease.objects.bulk_create(releases)
+    PaymentTally.objects.bulk_create(PaymentTally(release=release) for release in releases)
 
 
 def unit_totals(by_unit_and_source: dict[str, dict[str, int]]) -> dict[str, int]:

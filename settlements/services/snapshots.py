@@ -26,6 +26,7 @@ from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, Problem, ass
 from settlements.rules.snapshot import FORMAT_V2 as SNAPSHOT_FORMAT_V2
 from settlements.rules.snapshot import name_players
 from settlements.selectors import crash_case_in_force
+from settlements.services import staging
 from settlements.services.common import (
     MAX_AMOUNT,
     insert_rows,
@@ -75,13 +76,17 @@ def case_load_snapshot(
             field="snapshot",
         )
     if incident is not None:
-        incident = _share_incident(incident.pk)
+        incident = share_incident(incident.pk)
         permissions.enforce(permissions.case_load_snapshot(user=actor, incident=incident))
 
     tournament, tournament_event = _tournament_for_snapshot(
         info, actor=actor, version_2=parsed.format == SNAPSHOT_FORMAT_V2
     )
-    existing = crash_case_in_force(tournament)
+    # A tournament registered here and now has no case yet: nothing to look for.
+    registered = (
+        tournament_event is not None and tournament_event[0] == Event.Type.TOURNAMENT_CREATED
+    )
+    existing = None if registered else crash_case_in_force(tournament)
     if existing is not None:
         raise Duplicate(
             f"Tournament {info.id} already has a crash case (#{existing.pk}, "
@@ -315,10 +320,12 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
     return case
 
 
-def _share_incident(pk: int) -> Incident:
+def share_incident(pk: int) -> Incident:
     """The incident, share-locked to the commit: closing it (which locks it for update) waits
     for the loads under way and then counts their cases, while loads into the same incident
-    run side by side."""
+    run side by side. A job's batch of loads locks it once for all (``services.batches``)."""
+    if (held := staging.held(Incident, pk)) is not None:
+        return held
     if connection.vendor == "postgresql":
         table = connection.ops.quote_name(Incident._meta.db_table)
         with connection.cursor() as cursor:

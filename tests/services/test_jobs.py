@@ -326,7 +326,7 @@ def test_a_batch_chains_its_items_events_in_order_and_none_of_a_failed_one(
     assert not Settlement.objects.filter(case=cases[1]).exists()
 
 
-def test_each_task_of_a_run_takes_a_share_of_the_items_left(
+def test_each_task_of_a_run_takes_at_most_its_share_of_the_jobs_items(
     settings, monkeypatch, operator, incident, snapshot_factory
 ):
     settings.JOB_WORKERS_PER_JOB, settings.JOB_BATCH_ITEMS = 2, 3
@@ -334,6 +334,9 @@ def test_each_task_of_a_run_takes_a_share_of_the_items_left(
     take, sizes = jobs._take_batch, []
     monkeypatch.setattr(jobs, "_take_batch", lambda job: sizes.append(len(got := take(job))) or got)
     job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
-    # At most JOB_BATCH_ITEMS, and half of what is left once that is less.
-    assert sizes == [3, 3, 2, 1, 0]
+    # At most JOB_BATCH_ITEMS, and at most half the job's items.
+    assert sizes == [3, 3, 3, 0]
+    settings.JOB_BATCH_ITEMS, sizes[:] = 20, []
+    jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="u", items=case_items(cases))
+    assert sizes == [5, 4, 0]
     assert jobs.job_progress(job).done == 9
