@@ -170,6 +170,31 @@ def test_a_repeated_player_field_is_a_duplicate_key():
     assert "twice" in rejected.value.problems[0].message
 
 
+@pytest.mark.parametrize(("key", "default"), [("entries", 1), ("add_ons", 0), ("bounty", 0)])
+def test_a_field_repeated_with_its_default_is_a_duplicate_key(key, default):
+    # A repeated key whose values are the default decodes as if the field were absent.
+    document = v2(regular([5, 0], payouts=[3000]))
+    document["players"][1][key] = default
+    pair = f'"{key}": {default}'.encode()
+    text = encode(document).replace(pair, pair + b", " + pair)
+    with pytest.raises(InvalidInput) as rejected:
+        parse_snapshot(text)
+    assert [(p.path, p.message) for p in rejected.value.problems] == [
+        (f"players[1].{key}", "appears twice in the same object")
+    ]
+
+
+def test_defaults_written_out_read_as_defaults_left_out():
+    players = rebuy_players()
+    written = [{"entries": 1, "add_ons": 0, "bounty": 0} | player for player in players]
+    settled = []
+    for rows in (players, written):
+        document = v2(regular(rows, payouts=[4000, 3000]), entry_bounty=500, add_on=1000)
+        parsed = parse_snapshot(encode(document))
+        settled.append((parsed.players, parsed.entry_columns, settle(parsed).to_dict()))
+    assert settled[0] == settled[1]
+
+
 def test_version_2_reports_its_type_problems_with_its_own_fields():
     document = v2(regular([5, 0], payouts=[3000]))
     document["players"][0]["entries"] = "2"
