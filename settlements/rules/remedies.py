@@ -289,15 +289,17 @@ def _per_entry(own: EntryColumns, per_entry: int, per_add_on: int) -> list[int]:
 
 def _own_bounds(own: EntryColumns | None, terms: Terms, bounds: SplitTerms) -> tuple | None:
     """§8's regular middle stage: each player's own buy-ins L_i guaranteed and their cap
-    H_i = max(prize(1), L_i), as (floors, caps); None where one L and one H serve everyone."""
+    H_i = max(prize(1), L_i), as (floors, caps), caps None where every H_i is prize(1); None
+    where one L and one H serve everyone."""
     if bounds.floor != "buy_in" or not terms.per_player:
         return None
     floors = _own_paid(own, terms)
-    low, high, first = min(floors), max(floors), terms.first_prize
+    distinct = set(floors)  # a few amounts: one pass, cheaper than min() and max()
+    low, high, first = min(distinct), max(distinct), terms.first_prize
     if low == high <= first:
         return None
     if high <= first:
-        return floors, [first] * len(floors)
+        return floors, None
     return floors, [floor if floor > first else first for floor in floors]
 
 
@@ -345,7 +347,7 @@ def _split(
     remedy: str,
     chips: list[int],
     ids: list[str],
-    own: tuple[list[int], list[int]] | None = None,
+    own: tuple[list[int], list[int] | None] | None = None,
 ) -> Split:
     pool, floor, cap, floor_path, cap_path = _bounds(terms, bounds)
     floors, caps = own if own is not None else (None, None)

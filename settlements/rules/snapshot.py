@@ -456,12 +456,13 @@ def _semantic_problems(
 ) -> list[Problem]:
     problems: list[Problem] = []
     _document_problems(problems, doc)
-    _player_problems(problems, doc.players, ids)
+    chips = [p.chips for p in doc.players]
+    _player_problems(problems, chips, ids)
     t = doc.tournament
-    entries, add_on_money = len(doc.players), 0
+    entries, add_on_money = len(chips), 0
     if columns is not None:
         entries, add_on_money = entry_problems(
-            problems, doc.players, columns, t, freeroll=isinstance(t, _FreerollDoc)
+            problems, chips, columns, t, freeroll=isinstance(t, _FreerollDoc)
         )
     pool = _pool_problems(problems, t, entries, add_on_money)
     if isinstance(t, _SatelliteDoc):
@@ -497,10 +498,9 @@ def _document_problems(problems: list[Problem], doc: _SnapshotDoc) -> None:
         )
 
 
-def _player_problems(problems: list[Problem], players: list[Player], ids: list[str]) -> None:
+def _player_problems(problems: list[Problem], chips: list[int], ids: list[str]) -> None:
     """Chips out of range, empty or repeated ids, too few entrants, nobody with chips."""
-    entrants = len(players)
-    chips = [p.chips for p in players]
+    entrants = len(chips)
     chips_ok = True
     if chips and (min(chips) < 0 or max(chips) > MAX_CHIPS):
         chips_ok = False
