@@ -296,7 +296,8 @@ def _own_bounds(own: EntryColumns | None, terms: Terms, bounds: SplitTerms) -> t
     floors = _own_paid(own, terms)
     distinct = set(floors)  # a few amounts: one pass, cheaper than min() and max()
     low, high, first = min(distinct), max(distinct), terms.first_prize
-    if low == high <= first:
+    # One L and one H only when every L_i is the buy-in that the split's L stands for.
+    if low == high == terms.buy_in <= first:
         return None
     if high <= first:
         return floors, None

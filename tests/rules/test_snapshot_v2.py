@@ -65,6 +65,23 @@ def test_the_pool_counts_every_entry_and_add_on():
     assert problems(document) == {"tournament.payouts": "must sum to the prize pool 7000, not 6000"}
 
 
+def test_the_middle_stage_guarantees_own_buy_ins_that_all_differ_from_the_buy_in():
+    # Every player still in bought a second entry: each is guaranteed 2,000 (L_i = paid_i,
+    # RULES.md §8), not the buy-in, and chip equity shares the 14,000 − 8,000 left.
+    rows = [{"id": "a", "chips": 3000, "entries": 2}] + [
+        {"id": name, "chips": 1000, "entries": 2} for name in "bcd"
+    ]
+    rows += [{"id": f"x{i}", "chips": 0} for i in range(6)]
+    result = settle(parse_snapshot(encode(v2(regular(rows, payouts=[8000, 6000])))))
+    assert (result.stage, result.basis.split_floor) == ("middle", "own_buy_ins")
+    assert [(line.player, line.amount) for line in result.lines] == [
+        ("a", 4250),
+        ("b", 3250),
+        ("c", 3250),
+        ("d", 3250),
+    ]
+
+
 @pytest.mark.parametrize(
     ("where", "key"),
     [("player", "entries"), ("player", "add_ons"), ("player", "bounty"),
