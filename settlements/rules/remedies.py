@@ -234,9 +234,12 @@ def settle(
         parts.append(RankingPart(ids, chips, values, places, shared))
     elif remedy in SPLIT_REMEDIES:
         bounds = TABLE[assessment.type, assessment.stage].split
+        refunded = 0  # Σ paid_i of the players refunded beside the split
         if bounds.fees_refunded:
             columns["refund_buy_in"], columns["refund_fee"] = _own_payments(own, terms, n)
-        result = _split(terms, bounds, remedy, chips, ids, _own_bounds(own, terms, bounds))
+            refunded = sum(columns["refund_buy_in"])
+        own_bounds = _own_bounds(own, terms, bounds)
+        result = _split(terms, bounds, remedy, chips, ids, own_bounds, refunded)
         parts.append(SplitPart(ids, chips, result))
         values = result.amounts
     # "reschedule" and a pending decision pay nothing.
@@ -349,8 +352,9 @@ def _split(
     chips: list[int],
     ids: list[str],
     own: tuple[list[int], list[int] | None] | None = None,
+    refunded: int = 0,
 ) -> Split:
-    pool, floor, cap, floor_path, cap_path = _bounds(terms, bounds)
+    pool, floor, cap, floor_path, cap_path = _bounds(terms, bounds, refunded)
     floors, caps = own if own is not None else (None, None)
     try:
         return split(
@@ -370,12 +374,15 @@ def _split(
         raise InvalidInput([Problem(path, f"the split's bounds cannot hold: {error}")]) from None
 
 
-def _bounds(terms: Terms, bounds: SplitTerms) -> tuple[int, int, int | None, str, str]:
-    """(Q, L, H) of a split, with the snapshot field behind L and behind H ("$" for none)."""
+def _bounds(
+    terms: Terms, bounds: SplitTerms, refunded: int
+) -> tuple[int, int, int | None, str, str]:
+    """(Q, L, H) of a split, with the snapshot field behind L and behind H ("$" for none);
+    `refunded` is Σ paid_i of the players whose buy-ins are refunded beside it."""
     if bounds.pool == "prize_pool":
         pool = terms.pool
     elif bounds.pool == "pool_less_refunds":
-        pool = terms.pool - terms.remaining_paid
+        pool = terms.pool - refunded
     else:
         # P_late: the places R+1..M were already paid by the tournament itself.
         pool = terms.pool - sum(terms.prizes[terms.remaining :])
