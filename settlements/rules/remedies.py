@@ -5,8 +5,7 @@
 """
 
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import add, mul
+from itertools import compress
 
 from .basis import Basis
 from .entries import EntryColumns
@@ -285,9 +284,9 @@ def _own_paid(own: EntryColumns, terms: Terms) -> list[int]:
 
 
 def _per_entry(own: EntryColumns, per_entry: int, per_add_on: int) -> list[int]:
-    """e_i·per_entry + a_i·per_add_on for each player, at C speed."""
-    entries = map(mul, own.entries, repeat(per_entry))
-    return list(map(add, entries, map(mul, own.add_ons, repeat(per_add_on))))
+    """e_i·per_entry + a_i·per_add_on for each player. A list comprehension: Python 3.13's
+    inline integer arithmetic is twice as fast as map() through operator.mul and add."""
+    return [e * per_entry + a * per_add_on for e, a in zip(own.entries, own.add_ons, strict=True)]
 
 
 def _own_bounds(own: EntryColumns | None, terms: Terms, bounds: SplitTerms) -> tuple | None:
