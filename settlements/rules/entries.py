@@ -58,6 +58,12 @@ class GivenColumns:
         return cls(raw, EntryColumns(*defaulted), 3 * len(players) - sum(absent))
 
 
+def fields_given(rows: list) -> int:
+    """How many of the §8 player fields a version 2 document's rows give (UNSET where
+    absent)."""
+    return 3 * len(rows) - sum(column.count(UNSET) for column in _read_columns(rows))
+
+
 def _read_columns(players: list) -> tuple[list, list, list]:
     """The players' entries, add_ons and bounty, a list each. List comprehensions rather than
     map(attrgetter(...)): Python 3.13 reads a struct's field inline, three times faster."""

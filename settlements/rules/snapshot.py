@@ -26,6 +26,7 @@ from .entries import (
     EntryColumns,
     GivenColumns,
     entry_problems,
+    fields_given,
 )
 from .errors import InvalidInput, Problem
 from .jsondoc import (
@@ -248,26 +249,25 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
 
 
 def _parse_defaulted(raw: bytes, doc: _SnapshotDoc2Defaulted) -> Snapshot | None:
-    """The snapshot of a version 2 document whose players give exactly the §8 fields that
-    differ from their defaults (as the specification's examples do); None for any other, which
-    the exact path reads again.
+    """The snapshot of a version 2 document without a repeated key; None for any other, which
+    the exact path reads again (and for a freeroll, which refuses every §8 field given).
 
     A field that differs from its default was certainly given, so counting those gives a lower
     bound on the player keys present; if the colons then match (see _may_repeat_keys) every key
-    is accounted for: no key is repeated and no default was written out. A freeroll needs to
-    know which fields were given at all (it refuses every one), so it always takes the exact
-    path.
+    is accounted for: no key is repeated and no default was written out (as the specification's
+    examples leave them out). Only otherwise are the fields given counted exactly.
     """
     if isinstance(doc.tournament, _FreerollDoc):
         return None
     ids = [p.id for p in doc.players]
     own = EntryColumns.of(doc.players)
-    players = len(ids)
-    given = 3 * players - sum(
+    given = 3 * len(ids) - sum(
         column.count(default) for column, default in zip(own.columns(), (1, 0, 0), strict=True)
     )
     if _may_repeat_keys(raw, doc, ids, given):
-        return None
+        given = fields_given(SNAPSHOT_DECODER_V2.decode(raw).players)
+        if _may_repeat_keys(raw, doc, ids, given):
+            return None
     if problems := _semantic_problems(doc, ids, GivenColumns(None, own, given)):
         raise InvalidInput(name_players(problems, ids))
     return _publish(doc, ids, None, own)
