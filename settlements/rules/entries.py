@@ -38,8 +38,8 @@ class EntryColumns:
 @dataclass(frozen=True, slots=True)
 class GivenColumns:
     """The three §8 player fields of a version 2 document's rows, read once: as given (UNSET
-    where absent; None for a document known to give exactly the fields that differ from their
-    defaults, never a freeroll's) and with their defaults; ``given`` counts the fields present."""
+    where absent; None where the rows were decoded with their defaults, never a freeroll's) and
+    with their defaults; ``given`` counts the fields present."""
 
     raw: tuple[list, list, list] | None
     defaulted: EntryColumns
