@@ -29,7 +29,7 @@ from .snapshot import (
 )
 
 # Bumped whenever a change to the engine could change an amount; stored with every settlement.
-ENGINE_VERSION = "1.1.0"
+ENGINE_VERSION = "1.1.1"
 
 __all__ = [
     "DEFAULT_POLICY",

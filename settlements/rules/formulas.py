@@ -13,7 +13,7 @@ finds each round's capped players in O(log G) for G distinct stacks.
 from bisect import bisect_left
 from dataclasses import dataclass
 from fractions import Fraction
-from itertools import accumulate
+from itertools import accumulate, repeat
 from math import gcd, lcm
 from operator import add, mul, sub
 
@@ -297,10 +297,12 @@ def split(
 
     Players must all have chips > 0 for the chip formulas; `prizes` (prize(1..M)) is needed
     for chip position only; `ids_sorted` as for tie_break_order. `floors` and `caps` give
-    each player their own L_i and H_i instead (RULES.md §8), for the chip formulas and even.
+    each player their own L_i and H_i instead (RULES.md §8), for the chip formulas and even;
+    `floors` without `caps` caps everyone at `cap`.
     """
     if floors is not None:
-        return _split_own_bounds(pool, chips, ids, formula, floors, caps, ids_sorted=ids_sorted)
+        bound = caps if caps is not None else cap
+        return _split_own_bounds(pool, chips, ids, formula, floors, bound, ids_sorted=ids_sorted)
     n = len(chips)
     _check_bounds(pool, n, floor, cap)
     a, b = _MIX[formula]
@@ -391,11 +393,12 @@ def _split_own_bounds(
     ids: list[str],
     formula: str,
     floors: list[int],
-    caps: list[int],
+    caps: list[int] | int,
     *,
     ids_sorted: bool,
 ) -> Split:
-    """§4's loop with a guaranteed amount L_i and a cap H_i per player.
+    """§4's loop with a guaranteed amount L_i and a cap H_i per player (`caps` one int when
+    every H_i is the same).
 
     Each player's L_i is an integer, so it changes neither the fractional parts nor the
     rounding: the formula shares Q − Σ L_i, each share at most the player's room H_i − L_i,
@@ -409,8 +412,11 @@ def _split_own_bounds(
     guaranteed = sum(floors)
     if guaranteed > pool:
         raise BoundsError("floor", f"the guaranteed amounts {guaranteed} exceed the pool {pool}")
-    if sum(caps) < pool:
-        raise BoundsError("cap", f"the caps add up to {sum(caps)}, less than the pool {pool}")
+    # One cap for all (the usual case) needs no list of rooms unless somebody reaches it.
+    one_cap = isinstance(caps, int)
+    total_caps, smallest_cap = (caps * n, caps) if one_cap else (sum(caps), min(caps))
+    if total_caps < pool:
+        raise BoundsError("cap", f"the caps add up to {total_caps}, less than the pool {pool}")
     a, b = _MIX[formula]
     groups = ChipGroups(chips)
     weights = [1] * len(groups) if formula == "even" else groups.values
@@ -418,8 +424,11 @@ def _split_own_bounds(
     rest_weight = sum(map(mul, weights, groups.sizes))
     denominator = (a + b) * rest_weight * n
     slope, base = shared * a * n, shared * b * rest_weight
-    rooms = list(map(sub, caps, floors))
-    if base + slope * weights[0] > min(rooms) * denominator:
+    rooms = None if one_cap else list(map(sub, caps, floors))
+    smallest_room = caps - max(floors) if one_cap else min(rooms)
+    if base + slope * weights[0] > smallest_room * denominator:
+        if rooms is None:
+            rooms = list(map(sub, repeat(caps, n), floors))
         return _split_capping_rooms(pool, chips, ids, formula, floors, rooms, ids_sorted)
     numerators = [base + slope * w for w in weights]
     rounded = round_groups(
@@ -429,12 +438,12 @@ def _split_own_bounds(
         formula=formula,
         pool=pool,
         floor=0,
-        cap=min(caps),  # the cap of everyone whose own payments stay below it
+        cap=smallest_cap,  # the cap of everyone whose own payments stay below it
         denominator=denominator,
         capped=frozenset(),
         amounts=list(map(add, rounded.amounts, floors)),
-        summary=_own_summary(formula, pool, n, rest_weight, caps, shared, n, rest_weight, 0,
-                             rounded.leftover, guaranteed, 0),
+        summary=_own_summary(formula, pool, n, rest_weight, smallest_cap, shared, n,
+                             rest_weight, 0, rounded.leftover, guaranteed, 0),
         weight_scale=1,
         chips=chips,
         tables=_tables(groups, numerators, rounded.rounded_down, weights, formula),
@@ -443,7 +452,7 @@ def _split_own_bounds(
 
 
 def _own_summary(
-    formula, pool, n, total_weight, caps, free, rest, rest_weight, capped, leftover, own, over
+    formula, pool, n, total_weight, cap, free, rest, rest_weight, capped, leftover, own, over
 ) -> SplitSummary:
     a, b = _MIX[formula]
     return SplitSummary(
@@ -452,7 +461,7 @@ def _own_summary(
         players=n,
         total_weight=Fraction(total_weight),
         floor=0,
-        cap=min(caps),
+        cap=cap,
         capped=capped,
         rest_pool=free,
         rest_players=rest,
@@ -501,11 +510,11 @@ def _split_capping_rooms(
     cents, amounts, leftover = _round_down_and_share_cents(shared, shares, denominator, order)
     caps = list(map(add, rooms, floors))
     summary = _own_summary(
-        formula, pool, n, sum(weights), caps, free, rest, rest_weight, len(capped), leftover,
-        sum(floors) - sum(floors[i] for i in capped), sum(caps[i] for i in capped),
+        formula, pool, n, sum(weights), min(caps), free, rest, rest_weight, len(capped),
+        leftover, sum(floors) - sum(floors[i] for i in capped), sum(caps[i] for i in capped),
     )  # fmt: skip
     return Split(
-        formula=formula, pool=pool, floor=0, cap=min(caps), denominator=denominator,
+        formula=formula, pool=pool, floor=0, cap=summary.cap, denominator=denominator,
         capped=frozenset(capped), amounts=list(map(add, amounts, floors)), summary=summary,
         weight_scale=1, chips=chips, numerators=shares, cents=cents, weights=list(weights),
         floors=list(floors),

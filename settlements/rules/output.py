@@ -84,9 +84,11 @@ def _permuted(column: list[int], order: list[int]) -> list[int]:
     multiples of one entry bounty, a split pays equal chips alike), so once shared they stay
     in the caches whatever the order.
     """
-    shared: dict[int, int] = {}
-    column = list(map(shared.setdefault, column, column))  # in the snapshot's order
-    return list(map(column.__getitem__, order))
+    share = {}.setdefault
+    # List comprehensions: on Python 3.13 they read a list by index and call a bound method
+    # about twice as fast as map() does.
+    column = [share(amount, amount) for amount in column]  # in the snapshot's order
+    return [column[i] for i in order]
 
 
 def _lines(players: list[str], active: list) -> list[Line]:

@@ -5,8 +5,7 @@
 """
 
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import add, mul
+from itertools import compress
 
 from .basis import Basis
 from .entries import EntryColumns
@@ -234,9 +233,12 @@ def settle(
         parts.append(RankingPart(ids, chips, values, places, shared))
     elif remedy in SPLIT_REMEDIES:
         bounds = TABLE[assessment.type, assessment.stage].split
+        refunded = 0  # Σ paid_i of the players refunded beside the split
         if bounds.fees_refunded:
             columns["refund_buy_in"], columns["refund_fee"] = _own_payments(own, terms, n)
-        result = _split(terms, bounds, remedy, chips, ids, _own_bounds(own, terms, bounds))
+            refunded = sum(columns["refund_buy_in"])
+        own_bounds = _own_bounds(own, terms, bounds)
+        result = _split(terms, bounds, remedy, chips, ids, own_bounds, refunded)
         parts.append(SplitPart(ids, chips, result))
         values = result.amounts
     # "reschedule" and a pending decision pay nothing.
@@ -282,22 +284,25 @@ def _own_paid(own: EntryColumns, terms: Terms) -> list[int]:
 
 
 def _per_entry(own: EntryColumns, per_entry: int, per_add_on: int) -> list[int]:
-    """e_i·per_entry + a_i·per_add_on for each player, at C speed."""
-    entries = map(mul, own.entries, repeat(per_entry))
-    return list(map(add, entries, map(mul, own.add_ons, repeat(per_add_on))))
+    """e_i·per_entry + a_i·per_add_on for each player. A list comprehension: Python 3.13's
+    inline integer arithmetic is twice as fast as map() through operator.mul and add."""
+    return [e * per_entry + a * per_add_on for e, a in zip(own.entries, own.add_ons, strict=True)]
 
 
 def _own_bounds(own: EntryColumns | None, terms: Terms, bounds: SplitTerms) -> tuple | None:
     """§8's regular middle stage: each player's own buy-ins L_i guaranteed and their cap
-    H_i = max(prize(1), L_i), as (floors, caps); None where one L and one H serve everyone."""
+    H_i = max(prize(1), L_i), as (floors, caps), caps None where every H_i is prize(1); None
+    where one L and one H serve everyone."""
     if bounds.floor != "buy_in" or not terms.per_player:
         return None
     floors = _own_paid(own, terms)
-    low, high, first = min(floors), max(floors), terms.first_prize
-    if low == high <= first:
+    distinct = set(floors)  # a few amounts: one pass, cheaper than min() and max()
+    low, high, first = min(distinct), max(distinct), terms.first_prize
+    # One L and one H only when every L_i is the buy-in that the split's L stands for.
+    if low == high == terms.buy_in <= first:
         return None
     if high <= first:
-        return floors, [first] * len(floors)
+        return floors, None
     return floors, [floor if floor > first else first for floor in floors]
 
 
@@ -345,9 +350,10 @@ def _split(
     remedy: str,
     chips: list[int],
     ids: list[str],
-    own: tuple[list[int], list[int]] | None = None,
+    own: tuple[list[int], list[int] | None] | None = None,
+    refunded: int = 0,
 ) -> Split:
-    pool, floor, cap, floor_path, cap_path = _bounds(terms, bounds)
+    pool, floor, cap, floor_path, cap_path = _bounds(terms, bounds, refunded)
     floors, caps = own if own is not None else (None, None)
     try:
         return split(
@@ -367,12 +373,15 @@ def _split(
         raise InvalidInput([Problem(path, f"the split's bounds cannot hold: {error}")]) from None
 
 
-def _bounds(terms: Terms, bounds: SplitTerms) -> tuple[int, int, int | None, str, str]:
-    """(Q, L, H) of a split, with the snapshot field behind L and behind H ("$" for none)."""
+def _bounds(
+    terms: Terms, bounds: SplitTerms, refunded: int
+) -> tuple[int, int, int | None, str, str]:
+    """(Q, L, H) of a split, with the snapshot field behind L and behind H ("$" for none);
+    `refunded` is Σ paid_i of the players whose buy-ins are refunded beside it."""
     if bounds.pool == "prize_pool":
         pool = terms.pool
     elif bounds.pool == "pool_less_refunds":
-        pool = terms.pool - terms.remaining_paid
+        pool = terms.pool - refunded
     else:
         # P_late: the places R+1..M were already paid by the tournament itself.
         pool = terms.pool - sum(terms.prizes[terms.remaining :])

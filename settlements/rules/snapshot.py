@@ -26,6 +26,7 @@ from .entries import (
     EntryColumns,
     GivenColumns,
     entry_problems,
+    fields_given,
 )
 from .errors import InvalidInput, Problem
 from .jsondoc import (
@@ -188,6 +189,15 @@ class _SnapshotDoc2(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     crashed_at: str | UnsetType = UNSET
 
 
+class _SnapshotDoc2Defaulted(_SnapshotDoc2, kw_only=True):
+    """Version 2 with its players decoded straight into PlayerV2, defaults filled in: what a
+    valid document becomes without reading each player's fields twice. It cannot tell an
+    absent field from one given with its default, so it serves only documents that leave
+    defaults out (see _parse_defaulted); any other goes through _SnapshotDoc2."""
+
+    players: list[PlayerV2]
+
+
 class _TypeOnly(msgspec.Struct):
     class _Tag(msgspec.Struct):
         type: str = ""
@@ -201,6 +211,7 @@ SNAPSHOT_DECODER = msgspec.json.Decoder(_SnapshotDoc)
 # more than the shape.
 SnapshotDocument = _SnapshotDoc
 SNAPSHOT_DECODER_V2 = msgspec.json.Decoder(_SnapshotDoc2)
+_DECODER_V2_DEFAULTED = msgspec.json.Decoder(_SnapshotDoc2Defaulted)
 _PUBLIC = {
     _RegularDoc: RegularTournament,
     _FreerollDoc: FreerollTournament,
@@ -223,13 +234,43 @@ def parse_snapshot(data: bytes | str) -> Snapshot:
     # A byte-order mark is not JSON, but Windows tools add one; it carries no meaning.
     raw = raw.removeprefix(codecs.BOM_UTF8)
     doc = _decode(raw)
+    if isinstance(doc, _SnapshotDoc2Defaulted):
+        if (parsed := _parse_defaulted(raw, doc)) is not None:
+            return parsed
+        doc = SNAPSHOT_DECODER_V2.decode(raw)
     ids = [p.id for p in doc.players]
     columns = GivenColumns.of(doc.players) if isinstance(doc, _SnapshotDoc2) else None
-    if _may_repeat_keys(raw, doc, ids, columns) and (repeated := duplicate_key_problems(raw)):
+    given = columns.given if columns is not None else 0
+    if _may_repeat_keys(raw, doc, ids, given) and (repeated := duplicate_key_problems(raw)):
         raise InvalidInput(name_players(repeated, ids))
     if problems := _semantic_problems(doc, ids, columns):
         raise InvalidInput(name_players(problems, ids))
     return _publish(doc, ids, columns)
+
+
+def _parse_defaulted(raw: bytes, doc: _SnapshotDoc2Defaulted) -> Snapshot | None:
+    """The snapshot of a version 2 document without a repeated key; None for any other, which
+    the exact path reads again (and for a freeroll, which refuses every §8 field given).
+
+    A field that differs from its default was certainly given, so counting those gives a lower
+    bound on the player keys present; if the colons then match (see _may_repeat_keys) every key
+    is accounted for: no key is repeated and no default was written out (as the specification's
+    examples leave them out). Only otherwise are the fields given counted exactly.
+    """
+    if isinstance(doc.tournament, _FreerollDoc):
+        return None
+    ids = [p.id for p in doc.players]
+    own = EntryColumns.of(doc.players)
+    given = 3 * len(ids) - sum(
+        column.count(default) for column, default in zip(own.columns(), (1, 0, 0), strict=True)
+    )
+    if _may_repeat_keys(raw, doc, ids, given):
+        given = fields_given(SNAPSHOT_DECODER_V2.decode(raw).players)
+        if _may_repeat_keys(raw, doc, ids, given):
+            return None
+    if problems := _semantic_problems(doc, ids, GivenColumns(None, own, given)):
+        raise InvalidInput(name_players(problems, ids))
+    return _publish(doc, ids, None, own)
 
 
 def _decode(raw: bytes) -> "_SnapshotDoc | _SnapshotDoc2":
@@ -247,9 +288,14 @@ def _decode(raw: bytes) -> "_SnapshotDoc | _SnapshotDoc2":
     except RecursionError:
         raise InvalidInput.at("$", "is nested too deeply to be a snapshot") from None
     try:
-        doc = SNAPSHOT_DECODER_V2.decode(raw)
-    except msgspec.ValidationError as as_v2:
-        _refuse(raw, as_v1, as_v2)
+        doc = _DECODER_V2_DEFAULTED.decode(raw)
+    except msgspec.ValidationError:
+        # The same types but for the players' defaults, so the same misfits; the error is
+        # taken from the document's own types all the same.
+        try:
+            doc = SNAPSHOT_DECODER_V2.decode(raw)
+        except msgspec.ValidationError as as_v2:
+            _refuse(raw, as_v1, as_v2)
     if doc.format == FORMAT:
         _refuse(raw, as_v1, None)
     return doc
@@ -330,9 +376,10 @@ def _invalid_value_hint(path: str) -> str | None:
 
 
 def _may_repeat_keys(
-    raw: bytes, doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: GivenColumns | None
+    raw: bytes, doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], given: int
 ) -> bool:
-    """Cheap test for duplicate keys, which msgspec silently collapses.
+    """Cheap test for duplicate keys, which msgspec silently collapses; `given` counts the §8
+    player fields decoded.
 
     Every key is followed by exactly one colon, and the only other colons in valid JSON are
     inside strings. After a successful decode every key is a known field, so the document has a
@@ -344,22 +391,25 @@ def _may_repeat_keys(
     tournament = doc.tournament
     keys = 3 + (doc.crashed_at is not UNSET) + 1  # format, tournament, players; type
     keys += sum(getattr(tournament, f) is not UNSET for f in tournament.__struct_fields__)
-    keys += 2 * len(doc.players)
-    if columns is not None:
-        keys += columns.given
+    keys += 2 * len(doc.players) + given
     strings = [doc.format, tournament.id, tournament.currency, "".join(ids)]
     strings += [s for s in (tournament.name, doc.crashed_at) if s is not UNSET]
     return raw.count(b":") != keys + sum(s.count(":") for s in strings)
 
 
 def _publish(
-    doc: "_SnapshotDoc | _SnapshotDoc2", ids: list[str], columns: GivenColumns | None
+    doc: "_SnapshotDoc | _SnapshotDoc2",
+    ids: list[str],
+    columns: GivenColumns | None,
+    own: EntryColumns | None = None,
 ) -> Snapshot:
+    """The public snapshot: `own` gives the columns of players decoded as PlayerV2 already,
+    `columns` those of players still to be built from the document's rows."""
     t = doc.tournament
     fields = {k: v for k, v in msgspec.structs.asdict(t).items() if v is not UNSET}
     if isinstance(t, _RegularDoc2 | _SatelliteDoc2):
         fields["add_ons_sold"] = t.add_on is not UNSET or t.add_on_fee is not UNSET
-    players, own = doc.players, None
+    players = doc.players
     if columns is not None:
         chips = [p.chips for p in players]
         own = columns.defaulted
@@ -406,12 +456,13 @@ def _semantic_problems(
 ) -> list[Problem]:
     problems: list[Problem] = []
     _document_problems(problems, doc)
-    _player_problems(problems, doc.players, ids)
+    chips = [p.chips for p in doc.players]
+    _player_problems(problems, chips, ids)
     t = doc.tournament
-    entries, add_on_money = len(doc.players), 0
+    entries, add_on_money = len(chips), 0
     if columns is not None:
         entries, add_on_money = entry_problems(
-            problems, doc.players, columns, t, freeroll=isinstance(t, _FreerollDoc)
+            problems, chips, columns, t, freeroll=isinstance(t, _FreerollDoc)
         )
     pool = _pool_problems(problems, t, entries, add_on_money)
     if isinstance(t, _SatelliteDoc):
@@ -447,10 +498,9 @@ def _document_problems(problems: list[Problem], doc: _SnapshotDoc) -> None:
         )
 
 
-def _player_problems(problems: list[Problem], players: list[Player], ids: list[str]) -> None:
+def _player_problems(problems: list[Problem], chips: list[int], ids: list[str]) -> None:
     """Chips out of range, empty or repeated ids, too few entrants, nobody with chips."""
-    entrants = len(players)
-    chips = [p.chips for p in players]
+    entrants = len(chips)
     chips_ok = True
     if chips and (min(chips) < 0 or max(chips) > MAX_CHIPS):
         chips_ok = False

@@ -1,7 +1,6 @@
 """The terms of RULES.md §1, computed once from a valid snapshot."""
 
 from dataclasses import dataclass
-from itertools import compress
 
 from .entries import EntryColumns
 from .snapshot import PlayerV2, SatelliteTournament, Snapshot
@@ -26,8 +25,6 @@ class Terms:
     entry_bounty: int = 0  # K
     add_on: int = 0  # A
     add_on_fee: int = 0  # G
-    # Σ paid_i over the remaining players (R·B when every player bought in once)
-    remaining_paid: int = 0
     per_player: bool = False  # whether any player bought more than one entry or an add-on
 
     def prize(self, place: int) -> int:
@@ -57,7 +54,7 @@ def terms_of(snapshot: Snapshot) -> Terms:
             seats=0,
             remainder=0,
         )
-    paid, remaining_paid, per_player = _paid_in(t, snapshot, chips, remaining)
+    paid, per_player = _paid_in(t, snapshot)
     pool = max(paid, t.guarantee)
     common |= dict(
         pool=pool,
@@ -67,7 +64,6 @@ def terms_of(snapshot: Snapshot) -> Terms:
         entry_bounty=t.entry_bounty,
         add_on=t.add_on,
         add_on_fee=t.add_on_fee,
-        remaining_paid=remaining_paid,
         per_player=per_player,
     )
     if isinstance(t, SatelliteTournament):
@@ -100,20 +96,14 @@ def entry_columns(snapshot: Snapshot) -> EntryColumns:
     return EntryColumns.of(snapshot.players)
 
 
-def _paid_in(t, snapshot: Snapshot, chips: list[int], remaining: int) -> tuple[int, int, bool]:
-    """Σ paid_i over every entrant and over the remaining players (those with chips), and
-    whether any player bought more than one entry or an add-on."""
+def _paid_in(t, snapshot: Snapshot) -> tuple[int, bool]:
+    """Σ paid_i over every entrant, and whether any player bought more than one entry or an
+    add-on. (What the players still in paid matters to the early stage alone, which settle
+    works out from their refunds.)"""
     players = snapshot.players
     if not players or type(players[0]) is not PlayerV2:
         # Version 1 (or version 2 without a player field): one entry each, no add-on.
-        return len(players) * t.buy_in, remaining * t.buy_in, False
+        return len(players) * t.buy_in, False
     own = entry_columns(snapshot)
     entries, add_ons = sum(own.entries), sum(own.add_ons)
-    remaining_paid = (
-        sum(compress(own.entries, chips)) * t.buy_in + sum(compress(own.add_ons, chips)) * t.add_on
-    )
-    return (
-        entries * t.buy_in + add_ons * t.add_on,
-        remaining_paid,
-        (entries != len(players) or add_ons > 0),
-    )
+    return entries * t.buy_in + add_ons * t.add_on, (entries != len(players) or add_ons > 0)

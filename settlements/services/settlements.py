@@ -143,10 +143,7 @@ def _settlement_of(result, *, case: Case, actor, note: str) -> Settlement:
         line_count=len(result.lines),
         payout_count=len(result.payouts),
         # A pass of its own: the settlement row, which seals it, is written before the lines.
-        ledger_digest=audit_log.ledger_digest(
-            (line_no, line.player, line.kind, line.unit, line.amount, line.source, False)
-            for line_no, line in enumerate(result.lines, start=1)
-        ),
+        ledger_digest=audit_log.new_ledger_digest(result.lines),
         note=note.strip(),
         loaded_by_id=case.created_by_id,
         prepared_by=actor,

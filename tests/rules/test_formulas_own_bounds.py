@@ -69,3 +69,15 @@ def test_the_stored_explanation_terms_carry_each_players_own_guarantee():
     result = own_split(19000, chips, floors, 8550)
     terms = list(SplitPart(["p00", "p01", "p02"], chips, result).terms())
     assert [t.guaranteed for t in terms] == floors
+
+
+@pytest.mark.parametrize("pool", [19000, 45000])
+def test_one_cap_for_everyone_splits_as_a_list_of_that_cap(pool):
+    # 45,000 puts the chip leader over the cap, so the rooms are built after all.
+    chips, floors = [90000, 20000, 18000, 9000, 8000], [2000, 1000, 3000, 1000, 1000]
+    ids = [f"p{i:02d}" for i in range(len(chips))]
+    by_list = split(pool, chips, ids, formula="chip_equity", floors=floors, caps=[12000] * 5)
+    one = split(pool, chips, ids, formula="chip_equity", floors=floors, cap=12000)
+    assert one.amounts == by_list.amounts and one.capped == by_list.capped
+    assert one.summary == by_list.summary and one.cap == by_list.cap == 12000
+    assert bool(one.capped) == (pool == 45000)

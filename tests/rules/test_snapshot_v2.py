@@ -65,6 +65,23 @@ def test_the_pool_counts_every_entry_and_add_on():
     assert problems(document) == {"tournament.payouts": "must sum to the prize pool 7000, not 6000"}
 
 
+def test_the_middle_stage_guarantees_own_buy_ins_that_all_differ_from_the_buy_in():
+    # Every player still in bought a second entry: each is guaranteed 2,000 (L_i = paid_i,
+    # RULES.md §8), not the buy-in, and chip equity shares the 14,000 − 8,000 left.
+    rows = [{"id": "a", "chips": 3000, "entries": 2}] + [
+        {"id": name, "chips": 1000, "entries": 2} for name in "bcd"
+    ]
+    rows += [{"id": f"x{i}", "chips": 0} for i in range(6)]
+    result = settle(parse_snapshot(encode(v2(regular(rows, payouts=[8000, 6000])))))
+    assert (result.stage, result.basis.split_floor) == ("middle", "own_buy_ins")
+    assert [(line.player, line.amount) for line in result.lines] == [
+        ("a", 4250),
+        ("b", 3250),
+        ("c", 3250),
+        ("d", 3250),
+    ]
+
+
 @pytest.mark.parametrize(
     ("where", "key"),
     [("player", "entries"), ("player", "add_ons"), ("player", "bounty"),
@@ -168,6 +185,31 @@ def test_a_repeated_player_field_is_a_duplicate_key():
         parse_snapshot(text)
     assert [p.path for p in rejected.value.problems] == ["players[0].entries"]
     assert "twice" in rejected.value.problems[0].message
+
+
+@pytest.mark.parametrize(("key", "default"), [("entries", 1), ("add_ons", 0), ("bounty", 0)])
+def test_a_field_repeated_with_its_default_is_a_duplicate_key(key, default):
+    # A repeated key whose values are the default decodes as if the field were absent.
+    document = v2(regular([5, 0], payouts=[3000]))
+    document["players"][1][key] = default
+    pair = f'"{key}": {default}'.encode()
+    text = encode(document).replace(pair, pair + b", " + pair)
+    with pytest.raises(InvalidInput) as rejected:
+        parse_snapshot(text)
+    assert [(p.path, p.message) for p in rejected.value.problems] == [
+        (f"players[1].{key}", "appears twice in the same object")
+    ]
+
+
+def test_defaults_written_out_read_as_defaults_left_out():
+    players = rebuy_players()
+    written = [{"entries": 1, "add_ons": 0, "bounty": 0} | player for player in players]
+    settled = []
+    for rows in (players, written):
+        document = v2(regular(rows, payouts=[4000, 3000]), entry_bounty=500, add_on=1000)
+        parsed = parse_snapshot(encode(document))
+        settled.append((parsed.players, parsed.entry_columns, settle(parsed).to_dict()))
+    assert settled[0] == settled[1]
 
 
 def test_version_2_reports_its_type_problems_with_its_own_fields():

@@ -6,9 +6,11 @@ import json
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from msgspec.structs import astuple
 
 from settlements import audit_log, seals, services
 from settlements.models import Event, Settlement
+from settlements.rules import Line
 from tests.services.helpers import approved, load
 from tests.services.test_concurrency import race
 
@@ -58,6 +60,17 @@ def test_the_ledger_digest_tells_field_boundaries_apart():
     other = audit_log.ledger_digest([(1, "a", "bprize", "cash", 5, "pool", False)])
     assert one != other
     assert audit_log.ledger_digest([]) == hashlib.sha256(b"").hexdigest()
+
+
+def test_a_new_settlements_ledger_digest_is_the_digest_of_its_rows():
+    # More lines than one chunk, and ids with a tab and a colon, which the length prefix keeps.
+    lines = [
+        Line(player=f"p\t{i}:x", kind="prize", unit="cash", amount=i + 1, source="pool")
+        for i in range(20_001)
+    ]
+    rows = [(no, *astuple(line), False) for no, line in enumerate(lines, start=1)]
+    assert audit_log.new_ledger_digest(lines) == audit_log.ledger_digest(rows)
+    assert audit_log.new_ledger_digest([]) == audit_log.ledger_digest([])
 
 
 def test_verify_audit_prints_the_count_and_the_head(settled, capsys):
