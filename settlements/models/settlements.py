@@ -136,6 +136,11 @@ class Settlement(models.Model):
         ]
         indexes = [
             models.Index(fields=["status", "-prepared_at"], name="settlement_status_idx"),
+            # An incident's settlements in one state (the approval of an outage's 2,000): one
+            # probe per case, whatever PostgreSQL's statistics say. Without it, on figures not
+            # yet analysed after a large load, the planner looped over the cases scanning
+            # every settlement in that state for each (180 ms at 2,000).
+            models.Index(fields=["case", "status"], name="settlement_case_status_idx"),
         ]
         triggers = [
             KeepsRows(
