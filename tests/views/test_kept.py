@@ -1,8 +1,9 @@
 """Reads kept under the desk's change mark (views.kept): the same answer while nothing
 changes, a fresh read after any business change or save() outside the services, and the
-case page as an empty cache draws it after each."""
+case page as an empty cache draws it after each; and values shared by every process."""
 
 import pytest
+from django.core.cache import caches
 from django.test import RequestFactory
 from django.urls import reverse
 
@@ -66,6 +67,26 @@ def test_each_caller_gets_its_own_copy(incident):
     first = kept.kept(_request(), "t", (1,), lambda: {"rows": []})
     first["rows"].append("added by one view")
     assert kept.kept(_request(), "t", (1,), lambda: {"rows": []}) == {"rows": []}
+
+
+def test_a_shared_value_is_read_once_for_every_process_and_release(settings):
+    """``shared`` keeps its value in the shared "default" cache: a process whose own memory
+    is empty (the "pages" cache cleared) reads it, None included; another release reads anew."""
+    read, calls = _counting(None)
+    assert kept.shared("s", (1,), read, seconds=60) is None
+    caches["pages"].clear()
+    assert kept.shared("s", (1,), read, seconds=60) is None
+    assert len(calls) == 1
+    kept.shared("s", (2,), read, seconds=60)
+    settings.CODE_RELEASE = "another release"
+    kept.shared("s", (1,), read, seconds=60)
+    assert len(calls) == 3
+
+
+def test_a_shared_value_is_a_copy_for_each_caller():
+    first = kept.shared("s", (1,), lambda: {"points": []}, seconds=60)
+    first["points"].append("added by one view")
+    assert kept.shared("s", (1,), lambda: {"points": []}, seconds=60) == {"points": []}
 
 
 def _main(client, url: str) -> str:
