@@ -115,6 +115,20 @@ def snapshot_text(
     )
 
 
+def outage_snapshots(
+    prefix: str, tournaments: int, *, entrants: int, mix
+) -> list[tuple[str, bytes]]:
+    """One outage's snapshots as (name, bytes): tournament ``{prefix}T0000`` onwards, its type
+    and stage taken from ``mix`` in turn, each its own seed."""
+    named = []
+    for n in range(tournaments):
+        name = f"{prefix}T{n:04d}"
+        type_, stage = mix[n % len(mix)]
+        text = snapshot_text(tournament_id=name, type=type_, stage=stage, entrants=entrants, seed=n)
+        named.append((name, text.encode()))
+    return named
+
+
 def write_snapshot(path: Path, **kwargs) -> int:
     """Write `snapshot_text(**kwargs)` to `path`; returns its size in bytes."""
     data = snapshot_text(**kwargs).encode()

@@ -41,7 +41,7 @@ def child(database: str, tournaments: int, entrants: int) -> None:
     """One side: answer each line on stdin (a round number) with that round's figures."""
     sys.path.insert(0, str(Path.cwd() / "benchmarks"))
     from _common import cpu_seconds, drop_scratch_database, make_user, use_scratch_database
-    from _snapshots import snapshot_text
+    from _snapshots import outage_snapshots
 
     os.environ["DATABASE_CONN_MAX_AGE"] = "86400"  # one backend to measure, kept throughout
     use_scratch_database(database)
@@ -80,15 +80,11 @@ def child(database: str, tournaments: int, entrants: int) -> None:
             actor=operator, title=f"round {number}", started_at=timezone.now()
         )
         snapshots = [
-            jobs.NewItem(
-                key=f"R{number}T{n}.json", label=f"R{number}T{n}",
-                payload=snapshot_text(
-                    tournament_id=f"R{number}T{n:04d}", type=MIX[n % len(MIX)][0],
-                    stage=MIX[n % len(MIX)][1], entrants=entrants, seed=n,
-                ).encode(),
+            jobs.NewItem(key=f"{name}.json", label=name, payload=payload)
+            for name, payload in outage_snapshots(
+                f"R{number}", tournaments, entrants=entrants, mix=MIX
             )
-            for n in range(tournaments)
-        ]  # fmt: skip
+        ]
         figures = {"load": measured(Job.Kind.UPLOAD, operator, incident, snapshots)}
         cases = Case.objects.filter(incident=incident).order_by("pk")
         figures["prepare"] = measured(

@@ -52,7 +52,7 @@ from _common import (  # noqa: E402
     make_user,
     use_scratch_database,
 )
-from _snapshots import snapshot_text  # noqa: E402
+from _snapshots import outage_snapshots  # noqa: E402
 
 DATABASE = os.environ.get("BENCH_DATABASE", "crashdesk_bench_outage")
 # incident_200's mix: (type, stage), 3 in 10 waiting for a Marketing Manager's decision.
@@ -125,15 +125,11 @@ def seed(tournaments: int, entrants: int) -> None:
             actor=operator, title=TITLES[tag], started_at=timezone.now()
         )
         snapshots = [
-            jobs.NewItem(
-                key=f"{tag}-T{n:04d}.json", label=f"{tag}-T{n:04d}",
-                payload=snapshot_text(
-                    tournament_id=f"{tag}-T{n:04d}", type=mix[n % len(mix)][0],
-                    stage=mix[n % len(mix)][1], entrants=entrants, seed=n,
-                ).encode(),
+            jobs.NewItem(key=f"{name}.json", label=name, payload=payload)
+            for name, payload in outage_snapshots(
+                f"{tag}-", tournaments, entrants=entrants, mix=mix
             )
-            for n in range(tournaments)
-        ]  # fmt: skip
+        ]
         most = settings.ARCHIVE_MAX_FILES  # one load job per upload of at most this many
         for start in range(0, len(snapshots), most):
             run(Job.Kind.UPLOAD, operator, incident, snapshots[start : start + most])

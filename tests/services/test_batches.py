@@ -11,6 +11,7 @@ from settlements.services.batches import write_batch
 from settlements.services.common import lock_case, save_with_history
 from settlements.services.staging import Batch
 from settlements.workflow import CaseStatus
+from tests.services.test_jobs import late_cases
 
 pytestmark = pytest.mark.django_db
 
@@ -18,17 +19,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def incident(operator):
     return services.incident_report(actor=operator, title="DC1", started_at=timezone.now())
-
-
-def late_cases(operator, incident, snapshot_factory, count):
-    return [
-        services.case_load_snapshot(
-            actor=operator,
-            snapshot=snapshot_factory(stage="late", tournament_id=f"T{number}"),
-            incident=incident,
-        )
-        for number in range(count)
-    ]
 
 
 def test_a_batch_ends_before_an_item_whose_case_an_earlier_one_holds(
