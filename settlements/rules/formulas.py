@@ -185,6 +185,12 @@ class Split:
             self._places = self._by_chips(self._tables.places)
         return self._places
 
+    @property
+    def by_chips(self) -> bool:
+        """Whether the split was worked out per chip group: then everything about a player
+        but their rounding cent (and §8's own L_i) follows from their chips."""
+        return self._tables is not None
+
     def guaranteed(self, i: int) -> int:
         return self.floor if self.floors is None else self.floors[i]
 

@@ -34,9 +34,10 @@ class Line(msgspec.Struct, frozen=True, gc=False):
 
 class ExplanationTerms(NamedTuple):
     """An Explanation's figures with the share and the exact amount as reduced numerators
-    over one denominator: storing 300,000 explanations this way needs no Fraction."""
+    over one denominator: storing 300,000 explanations this way needs no Fraction. Players
+    whose explanations are equal (same chips, same guaranteed amount, same rounding cent)
+    share one."""
 
-    player: str
     chips: int
     guaranteed: int
     share: int  # Explanation.share == Fraction(share, denominator)
@@ -61,20 +62,32 @@ class SplitPart:
     def explain(self, i: int) -> Explanation:
         return self.result.explain(i, self.ids[i], self.chips[i])
 
-    def terms(self) -> Iterator[ExplanationTerms]:
-        result, ids, chips = self.result, self.ids, self.chips
-        capped, amounts, cents, places = result.capped, result.amounts, result.cents, result.places
-        ranked = places is not None
-        for i, player in enumerate(ids):
-            exact, share, denominator = result.terms(i)
-            weight = None
-            if ranked:
-                value = result.weight(i)
-                weight = (value.numerator, value.denominator)
-            yield ExplanationTerms(
-                player, chips[i], result.guaranteed(i), share, exact, denominator, i in capped,
-                amounts[i], cents[i], weight, places[i] if ranked else None,
-            )  # fmt: skip
+    def terms_by_player(self) -> dict[str, ExplanationTerms]:
+        result, ids = self.result, self.ids
+        if not result.by_chips:
+            return {player: self._terms(i) for i, player in enumerate(ids)}
+        # Worked out by chip group, so everything but the rounding cent and (§8) each player's
+        # own L_i follows from the chips: one ExplanationTerms per distinct key, not per player.
+        cents = result.cents
+        if result.floors is None:
+            keys = list(zip(self.chips, cents, strict=True))
+        else:
+            keys = list(zip(self.chips, result.floors, cents, strict=True))
+        one_each = dict(zip(keys, range(len(keys)), strict=True))
+        table = {key: self._terms(i) for key, i in one_each.items()}
+        return dict(zip(ids, map(table.__getitem__, keys), strict=True))
+
+    def _terms(self, i: int) -> ExplanationTerms:
+        result = self.result
+        exact, share, denominator = result.terms(i)
+        weight = places = None
+        if result.places is not None:
+            value = result.weight(i)
+            weight, places = (value.numerator, value.denominator), result.places[i]
+        return ExplanationTerms(
+            self.chips[i], result.guaranteed(i), share, exact, denominator, i in result.capped,
+            result.amounts[i], result.cents[i], weight, places,
+        )  # fmt: skip
 
 
 class RankingPart:
@@ -116,21 +129,23 @@ class RankingPart:
             places=self.places[i],
         )
 
-    def terms(self) -> Iterator[ExplanationTerms]:
+    def terms_by_player(self) -> dict[str, ExplanationTerms]:
+        found = {}
         for i, player in enumerate(self.ids):
             chips, places = self.chips[i], self.places[i]
             if i in self.shared:
                 even, j = self.shared[i]
                 exact, share, denominator = even.terms(j)
-                yield ExplanationTerms(
-                    player, chips, 0, share, exact, denominator, False, even.amounts[j],
-                    even.cents[j], None, places,
+                found[player] = ExplanationTerms(
+                    chips, 0, share, exact, denominator, False, even.amounts[j], even.cents[j],
+                    None, places,
                 )  # fmt: skip
             else:
                 value = self.values[i]
-                yield ExplanationTerms(
-                    player, chips, 0, value, value, 1, False, value, 0, None, places
+                found[player] = ExplanationTerms(
+                    chips, 0, value, value, 1, False, value, 0, None, places
                 )
+        return found
 
 
 class Explanations(Mapping[str, Explanation]):
@@ -161,10 +176,12 @@ class Explanations(Mapping[str, Explanation]):
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._lookup()))
 
-    def terms(self) -> Iterator[ExplanationTerms]:
-        """Every explanation as ExplanationTerms, part by part (not in player order)."""
+    def terms_by_player(self) -> dict[str, ExplanationTerms]:
+        """Player id -> ExplanationTerms for every player explained."""
+        found: dict[str, ExplanationTerms] = {}
         for part in self._parts:
-            yield from part.terms()
+            found |= part.terms_by_player()
+        return found
 
     def __len__(self) -> int:
         return len(self._lookup())

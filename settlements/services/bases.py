@@ -187,7 +187,7 @@ def _payouts_difference(settlement: Settlement, result, parsed) -> tuple[str, li
     """The first payout that differs from the engine's, else the weights and places to write
     on the payouts that lack them, as (payout id, weight, first place, last place)."""
     chips = {player.id: player.chips for player in parsed.players}
-    explained = {terms.player: terms for terms in result.explanations.terms()}
+    explained = result.explanations.terms_by_player()
     # Rows in SETTLEMENT_PAYOUT_FIELDS order, as the prepare wrote them (the stored ones with
     # their id after).
     stored = _stored(SettlementPayout, settlement, (*SETTLEMENT_PAYOUT_FIELDS, "pk"), "position")

@@ -3,9 +3,10 @@ Manager, and corrected by linked adjustments once approved.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import count, repeat
+from operator import add, attrgetter
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -154,8 +155,7 @@ def _insert_payouts_and_lines(settlement_id: int, result, parsed) -> str:
     """Write the payouts and lines; the payouts' digest, for the event to seal. Each row is
     built once, in a list that the digest and COPY then read at C speed."""
     chips = {player.id: player.chips for player in parsed.players}
-    explained = {terms.player: terms for terms in result.explanations.terms()}
-    rows = list(payout_rows(settlement_id, result.payouts, chips, explained))
+    rows = payout_rows(settlement_id, result.payouts, chips, result.explanations.terms_by_player())
     payouts = seals.Digest(repr)
     payouts.extend(rows)
     insert_rows(SettlementPayout, SETTLEMENT_PAYOUT_FIELDS, rows)
@@ -359,26 +359,44 @@ SETTLEMENT_PAYOUT_FIELDS = (
 
 def payout_rows(
     settlement_id: int, payouts, chips: dict[str, int], explained: dict[str, ExplanationTerms]
-) -> Iterator[tuple]:
-    """The rows of SETTLEMENT_PAYOUT_FIELDS, built as plainly as possible: 300,000 of them
-    are written while the caller waits."""
-    for position, row in enumerate(payouts):
-        player = row.player
-        terms = explained.get(player)
-        if terms is None:
-            yield (
-                settlement_id, position, player, chips[player], row.cash, row.tdollars,
-                row.tickets, row.fpp, None, "", "", None, None, "", None, None,
-            )  # fmt: skip
-        else:
-            denominator, weight, places = terms.denominator, terms.weight, terms.places
-            yield (
-                settlement_id, position, player, chips[player], row.cash, row.tdollars,
-                row.tickets, row.fpp, terms.guaranteed, _fraction_text(terms.share, denominator),
-                _fraction_text(terms.exact, denominator), terms.capped, terms.rounding_cent,
-                _fraction_text(*weight) if weight else "",
-                places[0] if places else None, places[1] if places else None,
-            )  # fmt: skip
+) -> list[tuple]:
+    """The rows of SETTLEMENT_PAYOUT_FIELDS. 300,000 of them are written while the caller
+    waits, so each is put together from columns at C speed, and the stored form of each
+    explanation (its texts) is worked out once for every player who shares it."""
+    players = [row.player for row in payouts]
+    stored = {terms: _stored_terms(terms) for terms in set(explained.values())}
+    stored[None] = UNEXPLAINED
+    return list(
+        map(
+            add,
+            zip(
+                repeat(settlement_id),
+                count(),
+                players,
+                map(chips.__getitem__, players),
+                [row.cash for row in payouts],
+                [row.tdollars for row in payouts],
+                [row.tickets for row in payouts],
+                [row.fpp for row in payouts],
+            ),  # fmt: skip
+            map(stored.__getitem__, map(explained.get, players)),
+        )
+    )
+
+
+# The explanation columns of a payout the engine explains nothing about (a refund).
+UNEXPLAINED = (None, "", "", None, None, "", None, None)
+
+
+def _stored_terms(terms: ExplanationTerms) -> tuple:
+    """guaranteed .. place_last of SETTLEMENT_PAYOUT_FIELDS for one explanation."""
+    denominator, weight, places = terms.denominator, terms.weight, terms.places
+    return (
+        terms.guaranteed, _fraction_text(terms.share, denominator),
+        _fraction_text(terms.exact, denominator), terms.capped, terms.rounding_cent,
+        _fraction_text(*weight) if weight else "",
+        places[0] if places else None, places[1] if places else None,
+    )  # fmt: skip
 
 
 def _fraction_text(numerator: int, denominator: int) -> str:

@@ -1,4 +1,4 @@
-"""Explanations.terms(): the Fraction-free form the services store for every paid player
+"""Explanations.terms_by_player(): the Fraction-free form the services store for every paid player
 must say exactly what the Explanation objects say, player by player; and the parts an
 explanation names (guaranteed, even, by weight) add up to the exact amount."""
 
@@ -14,7 +14,7 @@ from tests.rules.test_properties import PROPERTY_SETTINGS, policies, settle_any,
 
 
 def assert_terms_match(result) -> None:
-    terms = {t.player: t for t in result.explanations.terms()}
+    terms = result.explanations.terms_by_player()
     assert set(terms) == set(result.explanations)
     for player, explained in result.explanations.items():
         t = terms[player]
@@ -113,7 +113,7 @@ def test_terms_of_satellite_players_sharing_tied_ranks():
 def test_a_settlement_without_a_split_has_no_terms():
     result = settle_doc(regular([0] * 4 + [100] * 96, started=False))
     assert result.remedy == "refund"
-    assert list(result.explanations.terms()) == []
+    assert result.explanations.terms_by_player() == {}
 
 
 @PROPERTY_SETTINGS
@@ -124,3 +124,14 @@ def test_terms_agree_with_the_explanations(document, policy, seed):
         assert_terms_match(result)
         assert_parts_add_up(result)
         assert Basis.from_dict(json.loads(json.dumps(result.basis.to_dict()))) == result.basis
+
+
+def test_tied_players_share_terms_only_where_their_cents_agree():
+    # Three players tied on chips share 10,000 three ways, 3,333⅓ each, and the leftover cent
+    # goes to the first of them by id, so p01's terms differ from p02's and p03's.
+    document = regular([500, 500, 500, 0, 0, 0, 0, 0, 0, 0], payouts=[10000])
+    result = settle_doc(document)
+    terms = result.explanations.terms_by_player()
+    assert [terms[p].rounded for p in ("p01", "p02", "p03")] == [3334, 3333, 3333]
+    assert terms["p02"] is terms["p03"] and terms["p01"] != terms["p02"]
+    assert_terms_match(result)

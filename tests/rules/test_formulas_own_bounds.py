@@ -67,8 +67,8 @@ def test_the_stored_explanation_terms_carry_each_players_own_guarantee():
 
     chips, floors = [1000, 20000, 18000], [10000, 1000, 2000]
     result = own_split(19000, chips, floors, 8550)
-    terms = list(SplitPart(["p00", "p01", "p02"], chips, result).terms())
-    assert [t.guaranteed for t in terms] == floors
+    terms = SplitPart(["p00", "p01", "p02"], chips, result).terms_by_player()
+    assert [terms[player].guaranteed for player in ("p00", "p01", "p02")] == floors
 
 
 @pytest.mark.parametrize("pool", [19000, 45000])
@@ -81,3 +81,14 @@ def test_one_cap_for_everyone_splits_as_a_list_of_that_cap(pool):
     assert one.amounts == by_list.amounts and one.capped == by_list.capped
     assert one.summary == by_list.summary and one.cap == by_list.cap == 12000
     assert bool(one.capped) == (pool == 45000)
+
+
+def test_equal_stacks_with_their_own_guarantees_are_explained_apart():
+    from settlements.rules.settlement import SplitPart
+
+    chips, floors = [1000, 1000, 1000], [1000, 2000, 1000]
+    result = own_split(7000, chips, floors, 7000)
+    terms = SplitPart(["p00", "p01", "p02"], chips, result).terms_by_player()
+    assert [terms[player].guaranteed for player in ("p00", "p01", "p02")] == floors
+    assert terms["p00"] is terms["p02"]
+    assert terms["p01"].exact == terms["p00"].exact + 1000 * terms["p00"].denominator
