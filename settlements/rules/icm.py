@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .formulas import tie_break_order
-from .satellite import position_value
 from .snapshot import Snapshot
 from .terms import Terms, terms_of
 
@@ -51,17 +50,15 @@ def prizes_in_play(terms: Terms) -> list[int]:
 
     Places below R were taken by players eliminated earlier (and, in the money, already paid by
     the tournament). A satellite's places are worth a seat at its ticket value, then the cash
-    remainder, then nothing.
+    remainder, then nothing (satellite.position_value).
     """
-    places = range(1, terms.remaining + 1)
+    places = terms.remaining
     if terms.seat_value:
-        return [
-            position_value(
-                k, seat_value=terms.seat_value, seats=terms.seats, remainder=terms.remainder
-            )
-            for k in places
-        ]
-    return [terms.prize(k) for k in places]
+        seats = min(terms.seats, places)
+        prizes = [terms.seat_value] * seats + [terms.remainder] * min(1, places - seats)
+    else:
+        prizes = list(terms.prizes[:places])
+    return prizes + [0] * (places - len(prizes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,17 +70,27 @@ class Field:
     prizes: list[int]
 
 
-def field_of(snapshot: Snapshot, stage: str) -> Field | None:
-    """The field the model values, or None where chips decide nothing in the policy's answer
-    (pre and early stages) or nobody plays on against anyone."""
+def field_prizes(snapshot: Snapshot, stage: str) -> list[int] | None:
+    """The prizes of the field the model values (prizes_in_play), or None where chips decide
+    nothing in the policy's answer (pre and early stages) or nobody plays on against anyone.
+    Its length is the field's size: enough to choose the exact way or sampling without
+    sorting the field."""
     terms = terms_of(snapshot)
     if stage not in CHIP_STAGES or terms.remaining < 2:
+        return None
+    return prizes_in_play(terms)
+
+
+def field_of(snapshot: Snapshot, stage: str) -> Field | None:
+    """The field the model values, or None as for field_prizes."""
+    prizes = field_prizes(snapshot, stage)
+    if prizes is None:
         return None
     remaining = sorted((p.id, p.chips) for p in snapshot.players if p.chips > 0)
     return Field(
         ids=[player for player, _ in remaining],
         chips=[chips for _, chips in remaining],
-        prizes=prizes_in_play(terms),
+        prizes=prizes,
     )
 
 

@@ -35,20 +35,22 @@ ICM_VALUE_FIELDS = (
 def icm_valuation_begin(*, settlement: Settlement, snapshot, actor) -> IcmValuation | None:
     """Value the stacks of a settlement being prepared (called inside the prepare, after its
     payouts are written); None where chips decide nothing or the policy pays no prize."""
-    field = icm.field_of(snapshot, settlement.stage)
-    if field is None or not settlement.pool_distributed:
+    prizes = icm.field_prizes(snapshot, settlement.stage)
+    if prizes is None or not settlement.pool_distributed:
         return None
-    seat_value = terms_of(snapshot).seat_value
     valuation = IcmValuation(
         settlement=settlement,
-        players=len(field.ids),
-        prizes_in_play=sum(field.prizes),
+        players=len(prizes),
+        prizes_in_play=sum(prizes),
         status=IcmValuation.Status.RUNNING,
     )
-    if icm.fits_exact(len(field.chips), field.prizes):
+    if icm.fits_exact(len(prizes), prizes):
+        # Only a field valued here and now is listed: a sampled one is listed by its batches.
+        field = icm.field_of(snapshot, settlement.stage)
         valuation.method = IcmValuation.Method.EXACT
         save_with_history(valuation, actor=actor, reason="Stacks valued by ICM, exactly")
         values = icm.exact_equity(field.chips, field.prizes)
+        seat_value = terms_of(snapshot).seat_value
         _write_values(valuation, field, values, [0] * len(values), seat_value, actor=actor)
         return valuation
     valuation.method = IcmValuation.Method.SAMPLED

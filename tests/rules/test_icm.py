@@ -7,6 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from settlements.rules import icm, parse_snapshot
+from settlements.rules.satellite import position_value
+from settlements.rules.terms import Terms
 
 from .builders import encode, regular, satellite
 from .test_properties import PROPERTY_SETTINGS
@@ -143,6 +145,26 @@ def test_field_of_a_satellite_values_seats_at_their_ticket_value():
     document = satellite([0, 0, 0, 0, 0, 9, 4, 2], buy_in=1000, seat_value=5000)
     field = icm.field_of(parse_snapshot(encode(document)), "middle")
     assert field.prizes == [5000, 3000, 0]
+
+
+@given(
+    remaining=st.integers(0, 12),
+    prizes=st.lists(st.integers(1, 10_000), max_size=8),
+    seats=st.integers(0, 6),
+    remainder=st.integers(0, 4_999),
+)
+def test_prizes_in_play_are_each_places_value(remaining, prizes, seats, remainder):
+    common = dict(
+        entrants=20, eliminated=20 - remaining, remaining=remaining, pool=0, paid_places=0,
+        first_prize=0, buy_in=1000, fee=100, fpp_buy_in=0,
+    )  # fmt: skip
+    ranked = Terms(**common, prizes=tuple(prizes), seat_value=0, seats=0, remainder=0)
+    assert icm.prizes_in_play(ranked) == [ranked.prize(k) for k in range(1, remaining + 1)]
+    seated = Terms(**common, prizes=(), seat_value=5000, seats=seats, remainder=remainder)
+    assert icm.prizes_in_play(seated) == [
+        position_value(k, seat_value=5000, seats=seats, remainder=remainder)
+        for k in range(1, remaining + 1)
+    ]
 
 
 def test_no_field_where_chips_decide_nothing():
