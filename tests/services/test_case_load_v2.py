@@ -1,6 +1,7 @@
 """A crash-snapshot/2 (RULES.md §8) kept with its case: the entrants' entries, add-ons and
 bounties, the tournament's K, A and G, the seal over them, and the new line kinds stored."""
 
+import hashlib
 import json
 
 import pytest
@@ -38,7 +39,7 @@ def test_the_case_and_its_events_seal_the_entrants(operator):
     case = services.case_load_snapshot(actor=operator, snapshot=rebuy_snapshot())
     rows = CasePlayer.objects.filter(case=case).order_by("position")
     digest = audit_log.entrants_digest(
-        rows.values_list("position", "player", "chips", "entries", "add_ons", "bounty")
+        list(rows.values_list("position", "player", "chips", "entries", "add_ons", "bounty"))
     )
     case.refresh_from_db()
     assert case.entrants_digest == digest
@@ -63,6 +64,15 @@ def test_a_version_1_case_is_stored_and_sealed_as_before(operator, snapshot_fact
     loaded = Event.objects.get(type="snapshot_loaded", case=case)
     assert loaded.subject_facts["snapshot"] == case.snapshot.sha256
     assert loaded.subject_facts["entrants_digest"] == ""
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 20_000])
+def test_the_entrants_digest_hashes_one_line_per_entrant_whatever_the_chunks(monkeypatch, chunk):
+    # The bytes are what every case loaded since crash-snapshot/2 was sealed with.
+    monkeypatch.setattr(audit_log, "_CHUNK", chunk)
+    rows = [(0, "a", 10, 2, 1, 500), (1, "bc", 0, 1, 0, 0), (2, "d\tx", 7, 1, 1, 0)]
+    text = "0\t1:a\t10\t2\t1\t500\n1\t2:bc\t0\t1\t0\t0\n2\t3:d\tx\t7\t1\t1\t0\n"
+    assert audit_log.entrants_digest(rows) == hashlib.sha256(text.encode()).hexdigest()
 
 
 def test_the_entrants_digest_tells_every_figure_apart():
