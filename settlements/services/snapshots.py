@@ -149,10 +149,7 @@ def _entrants_digest(parsed) -> str:
     empty for version 1, whose entrants §8 does not concern."""
     if parsed.format != SNAPSHOT_FORMAT_V2:
         return ""
-    return audit_log.entrants_digest([
-        (position, p.id, p.chips, p.entries, p.add_ons, p.bounty)
-        for position, p in enumerate(parsed.players)
-    ])  # fmt: skip
+    return audit_log.entrants_digest(parsed.players)
 
 
 def _read_snapshot(snapshot: bytes | str, policy: Policy) -> tuple:

@@ -70,6 +70,9 @@ def test_a_new_settlements_ledger_digest_is_the_digest_of_its_rows():
     ]
     rows = [(no, *astuple(line), False) for no, line in enumerate(lines, start=1)]
     assert audit_log.new_ledger_digest(lines) == audit_log.ledger_digest(rows)
+    # The bytes themselves, as every settlement was sealed with.
+    first = "1\t5:p\t0:x\tprize\tcash\t1\tpool\t0\n"
+    assert audit_log.new_ledger_digest(lines[:1]) == hashlib.sha256(first.encode()).hexdigest()
     assert audit_log.new_ledger_digest([]) == audit_log.ledger_digest([])
 
 

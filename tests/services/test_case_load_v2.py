@@ -8,6 +8,7 @@ import pytest
 
 from settlements import audit_log, services
 from settlements.models import CasePlayer, Event, Tournament
+from settlements.rules.snapshot import PlayerV2
 from tests.conftest import snapshot_bytes
 
 pytestmark = pytest.mark.django_db
@@ -38,9 +39,11 @@ def test_the_entrants_keep_their_entries_add_ons_and_bounties(operator):
 def test_the_case_and_its_events_seal_the_entrants(operator):
     case = services.case_load_snapshot(actor=operator, snapshot=rebuy_snapshot())
     rows = CasePlayer.objects.filter(case=case).order_by("position")
-    digest = audit_log.entrants_digest(
-        list(rows.values_list("position", "player", "chips", "entries", "add_ons", "bounty"))
-    )
+    digest = audit_log.entrants_digest([
+        PlayerV2(id=row.player, chips=row.chips, entries=row.entries, add_ons=row.add_ons,
+                 bounty=row.bounty)
+        for row in rows
+    ])  # fmt: skip
     case.refresh_from_db()
     assert case.entrants_digest == digest
     loaded = Event.objects.get(type="snapshot_loaded", case=case)
@@ -70,15 +73,23 @@ def test_a_version_1_case_is_stored_and_sealed_as_before(operator, snapshot_fact
 def test_the_entrants_digest_hashes_one_line_per_entrant_whatever_the_chunks(monkeypatch, chunk):
     # The bytes are what every case loaded since crash-snapshot/2 was sealed with.
     monkeypatch.setattr(audit_log, "_CHUNK", chunk)
-    rows = [(0, "a", 10, 2, 1, 500), (1, "bc", 0, 1, 0, 0), (2, "d\tx", 7, 1, 1, 0)]
+    players = [
+        PlayerV2(id="a", chips=10, entries=2, add_ons=1, bounty=500),
+        PlayerV2(id="bc", chips=0),
+        PlayerV2(id="d\tx", chips=7, add_ons=1),
+    ]
     text = "0\t1:a\t10\t2\t1\t500\n1\t2:bc\t0\t1\t0\t0\n2\t3:d\tx\t7\t1\t1\t0\n"
-    assert audit_log.entrants_digest(rows) == hashlib.sha256(text.encode()).hexdigest()
+    assert audit_log.entrants_digest(players) == hashlib.sha256(text.encode()).hexdigest()
 
 
 def test_the_entrants_digest_tells_every_figure_apart():
-    base = [(0, "a", 10, 2, 1, 500)]
-    changed = [(0, "a", 10, 1, 2, 500), (0, "a", 10, 2, 1, 501), (0, "a1", 0, 2, 1, 500)]
-    digests = {audit_log.entrants_digest(rows) for rows in [base, *([row] for row in changed)]}
+    base = PlayerV2(id="a", chips=10, entries=2, add_ons=1, bounty=500)
+    changed = [
+        PlayerV2(id="a", chips=10, entries=1, add_ons=2, bounty=500),
+        PlayerV2(id="a", chips=10, entries=2, add_ons=1, bounty=501),
+        PlayerV2(id="a1", chips=0, entries=2, add_ons=1, bounty=500),
+    ]
+    digests = {audit_log.entrants_digest([player]) for player in [base, *changed]}
     assert len(digests) == 4
 
 
