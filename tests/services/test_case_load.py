@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from settlements import services
@@ -212,3 +213,21 @@ def test_only_operators_load_snapshots(users, snapshot_factory, who):
     with pytest.raises(NotAllowed):
         services.case_load_snapshot(actor=users[who], snapshot=snapshot_factory())
     assert row_counts() == before
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's TOAST compression")
+def test_a_large_snapshot_is_stored_compressed_with_lz4(operator, snapshot_factory):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = %s",
+            ["default_toast_compression"],
+        )
+        if not cursor.fetchone()[0]:
+            pytest.skip("this PostgreSQL was built without LZ4")
+    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(entrants=2000))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_column_compression(text) FROM settlements_snapshot WHERE id = %s",
+            [case.snapshot_id],
+        )
+        assert cursor.fetchone()[0] == "lz4"
