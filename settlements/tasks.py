@@ -45,8 +45,9 @@ PRIORITY = {Job.Kind.ICM: -10}
 
 
 @receiver(services.job_queued)
-def queue_run(sender, *, job, runs: int, **kwargs) -> None:
-    """Queue the tasks of a new run of ``job``, in the transaction that queued it."""
+def queue_run(sender, *, job, runs: int, **kwargs) -> bool:
+    """Queue the tasks of a new run of ``job``, in the transaction that queued it; whether
+    they have run already (the immediate backend)."""
     queued = run_job.using(priority=PRIORITY.get(job.kind, run_job.priority))
-    for _ in range(runs):
-        queued.enqueue(job_id=job.pk, token=job.run_token)
+    results = [queued.enqueue(job_id=job.pk, token=job.run_token) for _ in range(runs)]
+    return any(result.is_finished for result in results)

@@ -73,7 +73,8 @@ from settlements.services.staging import Batch
 log = logging.getLogger("crashdesk.jobs")
 
 # Sent (job=, runs=) in the transaction that queues a new run of a job, carrying its new
-# ``run_token``: its receiver queues ``runs`` tasks that run it.
+# ``run_token``: its receiver queues ``runs`` tasks that run it, and answers whether they have
+# run already.
 job_queued = Signal()
 
 # What a person is shown for an error that is no refusal; its traceback is in the log.
@@ -137,7 +138,14 @@ def job_start(
     roles.require_role(actor, *STARTERS[kind], action=Job.Kind(kind).label.lower())
     if not items:
         raise DomainError("There is nothing to do: no item is in the state this work needs.")
-    job = Job(kind=kind, target=target, incident=incident, params=params or {}, created_by=actor)
+    job = Job(
+        kind=kind,
+        target=target,
+        incident=incident,
+        params=params or {},
+        created_by=actor,
+        run_token=_new_run_token(),
+    )
     try:
         with transaction.atomic():
             job.save()
@@ -162,7 +170,7 @@ def job_start(
             for position, item in enumerate(items, start=1)
         ],
     )
-    _queue(job)
+    _queue(job, items=len(items))
     return job
 
 
@@ -177,14 +185,15 @@ def job_retry(*, job: Job, actor) -> Job:
     again = job.items.filter(status__in=[JobItem.Status.PENDING, JobItem.Status.FAILED])
     if not again.exists():
         raise DomainError("Every item of this work is done; there is nothing to run again.")
-    again.update(status=JobItem.Status.PENDING, message="")
+    pending = again.update(status=JobItem.Status.PENDING, message="")
     job.status, job.error, job.finished_at = Job.Status.QUEUED, "", None
+    job.run_token = _new_run_token()
     try:
         with transaction.atomic():
             job.save()
     except IntegrityError:
         raise Duplicate("The same work was started again meanwhile.") from None
-    _queue(job)
+    _queue(job, items=pending)
     return job
 
 
@@ -333,9 +342,9 @@ def job_recover_stale(*, now=None) -> list[int]:
         )
         for job in stale:
             _forget_task(job.run_token)
-            job.status = Job.Status.QUEUED
-            job.save(update_fields=["status"])
-            _queue(job)
+            job.status, job.run_token = Job.Status.QUEUED, _new_run_token()
+            job.save(update_fields=["status", "run_token"])
+            _queue(job, items=job.items.filter(status=JobItem.Status.PENDING).count())
             recovered.append(job.pk)
     for pk in recovered:
         log.warning("job %s lost its worker; queued again", pk)
@@ -542,18 +551,21 @@ def _why(error: Exception) -> str:
     return UNEXPECTED
 
 
-def _queue(job: Job) -> None:
-    """Queue a new run of the job in the caller's transaction: its tasks (settlements.tasks,
-    through ``job_queued``) commit or roll back with the job row with the database backend;
-    the immediate backend (tests) runs them here.
+def _new_run_token() -> str:
+    """The token of a new run of a job, which its tasks carry: a task of an earlier run (a
+    worker thought lost that wakes up) finds another token and does nothing."""
+    return uuid.uuid4().hex
 
-    Each run gets a new token, which its tasks carry: a task of an earlier run (a worker thought
-    lost that wakes up) finds another token and does nothing."""
-    job.run_token = uuid.uuid4().hex
-    job.save(update_fields=["run_token"])
-    runs = max(1, min(settings.JOB_WORKERS_PER_JOB, job.items.count()))
-    job_queued.send(sender=Job, job=job, runs=runs)
-    job.refresh_from_db()
+
+def _queue(job: Job, *, items: int) -> None:
+    """Queue the tasks of the job's new run (its ``run_token`` saved), as many as workers may
+    share its ``items``, in the caller's transaction: with the database backend they commit or
+    roll back with the job row (settlements.tasks, through ``job_queued``). The immediate
+    backend (tests) runs them here; then the job is read again, to show what they did."""
+    runs = max(1, min(settings.JOB_WORKERS_PER_JOB, items))
+    answers = job_queued.send(sender=Job, job=job, runs=runs)
+    if any(ran for _, ran in answers):
+        job.refresh_from_db()
 
 
 def _forget_task(token: str) -> None:
