@@ -100,8 +100,11 @@ class Snapshot(models.Model):
         return f"Snapshot {self.sha256[:12]}"
 
     @staticmethod
-    def digest(text: str) -> str:
-        return hashlib.sha256(text.encode()).hexdigest()
+    def digest(content: str | bytes) -> str:
+        """SHA-256 of the snapshot's UTF-8 bytes, given as text or as those bytes."""
+        return hashlib.sha256(
+            content if isinstance(content, bytes) else content.encode()
+        ).hexdigest()
 
 
 class Case(models.Model):

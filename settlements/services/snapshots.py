@@ -68,7 +68,7 @@ def case_load_snapshot(
     # Asked before the snapshot is parsed, and again below once the incident is locked.
     permissions.enforce(permissions.case_load_snapshot(user=actor, incident=incident))
     policy = policy or site_policy()
-    parsed, text, assessment = _read_snapshot(snapshot, policy)
+    parsed, content, assessment = _read_snapshot(snapshot, policy)
     info = parsed.tournament
     if tournament is not None and tournament.operator_id != info.id:
         raise DomainError(
@@ -104,7 +104,7 @@ def case_load_snapshot(
             started_at=crashed_at or timezone.now(),
         )
     case = _store_case(
-        text,
+        content,
         parsed,
         assessment,
         policy,
@@ -153,28 +153,29 @@ def _entrants_digest(parsed) -> str:
 
 
 def _read_snapshot(snapshot: bytes | str, policy: Policy) -> tuple:
-    """The snapshot parsed, its text, and its assessment under ``policy``; InvalidInput for
-    what the engine refuses and for what the desk cannot store."""
+    """The snapshot parsed, its UTF-8 bytes, and its assessment under ``policy``; InvalidInput
+    for what the engine refuses and for what the desk cannot store."""
     parsed = parse_snapshot(snapshot)
     problems = _storage_problems(parsed)
     if problems:
         raise InvalidInput(problems)
-    text = snapshot if isinstance(snapshot, str) else snapshot.decode("utf-8")
+    content = snapshot if isinstance(snapshot, bytes) else snapshot.encode()
     assessment = assess(parsed, policy)
     if assessment.pool > MAX_AMOUNT:
         raise InvalidInput([Problem("tournament", "the prize pool is too large to store")])
-    return parsed, text, assessment
+    return parsed, content, assessment
 
 
 def _store_case(
-    text: str, parsed, assessment, policy: Policy, *, incident, tournament, crashed_at, actor
+    content: bytes, parsed, assessment, policy: Policy, *, incident, tournament, crashed_at, actor
 ) -> Case:
-    """The snapshot stored, and the case opened on it; Duplicate when another load of the
-    same tournament committed meanwhile."""
+    """The snapshot stored (its digest and size taken from the bytes received, not from its
+    text encoded again), and the case opened on it; Duplicate when another load of the same
+    tournament committed meanwhile."""
     stored = Snapshot(
-        text=text,
-        sha256=Snapshot.digest(text),
-        size_bytes=len(text.encode()),
+        text=content.decode(),
+        sha256=Snapshot.digest(content),
+        size_bytes=len(content),
         received_by=actor,
     )
     stored.save()
