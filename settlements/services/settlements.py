@@ -156,7 +156,7 @@ def _insert_payouts_and_lines(settlement_id: int, result, parsed) -> str:
     built once, in a list that the digest and COPY then read at C speed."""
     chips = {player.id: player.chips for player in parsed.players}
     rows = payout_rows(settlement_id, result.payouts, chips, result.explanations.terms_by_player())
-    payouts = seals.Digest(repr)
+    payouts = seals.Digest(seals.row_repr(SettlementPayout, SETTLEMENT_PAYOUT_FIELDS))
     payouts.extend(rows)
     insert_rows(SettlementPayout, SETTLEMENT_PAYOUT_FIELDS, rows)
     insert_rows(

@@ -125,6 +125,10 @@ def case_load_snapshot(
     return case
 
 
+# An entrant row as written and sealed: its case, then seals.ENTRANT_FIELDS.
+ENTRANT_ROW = ("case", *seals.ENTRANT_FIELDS)
+
+
 def _insert_entrants(case_id: int, parsed) -> str:
     """Write the entrant rows; their digest in snapshot order, for the event to seal.
 
@@ -137,10 +141,10 @@ def _insert_entrants(case_id: int, parsed) -> str:
         (case_id, position, p.id, p.chips, p.entries, p.add_ons, p.bounty)
         for position, p in enumerate(parsed.players)
     ]
-    entrants = seals.Digest(repr)
+    entrants = seals.Digest(seals.row_repr(CasePlayer, ENTRANT_ROW))
     entrants.extend(rows)
     rows.sort(key=itemgetter(2))
-    insert_rows(CasePlayer, ("case", *seals.ENTRANT_FIELDS), rows)
+    insert_rows(CasePlayer, ENTRANT_ROW, rows)
     return entrants.hexdigest()
 
 
