@@ -289,6 +289,20 @@ def test_a_job_is_queued_as_several_tasks_that_share_its_items(
     assert Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).count() == 3
 
 
+def test_starting_a_job_reads_nothing_back(
+    settings, operator, incident, snapshot_factory, django_assert_num_queries
+):
+    """Every prepare of a middle stage starts a job for its ICM opinion: the job row with its
+    token, its items, one task per worker, and no count or read of what was just written."""
+    settings.TASKS = DB_TASKS
+    settings.JOB_WORKERS_PER_JOB = 2
+    items = case_items(late_cases(operator, incident, snapshot_factory, 3))
+    # Two savepoints and their releases, the job's row, two tasks; the items go in through
+    # psycopg's own cursor, which Django does not count.
+    with django_assert_num_queries(7):
+        jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=items)
+
+
 def test_a_single_item_job_is_one_task(settings, operator, incident, snapshot_factory):
     settings.TASKS = DB_TASKS
     from django_tasks_db.models import DBTaskResult
@@ -296,6 +310,11 @@ def test_a_single_item_job_is_one_task(settings, operator, incident, snapshot_fa
     cases = late_cases(operator, incident, snapshot_factory, 1)
     job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
     assert DBTaskResult.objects.filter(args_kwargs__kwargs__token=job.run_token).count() == 1
+    # The token is written with the row: the job handed back is the one stored.
+    assert Job.objects.values_list("run_token", "status").get(pk=job.pk) == (
+        job.run_token,
+        Job.Status.QUEUED,
+    )
 
 
 def test_a_batch_chains_its_items_events_in_order_and_none_of_a_failed_one(
