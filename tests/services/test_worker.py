@@ -78,7 +78,7 @@ def test_the_worker_runs_a_queued_job(operator, snapshot_factory):
 
 
 def test_a_worker_killed_mid_step_leaves_nothing_and_the_job_runs_again(operator, snapshot_factory):
-    job = prepare_job(operator, snapshot_factory, 100_000)
+    job = prepare_job(operator, snapshot_factory, 2_000)
     # Holding the lock every service takes before its event stops the worker's prepare there,
     # its settlement written but not committed, however fast the machine runs the engine.
     with connection.cursor() as cursor:
