@@ -12,6 +12,7 @@ from settlements import audit_log, seals, services
 from settlements.models import CasePlayer, Event, Settlement, SettlementPayout
 from settlements.rules import Line
 from settlements.services.settlements import SETTLEMENT_PAYOUT_FIELDS
+from settlements.services.snapshots import ENTRANT_ROW
 from tests.services.helpers import approved, load
 from tests.services.test_concurrency import race
 
@@ -137,7 +138,7 @@ def test_an_event_seals_the_rows_it_rests_on_as_digests_of_the_rows(settled):
 @pytest.mark.parametrize(
     ("model", "fields", "row"),
     [
-        (CasePlayer, ("case", *seals.ENTRANT_FIELDS), (7, 0, 'it\'s \\ "é"', 10**15, 3, 1, 0)),
+        (CasePlayer, ENTRANT_ROW, (7, 0, 'it\'s \\ "é"', 10**15, 3, 1, 0)),
         (
             SettlementPayout,
             SETTLEMENT_PAYOUT_FIELDS,
