@@ -107,7 +107,11 @@ def snapshot_bytes(**kwargs) -> bytes:
 
 def _three_places(pool: int) -> list[int]:
     first, second = pool * 5 // 10, pool * 3 // 10
-    return [first, second, pool - first - second]
+    third = pool - first - second
+    # A pool of 9 would pay 4, 2, 3: prizes must not increase, so the excess goes to first.
+    excess = max(0, third - second)
+    # A pool too small for three prizes pays fewer places, since every prize must be positive.
+    return [prize for prize in (first + excess, second, third - excess) if prize]
 
 
 def _eliminated_for(stage: str, entrants: int, paid_places: int) -> int:
