@@ -15,7 +15,6 @@ from simple_history.admin import SimpleHistoryAdmin
 from settlements.models import (
     ApiToken,
     Case,
-    CasePlayer,
     Compensation,
     CompensationItem,
     Decision,
@@ -32,8 +31,6 @@ from settlements.models import (
     Profile,
     Reissue,
     Settlement,
-    SettlementLine,
-    SettlementPayout,
     Snapshot,
     Tournament,
 )
@@ -116,12 +113,6 @@ class SnapshotAdmin(ReadOnlyMixin, admin.ModelAdmin):
     fields = ["sha256", "size_bytes", "received_by", "received_at", "text"]
 
 
-@admin.register(CasePlayer)
-class CasePlayerAdmin(BulkRowsAdmin):
-    list_display = ["case", "position", "player", "chips"]
-    list_select_related = ["case__tournament"]
-
-
 @admin.register(Decision)
 class DecisionAdmin(HistoryWindowAdmin):
     list_display = ["id", "case", "option", "decided_by", "decided_at", "reschedule_at"]
@@ -137,17 +128,6 @@ class SettlementAdmin(HistoryWindowAdmin):
     list_filter = ["kind", "status", "stage", "remedy"]
     list_select_related = ["case__tournament", "prepared_by", "approved_by"]
     search_fields = ["case__tournament__operator_id"]
-
-
-@admin.register(SettlementPayout)
-class SettlementPayoutAdmin(BulkRowsAdmin):
-    list_display = ["settlement", "player", "chips", "cash", "tdollars", "tickets", "fpp"]
-
-
-@admin.register(SettlementLine)
-class SettlementLineAdmin(BulkRowsAdmin):
-    list_display = ["settlement", "line_no", "player", "kind", "unit", "amount", "source"]
-    list_filter = ["kind", "unit", "source", "reversal"]
 
 
 @admin.register(IcmValuation)

@@ -217,6 +217,11 @@ class CasePlayer(models.Model):
     across incidents, by exact id or prefix (migration 0010; see selectors.players).
     """
 
+    # Keyed by what makes a row unique, one player per case: that index serves every look-up
+    # of a player within a case, and a surrogate id would be a second index and a sequence on
+    # each of 300,000 rows (docs/benchmarks.md). The admin cannot list such a key; the case
+    # page does.
+    pk = models.CompositePrimaryKey("case", "player")
     case = models.ForeignKey(Case, related_name="entries", **BULK_LINK)
     position = models.PositiveIntegerField()
     player = models.CharField(max_length=ID_MAX_LENGTH)
@@ -231,7 +236,6 @@ class CasePlayer(models.Model):
     class Meta:
         ordering = ["case", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["case", "player"], name="case_player_unique"),
             *non_negative("chips", "add_ons", "bounty", prefix="case_player"),
             models.CheckConstraint(condition=Q(entries__gte=1), name="case_player_entries_min"),
         ]

@@ -172,9 +172,11 @@ class SettlementPayout(models.Model):
     satellite's seats by rank.
     """
 
+    # Keyed like the entrants (models.crashes.CasePlayer), by the settlement and a position 0,
+    # 1, 2, … in the engine's order (player ids in code-point order): a review page is a range
+    # of positions, found through the key however deep into 300,000 payouts it is.
+    pk = models.CompositePrimaryKey("settlement", "position")
     settlement = models.ForeignKey(Settlement, related_name="payouts", **BULK_LINK)
-    # 0, 1, 2, … in the engine's order (player ids in code-point order): a review page is a
-    # range of positions, found through the index however deep into 300,000 payouts it is.
     position = models.PositiveIntegerField()
     player = models.CharField(max_length=ID_MAX_LENGTH)
     chips = models.BigIntegerField()
@@ -195,9 +197,6 @@ class SettlementPayout(models.Model):
         ordering = ["settlement", "position"]
         constraints = [
             models.UniqueConstraint(fields=["settlement", "player"], name="payout_player_unique"),
-            models.UniqueConstraint(
-                fields=["settlement", "position"], name="payout_position_unique"
-            ),
             *non_negative(
                 "chips", "cash", "tdollars", "tickets", "fpp", "guaranteed", prefix="payout"
             ),
@@ -211,6 +210,9 @@ class SettlementPayout(models.Model):
 class SettlementLine(models.Model):
     """One ledger line; never changed. A reversal (only in adjustments) takes money back."""
 
+    # Keyed by the settlement and the line's number, the order of the ledger, its digest and
+    # the payments' links to released lines (models.crashes.CasePlayer says why no id).
+    pk = models.CompositePrimaryKey("settlement", "line_no")
     settlement = models.ForeignKey(Settlement, related_name="lines", **BULK_LINK)
     line_no = models.PositiveIntegerField()
     player = models.CharField(max_length=ID_MAX_LENGTH)
@@ -223,7 +225,6 @@ class SettlementLine(models.Model):
     class Meta:
         ordering = ["settlement", "line_no"]
         constraints = [
-            models.UniqueConstraint(fields=["settlement", "line_no"], name="line_no_unique"),
             models.CheckConstraint(condition=Q(amount__gt=0), name="line_amount_positive"),
         ]
         indexes = [

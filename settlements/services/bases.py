@@ -47,6 +47,7 @@ _compared = itemgetter(
 )
 _filled = itemgetter(*map(SETTLEMENT_PAYOUT_FIELDS.index, _FILLED))
 _PLAYER_AT = SETTLEMENT_PAYOUT_FIELDS.index("player")
+_POSITION_AT = SETTLEMENT_PAYOUT_FIELDS.index("position")
 _LINE_FIELDS = ("line_no", "player", "kind", "unit", "amount", "source", "reversal")
 _HEADER = (
     "currency", "stage", "remedy", "decision", "entrants", "eliminated", "remaining", "pool",
@@ -155,7 +156,7 @@ def settlement_basis_restore(*, settlement: Settlement, actor=None) -> BasisChec
         return check
     reason = "Statement figures restored: the engine, run again, gave the same ledger lines"
     with pgtrigger.ignore(*_LIFTED):
-        _fill_payouts(check.fills)
+        _fill_payouts(settlement, check.fills)
         settlement.basis = check.result.basis.to_dict()
         save_with_history(settlement, actor=actor, reason=reason)
     record_event(
@@ -185,12 +186,11 @@ def _lines_difference(settlement: Settlement, result) -> str:
 
 def _payouts_difference(settlement: Settlement, result, parsed) -> tuple[str, list[tuple]]:
     """The first payout that differs from the engine's, else the weights and places to write
-    on the payouts that lack them, as (payout id, weight, first place, last place)."""
+    on the payouts that lack them, as (position, weight, first place, last place)."""
     chips = {player.id: player.chips for player in parsed.players}
     explained = result.explanations.terms_by_player()
-    # Rows in SETTLEMENT_PAYOUT_FIELDS order, as the prepare wrote them (the stored ones with
-    # their id after).
-    stored = _stored(SettlementPayout, settlement, (*SETTLEMENT_PAYOUT_FIELDS, "pk"), "position")
+    # Rows in SETTLEMENT_PAYOUT_FIELDS order, as the prepare wrote them.
+    stored = _stored(SettlementPayout, settlement, SETTLEMENT_PAYOUT_FIELDS, "position")
     recomputed = payout_rows(settlement.pk, result.payouts, chips, explained)
     fills = []
     for kept, fresh in zip_longest(stored, recomputed):
@@ -203,20 +203,26 @@ def _payouts_difference(settlement: Settlement, result, parsed) -> tuple[str, li
             continue
         if _filled(kept) != ("", None, None):
             return f"the weight or places by chips of {player} differ from the engine's", []
-        fills.append((kept[-1], *_filled(fresh)))
+        fills.append((kept[_POSITION_AT], *_filled(fresh)))
     return "", fills
 
 
-def _fill_payouts(fills) -> None:
-    """Write the weights and places of payouts (id, weight, first, last): on PostgreSQL one
-    UPDATE per BULK_BATCH payouts from arrays, some ten times faster than the CASE per row of
-    bulk_update, which SQLite (a developer's few rows) keeps."""
+def _fill_payouts(settlement: Settlement, fills) -> None:
+    """Write the weights and places of payouts (position, weight, first, last): on PostgreSQL
+    one UPDATE per BULK_BATCH payouts from arrays, some ten times faster than the CASE per row
+    of bulk_update, which SQLite (a developer's few rows) keeps."""
     for start in range(0, len(fills), BULK_BATCH):
         batch = fills[start : start + BULK_BATCH]
         if connection.vendor != "postgresql":
             payouts = [
-                SettlementPayout(pk=pk, weight=weight, place_first=first, place_last=last)
-                for pk, weight, first, last in batch
+                SettlementPayout(
+                    settlement=settlement,
+                    position=position,
+                    weight=weight,
+                    place_first=first,
+                    place_last=last,
+                )
+                for position, weight, first, last in batch
             ]
             SettlementPayout.objects.bulk_update(payouts, _FILLED)
             continue
@@ -224,9 +230,10 @@ def _fill_payouts(fills) -> None:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"UPDATE {table} AS p SET weight = f.weight, place_first = f.first,"
-                " place_last = f.last FROM unnest(%s::bigint[], %s::text[], %s::int[], %s::int[])"
-                " AS f(id, weight, first, last) WHERE p.id = f.id",
-                [list(column) for column in zip(*batch, strict=True)],
+                " place_last = f.last FROM unnest(%s::int[], %s::text[], %s::int[], %s::int[])"
+                " AS f(position, weight, first, last)"
+                " WHERE p.settlement_id = %s AND p.position = f.position",
+                [*(list(column) for column in zip(*batch, strict=True)), settlement.pk],
             )
 
 

@@ -39,7 +39,7 @@ def test_stored_rows_are_the_engines_output_in_order(operator, snapshot_factory,
         (n, ln.player, ln.kind, ln.unit, ln.amount, ln.source, False)
         for n, ln in enumerate(engine.lines, start=1)
     ]
-    payouts = SettlementPayout.objects.filter(settlement=settlement).order_by("id")
+    payouts = SettlementPayout.objects.filter(settlement=settlement).order_by("position")
     assert [(p.player, p.cash, p.tdollars, p.tickets, p.fpp) for p in payouts] == [
         (p.player, p.cash, p.tdollars, p.tickets, p.fpp) for p in engine.payouts
     ]

@@ -93,7 +93,9 @@ def test_a_settlement_the_engine_no_longer_reproduces_is_left_alone(
     line = settlement.lines.order_by("line_no").first()
     # As if an older engine had paid this line one cent more than today's would.
     behind_the_apps_back(
-        "UPDATE settlements_settlementline SET amount = amount + 1 WHERE id = %s", [line.pk]
+        "UPDATE settlements_settlementline SET amount = amount + 1"
+        " WHERE settlement_id = %s AND line_no = %s",
+        [settlement.pk, line.line_no],
     )
 
     check = services.settlement_basis_restore(settlement=settlement)
@@ -117,7 +119,9 @@ def test_a_payout_the_engine_no_longer_explains_so_is_left_alone(
     as_before_the_figures_were_kept(settlement)
     payout = settlement.payouts.exclude(exact="").order_by("position").first()
     behind_the_apps_back(
-        "UPDATE settlements_settlementpayout SET exact = '1/3' WHERE id = %s", [payout.pk]
+        "UPDATE settlements_settlementpayout SET exact = '1/3'"
+        " WHERE settlement_id = %s AND position = %s",
+        [settlement.pk, payout.position],
     )
     check = services.settlement_basis_restore(settlement=settlement)
     assert check.difference == f"the payout of {payout.player} differs from the engine's"
@@ -175,8 +179,9 @@ def test_the_command_and_the_check(operator, tournament_manager, snapshot_factor
     for settlement in (good, bad):
         as_before_the_figures_were_kept(settlement)
     behind_the_apps_back(
-        "UPDATE settlements_settlementline SET amount = amount + 1 WHERE id = %s",
-        [bad.lines.order_by("line_no").first().pk],
+        "UPDATE settlements_settlementline SET amount = amount + 1"
+        " WHERE settlement_id = %s AND line_no = 1",
+        [bad.pk],
     )
     (warning,) = checks.statement_bases_check(None, databases=["default"])
     assert warning.id == "settlements.W001" and warning.msg.startswith("2 settlements")
