@@ -6,11 +6,14 @@ every row of the three tables the largest crash writes by the hundred thousand, 
 the app makes (docs/benchmarks.md, "Why each index on the bulk tables stays"). Django's
 migrations do not move a primary key onto several columns: on SQLite removing ``id`` rebuilds
 each table from the new state, key included; on PostgreSQL it drops the column and its key, and
-the key is added here, built over the rows already there. Reversed, the ids come back numbered
-afresh (nothing refers to them).
+the key is added here, built over the rows already there. Reversed on PostgreSQL, the ids come
+back numbered afresh (nothing refers to them). SQLite cannot be taken back past this migration:
+Django would rebuild each table with both keys at once; a developer's SQLite database is made
+again with ``migrate`` and ``seed_demo`` instead.
 """
 
 from django.db import migrations, models
+from django.db.migrations.exceptions import IrreversibleError
 
 KEYS = {
     "settlements_caseplayer": ("case_id", "player"),
@@ -29,7 +32,10 @@ def add_keys(apps, schema_editor):
 
 def drop_keys(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
-        return
+        raise IrreversibleError(
+            "On SQLite the entrants', payouts' and ledger lines' keys cannot be taken back: "
+            "delete the database file, then run migrate and seed_demo again."
+        )
     for table in KEYS:
         schema_editor.execute(f'ALTER TABLE "{table}" DROP CONSTRAINT "{table}_pkey"')
 
