@@ -30,16 +30,17 @@ FIELDS = ("cash", "tdollars", "tickets", "fpp")
 
 def output(
     columns: dict[str, list[int]], ids: list[str], seat_value: int
-) -> tuple[list[PayoutRow], list[Line], int]:
-    """Payout rows and lines (players in id order), and the part of P they pay out. Every
-    column is aligned with `ids`; every amount is >= 0."""
+) -> tuple[list[PayoutRow], list[Line], int, list[int]]:
+    """Payout rows and lines (players in id order), the part of P they pay out, and the
+    position in `ids` of each row's player. Every column is aligned with `ids`; every amount
+    is >= 0."""
     active = [
         (kind, unit, source, field, columns[name])
         for name, kind, unit, source, field in COLUMNS
         if name in columns and any(columns[name])
     ]
     if not active:
-        return [], [], 0
+        return [], [], 0, []
     order = sorted(range(len(ids)), key=ids.__getitem__)
     players = _in_order(ids, order)
     active = [(*spec, _permuted(column, order)) for *spec, column in active]
@@ -51,13 +52,15 @@ def output(
     rows = map(PayoutRow, players, *(totals.get(f, repeat(0)) for f in FIELDS))
     paid = list(totals.values())
     anything = _combined(or_, paid)  # non-zero where a player is paid anything
-    payouts = list(compress(rows, anything) if 0 in anything else rows)
+    someone_unpaid = 0 in anything
+    payouts = list(compress(rows, anything) if someone_unpaid else rows)
     distributed = sum(
         sum(column) * (seat_value if kind == "ticket" else 1)
         for kind, _, source, _, column in active
         if source == "pool"
     )
-    return payouts, _lines(players, active), distributed
+    positions = list(compress(order, anything)) if someone_unpaid else order
+    return payouts, _lines(players, active), distributed, positions
 
 
 def _in_order(ids: list[str], order: list[int]) -> list[str]:

@@ -211,7 +211,7 @@ def settle(
     ids = [p.id for p in players]
     n = len(players)
     columns: dict[str, list[int]] = {}  # column name -> amount of each player above
-    parts: list[SplitPart | RankingPart] = []
+    part: SplitPart | RankingPart | None = None  # who is paid by a split or a ranking
     values = None  # prize values (before the ticket rule) of a split or a ranking
     bounds = result = None
 
@@ -230,7 +230,7 @@ def settle(
             seats=terms.seats,
             remainder=terms.remainder,
         )
-        parts.append(RankingPart(ids, chips, values, places, shared))
+        part = RankingPart(ids, chips, values, places, shared)
     elif remedy in SPLIT_REMEDIES:
         bounds = TABLE[assessment.type, assessment.stage].split
         refunded = 0  # Σ paid_i of the players refunded beside the split
@@ -239,7 +239,7 @@ def settle(
             refunded = sum(columns["refund_buy_in"])
         own_bounds = _own_bounds(own, terms, bounds)
         result = _split(terms, bounds, remedy, chips, ids, own_bounds, refunded)
-        parts.append(SplitPart(ids, chips, result))
+        part = SplitPart(ids, chips, result)
         values = result.amounts
     # "reschedule" and a pending decision pay nothing.
     if terms.entry_bounty and remedy in _PAYS_BOUNTIES:
@@ -250,7 +250,7 @@ def settle(
     elif values is not None:
         columns["prize_cash"] = values
 
-    payouts, lines, pool_distributed = output(columns, ids, terms.seat_value)
+    payouts, lines, pool_distributed, paid_positions = output(columns, ids, terms.seat_value)
     return Settlement(
         tournament_id=snapshot.tournament.id,
         currency=snapshot.tournament.currency,
@@ -266,8 +266,10 @@ def settle(
         pool_distributed=pool_distributed,
         payouts=payouts,
         lines=lines,
-        explanations=Explanations(parts),
+        explanations=Explanations(part),
         basis=_basis(assessment.type, terms, bounds, result),
+        settled_chips=chips,
+        paid_positions=paid_positions,
     )
 
 

@@ -62,10 +62,11 @@ class SplitPart:
     def explain(self, i: int) -> Explanation:
         return self.result.explain(i, self.ids[i], self.chips[i])
 
-    def terms_by_player(self) -> dict[str, ExplanationTerms]:
-        result, ids = self.result, self.ids
+    def terms_column(self) -> list[ExplanationTerms]:
+        """The terms of each player, aligned with ``ids``."""
+        result = self.result
         if not result.by_chips:
-            return {player: self._terms(i) for i, player in enumerate(ids)}
+            return [self._terms(i) for i in range(len(self.ids))]
         # Worked out by chip group, so everything but the rounding cent and (§8) each player's
         # own L_i follows from the chips: one ExplanationTerms per distinct key, not per player.
         cents = result.cents
@@ -75,7 +76,7 @@ class SplitPart:
             keys = list(zip(self.chips, result.floors, cents, strict=True))
         one_each = dict(zip(keys, range(len(keys)), strict=True))
         table = {key: self._terms(i) for key, i in one_each.items()}
-        return dict(zip(ids, map(table.__getitem__, keys), strict=True))
+        return list(map(table.__getitem__, keys))
 
     def _terms(self, i: int) -> ExplanationTerms:
         result = self.result
@@ -129,59 +130,73 @@ class RankingPart:
             places=self.places[i],
         )
 
-    def terms_by_player(self) -> dict[str, ExplanationTerms]:
-        found = {}
-        for i, player in enumerate(self.ids):
-            chips, places = self.chips[i], self.places[i]
+    def terms_column(self) -> list[ExplanationTerms]:
+        """The terms of each player, aligned with ``ids``."""
+        column = []
+        for i, (chips, places) in enumerate(zip(self.chips, self.places, strict=True)):
             if i in self.shared:
                 even, j = self.shared[i]
                 exact, share, denominator = even.terms(j)
-                found[player] = ExplanationTerms(
-                    chips, 0, share, exact, denominator, False, even.amounts[j], even.cents[j],
-                    None, places,
-                )  # fmt: skip
+                column.append(
+                    ExplanationTerms(
+                        chips,
+                        0,
+                        share,
+                        exact,
+                        denominator,
+                        False,
+                        even.amounts[j],
+                        even.cents[j],
+                        None,
+                        places,
+                    )  # fmt: skip
+                )
             else:
                 value = self.values[i]
-                found[player] = ExplanationTerms(
-                    chips, 0, value, value, 1, False, value, 0, None, places
+                column.append(
+                    ExplanationTerms(chips, 0, value, value, 1, False, value, 0, None, places)
                 )
-        return found
+        return column
 
 
 class Explanations(Mapping[str, Explanation]):
-    """Player id -> Explanation for every player paid by a split or a ranking, built on first
-    access.
+    """Player id -> Explanation for every player paid by the settlement's split or ranking
+    (``part``; None when it has neither), built on first access.
 
     Building Fractions for 300,000 players takes longer than the whole settlement, and only a
-    web page showing a few players needs them, so each part keeps its integers until asked.
+    web page showing a few players needs them, so the part keeps its integers until asked.
     """
 
-    def __init__(self, parts: list[SplitPart | RankingPart]):
-        self._parts = parts
-        self._index: dict[str, tuple[int, int]] | None = None
+    def __init__(self, part: SplitPart | RankingPart | None = None):
+        self._part = part
+        self._index: dict[str, int] | None = None
 
-    def _lookup(self) -> dict[str, tuple[int, int]]:
+    def _lookup(self) -> dict[str, int]:
         if self._index is None:
-            self._index = {
-                player: (part, i)
-                for part, contents in enumerate(self._parts)
-                for i, player in enumerate(contents.ids)
-            }
+            ids = self._part.ids if self._part is not None else []
+            self._index = {player: i for i, player in enumerate(ids)}
         return self._index
 
     def __getitem__(self, player: str) -> Explanation:
-        part, i = self._lookup()[player]
-        return self._parts[part].explain(i)
+        position = self._lookup()[player]  # a KeyError for anyone not explained
+        return self._part.explain(position)
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._lookup()))
 
     def terms_by_player(self) -> dict[str, ExplanationTerms]:
         """Player id -> ExplanationTerms for every player explained."""
-        found: dict[str, ExplanationTerms] = {}
-        for part in self._parts:
-            found |= part.terms_by_player()
-        return found
+        if self._part is None:
+            return {}
+        return dict(zip(self._part.ids, self._part.terms_column(), strict=True))
+
+    def terms_at(self, positions: list[int]) -> list[ExplanationTerms | None]:
+        """The terms of the players at ``positions`` among the part's players; None for each
+        when nothing is explained."""
+        if self._part is None:
+            return [None] * len(positions)
+        column = self._part.terms_column()
+        return [column[i] for i in positions]
 
     def __len__(self) -> int:
         return len(self._lookup())
@@ -231,8 +246,24 @@ class Settlement:
     pool_distributed: int
     payouts: list[PayoutRow]  # sorted by player id; players paid nothing are left out
     lines: list[Line]  # sorted by player, then kind in SNAPSHOT.md's order
-    explanations: Explanations = field(default_factory=lambda: Explanations([]), compare=False)
+    explanations: Explanations = field(default_factory=Explanations, compare=False)
     basis: Basis | None = field(default=None, compare=False)
+    # The players settled (every entrant for a refund, else those with chips, in the
+    # snapshot's order): their chips, and each payout row's player as a position among them.
+    # The desk stores 300,000 rows with their chips and explanations; these align them with
+    # the rows without a look-up per player.
+    settled_chips: list[int] = field(default_factory=list, compare=False, repr=False)
+    paid_positions: list[int] = field(default_factory=list, compare=False, repr=False)
+
+    def payout_chips(self) -> list[int]:
+        """The chips at the crash of each payout row's player."""
+        chips = self.settled_chips
+        return [chips[i] for i in self.paid_positions]
+
+    def payout_terms(self) -> list[ExplanationTerms | None]:
+        """The explanation terms of each payout row's player; None for a player paid nothing
+        the explanations cover (a refund)."""
+        return self.explanations.terms_at(self.paid_positions)
 
     def _document(self) -> SettlementDocument:
         return SettlementDocument(

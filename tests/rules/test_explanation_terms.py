@@ -1,6 +1,7 @@
 """Explanations.terms_by_player(): the Fraction-free form the services store for every paid player
-must say exactly what the Explanation objects say, player by player; and the parts an
-explanation names (guaranteed, even, by weight) add up to the exact amount."""
+must say exactly what the Explanation objects say, player by player, and the payout rows'
+chips and terms line up with the rows; and the parts an explanation names (guaranteed, even,
+by weight) add up to the exact amount."""
 
 import json
 from fractions import Fraction
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from settlements.rules import Basis, Policy
 from tests.rules.builders import regular, satellite, settle_doc
 from tests.rules.test_properties import PROPERTY_SETTINGS, policies, settle_any, snapshots
+from tests.rules.test_properties_v2 import settle_v2, v2_snapshots
 
 
 def assert_terms_match(result) -> None:
@@ -32,6 +34,15 @@ def assert_terms_match(result) -> None:
         )
         if t.weight is not None:
             assert Fraction(*t.weight) == explained.weight
+
+
+def assert_payouts_aligned(result, document: dict) -> None:
+    """payout_chips() and payout_terms() give, row by row, what a look-up of each row's player
+    gives."""
+    chips = {player["id"]: player["chips"] for player in document["players"]}
+    terms = result.explanations.terms_by_player()
+    assert result.payout_chips() == [chips[row.player] for row in result.payouts]
+    assert result.payout_terms() == [terms.get(row.player) for row in result.payouts]
 
 
 def assert_parts_add_up(result) -> None:
@@ -114,6 +125,8 @@ def test_a_settlement_without_a_split_has_no_terms():
     result = settle_doc(regular([0] * 4 + [100] * 96, started=False))
     assert result.remedy == "refund"
     assert result.explanations.terms_by_player() == {}
+    assert result.payout_terms() == [None] * len(result.payouts) != []
+    assert result.explanations.get(result.payouts[0].player) is None
 
 
 @PROPERTY_SETTINGS
@@ -122,8 +135,19 @@ def test_terms_agree_with_the_explanations(document, policy, seed):
     result = settle_any(document, policy, lambda options: options[seed % len(options)])
     if result is not None:
         assert_terms_match(result)
+        assert_payouts_aligned(result, document)
         assert_parts_add_up(result)
         assert Basis.from_dict(json.loads(json.dumps(result.basis.to_dict()))) == result.basis
+
+
+@PROPERTY_SETTINGS
+@given(document=v2_snapshots(), policy=policies(), seed=st.integers(0, 2**32))
+def test_terms_agree_with_the_explanations_with_rebuys_and_bounties(document, policy, seed):
+    # Each player's own guarantee (§8) gives equal stacks terms of their own.
+    result = settle_v2(document, policy, lambda options: options[seed % len(options)])
+    if result is not None:
+        assert_terms_match(result)
+        assert_payouts_aligned(result, document)
 
 
 def test_tied_players_share_terms_only_where_their_cents_agree():

@@ -67,8 +67,8 @@ def test_the_stored_explanation_terms_carry_each_players_own_guarantee():
 
     chips, floors = [1000, 20000, 18000], [10000, 1000, 2000]
     result = own_split(19000, chips, floors, 8550)
-    terms = SplitPart(["p00", "p01", "p02"], chips, result).terms_by_player()
-    assert [terms[player].guaranteed for player in ("p00", "p01", "p02")] == floors
+    terms = SplitPart(["p00", "p01", "p02"], chips, result).terms_column()
+    assert [each.guaranteed for each in terms] == floors
 
 
 @pytest.mark.parametrize("pool", [19000, 45000])
@@ -88,7 +88,7 @@ def test_equal_stacks_with_their_own_guarantees_are_explained_apart():
 
     chips, floors = [1000, 1000, 1000], [1000, 2000, 1000]
     result = own_split(7000, chips, floors, 7000)
-    terms = SplitPart(["p00", "p01", "p02"], chips, result).terms_by_player()
-    assert [terms[player].guaranteed for player in ("p00", "p01", "p02")] == floors
-    assert terms["p00"] is terms["p02"]
-    assert terms["p01"].exact == terms["p00"].exact + 1000 * terms["p00"].denominator
+    terms = SplitPart(["p00", "p01", "p02"], chips, result).terms_column()
+    assert [each.guaranteed for each in terms] == floors
+    assert terms[0] is terms[2]
+    assert terms[1].exact == terms[0].exact + 1000 * terms[0].denominator
