@@ -125,7 +125,7 @@ def settlement_basis_check(settlement: Settlement) -> BasisCheck:
     difference = _lines_difference(settlement, result)
     if difference:
         return BasisCheck(difference)
-    difference, fills = _payouts_difference(settlement, result, parsed)
+    difference, fills = _payouts_difference(settlement, result)
     return BasisCheck(difference, result, () if difference else tuple(fills))
 
 
@@ -184,14 +184,12 @@ def _lines_difference(settlement: Settlement, result) -> str:
     return ""
 
 
-def _payouts_difference(settlement: Settlement, result, parsed) -> tuple[str, list[tuple]]:
+def _payouts_difference(settlement: Settlement, result) -> tuple[str, list[tuple]]:
     """The first payout that differs from the engine's, else the weights and places to write
     on the payouts that lack them, as (position, weight, first place, last place)."""
-    chips = {player.id: player.chips for player in parsed.players}
-    explained = result.explanations.terms_by_player()
     # Rows in SETTLEMENT_PAYOUT_FIELDS order, as the prepare wrote them.
     stored = _stored(SettlementPayout, settlement, SETTLEMENT_PAYOUT_FIELDS, "position")
-    recomputed = payout_rows(settlement.pk, result.payouts, chips, explained)
+    recomputed = payout_rows(settlement.pk, result)
     fills = []
     for kept, fresh in zip_longest(stored, recomputed):
         if kept is None or fresh is None:

@@ -97,7 +97,7 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
             save_with_history(settlement, actor=actor, reason=note.strip() or "Settlement prepared")
     except IntegrityError:
         raise InvalidTransition(f"{case} already has a settlement in progress.") from None
-    payouts = _insert_payouts_and_lines(settlement.pk, result, parsed)
+    payouts = _insert_payouts_and_lines(settlement.pk, result)
     # Before the event, which then seals the figures of a field valued here and now.
     icm_valuation_begin(settlement=settlement, snapshot=parsed, actor=actor)
     case.status = next_status
@@ -151,11 +151,10 @@ def _settlement_of(result, *, case: Case, actor, note: str) -> Settlement:
     )
 
 
-def _insert_payouts_and_lines(settlement_id: int, result, parsed) -> str:
+def _insert_payouts_and_lines(settlement_id: int, result) -> str:
     """Write the payouts and lines; the payouts' digest, for the event to seal. Each row is
     built once, in a list that the digest and COPY then read at C speed."""
-    chips = {player.id: player.chips for player in parsed.players}
-    rows = payout_rows(settlement_id, result.payouts, chips, result.explanations.terms_by_player())
+    rows = payout_rows(settlement_id, result)
     payouts = seals.Digest(seals.row_repr(SettlementPayout, SETTLEMENT_PAYOUT_FIELDS))
     payouts.extend(rows)
     insert_rows(SettlementPayout, SETTLEMENT_PAYOUT_FIELDS, rows)
@@ -357,14 +356,13 @@ SETTLEMENT_PAYOUT_FIELDS = (
 )
 
 
-def payout_rows(
-    settlement_id: int, payouts, chips: dict[str, int], explained: dict[str, ExplanationTerms]
-) -> list[tuple]:
-    """The rows of SETTLEMENT_PAYOUT_FIELDS. 300,000 of them are written while the caller
-    waits, so each is put together from columns at C speed, and the stored form of each
-    explanation (its texts) is worked out once for every player who shares it."""
-    players = [row.player for row in payouts]
-    stored = {terms: _stored_terms(terms) for terms in set(explained.values())}
+def payout_rows(settlement_id: int, result) -> list[tuple]:
+    """The rows of SETTLEMENT_PAYOUT_FIELDS of an engine result (rules.Settlement). 300,000
+    of them are written while the caller waits, so each is put together from columns at C
+    speed, and the stored form of each explanation (its texts) is worked out once for every
+    player who shares it."""
+    payouts, explained = result.payouts, result.payout_terms()
+    stored = {terms: _stored_terms(terms) for terms in set(explained) if terms is not None}
     stored[None] = UNEXPLAINED
     return list(
         map(
@@ -372,14 +370,14 @@ def payout_rows(
             zip(
                 repeat(settlement_id),
                 count(),
-                players,
-                map(chips.__getitem__, players),
+                [row.player for row in payouts],
+                result.payout_chips(),
                 [row.cash for row in payouts],
                 [row.tdollars for row in payouts],
                 [row.tickets for row in payouts],
                 [row.fpp for row in payouts],
             ),  # fmt: skip
-            map(stored.__getitem__, map(explained.get, players)),
+            map(stored.__getitem__, explained),
         )
     )
 
