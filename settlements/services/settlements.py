@@ -37,6 +37,7 @@ from settlements.rules import (
 from settlements.services.common import (
     BULK_BATCH,
     MAX_AMOUNT,
+    collector_paused,
     entrants_among,
     insert_rows,
     lock_case,
@@ -151,6 +152,7 @@ def _settlement_of(result, *, case: Case, actor, note: str) -> Settlement:
     )
 
 
+@collector_paused()
 def _insert_payouts_and_lines(settlement_id: int, result) -> str:
     """Write the payouts and lines; the payouts' digest, for the event to seal. Each row is
     built once, in a list that the digest and COPY then read at C speed."""
