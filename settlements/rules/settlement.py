@@ -137,25 +137,14 @@ class RankingPart:
             if i in self.shared:
                 even, j = self.shared[i]
                 exact, share, denominator = even.terms(j)
-                column.append(
-                    ExplanationTerms(
-                        chips,
-                        0,
-                        share,
-                        exact,
-                        denominator,
-                        False,
-                        even.amounts[j],
-                        even.cents[j],
-                        None,
-                        places,
-                    )  # fmt: skip
-                )
+                terms = ExplanationTerms(
+                    chips, 0, share, exact, denominator, False, even.amounts[j], even.cents[j],
+                    None, places,
+                )  # fmt: skip
             else:
                 value = self.values[i]
-                column.append(
-                    ExplanationTerms(chips, 0, value, value, 1, False, value, 0, None, places)
-                )
+                terms = ExplanationTerms(chips, 0, value, value, 1, False, value, 0, None, places)
+            column.append(terms)
         return column
 
 
@@ -183,12 +172,6 @@ class Explanations(Mapping[str, Explanation]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._lookup()))
-
-    def terms_by_player(self) -> dict[str, ExplanationTerms]:
-        """Player id -> ExplanationTerms for every player explained."""
-        if self._part is None:
-            return {}
-        return dict(zip(self._part.ids, self._part.terms_column(), strict=True))
 
     def terms_at(self, positions: list[int]) -> list[ExplanationTerms | None]:
         """The terms of the players at ``positions`` among the part's players; None for each

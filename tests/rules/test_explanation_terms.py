@@ -1,7 +1,7 @@
-"""Explanations.terms_by_player(): the Fraction-free form the services store for every paid player
-must say exactly what the Explanation objects say, player by player, and the payout rows'
-chips and terms line up with the rows; and the parts an explanation names (guaranteed, even,
-by weight) add up to the exact amount."""
+"""Settlement.payout_terms(): the Fraction-free form the services store with every payout row
+must say exactly what the Explanation objects say, row by row, and payout_chips() the chips of
+each row's player; and the parts an explanation names (guaranteed, even, by weight) add up to
+the exact amount."""
 
 import json
 from fractions import Fraction
@@ -15,11 +15,17 @@ from tests.rules.test_properties import PROPERTY_SETTINGS, policies, settle_any,
 from tests.rules.test_properties_v2 import v2_snapshots
 
 
+def terms_of_rows(result) -> dict:
+    """Player id -> the terms stored with their payout row, for every row that has some."""
+    rows = zip(result.payouts, result.payout_terms(), strict=True)
+    return {row.player: terms for row, terms in rows if terms is not None}
+
+
 def assert_terms_match(result) -> None:
-    terms = result.explanations.terms_by_player()
-    assert set(terms) == set(result.explanations)
-    for player, explained in result.explanations.items():
-        t = terms[player]
+    terms = terms_of_rows(result)
+    assert set(terms) == {row.player for row in result.payouts} & set(result.explanations)
+    for player, t in terms.items():
+        explained = result.explanations[player]
         assert Fraction(t.share, t.denominator) == explained.share
         assert Fraction(t.exact, t.denominator) == explained.exact
         # Reduced already, so the stored text is the one str(Fraction) would write.
@@ -36,13 +42,9 @@ def assert_terms_match(result) -> None:
             assert Fraction(*t.weight) == explained.weight
 
 
-def assert_payouts_aligned(result, document: dict) -> None:
-    """payout_chips() and payout_terms() give, row by row, what a look-up of each row's player
-    gives."""
+def assert_chips_of_rows(result, document: dict) -> None:
     chips = {player["id"]: player["chips"] for player in document["players"]}
-    terms = result.explanations.terms_by_player()
     assert result.payout_chips() == [chips[row.player] for row in result.payouts]
-    assert result.payout_terms() == [terms.get(row.player) for row in result.payouts]
 
 
 def assert_parts_add_up(result) -> None:
@@ -124,7 +126,6 @@ def test_terms_of_satellite_players_sharing_tied_ranks():
 def test_a_settlement_without_a_split_has_no_terms():
     result = settle_doc(regular([0] * 4 + [100] * 96, started=False))
     assert result.remedy == "refund"
-    assert result.explanations.terms_by_player() == {}
     assert result.payout_terms() == [None] * len(result.payouts) != []
     assert result.explanations.get(result.payouts[0].player) is None
 
@@ -140,7 +141,7 @@ def test_terms_agree_with_the_explanations(document, policy, seed):
     result = settle_any(document, policy, lambda options: options[seed % len(options)])
     if result is not None:
         assert_terms_match(result)
-        assert_payouts_aligned(result, document)
+        assert_chips_of_rows(result, document)
         assert Basis.from_dict(json.loads(json.dumps(result.basis.to_dict()))) == result.basis
         if document["format"] == "crash-snapshot/1":  # one guarantee L for everyone
             assert_parts_add_up(result)
@@ -151,7 +152,7 @@ def test_tied_players_share_terms_only_where_their_cents_agree():
     # goes to the first of them by id, so p01's terms differ from p02's and p03's.
     document = regular([500, 500, 500, 0, 0, 0, 0, 0, 0, 0], payouts=[10000])
     result = settle_doc(document)
-    terms = result.explanations.terms_by_player()
+    terms = terms_of_rows(result)
     assert [terms[p].rounded for p in ("p01", "p02", "p03")] == [3334, 3333, 3333]
     assert terms["p02"] is terms["p03"] and terms["p01"] != terms["p02"]
     assert_terms_match(result)
