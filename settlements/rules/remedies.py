@@ -224,11 +224,7 @@ def settle(
         columns["refund_fpp"] = [terms.fpp_buy_in] * n
     elif remedy == "satellite_rank":
         values, shared, places = rank_values(
-            chips,
-            ids,
-            seat_value=terms.seat_value,
-            seats=terms.seats,
-            remainder=terms.remainder,
+            chips, ids, seat_value=terms.seat_value, seats=terms.seats, remainder=terms.remainder
         )
         part = RankingPart(ids, chips, values, places, shared)
     elif remedy in SPLIT_REMEDIES:
