@@ -45,7 +45,7 @@ from _common import (  # noqa: E402
     MachineTime,
     RssSampler,
     Stopwatch,
-    cpu_seconds,
+    copy_floor,
     drop_scratch_database,
     make_user,
     own_peak_rss_mb,
@@ -169,7 +169,7 @@ def scenario_run(server, cashier, body, token, operator, manager, marketing) -> 
     )
     export = _review_and_export(server, cashier, settlement, case, watch, operator, manager)
 
-    floor = _floor(body, settlement.pk, case)
+    floor = copy_floor(body, settlement.pk, case)
     upload = watch.figures["upload (POST /api/v1/snapshots)"]
     prepare = watch.figures["prepare (settlement_prepare)"]
     decision = sum(v for k, v in watch.figures.items() if k.startswith("decision"))
@@ -284,84 +284,6 @@ def _download(client: Client, path: str) -> tuple[int, int]:
         connection.close()
 
 
-def _floor(body: bytes, settlement_id: int, case) -> dict[str, tuple[float, float]]:
-    """(wall, CPU seconds) of the floor's parts and their sum under "floor": json.load of the
-    snapshot, then each table's rows COPYed into a plain table (same column types; no index,
-    key or constraint) in its own committed transaction, like the service's writes. CPU is
-    this process's and its PostgreSQL backend's. Also, under "indexed <name>" and not in the
-    floor, the same rows COPYed into a copy of the real table with its keys, indexes and checks
-    (not its triggers): what the database itself must do for these rows."""
-    from django.db import connection, transaction
-
-    from settlements.models import CasePlayer, SettlementLine, SettlementPayout, Snapshot
-    from settlements.seals import ENTRANT_FIELDS
-    from settlements.services import SETTLEMENT_PAYOUT_FIELDS
-
-    line_fields = ("settlement", "line_no", "player", "kind", "unit", "amount", "source")
-
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        backend = cursor.fetchone()[0]
-
-    def clock() -> tuple[float, float]:
-        return time.perf_counter(), time.process_time() + cpu_seconds(backend)
-
-    started = clock()
-    json.loads(body)
-    ended = clock()
-    figures = {"json.load": (ended[0] - started[0], ended[1] - started[1])}
-    plan = {
-        "snapshot": (
-            Snapshot,
-            ("text", "sha256", "size_bytes", "received_by", "received_at"),
-            "id",
-            case.snapshot_id,
-        ),
-        "entrants": (CasePlayer, ("case", *ENTRANT_FIELDS), "case_id", case.pk),
-        "payouts": (SettlementPayout, SETTLEMENT_PAYOUT_FIELDS, "settlement_id", settlement_id),
-        "lines": (SettlementLine, (*line_fields, "reversal"), "settlement_id", settlement_id),
-    }
-    quote = connection.ops.quote_name
-    for name, (model, fields, key, value) in plan.items():
-        columns = ", ".join(quote(model._meta.get_field(f).column) for f in fields)
-        table = quote(model._meta.db_table)
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT {columns} FROM {table} WHERE {key} = %s", [value])
-            rows = cursor.fetchall()
-        shapes = {name: f"AS SELECT {columns} FROM {table} WITH NO DATA"}
-        if name != "snapshot":
-            shapes[f"indexed {name}"] = f"(LIKE {table} INCLUDING ALL)"
-        for label, shape in shapes.items():
-            scratch = quote("bench_copy_" + label.replace(" ", "_"))
-            with connection.cursor() as cursor:
-                cursor.execute(f"DROP TABLE IF EXISTS {scratch}")
-                cursor.execute(f"CREATE TABLE {scratch} {shape}")
-                _compress_like(cursor, scratch, model._meta.db_table)
-            started = clock()
-            with (
-                transaction.atomic(),
-                connection.cursor() as cursor,
-                cursor.cursor.copy(f"COPY {scratch} ({columns}) FROM STDIN") as copy,
-            ):
-                for row in rows:
-                    copy.write_row(row)
-            ended = clock()
-            figures[label] = (ended[0] - started[0], ended[1] - started[1])
-            with connection.cursor() as cursor:
-                cursor.execute(f"DROP TABLE {scratch}")
-            print(
-                f"  COPY of {len(rows):>9,} rows, {label:<16} {figures[label][0]:8.2f} s, "
-                f"{figures[label][1]:.2f} CPU s"
-            )
-    parts = ("json.load", *plan)
-    figures["floor"] = tuple(sum(figures[part][i] for part in parts) for i in (0, 1))
-    print(
-        f"  floor (json.load {figures['json.load'][0]:.2f} s + plain COPYs): "
-        f"{figures['floor'][0]:.2f} s, {figures['floor'][1]:.2f} CPU s"
-    )
-    return figures
-
-
 def report(entrants: int, results: list[dict]) -> None:
     runs = results[0]["runs"]
     print(
@@ -413,22 +335,6 @@ def report(entrants: int, results: list[dict]) -> None:
         ]
         print("  " + "; ".join(verdict))
     print(f"peak resident memory of this process: {own_peak_rss_mb():.0f} MB")
-
-
-def _compress_like(cursor, scratch: str, table: str) -> None:
-    """Give the floor's plain table the compression of each column of the real one (the
-    snapshot's text is LZ4, migration 0038), which CREATE TABLE AS does not copy: the floor
-    then compresses what the real table compresses, the same way."""
-    cursor.execute(
-        "SELECT attname, attcompression FROM pg_attribute"
-        " WHERE attrelid = %s::regclass AND attcompression <> ''",
-        [table],
-    )
-    for column, method in cursor.fetchall():
-        compression = "lz4" if method == "l" else "pglz"
-        cursor.execute(
-            f'ALTER TABLE {scratch} ALTER COLUMN "{column}" SET COMPRESSION {compression}'
-        )
 
 
 if __name__ == "__main__":
