@@ -3,7 +3,7 @@ Manager, and corrected by linked adjustments once approved.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import count, repeat
 from operator import add, attrgetter
@@ -154,11 +154,11 @@ def _settlement_of(result, *, case: Case, actor, note: str) -> Settlement:
 
 @collector_paused()
 def _insert_payouts_and_lines(settlement_id: int, result) -> str:
-    """Write the payouts and lines; the payouts' digest, for the event to seal. Each row is
-    built once, in a list that the digest and COPY then read at C speed."""
-    rows = payout_rows(settlement_id, result)
+    """Write the payouts and lines; the payouts' digest, for the event to seal. The payout
+    rows are built and digested a chunk at a time on their way to the database, while it
+    inserts the chunks before."""
     payouts = seals.Digest(seals.row_repr(SettlementPayout, SETTLEMENT_PAYOUT_FIELDS))
-    payouts.extend(rows)
+    rows = payouts.passing(payout_rows(settlement_id, result))
     insert_rows(SettlementPayout, SETTLEMENT_PAYOUT_FIELDS, rows)
     insert_rows(
         SettlementLine,
@@ -358,29 +358,27 @@ SETTLEMENT_PAYOUT_FIELDS = (
 )
 
 
-def payout_rows(settlement_id: int, result) -> list[tuple]:
-    """The rows of SETTLEMENT_PAYOUT_FIELDS of an engine result (rules.Settlement). 300,000
-    of them are written while the caller waits, so each is put together from columns at C
-    speed, and the stored form of each explanation (its texts) is worked out once for every
-    player who shares it."""
+def payout_rows(settlement_id: int, result) -> Iterator[tuple]:
+    """The rows of SETTLEMENT_PAYOUT_FIELDS of an engine result (rules.Settlement), made as
+    they are read. 300,000 of them are written while the caller waits, so each is put together
+    from columns at C speed, and the stored form of each explanation (its texts) is worked out
+    once for every player who shares it."""
     payouts, explained = result.payouts, result.payout_terms()
     stored = {terms: _stored_terms(terms) for terms in set(explained) if terms is not None}
     stored[None] = UNEXPLAINED
-    return list(
-        map(
-            add,
-            zip(
-                repeat(settlement_id),
-                count(),
-                [row.player for row in payouts],
-                result.payout_chips(),
-                [row.cash for row in payouts],
-                [row.tdollars for row in payouts],
-                [row.tickets for row in payouts],
-                [row.fpp for row in payouts],
-            ),  # fmt: skip
-            map(stored.__getitem__, explained),
-        )
+    return map(
+        add,
+        zip(
+            repeat(settlement_id),
+            count(),
+            [row.player for row in payouts],
+            result.payout_chips(),
+            [row.cash for row in payouts],
+            [row.tdollars for row in payouts],
+            [row.tickets for row in payouts],
+            [row.fpp for row in payouts],
+        ),  # fmt: skip
+        map(stored.__getitem__, explained),
     )
 
 

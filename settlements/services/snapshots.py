@@ -144,9 +144,8 @@ def _insert_entrants(case_id: int, parsed) -> str:
         for position, p in enumerate(parsed.players)
     ]
     entrants = seals.Digest(seals.row_repr(CasePlayer, ENTRANT_ROW))
-    entrants.extend(rows)
-    rows.sort(key=itemgetter(2))
-    insert_rows(CasePlayer, ENTRANT_ROW, rows)
+    by_id = sorted(rows, key=itemgetter(2))
+    insert_rows(CasePlayer, ENTRANT_ROW, entrants.passing(by_id, digested=rows))
     return entrants.hexdigest()
 
 

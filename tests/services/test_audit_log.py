@@ -151,6 +151,39 @@ def test_a_row_is_written_for_its_digest_as_its_repr(model, fields, row):
     assert seals.row_repr(model, fields)(row) == repr(row)
 
 
+# Three chunks of the digest and a short fourth.
+PASSING = [(n, f"p{(n * 7919) % 65_003}") for n in range(65_003)]
+
+
+def digest_of(rows) -> str:
+    digest = seals.Digest(repr)
+    digest.extend(rows)
+    return digest.hexdigest()
+
+
+def test_rows_passing_a_digest_come_out_unchanged_and_are_digested_a_chunk_ahead():
+    digest = seals.Digest(repr)
+    passing = digest.passing(iter(PASSING))
+    first = next(passing)
+    # Hashed a chunk at a time beside the rows, not all before the first goes to the database.
+    assert 0 < digest.count < len(PASSING)
+    assert [first, *passing] == PASSING
+    assert digest.hexdigest() == digest_of(PASSING)
+
+
+def test_rows_passing_a_digest_can_be_sealed_in_another_order():
+    by_player = sorted(PASSING, key=lambda row: row[1])
+    digest = seals.Digest(repr)
+    assert list(digest.passing(by_player, digested=PASSING)) == by_player
+    assert digest.hexdigest() == digest_of(PASSING) != digest_of(by_player)
+
+
+@pytest.mark.parametrize("digested", [PASSING[:-1], [*PASSING, (0, "p0")]], ids=["fewer", "more"])
+def test_rows_passing_a_digest_refuse_a_different_number_to_seal(digested):
+    with pytest.raises(ValueError, match="rows to digest than rows passing"):
+        list(seals.Digest(repr).passing(PASSING, digested=digested))
+
+
 def test_a_digest_tells_types_and_field_boundaries_apart():
     def one(*row):
         digest = seals.Digest()
