@@ -2,7 +2,7 @@
 tournament), and withdrawing a case loaded in error.
 """
 
-from operator import itemgetter
+from collections.abc import Iterable, Iterator
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -137,16 +137,28 @@ def _insert_entrants(case_id: int, parsed) -> str:
     The rows go in sorted by player id. Both text indexes on entrants lead with the id within
     the case ((case, player) and (player, case)), so in that order PostgreSQL appends to one
     leaf page after another; in snapshot order every row lands on a random page of both,
-    which made the COPY four times slower (docs/benchmarks.md).
+    which made the COPY four times slower (docs/benchmarks.md). Only the order is worked out
+    beforehand: each row is made as the COPY reads it, while the database inserts the rows
+    before.
     """
-    rows = [
-        (case_id, position, p.id, p.chips, p.entries, p.add_ons, p.bounty)
-        for position, p in enumerate(parsed.players)
-    ]
+    players = parsed.players
+    ids = [player.id for player in players]
+    by_id = sorted(range(len(players)), key=ids.__getitem__)
     entrants = seals.Digest(seals.row_repr(CasePlayer, ENTRANT_ROW))
-    by_id = sorted(rows, key=itemgetter(2))
-    insert_rows(CasePlayer, ENTRANT_ROW, entrants.passing(by_id, digested=rows))
+    rows = entrants.passing(
+        _entrant_rows(case_id, players, by_id),
+        digested=_entrant_rows(case_id, players, range(len(players))),
+    )
+    insert_rows(CasePlayer, ENTRANT_ROW, rows)
     return entrants.hexdigest()
+
+
+def _entrant_rows(case_id: int, players: list, positions: Iterable[int]) -> Iterator[tuple]:
+    """The ENTRANT_ROW of the players at ``positions`` (in the snapshot), in that order."""
+    return (
+        (case_id, position, p.id, p.chips, p.entries, p.add_ons, p.bounty)
+        for position, p in zip(positions, map(players.__getitem__, positions), strict=True)
+    )
 
 
 def _entrants_digest(parsed) -> str:

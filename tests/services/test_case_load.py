@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from settlements import services
+from settlements import seals, services
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import Case, CasePlayer, Event, Incident, Snapshot, Tournament
 from settlements.rules import InvalidInput, Policy, assess, parse_snapshot
@@ -46,11 +46,20 @@ def test_load_stores_the_snapshot_and_the_engines_assessment(
 
 
 def test_entrants_are_stored_in_snapshot_order(operator, snapshot_factory):
-    data = snapshot_factory(entrants=30)
-    case = services.case_load_snapshot(actor=operator, snapshot=data)
-    players = json.loads(data)["players"]
-    stored = list(CasePlayer.objects.filter(case=case).values_list("position", "player", "chips"))
+    document = json.loads(snapshot_factory(entrants=30))
+    # Out of id order, as the rows are written in id order but keep their snapshot positions.
+    players = document["players"] = document["players"][::-2] + document["players"][::2]
+    case = services.case_load_snapshot(actor=operator, snapshot=json.dumps(document))
+    stored = list(
+        CasePlayer.objects.filter(case=case)
+        .order_by("position")
+        .values_list("position", "player", "chips")
+    )
     assert stored == [(i, p["id"], p["chips"]) for i, p in enumerate(players)]
+    assert [p["id"] for p in players] != sorted(p["id"] for p in players)
+    # Sealed in snapshot order too, as verify_audit reads them back.
+    loaded = Event.objects.get(type=Event.Type.SNAPSHOT_LOADED, case=case)
+    assert loaded.subject_facts["entrant_rows"] == seals.entrant_digests([case.pk])[case.pk]
 
 
 def test_load_registers_the_tournament_and_reports_an_incident(operator, snapshot_factory):
