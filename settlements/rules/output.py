@@ -63,6 +63,17 @@ def output(
     return payouts, _lines(players, active), distributed, positions
 
 
+def line_totals(columns: dict[str, list[int]]) -> dict[str, dict[str, int]]:
+    """{unit: {source: amount}} of the lines `columns` make, a column summed at a time (every
+    amount is >= 0, so a unit and source with no line have no entry)."""
+    totals: dict[str, dict[str, int]] = {}
+    for name, _, unit, source, _ in COLUMNS:
+        if amount := sum(columns.get(name, ())):
+            by_source = totals.setdefault(unit, {})
+            by_source[source] = by_source.get(source, 0) + amount
+    return totals
+
+
 def _in_order(ids: list[str], order: list[int]) -> list[str]:
     """The ids along `order`, as new strings laid out in that order.
 

@@ -11,7 +11,7 @@ from .basis import Basis
 from .entries import EntryColumns
 from .errors import InvalidInput, Problem
 from .formulas import BoundsError, Split, split
-from .output import output
+from .output import line_totals, output
 from .policy import DEFAULT_POLICY, LATE_FORMULAS, Policy
 from .satellite import pay_as_seats, rank_values
 from .settlement import Explanations, RankingPart, Settlement, SplitPart
@@ -262,6 +262,7 @@ def settle(
         pool_distributed=pool_distributed,
         payouts=payouts,
         lines=lines,
+        line_totals=line_totals(columns),
         explanations=Explanations(part),
         basis=_basis(assessment.type, terms, bounds, result),
         settled_chips=chips,

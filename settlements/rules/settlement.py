@@ -229,6 +229,7 @@ class Settlement:
     pool_distributed: int
     payouts: list[PayoutRow]  # sorted by player id; players paid nothing are left out
     lines: list[Line]  # sorted by player, then kind in SNAPSHOT.md's order
+    line_totals: dict[str, dict[str, int]]  # {unit: {source: the lines' sum}}
     explanations: Explanations = field(default_factory=Explanations, compare=False)
     basis: Basis | None = field(default=None, compare=False)
     # The players settled (every entrant for a refund, else those with chips, in the

@@ -140,7 +140,7 @@ def _settlement_of(result, *, case: Case, actor, note: str) -> Settlement:
         remaining=result.remaining,
         pool=result.pool,
         pool_distributed=result.pool_distributed,
-        totals=line_totals(map(attrgetter("unit", "source", "amount"), result.lines)),
+        totals=result.line_totals,
         basis=result.basis.to_dict(),
         line_count=len(result.lines),
         payout_count=len(result.payouts),

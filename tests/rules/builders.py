@@ -59,3 +59,12 @@ def settle_doc(document: dict, **options) -> Settlement:
 def amounts(settlement: Settlement, field: str = "cash") -> dict[str, int]:
     """player -> one column of the payouts table."""
     return {row.player: getattr(row, field) for row in settlement.payouts}
+
+
+def line_sums(settlement: Settlement) -> dict[str, dict[str, int]]:
+    """{unit: {source: amount}} added up line by line, as the desk once did."""
+    sums: dict[str, dict[str, int]] = {}
+    for line in settlement.lines:
+        by_source = sums.setdefault(line.unit, {})
+        by_source[line.source] = by_source.get(line.source, 0) + line.amount
+    return sums

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from settlements.rules import InvalidInput, Policy, assess, parse_snapshot, settle
 
+from .builders import line_sums
+
 PROPERTY_SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -135,6 +137,7 @@ def test_settlement_invariants(document, policy, data):
         for field in ("cash", "tdollars", "tickets", "fpp"):
             assert getattr(row, field) == totals[row.player][field]
         assert row.tickets <= 1
+    assert result.line_totals == line_sums(result)
 
     chips = {p["id"]: p["chips"] for p in document["players"]}
     remaining = [player for player, c in chips.items() if c > 0]

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from settlements.rules import InvalidInput, Policy, assess, parse_snapshot, settle
 
+from .builders import line_sums
 from .test_properties import PROPERTY_SETTINGS, policies, prize_list, snapshots
 
 
@@ -97,6 +98,7 @@ def test_section_8_sums_and_bounds(document, policy, data):
     for line in result.lines:
         assert line.amount > 0
         rows[line.player][line.unit] += line.amount
+    assert result.line_totals == line_sums(result)
     for row in result.payouts:
         assert (row.cash, row.tdollars, row.tickets) == tuple(
             rows[row.player][u] for u in ("cash", "tdollars", "tickets")
