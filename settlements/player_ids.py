@@ -59,24 +59,32 @@ def id_problem(player: str) -> str | None:
 def id_problems(players: Sequence[str]) -> list[tuple[int, str]]:
     """(index, problem) of every id that id_problem refuses, in order.
 
-    Checked over the distinct characters and the joined text first, so that 300,000 good
-    ids cost two passes in C rather than a Python loop over every character.
+    Checked over the joined text first, so that 300,000 good ids cost a few passes in C
+    rather than a Python loop over every character.
     """
     text = _SEPARATOR.join(players)
-    characters = set(text) - {_SEPARATOR}
-    clean = text.count(_SEPARATOR) == len(players) - 1 and (
-        not any(unicodedata.category(c) in REFUSED_CATEGORIES for c in characters)
-        # NUL is a starter that composes with nothing, so the joined text is NFC exactly
-        # when every id is.
-        and unicodedata.is_normalized("NFC", text)
-    )
-    if clean:
+    if text.count(_SEPARATOR) == len(players) - 1 and _clean(text):
         return []
     return [
         (index, problem)
         for index, player in enumerate(players)
         if (problem := id_problem(player)) is not None
     ]
+
+
+def _clean(text: str) -> bool:
+    """Whether ids joined by _SEPARATOR (and holding none) are all good."""
+    if text.isascii():
+        # ASCII's only refused characters are its controls, and it is always NFC. One pass,
+        # where the set of the characters of 300,000 ids took 50 ms.
+        return text.replace(_SEPARATOR, "").isprintable()
+    characters = set(text) - {_SEPARATOR}
+    return (
+        not any(unicodedata.category(c) in REFUSED_CATEGORIES for c in characters)
+        # NUL is a starter that composes with nothing, so the joined text is NFC exactly
+        # when every id is.
+        and unicodedata.is_normalized("NFC", text)
+    )
 
 
 def _prototype_table() -> dict[int, str]:
