@@ -90,12 +90,6 @@ class Digest:
         if len(self._rows) == _CHUNK:
             self._flush()
 
-    def extend(self, rows: Sequence[tuple]) -> None:
-        """Digest rows already in a list, a chunk at a time: no call per row."""
-        self._flush()
-        for start in range(0, len(rows), _CHUNK):
-            self._hash_lines(rows[start : start + _CHUNK])
-
     def passing(
         self, rows: Iterable[tuple], *, digested: Iterable[tuple] | None = None
     ) -> Iterator[tuple]:

@@ -23,7 +23,7 @@ this runs as the owner, like ``migrate``, and the app's own role still can chang
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import zip_longest
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 
 import pgtrigger
 from django.db import connection, transaction
@@ -35,7 +35,6 @@ from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, parse_snapsh
 from settlements.services.common import BULK_BATCH, lock_settlement, record_event, save_with_history
 from settlements.services.settlements import (
     SETTLEMENT_PAYOUT_FIELDS,
-    line_totals,
     payout_rows,
 )
 from settlements.triggers import may_lift_triggers
@@ -119,8 +118,7 @@ def settlement_basis_check(settlement: Settlement) -> BasisCheck:
                 f"its {name.replace('_', ' ')} is {getattr(settlement, name)!r} where the engine "
                 f"now gives {recomputed[name]!r}"
             )
-    totals = line_totals(map(attrgetter("unit", "source", "amount"), result.lines))
-    if settlement.totals != totals:
+    if settlement.totals != result.line_totals:
         return BasisCheck("its totals differ from the engine's")
     difference = _lines_difference(settlement, result)
     if difference:
