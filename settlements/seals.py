@@ -137,9 +137,13 @@ def _always_int(column) -> bool:
     return isinstance(kind, IntegerField) and not column.null
 
 
-def _digests(rows, parent: str, fields: tuple[str, ...], order: str) -> dict[int, str]:
+def _digests(
+    rows, parent: str, fields: tuple[str, ...], order: str, parents=None
+) -> dict[int, str]:
     """One digest per parent over its rows (its id first, as written) in ``order``, streamed
-    in one ordered pass."""
+    in one ordered pass. Each of ``parents`` (the ids of the parents that exist) without a row
+    gets the digest of no rows, which is what the event that wrote none sealed: a settlement
+    that pays nobody has a digest like any other."""
     ordered = rows.order_by(parent, order).values_list(parent, *fields)
     line = row_repr(rows.model, (parent.removesuffix("_id"), *fields))
     result = {}
@@ -148,6 +152,10 @@ def _digests(rows, parent: str, fields: tuple[str, ...], order: str) -> dict[int
         for row in group:
             digest.add(row)
         result[key] = digest.hexdigest()
+    if parents is not None:
+        empty = Digest(line).hexdigest()
+        for key in parents.iterator(chunk_size=_ITERATOR_CHUNK):
+            result.setdefault(key, empty)
     return result
 
 
@@ -315,6 +323,7 @@ def entrant_digests(case_ids) -> dict[int, str]:
         "case_id",
         ENTRANT_FIELDS,
         "position",
+        Case.objects.filter(pk__in=case_ids).values_list("pk", flat=True),
     )
 
 
@@ -324,6 +333,7 @@ def payout_digests(settlement_ids) -> dict[int, str]:
         "settlement_id",
         PAYOUT_FIELDS,
         "position",
+        Settlement.objects.filter(pk__in=settlement_ids).values_list("pk", flat=True),
     )
 
 

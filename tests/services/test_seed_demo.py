@@ -32,7 +32,7 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     assert "  admin " in output
     assert "crashdesk-demo" in output
     # The summary counts tournaments and cases as the incident page lists them.
-    assert ": 9 tournaments hit, a crash case each (new: DEMO-" in output
+    assert ": 10 tournaments hit, a crash case each (new: DEMO-" in output
     assert "; 1 individual case, a player's complaint on DEMO-REG-LATE" in output
 
     statuses = dict(
@@ -48,7 +48,12 @@ def test_seed_demo_builds_every_step_and_can_run_again():
         "DEMO-SAT-LATE": "prepared",
         "DEMO-REG-PRE": "rejected",
         "DEMO-KO-MIDDLE": "awaiting_approval",
+        "DEMO-FREE-RESCHEDULED": "approved",
     }
+    # A settlement that pays nobody, approved, and the chain still verifies.
+    rescheduled = Case.objects.get(tournament__operator_id="DEMO-FREE-RESCHEDULED")
+    assert rescheduled.settlements.get().line_count == 0
+    call_command("verify_audit", stdout=StringIO())
     knock_out = Case.objects.get(tournament__operator_id="DEMO-KO-MIDDLE")
     assert knock_out.entrants_digest and knock_out.tournament.entry_bounty
     assert {c.stage for c in Case.objects.filter(kind="crash")} == {
@@ -60,10 +65,10 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     assert Case.objects.filter(kind="individual", status="open").count() == 1
     assert Compensation.objects.filter(status="proposed").count() == 1
     assert PrizeWithdrawal.objects.filter(status="proposed").count() == 1
-    assert Settlement.objects.filter(status="approved").count() == 1
+    assert Settlement.objects.filter(status="approved").count() == 2
     # Built through the services: every record has its events.
-    assert Event.objects.filter(type="settlement_approved").count() == 1
-    assert Event.objects.filter(type="snapshot_loaded").count() == 9
+    assert Event.objects.filter(type="settlement_approved").count() == 2
+    assert Event.objects.filter(type="snapshot_loaded").count() == 10
 
     before = row_counts()
     assert "already there" in seed()

@@ -47,6 +47,7 @@ class DemoCase:
     goal: str  # how far through the workflow the demo takes it
     currency: str = "USD"
     rebuys: bool = False  # a rebuy knock-out tournament (crash-snapshot/2, RULES.md §8)
+    decision: str = ""  # the Marketing Manager's option, recorded before it is settled
 
 
 CASES = [
@@ -59,6 +60,8 @@ CASES = [
     DemoCase("DEMO-SAT-LATE", "satellite", "late", 60, "prepared"),
     DemoCase("DEMO-REG-PRE", "regular", "pre", 75, "rejected"),
     DemoCase("DEMO-KO-MIDDLE", "regular", "middle", 150, "awaiting_approval", rebuys=True),
+    # A settlement that pays nobody: the players are invited to the new date instead.
+    DemoCase("DEMO-FREE-RESCHEDULED", "freeroll", "middle", 100, "approved", decision="reschedule"),
 ]
 
 
@@ -169,6 +172,14 @@ class Command(BaseCommand):
         # Decisions are left for the Marketing Manager to make in the demo.
         if demo.goal in ("awaiting_decision", "ready"):
             return case
+        if demo.decision:
+            services.decision_record(
+                case=case,
+                actor=people["marketing"],
+                option=demo.decision,
+                reason="The players are invited to the same tournament next week.",
+                reschedule_at=timezone.now() + timedelta(days=7),
+            )
         settlement = services.settlement_prepare(case=case, actor=operator)
         if demo.goal == "prepared":
             return case

@@ -1,0 +1,112 @@
+"""Every remedy the rules produce settles, is approved and verifies: the chain and the rows it
+seals, with and without an exported head, including settlements that pay nobody (a
+rescheduled freeroll, a freeroll with no FPP buy-in), compensations and re-issues."""
+
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from settlements import selectors, services
+from settlements.models import Settlement
+from settlements.rules.remedies import TABLE
+from settlements.services import AdjustmentEntry
+from settlements.services.payments import ConfirmationEntry
+
+from .helpers import load
+
+pytestmark = pytest.mark.django_db
+
+# (type, stage, decision option or None): every cell of the table, and each option of a cell.
+CASES = [
+    (kind, stage, option)
+    for (kind, stage), cell in TABLE.items()
+    for option in ([option for option, _ in cell.options] or [None])
+]
+
+
+def _verifies(tmp_path) -> None:
+    head = tmp_path / "head.json"
+    call_command("verify_audit", export_head=str(head), stdout=StringIO())
+    call_command("verify_audit", stdout=StringIO())
+    call_command("verify_audit", head=str(head), stdout=StringIO())
+
+
+def _settle(users, snapshot_factory, kind, stage, option, **snapshot) -> Settlement:
+    operator, manager = users["operator"], users["tournament_manager"]
+    case = load(operator, snapshot_factory, type=kind, stage=stage, **snapshot)
+    if option is not None:
+        services.decision_record(
+            case=case,
+            actor=users["marketing_manager"],
+            option=option,
+            reason="the players were told",
+            reschedule_at=timezone.now() + timedelta(days=7) if option == "reschedule" else None,
+        )
+        case.refresh_from_db()
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = services.settlement_submit(settlement=settlement, actor=operator)
+    return services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
+
+
+@pytest.mark.parametrize(("kind", "stage", "option"), CASES)
+def test_each_remedy_settles_approves_and_verifies(
+    users, snapshot_factory, tmp_path, kind, stage, option
+):
+    settlement = _settle(users, snapshot_factory, kind, stage, option)
+    assert settlement.status == "approved"
+    _verifies(tmp_path)
+
+
+def test_a_rescheduled_freeroll_pays_nobody_and_verifies(users, snapshot_factory, tmp_path):
+    settlement = _settle(users, snapshot_factory, "freeroll", "middle", "reschedule")
+    assert settlement.payout_count == 0 and settlement.line_count == 0
+    _verifies(tmp_path)
+
+
+def test_a_freeroll_with_no_fpp_buy_in_refunds_nothing_and_verifies(
+    users, snapshot_factory, tmp_path
+):
+    settlement = _settle(users, snapshot_factory, "freeroll", "pre", None, fpp_buy_in=0)
+    assert settlement.line_count == 0
+    _verifies(tmp_path)
+
+
+def test_compensations_adjustments_and_reissues_verify(users, snapshot_factory, tmp_path):
+    operator, manager = users["operator"], users["tournament_manager"]
+    settlement = _settle(users, snapshot_factory, "regular", "middle", None)
+    compensation = services.compensation_propose(
+        case=settlement.case,
+        actor=operator,
+        reason="lag spike",
+        entries=[services.CompensationEntry(player="p000001", amount=500)],
+    )
+    services.compensation_approve(compensation=compensation, actor=manager, reason="fair")
+    line = settlement.lines.order_by("line_no").first()
+    adjustment = services.settlement_adjust(
+        settlement=settlement,
+        actor=operator,
+        reason="one chip count was misread",
+        entries=[
+            AdjustmentEntry(line.player, line.kind, line.unit, -100, line.source),
+            AdjustmentEntry("p000002", "prize", "cash", 100, "pool"),
+        ],
+    )
+    services.settlement_submit(settlement=adjustment, actor=operator)
+    services.settlement_approve(settlement=adjustment, actor=users["second_manager"])
+    line = next(iter(selectors.approved_lines(None)))
+    failed = ConfirmationEntry(
+        idempotency_key=line.key,
+        status="failed",
+        external_reference="account closed",
+        at=timezone.now(),
+        amount=line.amount,
+    )
+    services.payments.payment_confirm(actor=users["cashier"], confirmations=[failed])
+    reissue = services.payments.reissue_propose(
+        actor=operator, idempotency_key=line.key, reason="new account"
+    )
+    services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    _verifies(tmp_path)
