@@ -150,6 +150,26 @@ def _key_problem(key: PolicyKey, value: object) -> Problem | None:
     return None if ok else Problem(f"{ROOT}.{key.name}", "must be " + key.allowed())
 
 
+def _problems(values: Mapping) -> list[Problem]:
+    """Every problem of these key values (keys known already), the order of the two
+    percentages included once each is valid on its own."""
+    problems = [
+        problem
+        for name, value in values.items()
+        if (problem := _key_problem(KEYS_BY_NAME[name], value)) is not None
+    ]
+    pre = values.get("pre_pct", KEYS_BY_NAME["pre_pct"].default)
+    early = values.get("early_pct", KEYS_BY_NAME["early_pct"].default)
+    if (
+        not any(p.path in (f"{ROOT}.pre_pct", f"{ROOT}.early_pct") for p in problems)
+        and pre > early
+    ):
+        problems.append(
+            Problem(f"{ROOT}.early_pct", f"must be at least pre_pct ({pre}), not {early}")
+        )
+    return problems
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     pre_pct: int = 5
@@ -165,19 +185,7 @@ class Policy:
     satellite_prizes: str = "tickets"
 
     def __post_init__(self) -> None:
-        problems = [
-            problem
-            for key in POLICY_KEYS
-            if (problem := _key_problem(key, getattr(self, key.name))) is not None
-        ]
-        if not problems and self.pre_pct > self.early_pct:
-            problems.append(
-                Problem(
-                    f"{ROOT}.early_pct",
-                    f"must be at least pre_pct ({self.pre_pct}), not {self.early_pct}",
-                )
-            )
-        if problems:
+        if problems := _problems({key.name: getattr(self, key.name) for key in POLICY_KEYS}):
             raise InvalidInput(problems)
 
     @property
@@ -233,11 +241,7 @@ def parse_policy(data: bytes | str | Mapping) -> Policy:
         for name in doc
         if not isinstance(name, str) or name not in KEYS_BY_NAME
     ]
-    problems += [
-        problem
-        for name, value in doc.items()
-        if name in KEYS_BY_NAME and (problem := _key_problem(KEYS_BY_NAME[name], value))
-    ]
+    problems += _problems({name: value for name, value in doc.items() if name in KEYS_BY_NAME})
     if problems:
         raise InvalidInput(problems)
     return Policy(**doc)
