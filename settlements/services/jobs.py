@@ -207,7 +207,8 @@ def job_begin(*, job_id: int, token: str) -> Job | None:
         job.heartbeat_at = timezone.now()
         if job.status == Job.Status.QUEUED:
             job.status, job.attempts = Job.Status.RUNNING, job.attempts + 1
-            job.started_at = job.heartbeat_at
+            # A recovery or a retry runs the same job again: it keeps its first start.
+            job.started_at = job.started_at or job.heartbeat_at
         job.save(update_fields=["status", "attempts", "started_at", "heartbeat_at"])
     return job
 
@@ -531,7 +532,10 @@ STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
 
 
 def _set_outcome(item: JobItem, status: str, message: str, case: Case | None) -> None:
-    item.status, item.message = status, message
+    # A refusal quotes what it refused, which may hold U+0000 (a player id of a bad snapshot);
+    # PostgreSQL stores no NUL in text, and the batch's outcomes are written together, so one
+    # such message would fail every item of the batch. It is shown escaped instead.
+    item.status, item.message = status, message.replace("\x00", "\\u0000")
     if case is not None:
         item.case = case
 
@@ -568,6 +572,10 @@ def _queue(job: Job, *, items: int) -> None:
         job.refresh_from_db()
 
 
+class WorkerLost(Exception):
+    """What a lost worker's task rows say stopped them (django-tasks imports the class named)."""
+
+
 def _forget_task(token: str) -> None:
     """Mark the lost worker's task rows failed, so the task list does not show them running."""
     if not token or "django_tasks_db" not in settings.INSTALLED_APPS:
@@ -577,6 +585,6 @@ def _forget_task(token: str) -> None:
     DBTaskResult.objects.filter(status="RUNNING", args_kwargs__kwargs__token=token).update(
         status="FAILED",
         finished_at=timezone.now(),
-        exception_class_path="settlements.jobs.WorkerLost",
+        exception_class_path=f"{WorkerLost.__module__}.{WorkerLost.__qualname__}",
         traceback="The worker stopped answering; the job was queued again.",
     )
