@@ -135,6 +135,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Every connection, the web's and the workers', bounds what one stuck process can cost the
+    # others. A statement waits at most DATABASE_LOCK_TIMEOUT_MS for a lock, then fails (a
+    # request answers an error, a job's batch is rolled back and tried again); a transaction
+    # left idle for DATABASE_IDLE_TIMEOUT_MS (a worker frozen, a machine lost) is ended by the
+    # server, which frees its locks and its job items for another worker. The idle bound is
+    # above the longest pause between two statements of a step (a large prepare's engine run).
+    DATABASES["default"].setdefault("OPTIONS", {})["options"] = (
+        f"-c lock_timeout={env_int('DATABASE_LOCK_TIMEOUT_MS', 10_000)}"
+        f" -c idle_in_transaction_session_timeout={env_int('DATABASE_IDLE_TIMEOUT_MS', 60_000)}"
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
     "DATABASE_PREPARED_STATEMENTS", False
 ):

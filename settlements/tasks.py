@@ -26,7 +26,10 @@ def run_job(job_id: int, token: str) -> dict:
         return {"ran": False}
     try:
         with services.job_heartbeat(job.pk):
-            services.job_work(job=job)
+            finished = services.job_work(job=job)
+        if not finished:
+            services.retry_transient(lambda: services.job_hand_over(job_id=job_id, token=token))
+            return {"ran": False, "stopped": True}
         progress = services.retry_transient(lambda: services.job_finish(job_id=job_id))
     except services.JobInterrupted:
         # The database stayed away: the job is left running, and its silent heartbeat hands

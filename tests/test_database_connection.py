@@ -75,3 +75,17 @@ def test_with_prepared_statements_a_query_run_again_and_again_is_prepared_on_the
     finally:
         prepared.close()
     assert plans >= 3
+
+
+@pytest.mark.django_db
+def test_every_connection_bounds_its_lock_waits_and_idle_transactions():
+    """The web and the workers share these settings: a process stuck in a transaction (a
+    frozen worker) holds its locks for at most the idle bound, and no statement waits longer
+    than the lock bound behind it."""
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW lock_timeout")
+        lock = cursor.fetchone()[0]
+        cursor.execute("SHOW idle_in_transaction_session_timeout")
+        idle = cursor.fetchone()[0]
+    assert lock == "10s"
+    assert idle == "1min"

@@ -29,6 +29,7 @@ answers by queuing the run's tasks.
 """
 
 import logging
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -76,6 +77,9 @@ log = logging.getLogger("crashdesk.jobs")
 # ``run_token``: its receiver queues ``runs`` tasks that run it, and answers whether they have
 # run already.
 job_queued = Signal()
+
+# Set by the worker's SIGTERM (run_worker): a task stops between batches, its job handed on.
+stopping = threading.Event()
 
 # What a person is shown for an error that is no refusal; its traceback is in the log.
 UNEXPECTED = (
@@ -207,7 +211,8 @@ def job_begin(*, job_id: int, token: str) -> Job | None:
         job.heartbeat_at = timezone.now()
         if job.status == Job.Status.QUEUED:
             job.status, job.attempts = Job.Status.RUNNING, job.attempts + 1
-            job.started_at = job.heartbeat_at
+            # A recovery or a retry runs the same job again: it keeps its first start.
+            job.started_at = job.started_at or job.heartbeat_at
         job.save(update_fields=["status", "attempts", "started_at", "heartbeat_at"])
     return job
 
@@ -276,8 +281,9 @@ def _run_step(job: Job, item: JobItem, batch: Batch) -> None:
         _set_outcome(item, JobItem.Status.DONE, message, case)
 
 
-def job_work(*, job: Job) -> None:
-    """Run the job's steps until no item is left to take, riding out transient database errors.
+def job_work(*, job: Job) -> bool:
+    """Run the job's steps until no item is left to take, riding out transient database errors;
+    False when the worker is stopping (SIGTERM), after the batch it was running.
 
     An item whose step keeps failing so (JOB_RETRIES times, the database answering) is marked
     failed and the others go on; errors with no item in hand (the database unreachable) raise
@@ -285,9 +291,11 @@ def job_work(*, job: Job) -> None:
     """
     tries: dict[int | None, int] = {}
     while True:
+        if stopping.is_set():
+            return False
         try:
             if not job_step(job=job):
-                return
+                return True
             tries.pop(None, None)
         except StepInterrupted as interrupted:
             attempt = tries[interrupted.item_id] = tries.get(interrupted.item_id, 0) + 1
@@ -322,9 +330,25 @@ def job_finish(*, job_id: int) -> Progress:
         ):
             job.status, job.finished_at = Job.Status.DONE, timezone.now()
             job.save(update_fields=["status", "finished_at"])
+            # Tasks of earlier runs (a worker killed, or frozen and then recovered from) never
+            # report back: the job's end is theirs too, not left "running" in the task list.
+            _forget_task(job.pk, keep=job.run_token)
             if job.kind == Job.Kind.VERIFY:
                 audit_verification_record(job)
     return job_progress(job)
+
+
+def job_hand_over(*, job_id: int, token: str) -> None:
+    """Queue a new run of a job whose task stops before its end (its worker told to stop), so
+    that another worker goes on with it at once rather than after JOB_STALE_SECONDS."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id, run_token=token).first()
+        if job is None or job.status != Job.Status.RUNNING:
+            return
+        job.status, job.run_token = Job.Status.QUEUED, _new_run_token()
+        job.save(update_fields=["status", "run_token"])
+        _queue(job, items=job.items.filter(status=JobItem.Status.PENDING).count())
+    log.warning("job %s: its worker is stopping; queued again", job_id)
 
 
 def job_recover_stale(*, now=None) -> list[int]:
@@ -341,7 +365,7 @@ def job_recover_stale(*, now=None) -> list[int]:
             status=Job.Status.RUNNING, heartbeat_at__lt=silent_since
         )
         for job in stale:
-            _forget_task(job.run_token)
+            _forget_task(job.pk, token=job.run_token)
             job.status, job.run_token = Job.Status.QUEUED, _new_run_token()
             job.save(update_fields=["status", "run_token"])
             _queue(job, items=job.items.filter(status=JobItem.Status.PENDING).count())
@@ -531,7 +555,10 @@ STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
 
 
 def _set_outcome(item: JobItem, status: str, message: str, case: Case | None) -> None:
-    item.status, item.message = status, message
+    # A refusal quotes what it refused, which may hold U+0000 (a player id of a bad snapshot);
+    # PostgreSQL stores no NUL in text, and the batch's outcomes are written together, so one
+    # such message would fail every item of the batch. It is shown escaped instead.
+    item.status, item.message = status, message.replace("\x00", "\\u0000")
     if case is not None:
         item.case = case
 
@@ -568,15 +595,25 @@ def _queue(job: Job, *, items: int) -> None:
         job.refresh_from_db()
 
 
-def _forget_task(token: str) -> None:
-    """Mark the lost worker's task rows failed, so the task list does not show them running."""
-    if not token or "django_tasks_db" not in settings.INSTALLED_APPS:
+class WorkerLost(Exception):
+    """What a lost worker's task rows say stopped them (django-tasks imports the class named)."""
+
+
+def _forget_task(job_id: int, *, token: str | None = None, keep: str | None = None) -> None:
+    """Mark the job's task rows still running failed (those of run ``token``, or those of any
+    run but ``keep``), so the task list does not show lost workers' tasks running."""
+    if "django_tasks_db" not in settings.INSTALLED_APPS:
         return
     from django_tasks_db.models import DBTaskResult
 
-    DBTaskResult.objects.filter(status="RUNNING", args_kwargs__kwargs__token=token).update(
+    rows = DBTaskResult.objects.filter(status="RUNNING", args_kwargs__kwargs__job_id=job_id)
+    if token is not None:
+        rows = rows.filter(args_kwargs__kwargs__token=token)
+    if keep is not None:
+        rows = rows.exclude(args_kwargs__kwargs__token=keep)
+    rows.update(
         status="FAILED",
         finished_at=timezone.now(),
-        exception_class_path="settlements.jobs.WorkerLost",
+        exception_class_path=f"{WorkerLost.__module__}.{WorkerLost.__qualname__}",
         traceback="The worker stopped answering; the job was queued again.",
     )

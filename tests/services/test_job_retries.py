@@ -114,3 +114,23 @@ def test_the_jobs_bookkeeping_is_retried_too(monkeypatch, operator, snapshot_fac
 
     monkeypatch.setattr(services, "job_begin", begin_after_a_drop)
     assert run_job.call(job_id=job.pk, token=job.run_token)["done"] == 1
+
+
+def test_a_database_blip_while_looking_for_lost_jobs_is_a_warning(monkeypatch, caplog):
+    """An operator's alerts fire on errors: a database that drops a connection for a moment is
+    expected, and the look goes on from a new connection, so it is logged without a traceback."""
+    import logging
+    import threading
+
+    from settlements.management.commands.run_worker import Command
+
+    def blip():
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(services, "job_recover_stale", blip)
+    stop = threading.Event()
+    stop.set()
+    with caplog.at_level(logging.WARNING, logger="crashdesk.jobs"):
+        Command()._sweep(stop)
+    records = [r for r in caplog.records if r.name == "crashdesk.jobs"]
+    assert [(r.levelno, r.exc_info) for r in records] == [(logging.WARNING, None)]

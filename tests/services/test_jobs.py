@@ -359,3 +359,53 @@ def test_each_task_of_a_run_takes_at_most_its_share_of_the_jobs_items(
     jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="u", items=case_items(cases))
     assert sizes == [5, 4, 0]
     assert jobs.job_progress(job).done == 9
+
+
+def test_a_refusal_quoting_a_nul_fails_its_file_alone(operator, incident, snapshot_factory):
+    """A player id with U+0000 is quoted by the refusal; PostgreSQL stores no NUL in text, yet
+    the batch's other files load and the refused one says why."""
+    bad = snapshot_factory(tournament_id="N").replace(b'"p000001"', b'"p0\\u0000"')
+    items = [
+        jobs.NewItem(key="a.json", label="a.json", payload=snapshot_factory(tournament_id="A")),
+        jobs.NewItem(key="nul.json", label="nul.json", payload=bad),
+        jobs.NewItem(key="b.json", label="b.json", payload=snapshot_factory(tournament_id="B")),
+    ]
+    job = jobs.job_start(
+        kind=Job.Kind.UPLOAD,
+        actor=operator,
+        target=f"incident:{incident.pk}",
+        items=items,
+        incident=incident,
+    )
+    outcomes = {item.key: item for item in job.items.all()}
+    assert outcomes["a.json"].status == outcomes["b.json"].status == JobItem.Status.DONE
+    assert outcomes["nul.json"].status == JobItem.Status.FAILED
+    assert "U+0000" in outcomes["nul.json"].message
+    assert "\x00" not in outcomes["nul.json"].message
+    assert job.status == Job.Status.DONE and incident.cases.count() == 2
+
+
+def test_a_job_run_again_keeps_its_first_start(settings, operator, incident, snapshot_factory):
+    settings.TASKS = DB_TASKS
+    cases = late_cases(operator, incident, snapshot_factory, 1)
+    job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
+    first = jobs.job_begin(job_id=job.pk, token=job.run_token).started_at
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    jobs.job_recover_stale()
+    job.refresh_from_db()
+    assert jobs.job_begin(job_id=job.pk, token=job.run_token).started_at == first
+
+
+def test_a_lost_task_names_a_class_that_exists(settings, operator, incident, snapshot_factory):
+    settings.TASKS = DB_TASKS
+    from django.utils.module_loading import import_string
+    from django_tasks_db.models import DBTaskResult
+
+    cases = late_cases(operator, incident, snapshot_factory, 1)
+    job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
+    jobs.job_begin(job_id=job.pk, token=job.run_token)
+    DBTaskResult.objects.update(status="RUNNING")
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    jobs.job_recover_stale()
+    lost = DBTaskResult.objects.get(status="FAILED")
+    assert issubclass(import_string(lost.exception_class_path), Exception)

@@ -214,3 +214,87 @@ def test_an_idle_worker_looks_for_work_as_often_as_the_setting_says(settings):
     command = load_command_class("settlements", "run_worker")
     options = command.create_parser("manage.py", "run_worker").parse_args([])
     assert options.interval == 0.15
+
+
+def six_cases_job(operator, snapshot_factory) -> tuple[Job, list]:
+    cases = [
+        services.case_load_snapshot(
+            actor=operator,
+            snapshot=snapshot_factory(stage="middle", entrants=30, tournament_id=f"T{number}"),
+        )
+        for number in range(6)
+    ]
+    job = jobs.job_start(
+        kind=Job.Kind.PREPARE, actor=operator, target="cases",
+        items=[jobs.NewItem(key=str(case.pk), label=str(case)) for case in cases],
+    )  # fmt: skip
+    return job, cases
+
+
+def test_sigterm_stops_a_worker_after_its_batch_and_another_goes_on(
+    settings, monkeypatch, operator, snapshot_factory
+):
+    settings.JOB_WORKERS_PER_JOB = 1
+    monkeypatch.setenv("JOB_BATCH_ITEMS", "1")
+    job, cases = six_cases_job(operator, snapshot_factory)
+    commit_order_lock(True)
+    process = worker()
+    try:
+        wait_for(waiting_for_commit_order, process, "the first batch")
+        process.send_signal(signal.SIGTERM)
+        commit_order_lock(False)
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+    job.refresh_from_db()
+    # One batch of one item done, the rest handed on rather than run by a stopping worker.
+    assert job.status == Job.Status.QUEUED
+    assert sorted(job.items.values_list("status", flat=True)) == ["done"] + ["pending"] * 5
+    started = job.started_at
+    assert worker("--batch").wait(timeout=180) == 0
+    job.refresh_from_db()
+    assert (job.status, job.started_at) == (Job.Status.DONE, started)
+    assert Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).count() == len(cases)
+
+
+def test_a_worker_frozen_mid_batch_holding_a_lock_is_bounded_and_taken_over(
+    settings, monkeypatch, operator, snapshot_factory
+):
+    """SIGSTOP freezes a worker inside its batch's transaction, holding the commit-order lock
+    and its items' rows. The server ends its transaction after DATABASE_IDLE_TIMEOUT_MS, which
+    frees the lock for other writers and the items for the worker that recovers the job."""
+    from django_tasks_db.models import DBTaskResult
+
+    settings.JOB_WORKERS_PER_JOB = 1
+    monkeypatch.setenv("DATABASE_IDLE_TIMEOUT_MS", "2000")
+    monkeypatch.setenv("JOB_STALE_SECONDS", "3")
+    job, cases = six_cases_job(operator, snapshot_factory)
+    commit_order_lock(True)
+    frozen = worker()
+    other = None
+    try:
+        wait_for(waiting_for_commit_order, frozen, "the batch")
+        frozen.send_signal(signal.SIGSTOP)
+        # The frozen worker is granted the lock, and holds it while it cannot move.
+        commit_order_lock(False)
+        began = time.monotonic()
+        services.incident_report(actor=operator, title="Elsewhere", started_at=timezone.now())
+        assert time.monotonic() - began < 2 + 5, "another writer waited past the idle bound"
+
+        other = worker()
+        job_over = lambda: Job.objects.get(pk=job.pk).status not in Job.ACTIVE  # noqa: E731
+        wait_for(job_over, other, "the job taken over")
+        running = lambda: not DBTaskResult.objects.filter(status="RUNNING").exists()  # noqa: E731
+        wait_for(running, other, "the task rows to end")
+    finally:
+        frozen.send_signal(signal.SIGCONT)
+        for process in [frozen, other]:
+            if process is not None:
+                process.kill()
+                process.wait(timeout=30)
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE
+    assert set(job.items.values_list("status", flat=True)) == {"done"}
+    assert Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).count() == len(cases)
+    assert Settlement.objects.count() == len(cases)

@@ -7,21 +7,37 @@ queues them again; see settlements.services.jobs.
 A worker outlives its database connection: when the connection drops (a restart, a failover,
 an administrator's pg_terminate_backend) the worker waits a little, connects again and goes
 on, and so does its look for lost jobs.
+
+SIGTERM (or SIGINT) stops a worker after the batch it is running: its job is queued again for
+another worker to go on with (django-tasks-db's own handling would wait for the whole task, a
+worker's whole share of the job).
 """
 
 import logging
+import os
 import random
 import threading
 import time
 
 from django.conf import settings
+from django.core.management.base import CommandError
 from django.db import close_old_connections, connection
+from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
 from settlements import services
 from settlements.services.job_retries import TRANSIENT
+from settlements.services.jobs import stopping
 
 log = logging.getLogger("crashdesk.jobs")
+
+
+class Worker(db_worker.Worker):
+    """django-tasks-db's worker, whose stop also tells the running job to stop after its batch."""
+
+    def shutdown(self, signum, frame) -> None:
+        stopping.set()
+        super().shutdown(signum, frame)
 
 
 class Command(db_worker.Command):
@@ -40,13 +56,33 @@ class Command(db_worker.Command):
         finally:
             stop.set()
 
+    def _run(self, *, verbosity, queue_name, interval, batch, backend_name, startup_delay,
+             reload, max_tasks, worker_id, exclude_queues, **options) -> None:  # fmt: skip
+        """django-tasks-db's ``handle``, with the worker above."""
+        self.configure_logging(verbosity)
+        excluded = exclude_queues.split(",") if exclude_queues else []
+        if excluded and "*" not in queue_name.split(","):
+            raise CommandError("--exclude-queues can only be used with --queue-name=*")
+        worker = Worker(
+            queue_names=queue_name.split(","), interval=interval, batch=batch,
+            backend_name=backend_name, startup_delay=startup_delay, max_tasks=max_tasks,
+            worker_id=worker_id, excluded_queue_names=excluded,
+        )  # fmt: skip
+        if reload and not batch:
+            if os.environ.get(DJANGO_AUTORELOAD_ENV) == "true":
+                worker.configure_signals()
+            run_with_reloader(worker.run)
+        else:
+            worker.configure_signals()
+            worker.run()
+
     def _work(self, *args, **options) -> None:
         """django-tasks-db's loop, started again when the database drops it (its own loop
         lets such an error end the process)."""
         failures, last_failure = 0, 0.0
         while True:
             try:
-                super().handle(*args, **options)
+                self._run(*args, **options)
                 return
             except TRANSIENT as error:
                 # Pauses grow over an outage, not over a worker's life of unrelated blips.
@@ -67,6 +103,10 @@ class Command(db_worker.Command):
             while True:
                 try:
                     services.job_recover_stale()
+                except TRANSIENT as error:
+                    # A database blip, not a fault: the next look goes on from a new connection.
+                    log.warning("could not look for lost jobs: %s", error)
+                    close_old_connections()
                 except Exception:
                     log.exception("could not look for lost jobs")
                     # A dropped connection is replaced before the next look.
