@@ -39,7 +39,7 @@ class CasesQuery(msgspec.Struct, kw_only=True, frozen=True):
 @api_endpoint(
     "GET",
     "HEAD",
-    allowed=roles.ALL_ROLES,
+    allowed=roles.DESK_ROLES,
     query=CasesQuery,
     answers={200: CasePage},
     links={200: {"first_case": ("case", {"case_id": "$response.body#/results/0/id"})}},

@@ -45,7 +45,7 @@ EXAMPLE_TOURNAMENT = {
 
 
 @require_safe
-@role_required(*roles.ALL_ROLES)
+@role_required(*roles.DESK_ROLES)
 def crash_policy(request):
     policy = site_policy()
     example = _example(policy)
