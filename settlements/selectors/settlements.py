@@ -91,10 +91,13 @@ def settlement_payout(settlement: Settlement, player: str) -> SettlementPayout |
     return SettlementPayout.objects.filter(settlement=settlement, player=player).first()
 
 
-def settlement_lines(settlement: Settlement, *, player: str | None = None):
+def settlement_lines(settlement: Settlement, *, player: str | None = None, search: str = ""):
+    """The lines in order; of one ``player``, or of those whose id holds ``search``."""
     lines = SettlementLine.objects.filter(settlement=settlement)
     if player is not None:
         lines = lines.filter(player=player)
+    if search.strip():
+        lines = lines.filter(player__icontains=search.strip())
     return lines.order_by("line_no")
 
 
