@@ -3,7 +3,8 @@ generated from them, and the tests hold every answer an endpoint gives to its ty
 more, none missing), so the document cannot drift from what is sent.
 
 The endpoints build their answers as plain dicts (the statement and ledger documents are shared
-with the exports); these types say what those dicts are.
+with the exports) and send them through these types (``base.answer``), so an answer unlike the
+document fails on the desk rather than at a client.
 """
 
 from typing import Annotated, Literal
