@@ -5,7 +5,7 @@ machine and write the event log; the admin must not bypass them. So nothing here
 changes or deletes a record, and simple-history's version pages show old versions without
 saving them back: its form view would save whatever is POSTed to it (a "revert", even with
 reverting disabled), so it answers GET only. Users and groups are the admin's to manage; their
-changes are audited as business events (settlements.access.role_changes).
+changes are audited as business events (settlements.services.access_changes).
 """
 
 from django.contrib import admin

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from django.db import models
 
+from settlements.desk_roles import MARKETING_MANAGER, OPERATOR, TOURNAMENT_MANAGER
 from settlements.errors import InvalidTransition
 
 
@@ -202,13 +203,6 @@ CASE_WORK_ORDER = (
     CaseStatus.RESOLVED,
     CaseStatus.WITHDRAWN,
 )
-
-
-# The roles' group names (settlements.access.roles, which this vocabulary may not import; a test
-# holds the two together).
-OPERATOR = "operator"
-MARKETING_MANAGER = "marketing_manager"
-TOURNAMENT_MANAGER = "tournament_manager"
 
 
 @dataclass(frozen=True)

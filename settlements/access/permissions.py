@@ -12,6 +12,7 @@ compensation still waiting on a case, whether a crash case has a settlement) is 
 
 from collections.abc import Sequence
 
+from settlements import desk_roles
 from settlements.access import roles
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import (
@@ -38,25 +39,16 @@ ROLE = "role"
 OWN_WORK = "own_work"
 STATE = "state"
 
-# Who may do what, where a view also names them (its role_required decorator).
-COMPENSATION_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
-# Who reads the ledger, what is paid to whom line by line, wherever it is shown: every desk role
-# reviews settlements, and the review page shows each player's lines to all of them, so the
-# statements (pages, exports, API), the case API's documents and the ledger downloads answer the
-# same (``ledger_read``). The cashier reads lines through its feed alone; no role, no lines.
-LEDGER_READERS = roles.ALL_ROLES
-CASE_WITHDRAWERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
-# The wallet system reads the feed and confirms; nobody else does either.
-CASHIERS = (roles.CASHIER,)
-# Who follows payments on the pages (reconciliation, the payments queue, the batch download).
-PAYMENT_READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
-REISSUE_PROPOSERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER)
-# What each player is paid is their lines summed: the same rule, named for the pages that show
-# amounts (the review page, its explain panel, the players page).
-AMOUNT_READERS = LEDGER_READERS
-# Who weighs the policy's amounts against the stacks' ICM values: the Tournament Manager, who
-# judges injustice (RULES.md §6), and the auditor, who checks that judgement.
-ICM_READERS = (roles.TOURNAMENT_MANAGER, roles.AUDITOR)
+# Who may do what: the sets live in desk_roles, the one place they are written; named here too
+# because the views' role_required decorators name them through this module.
+COMPENSATION_PROPOSERS = desk_roles.COMPENSATION_PROPOSERS
+LEDGER_READERS = desk_roles.LEDGER_READERS
+CASE_WITHDRAWERS = desk_roles.CASE_WITHDRAWERS
+CASHIERS = desk_roles.CASHIERS
+PAYMENT_READERS = desk_roles.PAYMENT_READERS
+REISSUE_PROPOSERS = desk_roles.REISSUE_PROPOSERS
+AMOUNT_READERS = desk_roles.AMOUNT_READERS
+ICM_READERS = desk_roles.ICM_READERS
 
 
 class Refusal(str):
@@ -423,4 +415,4 @@ def _state(text: str) -> Refusal:
 
 def audit_verify(*, user) -> Refusal | None:
     """The auditor verifies the whole event log in the background (the history page)."""
-    return _role(user, roles.AUDITOR, action="verify the event log")
+    return _role(user, *desk_roles.HISTORY_READERS, action="verify the event log")

@@ -1,6 +1,6 @@
 """Roles are Django groups (created by data migrations); business permissions follow them.
 
-The four desk roles (``ALL_ROLES``) work through the pages. The cashier is the wallet
+The four desk roles (``desk_roles.DESK_ROLES``) work through the pages. The cashier is the wallet
 system's own user: it reads the ledger feed and confirms payments through the API, and no
 page or other endpoint lets it in.
 
@@ -10,25 +10,17 @@ admin, and act in the workflow only through the groups they belong to.
 
 from collections.abc import Iterable
 
+from settlements.desk_roles import (  # noqa: F401  (the names callers use as roles.X)
+    AUDITOR,
+    CASHIER,
+    DESK_ROLES,
+    KNOWN_ROLES,
+    LABELS,
+    MARKETING_MANAGER,
+    OPERATOR,
+    TOURNAMENT_MANAGER,
+)
 from settlements.errors import NotAllowed
-
-OPERATOR = "operator"
-MARKETING_MANAGER = "marketing_manager"
-TOURNAMENT_MANAGER = "tournament_manager"
-AUDITOR = "auditor"
-
-CASHIER = "cashier"
-
-ALL_ROLES = (OPERATOR, MARKETING_MANAGER, TOURNAMENT_MANAGER, AUDITOR)
-KNOWN_ROLES = (*ALL_ROLES, CASHIER)
-
-LABELS = {
-    OPERATOR: "Operator",
-    MARKETING_MANAGER: "Marketing Manager",
-    TOURNAMENT_MANAGER: "Tournament Manager",
-    AUDITOR: "Auditor",
-    CASHIER: "Cashier",
-}
 
 _CACHE_ATTR = "_crashdesk_roles"
 
@@ -63,7 +55,7 @@ def has_role(user, *roles: str) -> bool:
 
 def has_desk_role(user) -> bool:
     """True for the people at the desk; the cashier's account is a system's, not a person's."""
-    return has_role(user, *ALL_ROLES)
+    return has_role(user, *DESK_ROLES)
 
 
 def role_refusal(user, *roles: str, action: str = "do this") -> str | None:

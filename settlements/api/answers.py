@@ -3,7 +3,8 @@ generated from them, and the tests hold every answer an endpoint gives to its ty
 more, none missing), so the document cannot drift from what is sent.
 
 The endpoints build their answers as plain dicts (the statement and ledger documents are shared
-with the exports); these types say what those dicts are.
+with the exports) and send them through these types (``base.answer``), so an answer unlike the
+document fails on the desk rather than at a client.
 """
 
 from typing import Annotated, Literal
@@ -11,7 +12,20 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
+from settlements.models.choices import LineKind, Source, TournamentType, Unit
 from settlements.rules import Line, PayoutRow
+
+
+def _one_of(choices) -> object:
+    """The values of a vocabulary (its TextChoices, the one place it is listed) as the type
+    of a field, so the document offers exactly what the desk sends."""
+    return Literal[tuple(choices.values)]
+
+
+LineKindValue = _one_of(LineKind)
+UnitValue = _one_of(Unit)
+SourceValue = _one_of(Source)
+TournamentTypeValue = _one_of(TournamentType)
 
 Url = Annotated[str, Meta(description="An absolute URL on this desk.")]
 Time = Annotated[str, Meta(description="RFC 3339, e.g. 2026-11-30T21:30:00+00:00.")]
@@ -83,7 +97,7 @@ class CaseCreated(_Answer):
 class TournamentSummary(_Answer):
     id: Annotated[str, Meta(description="The operator's tournament id, as in the snapshot.")]
     name: str
-    type: Literal["regular", "freeroll", "satellite"]
+    type: TournamentTypeValue
     currency: str
 
 
@@ -172,16 +186,8 @@ class FeedLine(_Answer):
         ),
     ]
     player: Annotated[str, Meta(description="The operator's player id, as in the snapshot.")]
-    kind: Literal[
-        "refund_buy_in",
-        "refund_fee",
-        "refund_fpp",
-        "prize",
-        "ticket",
-        "compensation",
-        "prize_withdrawal",
-    ]
-    unit: Literal["cash", "tdollars", "tickets", "fpp"]
+    kind: LineKindValue
+    unit: UnitValue
     amount: Annotated[
         int,
         Meta(
@@ -196,7 +202,8 @@ class FeedLine(_Answer):
         Meta(description="ISO 4217 for cash and tdollars; null for tickets and fpp (counts)."),
     ]
     source: Annotated[
-        Literal["pool", "house"], Meta(description="The tournament's prize pool, or the house.")
+        SourceValue,
+        Meta(description="The tournament's prize pool, the house, or the bounties' money."),
     ]
     record: Annotated[
         Literal["settlement", "adjustment", "compensation", "prize_withdrawal", "reissue"],

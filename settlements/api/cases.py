@@ -11,7 +11,7 @@ from django.urls import reverse
 from settlements import problems, selectors
 from settlements.access import permissions, roles
 from settlements.api.answers import CaseDetail, CasePage, Refusal
-from settlements.api.base import api_endpoint, next_page
+from settlements.api.base import answer, api_endpoint, next_page
 from settlements.api.reading import Id, read_query
 from settlements.models import Case
 from settlements.workflow import CaseStatus
@@ -39,7 +39,7 @@ class CasesQuery(msgspec.Struct, kw_only=True, frozen=True):
 @api_endpoint(
     "GET",
     "HEAD",
-    allowed=roles.ALL_ROLES,
+    allowed=roles.DESK_ROLES,
     query=CasesQuery,
     answers={200: CasePage},
     links={200: {"first_case": ("case", {"case_id": "$response.body#/results/0/id"})}},
@@ -58,8 +58,8 @@ def cases(request: HttpRequest, user) -> JsonResponse:
         tournament=query.tournament,
     )
     next_url = next_page(request, after=str(page[-1].pk)) if more else None
-    return problems.json_response(
-        {"results": [_case_summary(request, case) for case in page], "next": next_url}
+    return answer(
+        {"results": [_case_summary(request, case) for case in page], "next": next_url}, CasePage
     )
 
 
@@ -102,7 +102,7 @@ def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
         {"id": adjustment.pk, "status": adjustment.status, "document": document}
         for adjustment, document in zip(adjustments, documents[1:], strict=True)
     ]
-    return problems.json_response(data)
+    return answer(data, CaseDetail)
 
 
 def _case_summary(request: HttpRequest, case: Case) -> dict:

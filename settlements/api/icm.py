@@ -9,7 +9,7 @@ from django.http import HttpRequest, JsonResponse
 from settlements import problems, selectors, site_policy
 from settlements.access import permissions
 from settlements.api.answers import IcmPage, Refusal
-from settlements.api.base import api_endpoint, next_page
+from settlements.api.base import answer, api_endpoint, next_page
 from settlements.api.reading import read_query
 from settlements.models import IcmValuation, Settlement
 
@@ -53,7 +53,7 @@ def settlement_icm(request: HttpRequest, user, settlement_id: int) -> JsonRespon
         page = selectors.icm_rows_by_player(valuation, flag, after=query.after)
         rows = list(page[: query.limit + 1])
         more, rows = len(rows) > query.limit, rows[: query.limit]
-    return problems.json_response(
+    return answer(
         {
             "settlement": settlement.pk,
             "case": settlement.case_id,
@@ -80,5 +80,6 @@ def settlement_icm(request: HttpRequest, user, settlement_id: int) -> JsonRespon
                 for row in rows
             ],
             "next": next_page(request, after=rows[-1].player) if more else None,
-        }
+        },
+        IcmPage,
     )

@@ -9,12 +9,11 @@ from typing import Annotated, Any
 
 import msgspec
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.utils.cache import patch_cache_control
 
 from settlements import bounds, problems, selectors, services
 from settlements.access import permissions
 from settlements.api.answers import ConfirmationResults, FeedPage, Refusal
-from settlements.api.base import api_endpoint, next_page
+from settlements.api.base import answer, api_endpoint, next_page
 from settlements.api.reading import read_object, read_query
 from settlements.exports.ledger import line_document
 from settlements.rules import InvalidInput, Problem
@@ -75,9 +74,7 @@ def ledger(request: HttpRequest, user) -> HttpResponse:
         "more": len(lines) == limit and selectors.last_position() > last,
         "next": next_page(request, after=cursor),
     }
-    response = HttpResponse(msgspec.json.encode(body), content_type="application/json")
-    patch_cache_control(response, no_store=True, private=True)
-    return response
+    return answer(body, FeedPage)
 
 
 def encode_cursor(position: int) -> str:
@@ -170,12 +167,12 @@ def ledger_confirmations(request: HttpRequest, user) -> JsonResponse:
             results[index] = _refused(key if isinstance(key, str) else None, invalid.problems)
     if entries:
         answers = services.payment_confirm(actor=user, confirmations=[e for _, e in entries])
-        for (index, _), answer in zip(entries, answers, strict=True):
-            results[index] = _answered(index, answer)
+        for (index, _), given in zip(entries, answers, strict=True):
+            results[index] = _answered(index, given)
     counts = {outcome: 0 for outcome in ("recorded", "already_recorded", "refused")}
     for result in results:
         counts[result["outcome"]] += 1
-    return problems.json_response({"results": results, **counts})
+    return answer({"results": results, **counts}, ConfirmationResults)
 
 
 def _batch_too_large() -> JsonResponse:

@@ -11,7 +11,7 @@ from functools import cache
 
 import msgspec
 from django.http import HttpRequest, HttpResponse
-from django.urls import URLPattern
+from django.urls import URLPattern, get_resolver
 from django.utils.cache import patch_cache_control
 from django.views.decorators.csrf import csrf_exempt
 
@@ -54,10 +54,10 @@ rules, ordering and exactly-once guarantees are in the project's docs/api.md.
 
 @cache
 def _document(server_url: str) -> bytes:
-    # The routes import the endpoints, which import this module's neighbours: read them here.
-    from settlements.api import urls
-
-    return msgspec.json.encode(build(urls.urlpatterns, server_url=server_url))
+    # The routes are read from Django's resolver by the urlconf's name: the routes route to this
+    # module's view, so importing them here would make a cycle.
+    patterns = get_resolver("settlements.api.urls").url_patterns
+    return msgspec.json.encode(build(patterns, server_url=server_url))
 
 
 # Exempt so that another method is answered 405, not refused by the CSRF check: the document is

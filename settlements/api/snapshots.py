@@ -12,7 +12,7 @@ from django.urls import reverse
 from settlements import bounds, problems, selectors, services
 from settlements.access import roles
 from settlements.api.answers import CaseCreated, DuplicateSnapshot, Refusal
-from settlements.api.base import api_endpoint
+from settlements.api.base import answer, api_endpoint
 from settlements.api.reading import Id, read_query
 from settlements.demo import build_snapshot
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
@@ -79,7 +79,7 @@ def snapshots(request: HttpRequest, user) -> JsonResponse:
         return problems.refusal(400, refusal.field or "$", refusal.message)
 
     url = reverse("api:case", args=[case.pk])
-    response = problems.json_response(
+    response = answer(
         {
             "case": case.pk,
             "url": request.build_absolute_uri(url),
@@ -88,6 +88,7 @@ def snapshots(request: HttpRequest, user) -> JsonResponse:
             "status": case.status,
             "decision_options": list(case.decision_options),
         },
+        CaseCreated,
         status=201,
     )
     response["Location"] = url

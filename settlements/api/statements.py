@@ -10,7 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from settlements import problems, selectors, statements
 from settlements.access import permissions
 from settlements.api.answers import Refusal, StatementsPage
-from settlements.api.base import api_endpoint, next_page
+from settlements.api.base import answer, api_endpoint, next_page
 from settlements.api.reading import read_query
 from settlements.models import Settlement
 from settlements.rules import InvalidInput
@@ -78,12 +78,13 @@ def settlement_statements(request: HttpRequest, user, settlement_id: int) -> Jso
         page = selectors.settlement_statements(settlement, after=query.after, chunk_size=limit + 1)
         found = list(islice(page, limit + 1))
         more, found = len(found) > limit, found[:limit]
-    return problems.json_response(
+    return answer(
         {
             "settlement": settlement.pk,
             "case": settlement.case_id,
             "settlement_status": settlement.status,
             "statements": [statements.document(statement) for statement in found],
             "next": next_page(request, after=found[-1].player) if more else None,
-        }
+        },
+        StatementsPage,
     )

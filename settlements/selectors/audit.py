@@ -3,7 +3,10 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import CharField, QuerySet, Value
+from django.contrib.auth import get_user_model
+from django.core.exceptions import FieldDoesNotExist
+from django.db.models import CharField, F, QuerySet, Value, Window
+from django.db.models.functions import RowNumber
 from simple_history.utils import get_history_model_for_model
 
 from settlements.models import (
@@ -212,3 +215,66 @@ def _history_part(name, user, since, until, incident, case, tournament):
             "history_change_reason",
         )
     )
+
+
+def record_versions(model: str, pk: int) -> QuerySet:
+    """The versions of one record of ``model`` (a HISTORY_MODELS key), newest first, each
+    numbered 1, 2, 3 … within this record, oldest first, whatever the other records'."""
+    return (
+        HISTORY_MODELS[model][0]
+        .history.filter(id=pk)
+        .select_related("history_user")
+        .annotate(
+            number=Window(RowNumber(), order_by=[F("history_date").asc(), F("history_id").asc()])
+        )
+        .order_by("-history_date", "-history_id")
+    )
+
+
+def version_currency(model: str, version) -> str:
+    """The currency a version's amounts are in: its own, or its case's tournament's."""
+    currency = getattr(version, "currency", "")
+    if currency:
+        return currency
+    case_id = getattr(version, "case_id", None)
+    if model == "case":
+        tournament = Tournament.objects.filter(pk=version.tournament_id).first()
+        return tournament.currency if tournament else ""
+    if case_id:
+        case = Case.objects.select_related("tournament").filter(pk=case_id).first()
+        return case.tournament.currency if case else ""
+    return ""
+
+
+def version_usernames(model: str, changes) -> dict[int, str]:
+    """Usernames of the people a page of versions refers to (prepared by, approved by…)."""
+    fields = HISTORY_MODELS[model][0]._meta
+    user_model = get_user_model()
+    ids = {
+        value
+        for version in changes
+        for change in version
+        for value in (change.old, change.new)
+        if value is not None and related_model(fields, change.field) is user_model
+    }
+    return usernames(ids)
+
+
+def usernames(ids: set[int] | None = None) -> dict[int, str]:
+    """User id -> username, of ``ids`` or of everyone (an export of every change)."""
+    users = get_user_model().objects.all()
+    if ids is not None:
+        users = users.filter(pk__in=ids)
+    return dict(users.values_list("pk", "username"))
+
+
+def model_field(meta, field: str):
+    try:
+        return meta.get_field(field)
+    except FieldDoesNotExist:  # a field removed since the version was written
+        return None
+
+
+def related_model(meta, field: str):
+    found = model_field(meta, field)
+    return found.related_model if found is not None else None

@@ -4,14 +4,15 @@ work by state and the age of what waits longest, each a handful of aggregate que
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.apps import apps
 from django.db.models import Count, Min, Q, QuerySet
 from django.utils import timezone
 
 from settlements import audit_log
 from settlements.access import roles
-from settlements.models import Case, Compensation, Job, Reissue, Settlement
+from settlements.models import Job, Settlement
 from settlements.selectors.payments.queues import failed_lines, overdue_releases
-from settlements.workflow import CaseStatus, CompensationStatus, ReissueStatus, SettlementStatus
+from settlements.workflow import AWAITING, Awaits, SettlementStatus
 
 # Releases "overdue" from the far future on: every release with lines not yet confirmed.
 _ANY_TIME = timedelta(days=365 * 100)
@@ -65,39 +66,28 @@ def _by_status(queryset: QuerySet, statuses: list[str]) -> dict[str, int]:
 
 
 def _waiting_oldest(unconfirmed: QuerySet) -> dict[str, datetime]:
-    """For each role, since when the oldest item of its work has been waiting (what the
-    dashboard's queues hold, without the four-eyes exclusions, which depend on the user)."""
-    crash = Case.objects.filter(kind=Case.Kind.CRASH)
-    cases = Case.objects.aggregate(
-        decision=Min("created_at", filter=Q(status=CaseStatus.AWAITING_DECISION)),
-        individual=Min("created_at", filter=Q(kind=Case.Kind.INDIVIDUAL, status=CaseStatus.OPEN)),
-    )
-    settlements = Settlement.objects.aggregate(
-        submit=Min("prepared_at", filter=Q(status=SettlementStatus.PREPARED)),
-        approve=Min("submitted_at", filter=Q(status=SettlementStatus.AWAITING_APPROVAL)),
-    )
-    candidates = {
-        roles.MARKETING_MANAGER: [cases["decision"]],
-        roles.OPERATOR: [
-            crash.filter(status__in=[CaseStatus.READY, CaseStatus.REJECTED]).aggregate(
-                at=Min("updated_at")
-            )["at"],
-            settlements["submit"],
-        ],
-        roles.TOURNAMENT_MANAGER: [
-            settlements["approve"],
-            cases["individual"],
-            Compensation.objects.filter(status=CompensationStatus.PROPOSED).aggregate(
-                at=Min("proposed_at")
-            )["at"],
-            Reissue.objects.filter(status=ReissueStatus.PROPOSED).aggregate(at=Min("proposed_at"))[
-                "at"
-            ],
-        ],
-        roles.CASHIER: [unconfirmed.aggregate(at=Min("released_at"))["at"]],
+    """For each role, since when the oldest item of its work has been waiting: the dashboard's
+    queues (``workflow.AWAITING``), without the four-eyes exclusions, which depend on the user;
+    one aggregate per kind of record."""
+    by_model: dict[str, list[Awaits]] = {}
+    for state in AWAITING:
+        by_model.setdefault(state.model, []).append(state)
+    found: dict[str, list[datetime | None]] = {
+        roles.CASHIER: [unconfirmed.aggregate(at=Min("released_at"))["at"]]
     }
+    for label, states in by_model.items():
+        oldest = apps.get_model(label).objects.aggregate(
+            **{
+                f"oldest_{state.name}": Min(
+                    state.since, filter=Q(status__in=state.statuses, **dict(state.where))
+                )
+                for state in states
+            }
+        )
+        for state in states:
+            found.setdefault(state.role, []).append(oldest[f"oldest_{state.name}"])
     return {
         role: min(times)
-        for role, found in candidates.items()
-        if (times := [time for time in found if time is not None])
+        for role, at in found.items()
+        if (times := [time for time in at if time is not None])
     }

@@ -28,7 +28,7 @@ from settlements.models import (
     SettlementPayout,
 )
 from settlements.money import UNIT_ORDER
-from settlements.rules import Basis
+from settlements.rules import DEFAULT_POLICY, Basis
 from settlements.selectors.common import lean
 from settlements.selectors.payments import (
     compensation_line_payments,
@@ -323,8 +323,8 @@ def settlement_facts(settlement: Settlement) -> statements.SettlementFacts:
         eliminated=settlement.eliminated,
         remaining=settlement.remaining,
         pool=settlement.pool,
-        pre_pct=settlement.policy.get("pre_pct", 5),
-        early_pct=settlement.policy.get("early_pct", 25),
+        pre_pct=settlement.policy.get("pre_pct", DEFAULT_POLICY.pre_pct),
+        early_pct=settlement.policy.get("early_pct", DEFAULT_POLICY.early_pct),
         basis=Basis.from_dict(settlement.basis) if settlement.basis else None,
         started=case.started,
         crashed_at=case.crashed_at,

@@ -13,7 +13,7 @@ from settlements.models import (
     SettlementLine,
     SettlementPayout,
 )
-from settlements.money import unit_rank
+from settlements.money import UNIT_ORDER, unit_rank
 from settlements.rules import Line, PayoutRow, SettlementDocument
 from settlements.selectors.common import lean
 
@@ -59,9 +59,9 @@ def _attach_people(settlement: Settlement) -> None:
                 setattr(record, field, users[user_id])
 
 
-# Who gets the most first: a seat counts before T$ and cash only where a payout has one, as the
-# review's columns show them; ties stay in the engine's order.
-BY_AMOUNT = ("-tickets", "-cash", "-tdollars", "-fpp", "position")
+# Who gets the most first, unit by unit in the order the review's columns show them
+# (money.UNIT_ORDER); ties stay in the engine's order.
+BY_AMOUNT = (*(f"-{unit}" for unit in UNIT_ORDER), "position")
 
 
 def settlement_payouts(
@@ -91,10 +91,13 @@ def settlement_payout(settlement: Settlement, player: str) -> SettlementPayout |
     return SettlementPayout.objects.filter(settlement=settlement, player=player).first()
 
 
-def settlement_lines(settlement: Settlement, *, player: str | None = None):
+def settlement_lines(settlement: Settlement, *, player: str | None = None, search: str = ""):
+    """The lines in order; of one ``player``, or of those whose id holds ``search``."""
     lines = SettlementLine.objects.filter(settlement=settlement)
     if player is not None:
         lines = lines.filter(player=player)
+    if search.strip():
+        lines = lines.filter(player__icontains=search.strip())
     return lines.order_by("line_no")
 
 

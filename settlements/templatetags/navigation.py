@@ -5,29 +5,22 @@ from django import template
 from django.template.defaulttags import querystring
 from django.urls import reverse
 
-from settlements.access import permissions, roles
+from settlements import desk_roles
+from settlements.access import roles
 
 register = template.Library()
 
 # (label, URL name, roles that may use it). Only entries the user's roles allow are shown;
 # every view still checks the role itself.
 NAVIGATION = (
-    ("Dashboard", "dashboard", roles.ALL_ROLES),
-    ("Report a crash", "incident_new", (roles.OPERATOR,)),
-    ("Players", "players", permissions.AMOUNT_READERS),
-    (
-        "Compensation",
-        "compensation_list",
-        (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR),
-    ),
-    (
-        "Individual cases",
-        "individual_case_list",
-        (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR),
-    ),
-    ("Payments", "payments", (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)),
-    ("History", "history", (roles.AUDITOR,)),
-    ("Crash policy", "policy", roles.ALL_ROLES),
+    ("Dashboard", "dashboard", desk_roles.DESK_ROLES),
+    ("Report a crash", "incident_new", (desk_roles.OPERATOR,)),
+    ("Players", "players", desk_roles.AMOUNT_READERS),
+    ("Compensation", "compensation_list", desk_roles.COMPENSATION_READERS),
+    ("Individual cases", "individual_case_list", desk_roles.INDIVIDUAL_CASE_READERS),
+    ("Payments", "payments", desk_roles.PAYMENT_READERS),
+    ("History", "history", desk_roles.HISTORY_READERS),
+    ("Crash policy", "policy", desk_roles.DESK_ROLES),
 )
 
 

@@ -4,7 +4,7 @@ output or the stored records, never from a second calculation."""
 
 from django import template
 
-from settlements.money import format_exact, format_in_unit
+from settlements.money import UNIT_ORDER, format_exact, format_in_unit
 
 register = template.Library()
 
@@ -12,10 +12,11 @@ register = template.Library()
 @register.simple_tag
 def payout_text(row, currency: str) -> str:
     """A payout row (anything with cash, tdollars, tickets and fpp) in words:
-    "1 seat + 12.00 USD in T$", "110.00 USD", "250 FPP"; "nothing" when all are zero."""
+    "12.00 USD in T$ + 1 seat", "110.00 USD", "250 FPP"; "nothing" when all are zero. The
+    units come in the one order every page, export and statement uses (money.UNIT_ORDER)."""
     parts = [
         format_in_unit(amount, unit, currency)
-        for unit in ("cash", "tickets", "tdollars", "fpp")
+        for unit in UNIT_ORDER
         if (amount := getattr(row, unit))
     ]
     return " + ".join(parts) or "nothing"

@@ -43,7 +43,7 @@ CASE_PARTIALS = {
 }
 
 
-@role_required(*roles.ALL_ROLES)
+@role_required(*roles.DESK_ROLES)
 def case_detail(request, case_id: int):
     if case_entries.is_list_swap(request):
         return case_entries.list_swap(request, case_or_404(case_id))

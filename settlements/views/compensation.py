@@ -14,7 +14,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from settlements import selectors, services
+from settlements import desk_roles, selectors, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
@@ -32,9 +32,6 @@ PER_PAGE = 25
 
 
 ITEMS_PER_PAGE = 50
-
-
-READERS = (roles.OPERATOR, roles.TOURNAMENT_MANAGER, roles.AUDITOR)
 
 
 STATUS_TABS = (
@@ -59,7 +56,7 @@ COMPENSATION_ACTIONS = {
 
 
 @require_safe
-@role_required(*READERS)
+@role_required(*desk_roles.COMPENSATION_READERS)
 def compensation_list(request):
     status = request.GET.get("status") or CompensationStatus.PROPOSED
     if status not in dict(STATUS_TABS):
@@ -113,7 +110,7 @@ def compensation_new(request, case_id: int):
 
 
 @require_safe
-@role_required(*READERS)
+@role_required(*desk_roles.COMPENSATION_READERS)
 def compensation_detail(request, compensation_id: int):
     compensation = compensation_or_404(compensation_id)
     context = _compensation_context(request, compensation)

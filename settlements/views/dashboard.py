@@ -14,7 +14,7 @@ from settlements.views.rendering import render_page
 TEMPLATE = "settlements/dashboard.html"
 
 
-@role_required(*roles.ALL_ROLES)
+@role_required(*roles.DESK_ROLES)
 def dashboard(request):
     """The parts of the page are cached fragments keyed by the desk's change mark (any business
     change moves it, settlements.change_mark), so a later view reads them instead of the 19

@@ -17,9 +17,6 @@ from functools import partial
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.core.exceptions import FieldDoesNotExist
-from django.db.models import F, Window
-from django.db.models.functions import RowNumber
 from django.http import Http404, JsonResponse
 from django.urls import reverse
 from django.utils import timezone
@@ -31,7 +28,7 @@ from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.exports.spreadsheets import csv_chunks, csv_download
 from settlements.forms import HistoryFilterForm
-from settlements.models import Case, Incident, Tournament
+from settlements.models import Incident
 from settlements.money import format_fpp, format_in_unit, format_minor_units
 from settlements.templatetags.timezones import when
 from settlements.views.paging import peek_page
@@ -145,22 +142,13 @@ def audit_head(request):
 def history_record(request, model: str, pk: int):
     if model not in selectors.HISTORY_MODELS:
         raise Http404("No such kind of record.")
-    versions = (
-        selectors.HISTORY_MODELS[model][0]
-        .history.filter(id=pk)
-        .select_related("history_user")
-        # Numbered 1, 2, 3 … within this record, oldest first, whatever the other records'.
-        .annotate(
-            number=Window(RowNumber(), order_by=[F("history_date").asc(), F("history_id").asc()])
-        )
-        .order_by("-history_date", "-history_id")
-    )
+    versions = selectors.audit.record_versions(model, pk)
     page = peek_page(versions, request.GET.get("page"), VERSIONS_PER_PAGE)
     if not page.items and page.number == 1:
         raise Http404("No version of this record was recorded.")
-    currency = _currency(model, page.items[0]) if page.items else ""
+    currency = selectors.audit.version_currency(model, page.items[0]) if page.items else ""
     changes = {version.history_id: selectors.history_changes(version) for version in page.items}
-    usernames = _usernames(model, changes.values())
+    usernames = selectors.audit.version_usernames(model, changes.values())
     for version in page.items:
         version.type_label = HISTORY_TYPES.get(version.history_type, version.history_type)
         version.shown_changes = [
@@ -241,14 +229,13 @@ def _events(filters: dict):
 def _annotate_changes(rows: list[dict]) -> None:
     """What the page shows of each change besides its time: its record, kind and author. One
     reversal per record type, not one per row (tests/views/test_history_rows.py counts them)."""
-    users = get_user_model().objects.in_bulk({row["history_user_id"] for row in rows} - {None})
+    users = selectors.audit.usernames({row["history_user_id"] for row in rows} - {None})
     record_url = RowUrls("history_record")
     for row in rows:
-        user = users.get(row["history_user_id"])
         row["url"] = record_url(row["model"], row["id"])
         row["model_label"] = MODEL_LABELS.get(row["model"], row["model"])
         row["type_label"] = HISTORY_TYPES.get(row["history_type"], row["history_type"])
-        row["user"] = user.get_username() if user else ""
+        row["user"] = users.get(row["history_user_id"], "")
 
 
 def _annotate_events(events) -> None:
@@ -273,7 +260,7 @@ EVENT_HEADER = (
 
 
 def _change_rows(filters: dict):
-    usernames = dict(get_user_model().objects.values_list("pk", "username"))
+    usernames = selectors.audit.usernames()
     yield CHANGE_HEADER
     for row in selectors.history_entries(**filters).iterator(chunk_size=2000):
         yield (
@@ -332,46 +319,6 @@ def _live_link(model: str, pk: int, latest) -> tuple[str, str] | None:
     return reverse(name, args=[target]), words
 
 
-def _currency(model: str, version) -> str:
-    currency = getattr(version, "currency", "")
-    if currency:
-        return currency
-    case_id = getattr(version, "case_id", None)
-    if model == "case":
-        tournament = Tournament.objects.filter(pk=version.tournament_id).first()
-        return tournament.currency if tournament else ""
-    if case_id:
-        case = Case.objects.select_related("tournament").filter(pk=case_id).first()
-        return case.tournament.currency if case else ""
-    return ""
-
-
-def _usernames(model: str, changes) -> dict[int, str]:
-    """Usernames of the people a page of versions refers to (prepared by, approved by…)."""
-    fields = selectors.HISTORY_MODELS[model][0]._meta
-    user_model = get_user_model()
-    ids = {
-        value
-        for version in changes
-        for change in version
-        for value in (change.old, change.new)
-        if value is not None and _related_model(fields, change.field) is user_model
-    }
-    return dict(user_model.objects.filter(pk__in=ids).values_list("pk", "username"))
-
-
-def _model_field(meta, field: str):
-    try:
-        return meta.get_field(field)
-    except FieldDoesNotExist:  # a field removed since the version was written
-        return None
-
-
-def _related_model(meta, field: str):
-    found = _model_field(meta, field)
-    return found.related_model if found is not None else None
-
-
 # Engine codes stored without Django choices, in the words the pages use for them.
 CODE_LABELS = {
     "option": wording.option_label,
@@ -387,7 +334,7 @@ def _display(model: str, field: str, value, currency: str, usernames: dict) -> s
     if value is None or value == "":
         return "—"
     meta = selectors.HISTORY_MODELS[model][0]._meta
-    model_field = _model_field(meta, field)
+    model_field = selectors.audit.model_field(meta, field)
     choices = dict(model_field.flatchoices) if model_field and model_field.choices else {}
     if isinstance(value, str) and value in choices:
         return str(choices[value])
@@ -397,7 +344,7 @@ def _display(model: str, field: str, value, currency: str, usernames: dict) -> s
         return " or ".join(wording.option_label(code) for code in value)
     if field == "policy" and isinstance(value, dict):
         return wording.policy_summary(value)
-    related = _related_model(meta, field)
+    related = selectors.audit.related_model(meta, field)
     if related is get_user_model():
         return usernames.get(value, f"user #{value}")
     if related is not None:

@@ -64,7 +64,7 @@ def incident_new(request):
     return render_page(request, "settlements/incident_new.html", context, partial="incident_form")
 
 
-@role_required(*roles.ALL_ROLES)
+@role_required(*roles.DESK_ROLES)
 def incident_tournaments(request, incident_id: int):
     incident = incident_or_404(incident_id)
     search = request.GET.get("q", "").strip()

@@ -11,14 +11,14 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from settlements import selectors, services
+from settlements import desk_roles, selectors, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError
 from settlements.forms import IndividualCaseForm, ResolveForm
 from settlements.models import Case
 from settlements.views import confirming
-from settlements.views.compensation import PER_PAGE, READERS
+from settlements.views.compensation import PER_PAGE
 from settlements.views.lookups import case_or_404
 from settlements.views.paging import page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -26,7 +26,7 @@ from settlements.workflow import CaseStatus, CompensationStatus
 
 
 @require_safe
-@role_required(*READERS)
+@role_required(*desk_roles.INDIVIDUAL_CASE_READERS)
 def individual_case_list(request):
     status = request.GET.get("status") or CaseStatus.OPEN
     if status not in (CaseStatus.OPEN, CaseStatus.RESOLVED):

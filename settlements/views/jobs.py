@@ -30,7 +30,7 @@ OUTCOME_FILTERS = (
 
 
 @require_safe
-@role_required(*roles.ALL_ROLES)
+@role_required(*roles.DESK_ROLES)
 def job_detail(request, job_id: int):
     """A job's progress, polled each second while it runs, and each item's outcome."""
     job = job_or_404(job_id)
@@ -76,7 +76,7 @@ def _items_page(job, status: str, progress: services.Progress, number: int):
 
 
 @require_POST
-@role_required(*roles.ALL_ROLES)
+@role_required(*roles.DESK_ROLES)
 def job_retry(request, job_id: int):
     job = job_or_404(job_id)
     if request.user.pk != job.created_by_id:

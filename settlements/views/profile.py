@@ -37,7 +37,7 @@ class TimeZoneForm(DomainErrorsMixin, forms.Form):
         ]
 
 
-@role_required(*roles.ALL_ROLES)
+@role_required(*roles.DESK_ROLES)
 def user_settings(request):
     chosen = selectors.profile_time_zone(request.user)
     form = TimeZoneForm(request.POST or None, initial={"time_zone": chosen})

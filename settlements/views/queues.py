@@ -32,7 +32,7 @@ INCIDENT_STATES = {"open": "Open", "closed": "Closed", "all": "All"}
 
 
 @require_safe
-@role_required(*roles.ALL_ROLES)
+@role_required(*roles.DESK_ROLES)
 def queue(request, name: str):
     """One "waiting for you" list in full: paged, filtered by incident."""
     state = selectors.awaiting(name)
@@ -60,7 +60,7 @@ def queue(request, name: str):
 
 
 @require_safe
-@role_required(*roles.ALL_ROLES)
+@role_required(*roles.DESK_ROLES)
 def case_queue(request):
     """Every case, or those in one status: the list behind each status count on the dashboard
     (which counts every case, so this lists every case, whoever asks)."""
@@ -85,7 +85,7 @@ def case_queue(request):
 
 
 @require_safe
-@role_required(*roles.ALL_ROLES)
+@role_required(*roles.DESK_ROLES)
 def incident_queue(request):
     """Incidents, open ones by default (the dashboard's count), or closed, or all."""
     state = request.GET.get("state", "open")

@@ -227,8 +227,7 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
     sorting = chosen_sort(request, PAYOUT_COLUMNS, "player")
     by_amount = sorting.key == "amount" and not settlement.is_adjustment
     if settlement.is_adjustment:
-        rows = selectors.settlement_lines(settlement)
-        rows = rows.filter(player__icontains=search) if search else rows
+        rows = selectors.settlement_lines(settlement, search=search)
         # Line numbers run 1, 2, … without gaps in every settlement and adjustment.
         known, field, first = settlement.line_count, "line_no", 1
     elif search or by_amount:

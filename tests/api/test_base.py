@@ -1,12 +1,17 @@
 """What every endpoint shares (settlements/api/base.py): bearer-token authentication, roles,
 methods, and JSON for errors, shown through POST /api/v1/snapshots."""
 
+import json
+
+import msgspec
 import pytest
 from django.test import Client, RequestFactory
 
 from settlements import services
 from settlements.access import roles
 from settlements.api import base as api_module
+from settlements.api.answers import CaseCreated
+from settlements.api.base import answer
 from settlements.models import ApiToken, Case
 from tests.api.conftest import bearer, post_snapshot
 from tests.services.helpers import row_counts
@@ -137,3 +142,19 @@ def test_an_unknown_api_path_is_a_json_404(api, operator_token):
     assert response.status_code == 404
     assert response.json()["errors"][0]["path"] == "$"
     assert "text/html" in Client().get("/no-such-page/").headers["Content-Type"]
+
+
+def test_an_answer_unlike_its_declared_type_is_not_sent():
+    created = {
+        "case": 1,
+        "url": "http://testserver/api/v1/cases/1",
+        "incident": None,
+        "stage": "early",
+        "status": "ready",
+        "decision_options": [],
+    }
+    assert json.loads(answer(created, CaseCreated, status=201).content) == created
+    with pytest.raises(msgspec.ValidationError, match="unknown field"):
+        answer({**created, "secret": 1}, CaseCreated)
+    with pytest.raises(msgspec.ValidationError, match="missing required field"):
+        answer({key: value for key, value in created.items() if key != "stage"}, CaseCreated)

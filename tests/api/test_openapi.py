@@ -13,6 +13,7 @@ from settlements import services
 from settlements.access import roles
 from settlements.api import openapi, urls
 from tests.api.conftest import bearer, post_snapshot
+from tests.services.helpers import approved
 
 pytestmark = pytest.mark.django_db
 
@@ -194,3 +195,24 @@ def test_the_examples_are_bodies_the_endpoints_accept(api, document, tokens):
     # The example's key names no line on this empty desk: refused on its own, at its path.
     assert answered.json()["results"][0]["errors"][0]["path"] == "confirmations[0].idempotency_key"
     _check(document, answered, "/ledger/confirmations", "post")
+
+
+def test_a_knock_out_desk_answers_as_the_document_says(
+    api, document, tokens, operator, tournament_manager, snapshot_factory
+):
+    """A version 2 (rebuy knock-out) case pays bounties from the bounty money, a line kind and
+    a source a version 1 case never shows: its feed, case and statements hold to the document
+    too."""
+    settlement = approved(
+        operator, tournament_manager, snapshot_factory, stage="early", rebuys=True
+    )
+    auditor, cashier = bearer(tokens[roles.AUDITOR]), bearer(tokens[roles.CASHIER])
+    feed = api.get("/api/v1/ledger?limit=500", **cashier)
+    _check(document, feed, "/ledger")
+    lines = feed.json()["lines"]
+    assert "bounty" in {line["kind"] for line in lines}
+    assert "bounty" in {line["source"] for line in lines}
+    case = f"/api/v1/cases/{settlement.case_id}"
+    _check(document, api.get(case, **auditor), "/cases/{case_id}")
+    statements = f"/api/v1/settlements/{settlement.pk}/statements"
+    _check(document, api.get(statements, **auditor), "/settlements/{settlement_id}/statements")

@@ -6,8 +6,9 @@ from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from settlements import audit_log, services
-from settlements.access import role_changes, roles
+from settlements.access import roles
 from settlements.models import Event
+from settlements.services import access_changes
 from tests.conftest import make_user
 from tests.services.helpers import submitted
 
@@ -85,7 +86,7 @@ def test_a_change_made_outside_the_admin_is_recorded_with_the_actor_unknown(user
 def test_a_caller_names_the_actor(users, django_user_model):
     admin = make_user(django_user_model, "root", is_superuser=True, is_staff=True)
     auditors = Group.objects.get(name=roles.AUDITOR)
-    with role_changes.acting_as(admin):
+    with access_changes.acting_as(admin):
         auditors.user_set.add(users[roles.OPERATOR], users[roles.MARKETING_MANAGER])
     for user in (users[roles.OPERATOR], users[roles.MARKETING_MANAGER]):
         event = access_events(user)[-1]

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_user_sets_their_time_zone_with_a_history_version(operator):
-    # Giving the user their role was itself recorded (access.role_changes); count from here.
+    # Giving the user their role was itself recorded (services.access_changes); count from here.
     events = Event.objects.count()
     profile = services.profile_set_time_zone(
         user=operator, actor=operator, time_zone="Europe/Paris"

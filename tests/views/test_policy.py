@@ -171,7 +171,7 @@ def test_the_example_follows_the_engine_when_it_changes(as_auditor, monkeypatch)
     """Nothing about the example is written into the page: a different crash shows other
     figures, all from the engine."""
     monkeypatch.setattr(
-        "settlements.views.policy.EXAMPLE_STACKS", {"a": 50000, "b": 30000, "c": 20000}
+        "settlements.selectors.policy_page.EXAMPLE_STACKS", {"a": 50000, "b": 30000, "c": 20000}
     )
     html = page(as_auditor)
     document = json.loads(json.dumps(SECTION_7))

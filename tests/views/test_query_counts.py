@@ -147,7 +147,7 @@ def build_desk(
                 featured = settlement
                 if incidents > 1:
                     _follow_ups(settlement, operator, second_manager)
-    desk = make_user(django_user_model, "desk", *roles.ALL_ROLES)
+    desk = make_user(django_user_model, "desk", *roles.DESK_ROLES)
     _, token = services.api_token_create(user=desk, name="query counts")
     review = f"/settlements/{featured.pk}/"
     pages = max(1, -(-featured.payout_count // 50))

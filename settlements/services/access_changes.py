@@ -6,6 +6,8 @@ route around a screen escapes: the admin, a shell, a management command. The act
 the change is made for: the user of the request in progress (the admin's), or the one a caller
 names with ``acting_as``; a change made with neither is recorded with the actor unknown, said in
 so many words. A change made in raw SQL on the user tables is not seen here.
+
+A writer of events like every service, so it lives among them; ``apps`` connects it at start.
 """
 
 from contextlib import contextmanager
@@ -20,6 +22,7 @@ from simple_history.models import HistoricalRecords
 
 from settlements.access import roles
 from settlements.models import Event
+from settlements.services.common import record_event
 
 User = get_user_model()
 FLAGS = ("is_active", "is_staff", "is_superuser")
@@ -47,8 +50,6 @@ def _current_actor():
 
 
 def _record(user, data: dict, words: list[str]) -> None:
-    from settlements.services.common import record_event
-
     actor = _current_actor()
     reason = f"{user.get_username()}: {'; '.join(words)}"
     if actor is None:

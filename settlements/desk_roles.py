@@ -1,0 +1,54 @@
+"""The roles and who may do what: the one place each role set is written.
+
+Roles are Django groups named after the constants below (created by data migrations);
+``access.roles`` reads a user's roles, ``access.permissions`` answers each action from the sets
+here, and the pages, the navigation and the state machines' queues name these sets rather than
+listing roles again. Standard library only, so the state machines may import it too.
+
+Every set is written out role by role: a role added to ``DESK_ROLES`` is a person at the desk
+and nothing more until a set below names it.
+"""
+
+OPERATOR = "operator"
+MARKETING_MANAGER = "marketing_manager"
+TOURNAMENT_MANAGER = "tournament_manager"
+AUDITOR = "auditor"
+# The wallet system's own user: it reads the ledger feed and confirms payments through the API.
+CASHIER = "cashier"
+
+LABELS = {
+    OPERATOR: "Operator",
+    MARKETING_MANAGER: "Marketing Manager",
+    TOURNAMENT_MANAGER: "Tournament Manager",
+    AUDITOR: "Auditor",
+    CASHIER: "Cashier",
+}
+
+# The people at the desk: who signs in to the pages (the dashboard, the policy, their jobs).
+DESK_ROLES = (OPERATOR, MARKETING_MANAGER, TOURNAMENT_MANAGER, AUDITOR)
+# Every role the desk knows, the cashier's system account included.
+KNOWN_ROLES = (*DESK_ROLES, CASHIER)
+
+# Who reads the ledger, what is paid to whom line by line, wherever it is shown (the review
+# page, statements, exports, the case API's documents): every desk person reviews settlements.
+# The cashier reads lines through its feed alone.
+LEDGER_READERS = (OPERATOR, MARKETING_MANAGER, TOURNAMENT_MANAGER, AUDITOR)
+# What each player is paid is their lines summed: the same people, named for the pages that
+# show amounts (the review page, its explain panel, the players page).
+AMOUNT_READERS = LEDGER_READERS
+# Who follows payments on the pages (reconciliation, the payments queue, the batch download).
+PAYMENT_READERS = (OPERATOR, TOURNAMENT_MANAGER, AUDITOR)
+# Who reads compensation proposals and their answers.
+COMPENSATION_READERS = (OPERATOR, TOURNAMENT_MANAGER, AUDITOR)
+# Who reads individual cases (their list and their compensation).
+INDIVIDUAL_CASE_READERS = (OPERATOR, TOURNAMENT_MANAGER, AUDITOR)
+COMPENSATION_PROPOSERS = (OPERATOR, TOURNAMENT_MANAGER)
+CASE_WITHDRAWERS = (OPERATOR, TOURNAMENT_MANAGER)
+REISSUE_PROPOSERS = (OPERATOR, TOURNAMENT_MANAGER)
+# The wallet system reads the feed and confirms; nobody else does either.
+CASHIERS = (CASHIER,)
+# Who weighs the policy's amounts against the stacks' ICM values: the Tournament Manager, who
+# judges injustice (RULES.md §6), and the auditor, who checks that judgement.
+ICM_READERS = (TOURNAMENT_MANAGER, AUDITOR)
+# Who reads the event log and its history pages.
+HISTORY_READERS = (AUDITOR,)
