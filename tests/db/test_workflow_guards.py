@@ -5,12 +5,15 @@ and a ledger release for a record not approved, or approved by no event of its t
 Before issue 41 a settlement inserted as approved, with a release, reached the cashier's feed
 and `verify_audit --head` verified it."""
 
+from io import StringIO
+
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 
 from settlements import services
 from settlements.models import Compensation, LedgerRelease, Settlement
-from tests.db.conftest import execute, postgresql_only, refused
+from tests.db.conftest import behind_the_apps_back, execute, postgresql_only, refused
 from tests.services.helpers import submitted
 
 pytestmark = [pytest.mark.django_db, postgresql_only]
@@ -112,3 +115,28 @@ def test_a_release_without_its_approval_event_in_the_transaction_is_refused(
     )
     message = refused_at_commit(sql, role=app_role)
     assert f"settlement {settlement.pk} has no approval event written with its release" in message
+
+
+@pytest.mark.parametrize("head", [False, True])
+@pytest.mark.parametrize(
+    ("table", "record", "changes"),
+    [
+        # An adjustment: a second approved settlement of the case is refused by a unique key.
+        ("settlements_settlement", "settlement", {"kind": "adjustment"}),
+        ("settlements_compensation", "compensation", {}),
+    ],
+)
+def test_a_record_no_event_accounts_for_is_named_by_verify_audit(
+    full_desk, tmp_path, table, record, changes, head
+):
+    """As the owner with triggers off: a copy of an approved record, with no event."""
+    exported = tmp_path / "head.json"
+    call_command("verify_audit", export_head=str(exported), stdout=StringIO())
+    original = full_desk[record]
+    if record == "settlement":
+        changes = {**changes, "corrects_id": original.pk}
+    behind_the_apps_back(copy_row(table, original.pk, status="approved", **changes))
+    new = type(original).objects.order_by("-pk").values_list("pk", flat=True).first()
+    with pytest.raises(CommandError) as caught:
+        call_command("verify_audit", **({"head": str(exported)} if head else {}))
+    assert f"No event accounts for {table} row {new}" in str(caught.value)
