@@ -261,10 +261,13 @@ def verify(*, after: tuple[int, str] | None = None, upto: int | None = None) -> 
 
 def loose_rows() -> str:
     """What no single event names: running counts that disagree with the rows they count,
-    and confirmations that belong to no batch."""
+    confirmations that belong to no batch, and records, lines or releases no event accounts
+    for."""
     loose = seals.confirmations_outside_batches()
     if loose is not None:
         return f"Payment confirmation #{loose} belongs to no batch of confirmations"
+    if unaccounted := seals.rows_outside_events():
+        return f"No event accounts for {unaccounted}"
     return seals.tally_problem()
 
 

@@ -18,7 +18,7 @@ from functools import cache
 from itertools import batched, groupby
 from operator import itemgetter
 
-from django.db.models import IntegerField, Max, Min
+from django.db.models import Exists, IntegerField, Max, Min, OuterRef
 
 from settlements.models import (
     Case,
@@ -32,6 +32,7 @@ from settlements.models import (
     PrizeWithdrawal,
     Reissue,
     Settlement,
+    SettlementLine,
     SettlementPayout,
     Tournament,
 )
@@ -351,6 +352,35 @@ def confirmation_digests(event_ids) -> dict[int, dict]:
             digest.add(row[1:])
         result[key] = {"confirmations": digest.hexdigest(), "confirmation_count": digest.count}
     return result
+
+
+def rows_outside_events() -> str:
+    """The first record, ledger line or release that no event accounts for (written behind
+    the app's back), named by table and key; "" when every one is. A record is accounted for
+    by an event naming it, a line by one naming its settlement, a release by its record's
+    approval event."""
+
+    def named(subject_type: str, event_type: str | None = None, ref: str = "pk"):
+        events = Event.objects.filter(subject_type=subject_type, subject_id=OuterRef(ref))
+        return Exists(events.filter(type=event_type) if event_type else events)
+
+    def first(rows) -> int | None:
+        return rows.order_by("pk").values_list("pk", flat=True).first()
+
+    for name, model in SEALED_MODELS.items():
+        if model is not Tournament and (pk := first(model.objects.filter(~named(name)))):
+            return f"{model._meta.db_table} row {pk}"
+    lines = SettlementLine.objects.filter(~named("settlement", ref="settlement_id"))
+    if (pk := first(lines)) is not None:
+        return f"{SettlementLine._meta.db_table} row {pk}"
+    for model, link in _RELEASE_LINK.items():
+        releases = LedgerRelease.objects.filter(
+            ~named(model._meta.model_name, f"{link}_approved", ref=f"{link}_id"),
+            **{f"{link}__isnull": False},
+        )
+        if (pk := first(releases)) is not None:
+            return f"{LedgerRelease._meta.db_table} row {pk}"
+    return ""
 
 
 def confirmations_outside_batches() -> int | None:

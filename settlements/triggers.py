@@ -211,6 +211,114 @@ class KeepsRows(pgtrigger.Trigger):
         """)
 
 
+def _sql_list(values) -> str:
+    return ", ".join("'" + value.replace("'", "''") + "'" for value in sorted(values))
+
+
+class FollowsWorkflow(pgtrigger.Trigger):
+    """A record with an approval is written only in a state it starts in, moves only as the
+    workflow moves it (``flow``, a ``settlements.workflow.Flow``: derived from the moves the
+    services make, not restated here), and is approved only by someone other than its
+    ``preparer``. Error 23514 (check_violation), so Django reports an IntegrityError.
+
+    A new approvable record joins by declaring its ``Flow`` in settlements.workflow and listing
+    ``FollowsWorkflow(flow=..., preparer=...)`` in its ``Meta.triggers`` (with ``approved_by``).
+    """
+
+    when = pgtrigger.Before
+    operation = pgtrigger.Insert | pgtrigger.Update
+
+    def __init__(self, *, flow, preparer: str, approver: str = "approved_by", **kwargs):
+        self.flow, self.preparer, self.approver = flow, preparer, approver
+        super().__init__(name="follows_workflow", **kwargs)
+
+    def get_func(self, model):
+        preparer = model._meta.get_field(self.preparer).column
+        approver = model._meta.get_field(self.approver).column
+        moves = " OR ".join(
+            f"(OLD.status = '{source}' AND NEW.status = '{target}')"
+            for source, target in sorted(self.flow.moves)
+        )
+        return self.format_sql(f"""
+            IF TG_OP = 'INSERT' AND NEW.status NOT IN ({_sql_list(self.flow.first)}) THEN
+                RAISE EXCEPTION 'a new row of "%" starts as %, not %', TG_TABLE_NAME,
+                    '{"/".join(sorted(self.flow.first))}', NEW.status
+                    USING ERRCODE = 'check_violation';
+            END IF;
+            IF TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status AND NOT ({moves}) THEN
+                RAISE EXCEPTION 'no move of "%" leads from % to %', TG_TABLE_NAME, OLD.status,
+                    NEW.status USING ERRCODE = 'check_violation';
+            END IF;
+            IF NEW.status = 'approved' AND (
+                NEW."{approver}" IS NULL OR NEW."{approver}" = NEW."{preparer}"
+            ) THEN
+                RAISE EXCEPTION 'a row of "%" is approved by someone other than its preparer',
+                    TG_TABLE_NAME USING ERRCODE = 'check_violation';
+            END IF;
+            RETURN NEW;
+        """)
+
+
+class ReleasedOnApproval(pgtrigger.Trigger):
+    """A ledger release hands over the lines of an approved record only, and only in the
+    transaction that writes the record's approval event: at commit (deferred, as the service
+    writes the release before the event that seals it), the record is approved and an event
+    ``<record>_approved`` about it was written by this transaction (its row's transaction is
+    still in progress, which only our own can be for a row we see). One release a record is
+    the one-to-one links' unique keys. Error 23514 (check_violation).
+
+    ``links``: (the release's link to the record, the type of the event approving it). A new
+    approvable record with lines joins by a link of its own here.
+    """
+
+    when = pgtrigger.After
+    operation = pgtrigger.Insert
+    timing = pgtrigger.Deferred
+    declare = [("problem", "text")]
+
+    def __init__(self, *, links: tuple[tuple[str, str], ...], event_table: str, **kw):
+        self.links, self.event_table = links, event_table
+        super().__init__(name="released_on_approval", **kw)
+
+    def get_func(self, model):
+        fields = [(model._meta.get_field(link), event_type) for link, event_type in self.links]
+        linked = [
+            (field.column, field.related_model._meta.db_table,
+             field.related_model._meta.model_name, event_type)
+            for field, event_type in fields
+        ]  # fmt: skip
+        checks = "".join(
+            f"""
+            IF NEW."{column}" IS NOT NULL THEN
+                IF NOT EXISTS (
+                    SELECT 1 FROM "{table}" WHERE id = NEW."{column}" AND status = 'approved'
+                ) THEN
+                    problem := '{subject} ' || NEW."{column}" || ' is not approved';
+                ELSIF NOT EXISTS (
+                    SELECT 1 FROM "{self.event_table}" AS e
+                    WHERE e.subject_type = '{subject}' AND e.subject_id = NEW."{column}"
+                      AND e.type = '{event_type}'
+                      AND pg_xact_status((
+                          ((pg_current_xact_id()::text::bigint >> 32) << 32)
+                          | e.xmin::text::bigint
+                      )::text::xid8) = 'in progress'
+                ) THEN
+                    problem := '{subject} ' || NEW."{column}"
+                        || ' has no approval event written with its release';
+                END IF;
+            END IF;"""
+            for column, table, subject, event_type in linked
+        )
+        return self.format_sql(f"""
+            {checks}
+            IF problem IS NOT NULL THEN
+                RAISE EXCEPTION 'release % refused: %', NEW.id, problem
+                    USING ERRCODE = 'check_violation';
+            END IF;
+            RETURN NULL;
+        """)
+
+
 class VersionManager(HistoryManager.from_queryset(HistoricalQuerySet)):
     """simple-history's manager of versions, its queryset methods included, as one class.
 

@@ -187,6 +187,31 @@ _PRIZE_WITHDRAWAL_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
     ),
 }
 
+
+@dataclass(frozen=True)
+class Flow:
+    """A record's states as the database guards them (``settlements.triggers.follows``): the
+    states it is written in (those no move leads to) and every (from, to) a move makes."""
+
+    first: frozenset[str]
+    moves: frozenset[tuple[str, str]]
+
+
+def _flow(choices: type[models.TextChoices], moves) -> Flow:
+    targets = {target for _, target, _ in moves.values()}
+    return Flow(
+        first=frozenset(choices.values) - targets,
+        moves=frozenset(
+            (source, target) for sources, target, _ in moves.values() for source in sources
+        ),
+    )
+
+
+SETTLEMENT_FLOW = _flow(SettlementStatus, _SETTLEMENT_MOVES)
+COMPENSATION_FLOW = _flow(CompensationStatus, _COMPENSATION_MOVES)
+REISSUE_FLOW = _flow(ReissueStatus, _REISSUE_MOVES)
+PRIZE_WITHDRAWAL_FLOW = _flow(PrizeWithdrawalStatus, _PRIZE_WITHDRAWAL_MOVES)
+
 CASE_FINAL = frozenset({CaseStatus.APPROVED, CaseStatus.RESOLVED, CaseStatus.WITHDRAWN})
 
 # The order cases are listed in wherever work is planned (the dashboard, the incident

@@ -7,11 +7,17 @@ from settlements.models.base import ID_MAX_LENGTH, USER, audited, non_negative
 from settlements.models.choices import Unit
 from settlements.models.crashes import Case
 from settlements.triggers import (
+    FollowsWorkflow,
     final_when_approved,
     fixed_fields,
     write_once,
 )
-from settlements.workflow import CompensationStatus, PrizeWithdrawalStatus
+from settlements.workflow import (
+    COMPENSATION_FLOW,
+    PRIZE_WITHDRAWAL_FLOW,
+    CompensationStatus,
+    PrizeWithdrawalStatus,
+)
 
 
 class Compensation(models.Model):
@@ -56,6 +62,7 @@ class Compensation(models.Model):
         indexes = [models.Index(fields=["status", "-proposed_at"], name="compensation_status_idx")]
         triggers = [
             final_when_approved(),
+            FollowsWorkflow(flow=COMPENSATION_FLOW, preparer="proposed_by"),
             fixed_fields(
                 "case",
                 "currency",
@@ -150,6 +157,7 @@ class PrizeWithdrawal(models.Model):
         ]
         triggers = [
             final_when_approved(),
+            FollowsWorkflow(flow=PRIZE_WITHDRAWAL_FLOW, preparer="decided_by"),
             fixed_fields(
                 "case",
                 "player",

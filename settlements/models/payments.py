@@ -9,12 +9,14 @@ from settlements.models.compensation import Compensation, PrizeWithdrawal
 from settlements.models.crashes import Case, Incident
 from settlements.models.settlements import Settlement
 from settlements.triggers import (
+    FollowsWorkflow,
+    ReleasedOnApproval,
     RowsRecordedInBatch,
     final_when_approved,
     fixed_fields,
     write_once,
 )
-from settlements.workflow import ReissueStatus
+from settlements.workflow import REISSUE_FLOW, ReissueStatus
 
 
 class LedgerRelease(models.Model):
@@ -96,7 +98,18 @@ class LedgerRelease(models.Model):
             models.Index(fields=["case", "first_position"], name="release_case_idx"),
             models.Index(fields=["released_at"], name="release_at_idx"),
         ]
-        triggers = [write_once()]
+        triggers = [
+            write_once(),
+            ReleasedOnApproval(
+                event_table="settlements_event",
+                links=(
+                    ("settlement", "settlement_approved"),
+                    ("compensation", "compensation_approved"),
+                    ("prize_withdrawal", "prize_withdrawal_approved"),
+                    ("reissue", "reissue_approved"),
+                ),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"Release #{self.pk} ({self.get_record_display().lower()})"
@@ -265,6 +278,7 @@ class Reissue(models.Model):
         indexes = [models.Index(fields=["status", "-proposed_at"], name="reissue_status_idx")]
         triggers = [
             final_when_approved(),
+            FollowsWorkflow(flow=REISSUE_FLOW, preparer="proposed_by"),
             fixed_fields(
                 "original_release",
                 "original_line_no",

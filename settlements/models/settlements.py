@@ -7,13 +7,14 @@ from settlements.models.base import BULK_LINK, ID_MAX_LENGTH, USER, audited, non
 from settlements.models.choices import LineKind, Source, Stage, Unit
 from settlements.models.crashes import Case
 from settlements.triggers import (
+    FollowsWorkflow,
     KeepsRows,
     RowsHaveParent,
     final_when_approved,
     fixed_fields,
     write_once,
 )
-from settlements.workflow import SettlementStatus
+from settlements.workflow import SETTLEMENT_FLOW, SettlementStatus
 
 SETTLEMENT_FIXED = (
     "case", "kind", "corrects", "currency", "stage", "remedy", "decision", "policy",
@@ -150,6 +151,7 @@ class Settlement(models.Model):
                 )
             ),
             final_when_approved(),
+            FollowsWorkflow(flow=SETTLEMENT_FLOW, preparer="prepared_by"),
             # What the engine computed and the preparer wrote; a review only adds its verdict.
             fixed_fields(*SETTLEMENT_FIXED),
         ]

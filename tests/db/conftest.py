@@ -22,7 +22,9 @@ def execute(sql: str, params=None) -> int:
 
 def behind_the_apps_back(sql: str, params=None) -> int:
     """Run ``sql`` as an intruder with full rights would: as a superuser, with every trigger
-    off for the transaction (on SQLite there are none to turn off)."""
+    off for the transaction (on SQLite there are none to turn off). What the app wrote before
+    is checked first, as its commit would have (the checks deferred to it)."""
+    connection.check_constraints()
     with transaction.atomic():
         if connection.vendor == "postgresql":
             execute("SET LOCAL session_replication_role = replica")
