@@ -212,7 +212,11 @@ def settle(
     assessment = assess(snapshot, policy)
     remedy = remedy_for(assessment.type, assessment.stage, decision=decision, policy=policy)
     terms = assessment.terms
-    if remedy in LATE_FORMULAS and terms.remaining <= policy.final_table_icm:
+    if (
+        assessment.stage == "late"
+        and remedy in LATE_FORMULAS
+        and terms.remaining <= policy.final_table_icm
+    ):
         remedy = ICM
     # Everything below works on the players in the snapshot's order, which is also the order
     # of their objects in memory; only the output is sorted by id. Refunds concern every
