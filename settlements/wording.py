@@ -169,6 +169,15 @@ def describe(
             "in chips share equally what their places are worth together. " + _TICKETS + " "
             "Players already knocked out get nothing, and no fee is given back."
         )
+    if remedy == "icm":
+        return (
+            "The players still holding chips share the prizes of the places still in play by "
+            "the Independent Chip Model: each gets the prize they would win on average if the "
+            "tournament were played out, each player's chance of finishing first being their "
+            "share of the chips, and so on down the places. Nobody gets less than the lowest "
+            "of those prizes or more than the first. The amounts are exact, then rounded to "
+            "the cent so that they add up to the prizes."
+        )
     if terms.fees_refunded:
         words = (
             f"Each {_STILL_IN} gets the buy-in and the fee back in cash. What the prize pool "

@@ -188,3 +188,9 @@ def test_a_rulebook_policy_is_summarised_key_by_key():
     )
     summary = wording.policy_summary(default | {"final_table_icm": 9, "middle_fee_refund": True})
     assert summary.endswith(", ICM from 9 players left in the money, fees back in the middle stage")
+
+
+def test_icm_and_the_middle_stage_by_chips_have_words():
+    assert "Independent Chip Model" in wording.describe("regular", "late", "icm")
+    assert "Independent Chip Model" in wording.describe("freeroll", "late", "icm")
+    assert wording.describe("regular", "middle", "chip_proportional")
