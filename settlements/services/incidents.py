@@ -7,13 +7,16 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from settlements import player_ids
 from settlements.access import permissions
 from settlements.errors import DomainError, Duplicate
 from settlements.models import ID_MAX_LENGTH, Event, Incident, Tournament, TournamentType
 from settlements.services.common import (
     check_amount,
+    check_tournament_text,
     checked_time,
     record_event,
+    refuse_look_alike_tournament,
     required_text,
     save_with_history,
 )
@@ -94,6 +97,9 @@ def tournament_create(
     """Register a tournament by hand (a snapshot load registers its tournament by itself)."""
     permissions.enforce(permissions.tournament_create(user=actor))
     operator_id = required_text(operator_id, "operator_id", max_length=ID_MAX_LENGTH)
+    check_tournament_text(operator_id, "id", field="operator_id")
+    name = name.strip()[:ID_MAX_LENGTH]
+    check_tournament_text(name, "name", field="name")
     if type not in TournamentType.values:
         raise DomainError("Choose regular, freeroll or satellite.", field="type")
     if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
@@ -112,16 +118,11 @@ def tournament_create(
     payouts = list(payouts)
     for place, value in enumerate(payouts, start=1):
         check_amount(value, "payouts", positive=True, what=f"The prize of place {place}")
-    existing = Tournament.objects.filter(operator_id=operator_id).first()
-    if existing is not None:
-        raise Duplicate(
-            f"Tournament {operator_id} is already registered.",
-            existing=existing,
-            field="operator_id",
-        )
+    refuse_look_alike_tournament(operator_id)
     tournament = Tournament(
         operator_id=operator_id,
-        name=name.strip()[:ID_MAX_LENGTH],
+        key=player_ids.tournament_key(operator_id),
+        name=name,
         type=type,
         currency=currency,
         payouts=payouts,

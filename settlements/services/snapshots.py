@@ -33,6 +33,7 @@ from settlements.services.common import (
     insert_rows,
     lock_case,
     record_event,
+    refuse_look_alike_tournament,
     required_text,
     save_with_history,
 )
@@ -385,9 +386,11 @@ def _tournament_for_snapshot(
         Tournament.objects.select_for_update(no_key=True).filter(operator_id=info.id).first()
     )
     if tournament is None:
+        refuse_look_alike_tournament(info.id, field="snapshot")
         try:
             with transaction.atomic():
-                tournament = Tournament(operator_id=info.id, **fields)
+                key = player_ids.tournament_key(info.id)
+                tournament = Tournament(operator_id=info.id, key=key, **fields)
                 save_with_history(tournament, actor=actor, reason="Registered from a snapshot")
         except IntegrityError:
             # Registered concurrently by another load; that transaction has committed.
@@ -432,6 +435,8 @@ def _storage_problems(parsed) -> list[Problem]:
     if "\x00" not in info.id and (problem := player_ids.id_problem(info.id)):
         problems.append(Problem("tournament.id", problem))
     check_text("tournament.name", info.name or "")
+    if "\x00" not in (info.name or "") and (problem := player_ids.id_problem(info.name or "")):
+        problems.append(Problem("tournament.name", problem))
     for field in (
         "buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value",
         "entry_bounty", "add_on", "add_on_fee",
