@@ -46,7 +46,8 @@ _EXPONENTS = {
 # Digits shown after the currency's own decimals for an amount that is not a whole minor unit.
 EXTRA_DIGITS = 4
 
-_TYPED_AMOUNT = re.compile(r"(\d{1,18})(?:[.,](\d+))?")
+# ASCII digits only: a bare \d also takes "١٢" or "１２", which int() reads as 12.
+_TYPED_AMOUNT = re.compile(r"(\d{1,18})(?:[.,](\d+))?", re.ASCII)
 
 
 def unit_rank(unit: str) -> int:

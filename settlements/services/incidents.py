@@ -10,7 +10,14 @@ from django.utils import timezone
 from settlements import player_ids
 from settlements.access import permissions
 from settlements.errors import DomainError, Duplicate
-from settlements.models import ID_MAX_LENGTH, Event, Incident, Tournament, TournamentType
+from settlements.models import (
+    ID_MAX_LENGTH,
+    PROSE_MAX_LENGTH,
+    Event,
+    Incident,
+    Tournament,
+    TournamentType,
+)
 from settlements.services.common import (
     check_amount,
     check_tournament_text,
@@ -39,10 +46,15 @@ def new_incident(*, actor, title: str, started_at: datetime, description: str = 
     the same transaction, so a load that reports its own incident can record it last."""
     permissions.enforce(permissions.incident_report(user=actor))
     title = required_text(title, "title", max_length=200)
+    description = description.strip()
+    if len(description) > PROSE_MAX_LENGTH:
+        raise DomainError(
+            f"The description must be at most {PROSE_MAX_LENGTH} characters.", field="description"
+        )
     incident = Incident(
         title=title,
         started_at=checked_time(started_at, "started_at"),
-        description=description.strip(),
+        description=description,
         reported_by=actor,
     )
     save_with_history(incident, actor=actor, reason="Incident reported")

@@ -3,6 +3,7 @@ tournament), and withdrawing a case loaded in error.
 """
 
 from collections.abc import Iterable, Iterator
+from datetime import timedelta
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -411,6 +412,11 @@ def _tournament_for_snapshot(
     return tournament, None
 
 
+# How far ahead of the desk's clock a game server's may run: a crash reported a few seconds
+# "in the future" by a server whose clock is slightly fast is still a crash that happened.
+CLOCK_SKEW = timedelta(minutes=5)
+
+
 def _storage_problems(parsed) -> list[Problem]:
     """What the engine accepts but the desk refuses: what the database cannot hold or the
     pages cannot show (ids too long, NUL characters, numbers beyond 64 bits, times beyond
@@ -420,9 +426,12 @@ def _storage_problems(parsed) -> list[Problem]:
     ids = [player.id for player in parsed.players]
     if parsed.crashed_at is not None:
         try:
-            bounds.parse_rfc3339(parsed.crashed_at)
+            crashed_at = bounds.parse_rfc3339(parsed.crashed_at)
         except ValueError as refusal:
             problems.append(Problem("crashed_at", str(refusal)))
+        else:
+            if crashed_at > timezone.now() + CLOCK_SKEW:
+                problems.append(Problem("crashed_at", "is in the future"))
 
     def check_text(path: str, value: str) -> None:
         if len(value) > ID_MAX_LENGTH:
