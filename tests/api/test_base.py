@@ -137,3 +137,10 @@ def test_an_unknown_api_path_is_a_json_404(api, operator_token):
     assert response.status_code == 404
     assert response.json()["errors"][0]["path"] == "$"
     assert "text/html" in Client().get("/no-such-page/").headers["Content-Type"]
+
+
+def test_a_query_parameter_given_twice_is_refused(api, operator_token):
+    response = api.get("/api/v1/cases?incident=1&incident=2", **bearer(operator_token))
+    assert response.status_code == 400
+    assert "?incident" in response.content.decode()
+    assert "given once" in response.content.decode()
