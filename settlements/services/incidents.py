@@ -18,6 +18,7 @@ from settlements.models import (
     Tournament,
     TournamentType,
 )
+from settlements.money import is_currency
 from settlements.services.common import (
     check_amount,
     check_tournament_text,
@@ -116,6 +117,8 @@ def tournament_create(
         raise DomainError("Choose regular, freeroll or satellite.", field="type")
     if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
         raise DomainError("Give the currency as three capital letters, e.g. USD.", field="currency")
+    if not is_currency(currency):
+        raise DomainError(f"{currency} is not an ISO 4217 currency code.", field="currency")
     amounts = {
         "buy_in": buy_in,
         "fee": fee,

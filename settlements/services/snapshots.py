@@ -23,6 +23,7 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
+from settlements.money import is_currency
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, Problem, assess, parse_snapshot
 from settlements.rules.snapshot import FORMAT_V2 as SNAPSHOT_FORMAT_V2
 from settlements.rules.snapshot import name_players
@@ -443,6 +444,8 @@ def _storage_problems(parsed) -> list[Problem]:
     check_text("tournament.id", info.id)
     if "\x00" not in info.id and (problem := player_ids.id_problem(info.id)):
         problems.append(Problem("tournament.id", problem))
+    if not is_currency(info.currency):
+        problems.append(Problem("tournament.currency", "is not an ISO 4217 currency code"))
     check_text("tournament.name", info.name or "")
     if "\x00" not in (info.name or "") and (problem := player_ids.id_problem(info.name or "")):
         problems.append(Problem("tournament.name", problem))

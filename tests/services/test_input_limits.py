@@ -1,6 +1,7 @@
 """Smaller holes of issue 41: an incident's description has the length every sentence has, a
 crash does not happen in the future, and typed amounts are ASCII digits."""
 
+import json
 from datetime import UTC, timedelta
 
 import pytest
@@ -54,3 +55,21 @@ def test_typed_amounts_take_ascii_digits_only(typed):
     with pytest.raises(AmountError):
         parse_amount(typed, unit=Unit.CASH, currency="USD")
     assert parse_amount("12.5", unit=Unit.CASH, currency="USD") == 1250
+
+
+@pytest.mark.parametrize("code", ["ZZZ", "USX", "ABC"])
+def test_an_unknown_currency_code_is_refused(operator, snapshot_factory, code):
+    with pytest.raises(DomainError, match="ISO 4217") as refusal:
+        services.tournament_create(actor=operator, operator_id="T-1", type="regular", currency=code)
+    assert refusal.value.field == "currency"
+    document = json.loads(snapshot_factory())
+    document["tournament"]["currency"] = code
+    with pytest.raises(InvalidInput) as invalid:
+        services.case_load_snapshot(actor=operator, snapshot=json.dumps(document))
+    assert [p.path for p in invalid.value.problems] == ["tournament.currency"]
+    assert not Tournament.objects.exists()
+
+
+@pytest.mark.parametrize("code", ["USD", "EUR", "JPY", "BHD", "CHF"])
+def test_iso_4217_codes_are_taken(operator, code):
+    services.tournament_create(actor=operator, operator_id="T-1", type="regular", currency=code)
