@@ -38,22 +38,48 @@ class SnapshotFile:
     problem: str = ""
 
 
+class _Budget:
+    """What one request may still bring: ARCHIVE_MAX_FILES and ARCHIVE_MAX_BYTES bound all its
+    uploads together. Counted per zip, they let one request carry many zips of the maximum
+    each."""
+
+    def __init__(self) -> None:
+        self.files = settings.ARCHIVE_MAX_FILES
+        self.bytes = settings.ARCHIVE_MAX_BYTES
+
+
 def snapshot_files(uploads) -> list[SnapshotFile]:
     """Each uploaded file, or each entry of an uploaded zip, with the reason it is refused."""
     files: list[SnapshotFile] = []
+    budget = _Budget()
     for upload in uploads:
         head = upload.read(4)
         upload.seek(0)
         if head.startswith(b"PK\x03\x04") or upload.name.lower().endswith(".zip"):
-            files.extend(_archive_entries(upload))
+            files.extend(_archive_entries(upload, budget))
         elif problem := player_ids.id_problem(upload.name):
             files.append(SnapshotFile(player_ids.escaped(upload.name), None, f"its name {problem}"))
+        elif budget.files <= 0:
+            files.append(SnapshotFile(upload.name, None, _too_many()))
+        elif budget.bytes <= 0:
+            files.append(SnapshotFile(upload.name, None, _too_large()))
         else:
-            files.append(_bounded(upload.name, upload.size, upload.read))
+            budget.files -= 1
+            loaded = _bounded(upload.name, upload.size, upload.read, cap=budget.bytes)
+            budget.bytes -= len(loaded.content or b"")
+            files.append(loaded)
     return files
 
 
-def _archive_entries(upload) -> list[SnapshotFile]:
+def _too_many() -> str:
+    return f"at most {settings.ARCHIVE_MAX_FILES:,} files are taken at once"
+
+
+def _too_large() -> str:
+    return f"the files sent together are larger than {settings.ARCHIVE_MAX_BYTES:,} bytes"
+
+
+def _archive_entries(upload, budget: _Budget) -> list[SnapshotFile]:
     try:
         archive = zipfile.ZipFile(upload)
     except UnicodeDecodeError as error:
@@ -68,16 +94,17 @@ def _archive_entries(upload) -> list[SnapshotFile]:
     except _UNREADABLE:
         return [SnapshotFile(upload.name, None, "not a readable zip archive")]
     entries = [info for info in archive.infolist() if not (info.is_dir() and not info.file_size)]
-    if len(entries) > settings.ARCHIVE_MAX_FILES:
+    if len(entries) > budget.files:
         return [
             SnapshotFile(
                 upload.name,
                 None,
-                f"the archive holds {len(entries):,} files; at most "
+                f"the archive holds {len(entries):,} files; with the other files sent, at most "
                 f"{settings.ARCHIVE_MAX_FILES:,} are taken at once",
             )
         ]
-    files, budget = [], settings.ARCHIVE_MAX_BYTES
+    budget.files -= len(entries)
+    files = []
     for info in entries:
         name = _utf8_name(info)
         if name is None:
@@ -89,17 +116,17 @@ def _archive_entries(upload) -> list[SnapshotFile]:
             # Shown with its refusal, so written out: the page shows what the name holds.
             files.append(SnapshotFile(player_ids.escaped(name) or name or '""', None, problem))
             continue
-        if budget <= 0:
+        if budget.bytes <= 0:
             files.append(SnapshotFile(name, None, "the archive is too large once unpacked"))
             continue
         try:
             with archive.open(info) as entry:
-                loaded = _bounded(name, info.file_size, entry.read, cap=budget)
+                loaded = _bounded(name, info.file_size, entry.read, cap=budget.bytes)
         except _UNREADABLE:
             files.append(SnapshotFile(name, None, "this file of the archive cannot be unpacked"))
             continue
         if loaded.content is not None:
-            budget -= len(loaded.content)
+            budget.bytes -= len(loaded.content)
         files.append(loaded)
     return files
 

@@ -62,3 +62,25 @@ def statement_bases_check(app_configs, databases=None, **kwargs) -> list[Warning
                 )
             )
     return warnings
+
+
+# A metrics token is a bearer secret sent with every scrape; shorter than this it is within
+# reach of guessing, and the figures say how much money is waiting and where.
+METRICS_TOKEN_MIN_LENGTH = 32
+
+
+@register(Tags.security, deploy=True)
+def metrics_token_check(app_configs, **kwargs) -> list[Warning]:
+    """`check --deploy` flags a METRICS_TOKEN too short to be a secret (unset is fine: then
+    /metrics does not exist)."""
+    token = settings.METRICS_TOKEN
+    if not token or len(token) >= METRICS_TOKEN_MIN_LENGTH:
+        return []
+    return [
+        Warning(
+            f"METRICS_TOKEN is {len(token)} characters long, shorter than "
+            f"{METRICS_TOKEN_MIN_LENGTH}.",
+            hint="Generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'",
+            id="settlements.W010",
+        )
+    ]

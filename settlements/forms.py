@@ -13,7 +13,14 @@ from django.utils import timezone
 
 from settlements import bounds
 from settlements.errors import DomainError
-from settlements.models import Incident, PrizeWithdrawal, Tournament, TournamentType, Unit
+from settlements.models import (
+    PROSE_MAX_LENGTH,
+    Incident,
+    PrizeWithdrawal,
+    Tournament,
+    TournamentType,
+    Unit,
+)
 from settlements.money import AmountError, parse_amount
 from settlements.services import (
     CompensationEntry,
@@ -46,6 +53,7 @@ class IncidentForm(DomainErrorsMixin, forms.Form):
     )
     description = forms.CharField(
         required=False,
+        max_length=PROSE_MAX_LENGTH,
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text="Optional: what is known so far, ticket numbers, who is investigating.",
     )
@@ -137,11 +145,6 @@ _DATETIME_INPUT = {
     "widget": forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
     "input_formats": ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"],
 }
-
-
-# Sentences (a reason, an outcome) are kept with every record they explain and shown in the
-# history: a bulk approval of a thousand settlements repeated a 1 MB reason in each record.
-PROSE_MAX_LENGTH = 5000
 
 
 def _prose(rows: int) -> forms.Textarea:

@@ -62,11 +62,14 @@ class NoStoreMiddleware:
 
 
 class QueryTextMiddleware:
-    """Refuse a query parameter holding the NUL character, for every URL at once.
+    """Refuse a query parameter holding the NUL character, or given more than once, for every
+    URL at once.
 
     No stored text can contain one (PostgreSQL's text type cannot), and PostgreSQL refuses it
-    as a query argument: a search or filter with a NUL was a server error. It is a client's
-    mistake, answered with a 400 naming the parameter.
+    as a query argument: a search or filter with a NUL was a server error. A parameter given
+    twice (``?incident=1&incident=2``) was read as its last value, so a list filtered by one
+    could be taken for a list filtered by the other; no page or API reads a parameter as a
+    list. Both are a client's mistake, answered with a 400 naming the parameter.
     """
 
     def __init__(self, get_response):
@@ -74,9 +77,13 @@ class QueryTextMiddleware:
 
     def __call__(self, request):
         for name, values in request.GET.lists():
+            message = None
             if "\x00" in name or any("\x00" in value for value in values):
-                where = "?" + name.replace("\x00", "")
                 message = "must not contain the NUL character"
+            elif len(values) > 1:
+                message = "must be given once"
+            if message is not None:
+                where = "?" + name.replace("\x00", "")
                 if problems.is_api_request(request):
                     return problems.refusal(400, where, message)
                 return HttpResponse(

@@ -9,6 +9,8 @@ integer divmod, so 12345 USD is always "123.45 USD", however large the amount.
 import re
 from fractions import Fraction
 
+import pycountry
+
 # The units a payout or a ledger line is in, in the order every page, export and statement
 # lists them.
 UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
@@ -46,12 +48,21 @@ _EXPONENTS = {
 # Digits shown after the currency's own decimals for an amount that is not a whole minor unit.
 EXTRA_DIGITS = 4
 
-_TYPED_AMOUNT = re.compile(r"(\d{1,18})(?:[.,](\d+))?")
+# ASCII digits only: a bare \d also takes "١٢" or "１２", which int() reads as 12.
+_TYPED_AMOUNT = re.compile(r"(\d{1,18})(?:[.,](\d+))?", re.ASCII)
 
 
 def unit_rank(unit: str) -> int:
     """Where ``unit`` sorts in UNIT_ORDER; a unit it does not know sorts after them all."""
     return UNIT_ORDER.index(unit) if unit in UNIT_ORDER else len(UNIT_ORDER)
+
+
+def is_currency(code: str) -> bool:
+    """Whether ``code`` is an ISO 4217 currency code. The list is the one Debian's iso-codes
+    keeps, as pycountry ships it (pinned): a list of our own would go stale as currencies come
+    and go. A code of the right shape that names no currency (``ZZZ``, a typo of ``USD``) was
+    stored and settled in as if it did."""
+    return pycountry.currencies.get(alpha_3=code) is not None
 
 
 def currency_exponent(currency: str) -> int:

@@ -169,3 +169,12 @@ def _shown(character: str) -> str:
 def _code_point(character: str) -> str:
     code = ord(character)
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def tournament_key(operator_id: str) -> str:
+    """What two tournament ids are compared by: one tournament is one key, however its id is
+    written. Compatibility-normalised (NFKC: a full-width letter is its ASCII letter, a
+    no-break space a space), stripped of surrounding whitespace, case folded, then reduced
+    to its skeleton, so ``DEMO-REG-LATE``, ``demo-reg-late `` and one with a Cyrillic ``Р``
+    share a key. The id must hold no NUL (id_problem refuses it first)."""
+    return skeleton(unicodedata.normalize("NFKC", operator_id).strip().casefold())

@@ -246,3 +246,25 @@ def _is_utf8(name: bytes) -> bool:
 def _names_no_file(name: bytes) -> bool:
     parts = [part for part in name.replace(b"\\", b"/").split(b"/") if part not in (b"", b".")]
     return not parts or parts[-1] == b".." or name.endswith((b"/", b"\\"))
+
+
+def test_the_bounds_count_every_file_of_the_request_not_each_zip(settings):
+    """Many zips of the maximum each, or a zip and loose files, in one request: the caps are
+    for the request, as they bound what one request may make the server unpack."""
+    settings.ARCHIVE_MAX_FILES = 3
+    two = zipped(("a.json", SNAPSHOT), ("b.json", SNAPSHOT))
+    found = read(("one.zip", two), ("two.zip", two))
+    assert found[:2] == [("a.json", True, ""), ("b.json", True, "")]
+    assert found[2][:2] == ("two.zip", False)
+    assert "at most 3 are taken at once" in found[2][2]
+    loose = read(("one.zip", two), ("c.json", SNAPSHOT), ("d.json", SNAPSHOT))
+    assert loose[3] == ("d.json", False, "at most 3 files are taken at once")
+
+
+def test_the_unpacked_bytes_are_bounded_over_the_request(settings):
+    settings.ARCHIVE_MAX_BYTES = 2 * len(SNAPSHOT)
+    one = zipped(("a.json", SNAPSHOT), ("b.json", SNAPSHOT))
+    found = read(("one.zip", one), ("two.zip", zipped(("c.json", SNAPSHOT))), ("d.json", SNAPSHOT))
+    assert [taken for _, taken, _ in found] == [True, True, False, False]
+    assert found[2][2] == "the archive is too large once unpacked"
+    assert found[3][2] == f"the files sent together are larger than {2 * len(SNAPSHOT):,} bytes"

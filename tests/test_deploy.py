@@ -102,3 +102,10 @@ def test_the_wsgi_application_leaves_what_it_loaded_out_of_garbage_collection():
     frozen = _python("import gc, crashdesk.wsgi; print(gc.get_freeze_count())", PRODUCTION)
 
     assert int(frozen) > 10_000
+
+
+def test_a_short_metrics_token_is_flagged_by_the_deploy_check():
+    short = manage("check", "--deploy", env={**PRODUCTION, "METRICS_TOKEN": "x" * 31})
+    assert "settlements.W010" in short.stderr + short.stdout
+    long = manage("check", "--deploy", env={**PRODUCTION, "METRICS_TOKEN": "x" * 32})
+    assert "settlements.W010" not in long.stderr + long.stdout

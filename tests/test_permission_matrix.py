@@ -105,7 +105,7 @@ MATRIX: dict[str, Entry] = {
     # The players' statements, for the roles that may see amounts (not the cashier).
     "api:settlement_statements": api(*ALL, get=200),
     # The ICM second opinion's figures, to the same roles.
-    "api:settlement_icm": api(*ALL, get=200),
+    "api:settlement_icm": api(TM, AU, get=200),
     # Dashboard and the report-a-crash wizard.
     "dashboard": Entry(by_role(ALL, 200), by_role(ALL, 200)),
     "policy": page(*ALL),  # the crash policy, for every role

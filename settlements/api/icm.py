@@ -1,5 +1,5 @@
 """GET /api/v1/settlements/ID/icm: the settlement's ICM second opinion, each remaining player's
-ICM value beside what the policy pays them, to the roles that may see amounts."""
+ICM value beside what the policy pays them, to the roles the review page shows it to."""
 
 from typing import Annotated
 
@@ -27,7 +27,8 @@ class IcmQuery(msgspec.Struct, kw_only=True, frozen=True):
 @api_endpoint(
     "GET",
     "HEAD",
-    allowed=permissions.AMOUNT_READERS,
+    # The roles the review page shows the second opinion to (permissions.icm_read).
+    allowed=permissions.ICM_READERS,
     query=IcmQuery,
     answers={200: IcmPage, 404: Refusal},
 )

@@ -22,6 +22,7 @@ from settlements.models.accounts import (
 )
 from settlements.models.base import (
     ID_MAX_LENGTH,
+    PROSE_MAX_LENGTH,
     validate_storable_time,
 )
 from settlements.models.choices import (
@@ -79,6 +80,7 @@ __all__ = [
     "Decision",
     "Event",
     "ID_MAX_LENGTH",
+    "PROSE_MAX_LENGTH",
     "IcmValuation",
     "IcmValue",
     "Incident",

@@ -16,6 +16,10 @@ USER = settings.AUTH_USER_MODEL
 # Longest operator tournament id / player id that we store (the snapshot parser allows more;
 # the load service rejects longer ones with the path of the offending field).
 ID_MAX_LENGTH = 200
+# Sentences (a reason, an outcome, a description) are kept with every record they explain and
+# shown in the history: a bulk approval of a thousand settlements repeated a 1 MB reason in
+# each record.
+PROSE_MAX_LENGTH = 5000
 
 
 def validate_storable_time(value) -> None:

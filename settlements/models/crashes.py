@@ -27,6 +27,10 @@ class Tournament(models.Model):
     operator_id = models.CharField(
         "operator's tournament id", max_length=ID_MAX_LENGTH, unique=True
     )
+    # player_ids.tournament_key of operator_id: unique, so that a look-alike id cannot
+    # register the same tournament twice. Derived from operator_id, so its history is
+    # operator_id's and it is kept out of the versions.
+    key = models.TextField("comparison key", unique=True, editable=False)
     name = models.CharField(max_length=ID_MAX_LENGTH, blank=True)
     type = models.CharField(max_length=16, choices=TournamentType.choices)
     currency = models.CharField(max_length=3)
@@ -46,7 +50,7 @@ class Tournament(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    history = audited()
+    history = audited(excluded_fields=["key"])
 
     class Meta:
         ordering = ["operator_id"]

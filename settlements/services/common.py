@@ -16,7 +16,7 @@ from django.utils import timezone
 from simple_history.utils import get_history_manager_for_model
 
 from settlements import audit_log, bounds, change_mark, player_ids, seals
-from settlements.errors import DomainError
+from settlements.errors import DomainError, Duplicate
 from settlements.models import (
     ID_MAX_LENGTH,
     Case,
@@ -442,3 +442,30 @@ def check_look_alikes(players: Sequence[str], *, field: str) -> None:
             "once, by the id the game server uses.",
             field=field,
         )
+
+
+def refuse_look_alike_tournament(operator_id: str, *, field: str = "operator_id") -> None:
+    """Refuse to register a tournament already registered, under this id or one written
+    differently (player_ids.tournament_key): paying a look-alike id as a new tournament is
+    how one tournament came to be settled twice. The refusal names the case holding the
+    tournament, if any, so the user goes to it instead."""
+    existing = Tournament.objects.filter(key=player_ids.tournament_key(operator_id)).first()
+    if existing is None:
+        return
+    case = Case.objects.filter(tournament=existing).order_by("-pk").first()
+    holder = f"; case #{case.pk} concerns it" if case is not None else ""
+    if existing.operator_id == operator_id:
+        message = f"Tournament {operator_id} is already registered{holder}."
+    else:
+        message = (
+            f"Tournament {operator_id!r} is tournament {existing.operator_id!r} written "
+            f"differently{holder}."
+        )
+    raise Duplicate(message, existing=case or existing, field=field)
+
+
+def check_tournament_text(text: str, what: str, *, field: str) -> None:
+    """A tournament id or name holds no control, invisible or bidirectional character, as
+    snapshots already require (player_ids.id_problem)."""
+    if problem := player_ids.id_problem(text):
+        raise DomainError(f"The tournament {what} {text!r} {problem}.", field=field)

@@ -7,13 +7,24 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from settlements import player_ids
 from settlements.access import permissions
 from settlements.errors import DomainError, Duplicate
-from settlements.models import ID_MAX_LENGTH, Event, Incident, Tournament, TournamentType
+from settlements.models import (
+    ID_MAX_LENGTH,
+    PROSE_MAX_LENGTH,
+    Event,
+    Incident,
+    Tournament,
+    TournamentType,
+)
+from settlements.money import is_currency
 from settlements.services.common import (
     check_amount,
+    check_tournament_text,
     checked_time,
     record_event,
+    refuse_look_alike_tournament,
     required_text,
     save_with_history,
 )
@@ -36,10 +47,15 @@ def new_incident(*, actor, title: str, started_at: datetime, description: str = 
     the same transaction, so a load that reports its own incident can record it last."""
     permissions.enforce(permissions.incident_report(user=actor))
     title = required_text(title, "title", max_length=200)
+    description = description.strip()
+    if len(description) > PROSE_MAX_LENGTH:
+        raise DomainError(
+            f"The description must be at most {PROSE_MAX_LENGTH} characters.", field="description"
+        )
     incident = Incident(
         title=title,
         started_at=checked_time(started_at, "started_at"),
-        description=description.strip(),
+        description=description,
         reported_by=actor,
     )
     save_with_history(incident, actor=actor, reason="Incident reported")
@@ -94,10 +110,15 @@ def tournament_create(
     """Register a tournament by hand (a snapshot load registers its tournament by itself)."""
     permissions.enforce(permissions.tournament_create(user=actor))
     operator_id = required_text(operator_id, "operator_id", max_length=ID_MAX_LENGTH)
+    check_tournament_text(operator_id, "id", field="operator_id")
+    name = name.strip()[:ID_MAX_LENGTH]
+    check_tournament_text(name, "name", field="name")
     if type not in TournamentType.values:
         raise DomainError("Choose regular, freeroll or satellite.", field="type")
     if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
         raise DomainError("Give the currency as three capital letters, e.g. USD.", field="currency")
+    if not is_currency(currency):
+        raise DomainError(f"{currency} is not an ISO 4217 currency code.", field="currency")
     amounts = {
         "buy_in": buy_in,
         "fee": fee,
@@ -112,16 +133,11 @@ def tournament_create(
     payouts = list(payouts)
     for place, value in enumerate(payouts, start=1):
         check_amount(value, "payouts", positive=True, what=f"The prize of place {place}")
-    existing = Tournament.objects.filter(operator_id=operator_id).first()
-    if existing is not None:
-        raise Duplicate(
-            f"Tournament {operator_id} is already registered.",
-            existing=existing,
-            field="operator_id",
-        )
+    refuse_look_alike_tournament(operator_id)
     tournament = Tournament(
         operator_id=operator_id,
-        name=name.strip()[:ID_MAX_LENGTH],
+        key=player_ids.tournament_key(operator_id),
+        name=name,
         type=type,
         currency=currency,
         payouts=payouts,

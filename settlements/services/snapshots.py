@@ -3,6 +3,7 @@ tournament), and withdrawing a case loaded in error.
 """
 
 from collections.abc import Iterable, Iterator
+from datetime import timedelta
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -22,6 +23,7 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
+from settlements.money import is_currency
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, Problem, assess, parse_snapshot
 from settlements.rules.snapshot import FORMAT_V2 as SNAPSHOT_FORMAT_V2
 from settlements.rules.snapshot import name_players
@@ -33,6 +35,7 @@ from settlements.services.common import (
     insert_rows,
     lock_case,
     record_event,
+    refuse_look_alike_tournament,
     required_text,
     save_with_history,
 )
@@ -385,9 +388,11 @@ def _tournament_for_snapshot(
         Tournament.objects.select_for_update(no_key=True).filter(operator_id=info.id).first()
     )
     if tournament is None:
+        refuse_look_alike_tournament(info.id, field="snapshot")
         try:
             with transaction.atomic():
-                tournament = Tournament(operator_id=info.id, **fields)
+                key = player_ids.tournament_key(info.id)
+                tournament = Tournament(operator_id=info.id, key=key, **fields)
                 save_with_history(tournament, actor=actor, reason="Registered from a snapshot")
         except IntegrityError:
             # Registered concurrently by another load; that transaction has committed.
@@ -408,6 +413,11 @@ def _tournament_for_snapshot(
     return tournament, None
 
 
+# How far ahead of the desk's clock a game server's may run: a crash reported a few seconds
+# "in the future" by a server whose clock is slightly fast is still a crash that happened.
+CLOCK_SKEW = timedelta(minutes=5)
+
+
 def _storage_problems(parsed) -> list[Problem]:
     """What the engine accepts but the desk refuses: what the database cannot hold or the
     pages cannot show (ids too long, NUL characters, numbers beyond 64 bits, times beyond
@@ -417,9 +427,12 @@ def _storage_problems(parsed) -> list[Problem]:
     ids = [player.id for player in parsed.players]
     if parsed.crashed_at is not None:
         try:
-            bounds.parse_rfc3339(parsed.crashed_at)
+            crashed_at = bounds.parse_rfc3339(parsed.crashed_at)
         except ValueError as refusal:
             problems.append(Problem("crashed_at", str(refusal)))
+        else:
+            if crashed_at > timezone.now() + CLOCK_SKEW:
+                problems.append(Problem("crashed_at", "is in the future"))
 
     def check_text(path: str, value: str) -> None:
         if len(value) > ID_MAX_LENGTH:
@@ -431,7 +444,11 @@ def _storage_problems(parsed) -> list[Problem]:
     check_text("tournament.id", info.id)
     if "\x00" not in info.id and (problem := player_ids.id_problem(info.id)):
         problems.append(Problem("tournament.id", problem))
+    if not is_currency(info.currency):
+        problems.append(Problem("tournament.currency", "is not an ISO 4217 currency code"))
     check_text("tournament.name", info.name or "")
+    if "\x00" not in (info.name or "") and (problem := player_ids.id_problem(info.name or "")):
+        problems.append(Problem("tournament.name", problem))
     for field in (
         "buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value",
         "entry_bounty", "add_on", "add_on_fee",

@@ -158,3 +158,10 @@ def test_an_answer_unlike_its_declared_type_is_not_sent():
         answer({**created, "secret": 1}, CaseCreated)
     with pytest.raises(msgspec.ValidationError, match="missing required field"):
         answer({key: value for key, value in created.items() if key != "stage"}, CaseCreated)
+
+
+def test_a_query_parameter_given_twice_is_refused(api, operator_token):
+    response = api.get("/api/v1/cases?incident=1&incident=2", **bearer(operator_token))
+    assert response.status_code == 400
+    assert "?incident" in response.content.decode()
+    assert "given once" in response.content.decode()

@@ -1,5 +1,5 @@
 """GET /api/v1/settlements/ID/icm: the ICM second opinion for machines, a page at a time, for
-the roles that may see amounts."""
+the roles the review page shows it to."""
 
 import pytest
 from django.utils.http import urlencode
@@ -26,7 +26,7 @@ def test_pages_cover_every_remaining_player_once_with_the_stored_figures(
 ):
     settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = 1, 1
     settlement = prepared(operator, snapshot_factory, stage="middle", entrants=40)
-    reader = bearer(tokens[roles.MARKETING_MANAGER])
+    reader = bearer(tokens[roles.TOURNAMENT_MANAGER])
     seen, next_url = [], url(settlement, limit=7)
     while next_url:
         response = api.get(next_url, **reader)
@@ -60,3 +60,20 @@ def test_a_user_without_a_desk_role_is_refused(api, tokens, operator, snapshot_f
     settlement = prepared(operator, snapshot_factory, stage="late", entrants=20)
     assert api.get(url(settlement), **bearer(tokens["none"])).status_code == 403
     assert api.get(url(settlement)).status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("role", "status"),
+    [
+        (roles.TOURNAMENT_MANAGER, 200),
+        (roles.AUDITOR, 200),
+        (roles.OPERATOR, 403),
+        (roles.MARKETING_MANAGER, 403),
+        (roles.CASHIER, 403),
+    ],
+)
+def test_the_api_answers_the_roles_the_review_page_shows_it_to(
+    api, tokens, operator, snapshot_factory, role, status
+):
+    settlement = prepared(operator, snapshot_factory, stage="late", entrants=20)
+    assert api.get(url(settlement), **bearer(tokens[role])).status_code == status

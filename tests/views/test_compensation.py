@@ -303,3 +303,21 @@ def test_the_proposal_page_pages_its_players_in_a_partial(as_auditor, operator, 
         as_auditor.get(url, **HTMX, HTTP_HX_TARGET="compensation-items"), "compensation-items"
     )
     assert items.count('<td class="mono">') == 10 and "Paid by the house" not in items
+
+
+def test_the_individual_case_form_refuses_a_look_alike_tournament(as_manager, settled_case):
+    response = as_manager.post(
+        reverse("individual_case_new"),
+        {
+            "tournament": "t-comp\u00a0",
+            "players": "p000007",
+            "description": "Client froze",
+            "type": "regular",
+            "currency": "USD",
+            "buy_in": "10",
+        },
+    )
+    page = response.content.decode()
+    assert response.status_code == 422
+    assert f"case #{settled_case.pk} concerns it" in page
+    assert not Case.objects.filter(kind=Case.Kind.INDIVIDUAL).exists()

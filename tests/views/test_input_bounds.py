@@ -180,3 +180,11 @@ def test_payment_pages_filtered_by_an_incident_that_is_not_a_number_find_none(as
 def test_the_overdue_lines_after_a_place_that_is_not_a_number_start_at_the_first(as_auditor, after):
     response = as_auditor.get(reverse("payments"), {"tab": "overdue", "after": after})
     assert response.status_code == 200 and response.context["after"] == 0
+
+
+def test_a_query_parameter_given_twice_is_a_bad_request(as_operator, incident):
+    url = reverse("incident_tournaments", args=[incident.pk])
+    response = as_operator.get(f"{url}?q=a&q=b")
+    assert response.status_code == 400
+    assert response.content.decode() == "?q must be given once.\n"
+    assert as_operator.get(f"{url}?q=a").status_code == 200

@@ -124,3 +124,15 @@ def test_a_failed_verification_shows_as_zero_and_none_as_absent(client, scraper)
     failed = audit_log.Verification(count=3, head="0" * 64, problem="event 2 was altered")
     audit_log.remember(failed, cache=cache)
     assert scrape(client, scraper)[("crashdesk_audit_verified", ())] == 0
+
+
+def test_failed_attempts_are_throttled(client, scraper):
+    cache.clear()
+    for _ in range(10):
+        assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer guess").status_code == 401
+    # Even the right token waits now: the answer no longer says whether a guess was right.
+    refused = client.get("/metrics", **scraper)
+    assert refused.status_code == 429
+    assert refused["Retry-After"] == "300"
+    cache.clear()
+    assert client.get("/metrics", **scraper).status_code == 200
