@@ -287,7 +287,12 @@ def job_step(*, job: Job, lease: Lease) -> None:
         if not items:
             return
         batch = Batch()
-        items = lock_batch(job, items, batch)
+        taken = lock_batch(job, items, batch)
+        # Items lock_batch left for a later batch (their case is an earlier item's) are leased
+        # again by the next claim, not after their lease ran out.
+        left = [item.pk for item in items[len(taken) :]]
+        JobItem.objects.filter(pk__in=left).update(leased_until=None)  # no query when none
+        items = taken
         for item in items:
             _run_step(job, item, batch)
         write_batch(batch)
@@ -381,9 +386,14 @@ def job_finish(*, job_id: int) -> Progress:
             if job.kind == Job.Kind.VERIFY:
                 audit_verification_record(job)
         elif job.is_active:
+            now = timezone.now()
             until = pending.aggregate(until=Min("leased_until"))["until"]
-            after = until or timezone.now()
-            job_queued.send(sender=Job, job=job, runs=1, after=after, unless_waiting=True)
+            if until is None or until <= now:
+                # Their lease ran out, yet they could not be leased again: their rows are
+                # locked by a batch still running (or frozen, until the server ends its
+                # transaction). Looked at again a lease later, not in a loop.
+                until = now + timedelta(seconds=settings.JOB_LEASE_SECONDS)
+            job_queued.send(sender=Job, job=job, runs=1, after=until, unless_waiting=True)
     return job_progress(job)
 
 
