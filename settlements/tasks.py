@@ -5,16 +5,12 @@ A job's tasks are queued when a service asks for them (``jobs.job_queued``), in 
 transaction; this module is imported when the app is ready, so that is answered.
 """
 
-import logging
-
 from django.dispatch import receiver
 from django.tasks import task
 from django_tasks_db.models import DBTaskResult
 
 from settlements.models import Job
 from settlements.services import jobs
-
-log = logging.getLogger("crashdesk.jobs")
 
 
 @task
@@ -41,7 +37,7 @@ def run_job(job_id: int) -> dict:
     except jobs.TRANSIENT as error:
         # The database went away outside a batch: the task queued with the job or its last
         # lease goes on with it once the database is back.
-        log.warning("job %s: the database failed: %s", job_id, error)
+        jobs.job_database_failed(job_id=job_id, error=error)
         return {"ran": False, "interrupted": True}
     except Exception as error:
         if job is not None:

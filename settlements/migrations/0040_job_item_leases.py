@@ -4,13 +4,27 @@ from django.conf import settings
 from django.db import migrations, models
 
 
+def drop_run_tokens(apps, schema_editor):
+    """Tasks queued before the upgrade carry the job's run token, which ``run_job`` no longer
+    takes: without it they run the job as any task of it does."""
+    DBTaskResult = apps.get_model("django_tasks_database", "DBTaskResult")
+    waiting = DBTaskResult.objects.filter(
+        task_path="settlements.tasks.run_job", status="READY", args_kwargs__kwargs__has_key="token"
+    )
+    for task in waiting:
+        del task.args_kwargs["kwargs"]["token"]
+        task.save(update_fields=["args_kwargs"])
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("settlements", "0039_entrants_payouts_lines_keyed_by_parent"),
+        ("django_tasks_database", "0021_conditional_partial_index_ordering"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
+        migrations.RunPython(drop_run_tokens, migrations.RunPython.noop),
         migrations.RemoveIndex(
             model_name="job",
             name="job_status_idx",

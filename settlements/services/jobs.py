@@ -289,9 +289,12 @@ def job_step(*, job: Job, lease: Lease) -> None:
         batch = Batch()
         taken = lock_batch(job, items, batch)
         # Items lock_batch left for a later batch (their case is an earlier item's) are leased
-        # again by the next claim, not after their lease ran out.
+        # again by the next claim, not after their lease ran out, and this lease, unused,
+        # does not count against them.
         left = [item.pk for item in items[len(taken) :]]
-        JobItem.objects.filter(pk__in=left).update(leased_until=None)  # no query when none
+        JobItem.objects.filter(pk__in=left).update(  # no query when none is left
+            leased_until=None, attempts=F("attempts") - 1
+        )
         items = taken
         for item in items:
             _run_step(job, item, batch)
@@ -344,23 +347,23 @@ def job_work(*, job: Job) -> str:
             try:
                 job_step(job=job, lease=lease)
             except TRANSIENT as error:
-                _interrupted(job, error)
+                job_database_failed(job_id=job.pk, error=error)
                 JobItem.objects.filter(
                     pk__in=lease.items, status=JobItem.Status.PENDING, leased_until=lease.until
                 ).update(leased_until=None)
         except TRANSIENT as error:
-            _interrupted(job, error)
+            job_database_failed(job_id=job.pk, error=error)
             return INTERRUPTED
     return STOPPING
 
 
-def _interrupted(job: Job, error: Exception) -> None:
+def job_database_failed(*, job_id: int, error: Exception) -> None:
     """Log the database's failure as a warning (no fault of ours, nothing to trace) and drop
-    the connection, so the next query opens a new one. Inside a caller's transaction (the
-    immediate backend) nothing can be done again: the error is the caller's."""
+    the connection if it no longer works, so the next query opens a new one. Inside a
+    caller's transaction (the immediate backend) nothing can go on: the error is the caller's."""
     if connection.in_atomic_block:
         raise error
-    log.warning("job %s: the database failed under a batch: %s", job.pk, error)
+    log.warning("job %s: the database failed: %s", job_id, error)
     close_old_connections()
 
 
