@@ -68,7 +68,7 @@ def child(database: str, tournaments: int, entrants: int) -> None:
             cursor.execute("SELECT pg_backend_pid()")
             backend = cursor.fetchone()[0]
         python, postgres = time.process_time(), cpu_seconds(backend)
-        outcome = run_job.call(job_id=job.pk, token=job.run_token)
+        outcome = run_job.call(job_id=job.pk)
         used = time.process_time() - python + cpu_seconds(backend) - postgres
         if outcome.get("done") != len(items):
             raise SystemExit(f"{kind}: {outcome}")

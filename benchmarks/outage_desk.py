@@ -115,7 +115,7 @@ def seed(tournaments: int, entrants: int) -> None:
             kind=kind, actor=actor, target=f"incident:{incident.pk}", items=items,
             incident=incident, params=params,
         )  # fmt: skip
-        outcome = run_job.call(job_id=job.pk, token=job.run_token)
+        outcome = run_job.call(job_id=job.pk)
         if outcome.get("done") != len(items):
             raise SystemExit(f"{kind}: {outcome}")
         print(f"  {kind} {len(items)}: {time.perf_counter() - started:.0f} s", flush=True)

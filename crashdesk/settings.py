@@ -254,16 +254,13 @@ TASKS = {
         "QUEUES": ["default"],
     }
 }
-# A running job writes a heartbeat this often; one silent for JOB_STALE_SECONDS is taken as
-# lost with its worker (killed, machine gone) and queued again by any other worker.
-JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 5)
-JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 30)
-# A step (or a job's bookkeeping) that fails because the database went away for a moment (a
-# restart, a failover, a dropped connection, a deadlock) is tried again this many times, after
-# pauses doubling from JOB_RETRY_MILLISECONDS (0.5 s, 1 s, 2 s, ... about 30 s in all with 6):
-# long enough for a failover, short of JOB_STALE_SECONDS' recovery taking over.
-JOB_RETRIES = env_int("JOB_RETRIES", 6)
-JOB_RETRY_MILLISECONDS = env_int("JOB_RETRY_MILLISECONDS", 500)
+# A worker leases the items of a job it is about to run for JOB_LEASE_SECONDS; any worker
+# takes over the pending items whose lease ran out (their worker killed, frozen, its machine
+# lost). A batch still running keeps its items however long it takes: their rows are locked.
+JOB_LEASE_SECONDS = env_int("JOB_LEASE_SECONDS", 30)
+# An item whose lease was taken this many times without an outcome (each time its worker was
+# lost, or the database failed under it) fails with a message that says so.
+JOB_ITEM_ATTEMPTS = env_int("JOB_ITEM_ATTEMPTS", 3)
 # How long an idle worker waits before looking at the task table again: the delay before a job
 # starts. django-tasks-db's second would add up to a second to a prepare that takes two; an
 # outage settled in seven jobs waits for a worker seven times. Ten looks a second cost each idle

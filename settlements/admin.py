@@ -188,7 +188,7 @@ class ApiTokenAdmin(HistoryWindowAdmin):
 
 class JobItemInline(admin.TabularInline):
     model = JobItem
-    fields = ("position", "label", "status", "message", "case")
+    fields = ("position", "label", "status", "attempts", "message", "case")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -198,7 +198,7 @@ class JobItemInline(admin.TabularInline):
 class JobAdmin(ReadOnlyMixin, admin.ModelAdmin):
     """Background work, for looking into a stuck or failed job; the pages run and retry it."""
 
-    list_display = ("pk", "kind", "target", "status", "attempts", "created_by", "created_at")
+    list_display = ("pk", "kind", "target", "status", "created_by", "created_at")
     list_filter = ("kind", "status")
     inlines = [JobItemInline]
 

@@ -74,11 +74,11 @@ class DeskCollector:
             {status: age(since) for status, since in figures.job_oldest.items()},
         )
         stalest = GaugeMetricFamily(
-            "crashdesk_job_heartbeat_age_seconds",
-            "Time since the stalest heartbeat of a running job (0 with none running).",
+            "crashdesk_job_lease_expired_seconds",
+            "Time since the oldest lease of a pending job item ran out (0 with none).",
         )
-        heartbeat = figures.job_heartbeat_oldest
-        stalest.add_metric([], age(heartbeat) if heartbeat else 0)
+        expired = figures.job_lease_expired_oldest
+        stalest.add_metric([], age(expired) if expired else 0)
         yield stalest
         yield _by("crashdesk_settlements", "Settlements by status.", "status", figures.settlements)
         yield _by(

@@ -44,14 +44,9 @@ class Job(models.Model):
     # What every step needs besides its item: the reason, the option chosen, ...
     params = models.JSONField(default=dict, blank=True)
     error = models.TextField("why it stopped", blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    # Carried by every task of the job's current run; a new run (retry, recovery) takes a new
-    # one, and a task with an older token does nothing.
-    run_token = models.CharField(max_length=64, blank=True)
     created_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -64,7 +59,7 @@ class Job(models.Model):
             )
         ]
         indexes = [
-            models.Index(fields=["status", "heartbeat_at"], name="job_status_idx"),
+            models.Index(fields=["status"], name="job_status_idx"),
             # A page finds the job of what it shows by its target, finished or not (the review's
             # ICM valuation while it is sampled, a case's prepare): one row, not a scan of every
             # job the desk ever ran.
@@ -80,6 +75,10 @@ class Job(models.Model):
 
 
 class JobItem(models.Model):
+    """One step of a job. A worker leases pending items for JOB_LEASE_SECONDS before it runs
+    them: any worker takes over an item whose lease ran out (its worker killed, frozen, its
+    machine lost), unless the item's row is still locked by the batch running it."""
+
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting"
         DONE = "done", "Done"
@@ -96,6 +95,9 @@ class JobItem(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     message = models.TextField(blank=True)
     case = models.ForeignKey(Case, on_delete=models.SET_NULL, null=True, blank=True)
+    leased_until = models.DateTimeField(null=True, blank=True)
+    # Leases taken on the item: one that keeps losing its worker fails after JOB_ITEM_ATTEMPTS.
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["job", "position"]

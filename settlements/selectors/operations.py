@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from settlements import audit_log
 from settlements.access import roles
-from settlements.models import Job, Settlement
+from settlements.models import Job, JobItem, Settlement
 from settlements.selectors.payments.queues import failed_lines, overdue_releases
 from settlements.workflow import AWAITING, Awaits, SettlementStatus
 
@@ -22,7 +22,7 @@ _ANY_TIME = timedelta(days=365 * 100)
 class DeskFigures:
     jobs: dict[str, int]  # by status, every status present
     job_oldest: dict[str, datetime]  # queued: since created; running: since started
-    job_heartbeat_oldest: datetime | None  # the stalest heartbeat of a running job
+    job_lease_expired_oldest: datetime | None  # the oldest run-out lease of a pending item
     settlements: dict[str, int]  # by status, every status present
     lines: dict[str, int]  # unconfirmed, failed, awaiting_reissue
     line_failed_oldest: datetime | None  # when the longest-failed line's failure was recorded
@@ -35,8 +35,14 @@ def desk_figures(*, cache) -> DeskFigures:
     active = Job.objects.filter(status__in=Job.ACTIVE).aggregate(
         queued=Min("created_at", filter=Q(status=Job.Status.QUEUED)),
         running=Min("started_at", filter=Q(status=Job.Status.RUNNING)),
-        heartbeat=Min("heartbeat_at", filter=Q(status=Job.Status.RUNNING)),
     )
+    # An item's lease runs out when its worker is lost; a live worker takes it over at once,
+    # so one run out for long means no worker runs.
+    expired = JobItem.objects.filter(
+        job__status__in=Job.ACTIVE,
+        status=JobItem.Status.PENDING,
+        leased_until__lt=timezone.now(),
+    ).aggregate(oldest=Min("leased_until"))
     failed = failed_lines()
     failures = failed.aggregate(
         failed=Count("pk", filter=Q(pending_reissue__isnull=True)),
@@ -47,7 +53,7 @@ def desk_figures(*, cache) -> DeskFigures:
     return DeskFigures(
         jobs=jobs,
         job_oldest={status: active[status] for status in ("queued", "running") if active[status]},
-        job_heartbeat_oldest=active["heartbeat"],
+        job_lease_expired_oldest=expired["oldest"],
         settlements=_by_status(Settlement.objects.all(), SettlementStatus.values),
         lines={
             "unconfirmed": sum(unconfirmed.values_list("overdue", flat=True)),

@@ -12,7 +12,7 @@ commits.
 The lock order. Every service takes the locks it needs in this order, skipping those it does
 not need, so that no two ever wait on each other in opposite order:
 
-1. a job's items (``jobs.job_step``, SKIP LOCKED: it never waits), then the business rows
+1. a job's items (``jobs.job_claim``, SKIP LOCKED: it never waits), then the business rows
    (a batch of items takes those of all its items first, ``jobs._lock_batch``);
 2. the incident: shared (FOR KEY SHARE) by whatever points at it, for update to close it;
 3. the tournament, when a load registers or updates it;
@@ -59,7 +59,6 @@ from settlements.services.individual_cases import (
     prize_withdrawal_decide,
     prize_withdrawal_reject,
 )
-from settlements.services.job_retries import JobInterrupted, job_heartbeat, retry_transient
 from settlements.services.jobs import (
     NewItem,
     Progress,
@@ -70,10 +69,8 @@ from settlements.services.jobs import (
     job_hand_over,
     job_progress,
     job_queued,
-    job_recover_stale,
     job_retry,
     job_start,
-    job_step,
     job_stop,
     job_work,
 )
@@ -109,20 +106,15 @@ __all__ = [
     "Progress",
     "audit_verification_start",
     "case_being_prepared",
-    "JobInterrupted",
     "job_begin",
     "job_finish",
-    "job_heartbeat",
     "job_progress",
     "job_queued",
     "job_hand_over",
-    "job_recover_stale",
     "job_retry",
     "job_start",
-    "job_step",
     "job_stop",
     "job_work",
-    "retry_transient",
     "MAX_AMOUNT",
     "incident_report",
     "icm_batch_add",

@@ -10,39 +10,44 @@ outcome, shown with the rule's words; an unexpected error in one item fails that
 (its savepoint, events included, rolled back), with a message that gives nothing of the error
 away (its traceback goes to the log); either way the others go on.
 
-Running a job again (``job_retry`` after a failure, or the recovery of a job whose worker
-died) only takes the items still pending or failed, so nothing is done twice.
+Who runs what is settled by item leases, not by threads: a worker leases the next pending
+items (``job_claim``, SKIP LOCKED, committed at once) for JOB_LEASE_SECONDS, then runs them in
+a transaction that locks their rows and takes only those still pending, so an item is done
+once whoever runs it. Items whose lease ran out (their worker killed, frozen, its machine
+lost, or the database failed under the batch) are leased again by any worker; an item leased
+JOB_ITEM_ATTEMPTS times without an outcome fails, saying why. A job is shared by several
+tasks of the task library, and each lease makes sure a task of the job is queued, deferred to
+the lease's end when none waits: if every worker running the job is lost, that task takes
+their items over, and the job still ends.
+
+Running a job again (``job_retry`` after a failure) only takes the items still pending or
+failed, so nothing is done twice.
 
 The worker's task (``settlements.tasks.run_job``) runs a job with the services here:
-``job_begin``, then ``job_work`` (``job_step`` until no item is left), then ``job_finish``
-(``job_stop`` when an error stops it).
+``job_begin``, then ``job_work`` (``job_claim`` and ``job_step`` until no item is left), then
+``job_finish`` (``job_stop`` when an error stops it).
 
-A database that goes away for a moment (a restart, a failover, a dropped or terminated
-connection, a deadlock) stops neither an item nor the job: the batch is rolled back whole, the
-connection is opened again and it is tried again after a growing pause. An item counts as
-failed only when it keeps failing so while the database answers; a database that stays out of
-reach ends the task without touching the job, whose silent heartbeat then hands it to the
-recovery of lost jobs, so it is never left stopped by it.
-
-The services do not know the task: queuing a run sends ``job_queued``, which the tasks module
-answers by queuing the run's tasks.
+The services do not know the task: they send ``job_queued``, which the tasks module answers
+by queuing the job's tasks.
 """
 
 import logging
 import threading
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import (
     IntegrityError,
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    connection,
     transaction,
 )
-from django.db.models import Count, Q
+from django.db.models import Count, F, Min, Q
 from django.dispatch import Signal, receiver
 from django.utils import timezone
 
@@ -55,14 +60,6 @@ from settlements.services.batches import lock_batch, write_batch
 from settlements.services.common import insert_bound_rows, record_event, update_rows
 from settlements.services.decisions import decision_record
 from settlements.services.icm import batch_labels, icm_batch_add, valuation_started
-from settlements.services.job_retries import (
-    TRANSIENT,
-    JobInterrupted,
-    StepInterrupted,
-    give_up_item,
-    pause_before_retry,
-    retry_transient,
-)
 from settlements.services.settlements import (
     settlement_approve,
     settlement_prepare,
@@ -73,18 +70,33 @@ from settlements.services.staging import Batch
 
 log = logging.getLogger("crashdesk.jobs")
 
-# Sent (job=, runs=) in the transaction that queues a new run of a job, carrying its new
-# ``run_token``: its receiver queues ``runs`` tasks that run it, and answers whether they have
-# run already.
+# Sent (job=, runs=, after=, unless_waiting=) to queue ``runs`` tasks of the job in the
+# sender's transaction, deferred to ``after`` if given, and none when ``unless_waiting`` and a
+# task of the job waits already. Its receiver answers whether they have run already (the
+# immediate backend, which defers nothing).
 job_queued = Signal()
 
 # Set by the worker's SIGTERM (run_worker): a task stops between batches, its job handed on.
 stopping = threading.Event()
 
+# Errors that say the database, not the item, failed: a connection lost or refused, a deadlock,
+# a statement cancelled by a time-out (psycopg raises these as OperationalError), and a
+# connection already closed (InterfaceError).
+TRANSIENT = (OperationalError, InterfaceError)
+
+# What ``job_work`` ran into: every item taken, the worker stopping, the database gone.
+FINISHED, STOPPING, INTERRUPTED = "finished", "stopping", "interrupted"
+
 # What a person is shown for an error that is no refusal; its traceback is in the log.
 UNEXPECTED = (
     "An unexpected error, logged for the administrators; running it again may help once they "
     "have looked into it."
+)
+
+# What a person is shown for an item whose every lease ended without an outcome.
+WORN_OUT = (
+    "Tried {attempts} times without an outcome: each time its worker was lost or the database "
+    "failed under it. Running the work again may do it once the workers are sound."
 )
 
 # Who may start each kind of job (each step's service checks the role again).
@@ -148,7 +160,6 @@ def job_start(
         incident=incident,
         params=params or {},
         created_by=actor,
-        run_token=_new_run_token(),
     )
     try:
         with transaction.atomic():
@@ -160,7 +171,7 @@ def job_start(
         ) from None
     insert_bound_rows(
         JobItem,
-        ("job", "position", "key", "label", "payload", "status", "message"),
+        ("job", "position", "key", "label", "payload", "status", "message", "attempts"),
         [
             (
                 job.pk,
@@ -170,6 +181,7 @@ def job_start(
                 item.payload,
                 JobItem.Status.FAILED if item.problem else JobItem.Status.PENDING,
                 item.problem,
+                0,
             )
             for position, item in enumerate(items, start=1)
         ],
@@ -189,68 +201,105 @@ def job_retry(*, job: Job, actor) -> Job:
     again = job.items.filter(status__in=[JobItem.Status.PENDING, JobItem.Status.FAILED])
     if not again.exists():
         raise DomainError("Every item of this work is done; there is nothing to run again.")
-    pending = again.update(status=JobItem.Status.PENDING, message="")
+    pending = again.update(status=JobItem.Status.PENDING, message="", attempts=0, leased_until=None)
     job.status, job.error, job.finished_at = Job.Status.QUEUED, "", None
-    job.run_token = _new_run_token()
     try:
         with transaction.atomic():
-            job.save()
+            job.save(update_fields=["status", "error", "finished_at"])
     except IntegrityError:
         raise Duplicate("The same work was started again meanwhile.") from None
     _queue(job, items=pending)
     return job
 
 
-def job_begin(*, job_id: int, token: str) -> Job | None:
-    """Mark the job running for a task of its current run (``token``); None when the task is
-    superseded (a retry or a recovery queued a new run) or the job is over."""
+def job_begin(*, job_id: int) -> Job | None:
+    """Mark the job running for one of its tasks; None when the job is over."""
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or job.run_token != token or not job.is_active:
+        if job is None or not job.is_active:
             return None
-        job.heartbeat_at = timezone.now()
         if job.status == Job.Status.QUEUED:
-            job.status, job.attempts = Job.Status.RUNNING, job.attempts + 1
-            # A recovery or a retry runs the same job again: it keeps its first start.
-            job.started_at = job.started_at or job.heartbeat_at
-        job.save(update_fields=["status", "attempts", "started_at", "heartbeat_at"])
+            # A retry runs the same job again: it keeps its first start.
+            job.status, job.started_at = Job.Status.RUNNING, job.started_at or timezone.now()
+            job.save(update_fields=["status", "started_at"])
     return job
 
 
-def job_step(*, job: Job) -> bool:
-    """Take the next pending items no other task holds (SKIP LOCKED) and run their steps, in
-    one transaction with their outcomes; False when none is left to take. A transient database
-    error rolls the batch back whole and raises ``StepInterrupted``, its items still pending."""
-    item = None
-    try:
-        with transaction.atomic():
-            items = _take_batch(job)
+@dataclass(frozen=True)
+class Lease:
+    items: list[int]
+    until: datetime
+
+
+def job_claim(*, job: Job) -> Lease | None:
+    """Lease the next pending items no other worker holds, committed at once; None when none
+    is left to take. An item already leased JOB_ITEM_ATTEMPTS times fails instead."""
+    now = timezone.now()
+    until = now + timedelta(seconds=settings.JOB_LEASE_SECONDS)
+    free = Q(leased_until__isnull=True) | Q(leased_until__lt=now)
+    pending = JobItem.objects.filter(job_id=job.pk, status=JobItem.Status.PENDING).filter(free)
+    with transaction.atomic():
+        while True:
+            # SKIP LOCKED: an item whose batch is still running keeps its worker, however long
+            # the batch takes, and a worker never waits for another's items.
+            items = list(
+                pending.select_for_update(skip_locked=True)
+                .order_by("position")
+                .only("pk", "attempts")[: _batch_size(job)]
+            )
             if not items:
-                return False
-            batch = Batch()
-            items = lock_batch(job, items, batch)
-            for item in items:
-                _run_step(job, item, batch)
-            item = None
-            write_batch(batch)
-            _save_outcomes(items)
-    except TRANSIENT as error:
-        raise StepInterrupted(item.pk if item else None) from error
-    return True
+                return None
+            worn = [item.pk for item in items if item.attempts >= settings.JOB_ITEM_ATTEMPTS]
+            JobItem.objects.filter(pk__in=worn).update(
+                status=JobItem.Status.FAILED,
+                leased_until=None,
+                message=WORN_OUT.format(attempts=settings.JOB_ITEM_ATTEMPTS),
+            )
+            if taken := [item.pk for item in items if item.pk not in worn]:
+                break
+        JobItem.objects.filter(pk__in=taken).update(leased_until=until, attempts=F("attempts") + 1)
+        # Should this worker be lost, the task queued here takes its items over.
+        job_queued.send(sender=Job, job=job, runs=1, after=until, unless_waiting=True)
+    return Lease(items=taken, until=until)
 
 
-def _take_batch(job: Job) -> list[JobItem]:
-    """The next pending items, locked: at most each task's share of the job's items, and at
-    most JOB_BATCH_ITEMS (an item's work is unseen on the progress page until its batch
-    commits). A share of the whole job, not of what is left: what a batch costs beyond its
-    items is paid once a batch, and batches shrinking to one item at the end paid it for each."""
-    items = JobItem.objects.filter(job_id=job.pk)
-    pending = items.filter(status=JobItem.Status.PENDING)
-    size = 1
-    if job.kind in BATCHED:
-        share = -(-items.count() // max(1, settings.JOB_WORKERS_PER_JOB))
-        size = max(1, min(settings.JOB_BATCH_ITEMS, share))
-    return list(pending.select_for_update(skip_locked=True).order_by("position")[:size])
+def _batch_size(job: Job) -> int:
+    """At most each task's share of the job's items, and at most JOB_BATCH_ITEMS (an item's
+    work is unseen on the progress page until its batch commits). A share of the whole job, not
+    of what is left: what a batch costs beyond its items is paid once a batch, and batches
+    shrinking to one item at the end paid it for each."""
+    if job.kind not in BATCHED:
+        return 1
+    share = -(-JobItem.objects.filter(job_id=job.pk).count() // settings.JOB_WORKERS_PER_JOB)
+    return max(1, min(settings.JOB_BATCH_ITEMS, share))
+
+
+def job_step(*, job: Job, lease: Lease) -> None:
+    """Run the steps of the leased items still pending, in one transaction with their
+    outcomes. Their rows are locked first: an item another worker took over once the lease ran
+    out, and runs or ran already, is left to it."""
+    with transaction.atomic():
+        items = list(
+            JobItem.objects.filter(pk__in=lease.items, status=JobItem.Status.PENDING)
+            .select_for_update(skip_locked=True)
+            .order_by("position")
+        )
+        if not items:
+            return
+        batch = Batch()
+        taken = lock_batch(job, items, batch)
+        # Items lock_batch left for a later batch (their case is an earlier item's) are leased
+        # again by the next claim, not after their lease ran out, and this lease, unused,
+        # does not count against them.
+        left = [item.pk for item in items[len(taken) :]]
+        JobItem.objects.filter(pk__in=left).update(  # no query when none is left
+            leased_until=None, attempts=F("attempts") - 1
+        )
+        items = taken
+        for item in items:
+            _run_step(job, item, batch)
+        write_batch(batch)
+        _save_outcomes(items)
 
 
 def _run_step(job: Job, item: JobItem, batch: Batch) -> None:
@@ -262,7 +311,7 @@ def _run_step(job: Job, item: JobItem, batch: Batch) -> None:
         with transaction.atomic(), batch.item():
             message, case = STEPS[job.kind](job, item)
     except TRANSIENT:
-        # The database's failure, not the item's: the whole batch is tried again.
+        # The database's failure, not the item's: the whole batch is rolled back.
         raise
     except (DomainError, InvalidInput) as refusal:
         # Refused by the rules: that item's outcome, not the job's failure.
@@ -281,34 +330,41 @@ def _run_step(job: Job, item: JobItem, batch: Batch) -> None:
         _set_outcome(item, JobItem.Status.DONE, message, case)
 
 
-def job_work(*, job: Job) -> bool:
-    """Run the job's steps until no item is left to take, riding out transient database errors;
-    False when the worker is stopping (SIGTERM), after the batch it was running.
+def job_work(*, job: Job) -> str:
+    """Lease and run the job's items until none is left to take (FINISHED), the worker is
+    told to stop (STOPPING, after its batch) or the database fails (INTERRUPTED).
 
-    An item whose step keeps failing so (JOB_RETRIES times, the database answering) is marked
-    failed and the others go on; errors with no item in hand (the database unreachable) raise
-    ``JobInterrupted`` once as many retries in a row have failed.
+    A batch the database fails under (a dropped connection, a deadlock, a time-out) is rolled
+    back whole and its lease given up, so its items are leased again at once; each lease counts
+    towards the item's JOB_ITEM_ATTEMPTS. With no connection to be had, the task ends: the task
+    its last lease queued goes on with the job.
     """
-    tries: dict[int | None, int] = {}
-    while True:
-        if stopping.is_set():
-            return False
+    while not stopping.is_set():
         try:
-            if not job_step(job=job):
-                return True
-            tries.pop(None, None)
-        except StepInterrupted as interrupted:
-            attempt = tries[interrupted.item_id] = tries.get(interrupted.item_id, 0) + 1
-            log.warning(
-                "job %s: item %s interrupted by the database (attempt %s): %s",
-                job.pk, interrupted.item_id, attempt, interrupted.__cause__,
-            )  # fmt: skip
-            if attempt > settings.JOB_RETRIES:
-                if interrupted.item_id is None:
-                    raise JobInterrupted(str(interrupted.__cause__)) from interrupted
-                retry_transient(partial(give_up_item, interrupted.item_id))
-                continue
-            pause_before_retry(attempt, interrupted)
+            lease = job_claim(job=job)
+            if lease is None:
+                return FINISHED
+            try:
+                job_step(job=job, lease=lease)
+            except TRANSIENT as error:
+                job_database_failed(job_id=job.pk, error=error)
+                JobItem.objects.filter(
+                    pk__in=lease.items, status=JobItem.Status.PENDING, leased_until=lease.until
+                ).update(leased_until=None)
+        except TRANSIENT as error:
+            job_database_failed(job_id=job.pk, error=error)
+            return INTERRUPTED
+    return STOPPING
+
+
+def job_database_failed(*, job_id: int, error: Exception) -> None:
+    """Log the database's failure as a warning (no fault of ours, nothing to trace) and drop
+    the connection if it no longer works, so the next query opens a new one. Inside a
+    caller's transaction (the immediate backend) nothing can go on: the error is the caller's."""
+    if connection.in_atomic_block:
+        raise error
+    log.warning("job %s: the database failed: %s", job_id, error)
+    close_old_connections()
 
 
 def job_stop(*, job: Job, error: Exception) -> None:
@@ -320,59 +376,37 @@ def job_stop(*, job: Job, error: Exception) -> None:
 
 
 def job_finish(*, job_id: int) -> Progress:
-    """Mark the job done once no item is pending; items still pending are held by another
-    task of the job, which will close it. Returns where the job stands."""
+    """Mark the job done once no item is pending. Items still pending are leased by another
+    worker: a task of the job is queued for when their lease ends, in case it was lost.
+    Returns where the job stands."""
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
-        if (
-            job.status == Job.Status.RUNNING
-            and not job.items.filter(status=JobItem.Status.PENDING).exists()
-        ):
+        pending = job.items.filter(status=JobItem.Status.PENDING)
+        if job.status == Job.Status.RUNNING and not pending.exists():
             job.status, job.finished_at = Job.Status.DONE, timezone.now()
             job.save(update_fields=["status", "finished_at"])
-            # Tasks of earlier runs (a worker killed, or frozen and then recovered from) never
-            # report back: the job's end is theirs too, not left "running" in the task list.
-            _forget_task(job.pk, keep=job.run_token)
+            _forget_tasks(job.pk)
             if job.kind == Job.Kind.VERIFY:
                 audit_verification_record(job)
+        elif job.is_active:
+            now = timezone.now()
+            until = pending.aggregate(until=Min("leased_until"))["until"]
+            if until is None or until <= now:
+                # Their lease ran out, yet they could not be leased again: their rows are
+                # locked by a batch still running (or frozen, until the server ends its
+                # transaction). Looked at again a lease later, not in a loop.
+                until = now + timedelta(seconds=settings.JOB_LEASE_SECONDS)
+            job_queued.send(sender=Job, job=job, runs=1, after=until, unless_waiting=True)
     return job_progress(job)
 
 
-def job_hand_over(*, job_id: int, token: str) -> None:
-    """Queue a new run of a job whose task stops before its end (its worker told to stop), so
-    that another worker goes on with it at once rather than after JOB_STALE_SECONDS."""
+def job_hand_over(*, job: Job) -> None:
+    """Queue a task of a job whose task stops before its end (its worker told to stop), so
+    that another worker goes on with it at once rather than when its leases run out."""
     with transaction.atomic():
-        job = Job.objects.select_for_update().filter(pk=job_id, run_token=token).first()
-        if job is None or job.status != Job.Status.RUNNING:
-            return
-        job.status, job.run_token = Job.Status.QUEUED, _new_run_token()
-        job.save(update_fields=["status", "run_token"])
-        _queue(job, items=job.items.filter(status=JobItem.Status.PENDING).count())
-    log.warning("job %s: its worker is stopping; queued again", job_id)
-
-
-def job_recover_stale(*, now=None) -> list[int]:
-    """Queue again the jobs whose worker went silent (killed, or its machine lost).
-
-    Any worker may call it: the rows are locked with SKIP LOCKED, so two workers sweeping
-    together recover each job once.
-    """
-    now = now or timezone.now()
-    silent_since = now - timedelta(seconds=settings.JOB_STALE_SECONDS)
-    recovered = []
-    with transaction.atomic():
-        stale = Job.objects.select_for_update(skip_locked=True).filter(
-            status=Job.Status.RUNNING, heartbeat_at__lt=silent_since
-        )
-        for job in stale:
-            _forget_task(job.pk, token=job.run_token)
-            job.status, job.run_token = Job.Status.QUEUED, _new_run_token()
-            job.save(update_fields=["status", "run_token"])
-            _queue(job, items=job.items.filter(status=JobItem.Status.PENDING).count())
-            recovered.append(job.pk)
-    for pk in recovered:
-        log.warning("job %s lost its worker; queued again", pk)
-    return recovered
+        if Job.objects.filter(pk=job.pk, status__in=Job.ACTIVE).exists():
+            _queue(job, items=1)
+    log.warning("job %s: its worker is stopping; handed on", job.pk)
 
 
 def job_progress(job: Job) -> Progress:
@@ -578,19 +612,16 @@ def _why(error: Exception) -> str:
     return UNEXPECTED
 
 
-def _new_run_token() -> str:
-    """The token of a new run of a job, which its tasks carry: a task of an earlier run (a
-    worker thought lost that wakes up) finds another token and does nothing."""
-    return uuid.uuid4().hex
-
-
 def _queue(job: Job, *, items: int) -> None:
-    """Queue the tasks of the job's new run (its ``run_token`` saved), as many as workers may
-    share its ``items``, in the caller's transaction: with the database backend they commit or
-    roll back with the job row (settlements.tasks, through ``job_queued``). The immediate
+    """Queue the job's tasks, as many as workers may share its ``items``, in the caller's
+    transaction: with the database backend they commit or roll back with the job row
+    (settlements.tasks, through ``job_queued``). A task deferred by a lease's length goes with
+    them: should every worker fail before leasing an item, it starts the job. The immediate
     backend (tests) runs them here; then the job is read again, to show what they did."""
     runs = max(1, min(settings.JOB_WORKERS_PER_JOB, items))
+    later = timezone.now() + timedelta(seconds=settings.JOB_LEASE_SECONDS)
     answers = job_queued.send(sender=Job, job=job, runs=runs)
+    job_queued.send(sender=Job, job=job, runs=1, after=later)
     if any(ran for _, ran in answers):
         job.refresh_from_db()
 
@@ -599,21 +630,18 @@ class WorkerLost(Exception):
     """What a lost worker's task rows say stopped them (django-tasks imports the class named)."""
 
 
-def _forget_task(job_id: int, *, token: str | None = None, keep: str | None = None) -> None:
-    """Mark the job's task rows still running failed (those of run ``token``, or those of any
-    run but ``keep``), so the task list does not show lost workers' tasks running."""
+def _forget_tasks(job_id: int) -> None:
+    """Mark the job's task rows still running failed once the job is done, so that the task
+    list does not show lost workers' tasks running for ever. A task still alive (the one
+    finishing the job, one ending its last batch) is marked successful by its worker when it
+    returns, after this, as django-tasks-db writes a task's end whatever its row says."""
     if "django_tasks_db" not in settings.INSTALLED_APPS:
         return
     from django_tasks_db.models import DBTaskResult
 
-    rows = DBTaskResult.objects.filter(status="RUNNING", args_kwargs__kwargs__job_id=job_id)
-    if token is not None:
-        rows = rows.filter(args_kwargs__kwargs__token=token)
-    if keep is not None:
-        rows = rows.exclude(args_kwargs__kwargs__token=keep)
-    rows.update(
+    DBTaskResult.objects.filter(status="RUNNING", args_kwargs__kwargs__job_id=job_id).update(
         status="FAILED",
         finished_at=timezone.now(),
         exception_class_path=f"{WorkerLost.__module__}.{WorkerLost.__qualname__}",
-        traceback="The worker stopped answering; the job was queued again.",
+        traceback="The worker stopped answering; other workers finished the job.",
     )

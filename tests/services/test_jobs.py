@@ -1,7 +1,6 @@
 """Background jobs: each item through its own service call, refusals per item, no double work."""
 
 import threading
-from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
@@ -127,7 +126,7 @@ def test_the_same_work_cannot_start_twice_while_queued(
         kind=Job.Kind.PREPARE, actor=operator, target="incident:1", items=case_items(cases)
     )
     first = jobs.job_start(**start)
-    assert first.status == Job.Status.QUEUED and first.run_token
+    assert first.status == Job.Status.QUEUED
     with pytest.raises(Duplicate) as refused:
         jobs.job_start(**start)
     assert refused.value.existing == first
@@ -156,33 +155,6 @@ def test_a_failed_item_runs_again_after_retry_and_done_ones_do_not(
     jobs.job_retry(job=job, actor=operator)
     assert [i.status for i in job.items.order_by("position")] == ["done", "done"]
     assert Settlement.objects.filter(case=ready).count() == 1
-
-
-def test_a_job_whose_worker_went_silent_is_queued_again(
-    settings, operator, incident, snapshot_factory
-):
-    settings.TASKS = DB_TASKS
-    from django_tasks_db.models import DBTaskResult
-
-    cases = late_cases(operator, incident, snapshot_factory, 1)
-    job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
-    lost_run = job.run_token
-
-    def tasks(token):
-        return DBTaskResult.objects.filter(args_kwargs__kwargs__token=token)
-
-    tasks(lost_run).update(status="RUNNING")
-    now = timezone.now()
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, heartbeat_at=now)
-    assert jobs.job_recover_stale(now=now) == []
-    later = now + timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
-    assert jobs.job_recover_stale(now=later) == [job.pk]
-    job.refresh_from_db()
-    assert job.status == Job.Status.QUEUED and job.run_token != lost_run
-    assert set(tasks(lost_run).values_list("status", flat=True)) == {"FAILED"}
-    assert set(tasks(job.run_token).values_list("status", flat=True)) == {"READY"}
-    # The lost task, should its worker wake up, finds itself superseded and does nothing.
-    assert run_job.call(job_id=job.pk, token=lost_run) == {"ran": False}
 
 
 def test_only_the_roles_of_the_work_may_start_it(marketing_manager, incident):
@@ -257,7 +229,7 @@ def test_a_job_is_queued_as_several_tasks_that_share_its_items(
 
     cases = late_cases(operator, incident, snapshot_factory, 3)
     job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
-    assert DBTaskResult.objects.filter(args_kwargs__kwargs__token=job.run_token).count() == 2
+    assert DBTaskResult.objects.ready().filter(args_kwargs__kwargs__job_id=job.pk).count() == 2
 
     # One task is in the middle of the first item (it holds its row) while another runs.
     holding, release = threading.Event(), threading.Event()
@@ -273,18 +245,20 @@ def test_a_job_is_queued_as_several_tasks_that_share_its_items(
     other.start()
     try:
         assert holding.wait(30)
-        second = run_job.call(job_id=job.pk, token=job.run_token)
+        second = run_job.call(job_id=job.pk)
         assert second["ran"] and second["done"] == 2
         job.refresh_from_db()
-        assert job.status == Job.Status.RUNNING and job.attempts == 1
+        assert job.status == Job.Status.RUNNING
         assert job.items.get(position=1).status == JobItem.Status.PENDING
     finally:
         release.set()
         other.join()
-    # Had the first task died there, a recovery would queue it; here it goes on and closes.
-    first = run_job.call(job_id=job.pk, token=job.run_token)
+    # Had the first task died there, its item's lease would run out and another task take it
+    # over; here it goes on and closes.
+    first = run_job.call(job_id=job.pk)
     job.refresh_from_db()
-    assert first["done"] == 3 and job.status == Job.Status.DONE and job.attempts == 1
+    assert first["done"] == 3 and job.status == Job.Status.DONE
+    assert set(job.items.values_list("attempts", flat=True)) == {1}
     assert Settlement.objects.filter(case__in=cases).count() == 3
     assert Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).count() == 3
 
@@ -292,14 +266,15 @@ def test_a_job_is_queued_as_several_tasks_that_share_its_items(
 def test_starting_a_job_reads_nothing_back(
     settings, operator, incident, snapshot_factory, django_assert_num_queries
 ):
-    """Every prepare of a middle stage starts a job for its ICM opinion: the job row with its
-    token, its items, one task per worker, and no count or read of what was just written."""
+    """Every prepare of a middle stage starts a job for its ICM opinion: the job row, its
+    items, one task per worker and one deferred, and no count or read of what was just
+    written."""
     settings.TASKS = DB_TASKS
     settings.JOB_WORKERS_PER_JOB = 2
     items = case_items(late_cases(operator, incident, snapshot_factory, 3))
-    # Two savepoints and their releases, the job's row, two tasks; the items go in through
+    # Two savepoints and their releases, the job's row, three tasks; the items go in through
     # psycopg's own cursor, which Django does not count.
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(8):
         jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=items)
 
 
@@ -309,12 +284,8 @@ def test_a_single_item_job_is_one_task(settings, operator, incident, snapshot_fa
 
     cases = late_cases(operator, incident, snapshot_factory, 1)
     job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
-    assert DBTaskResult.objects.filter(args_kwargs__kwargs__token=job.run_token).count() == 1
-    # The token is written with the row: the job handed back is the one stored.
-    assert Job.objects.values_list("run_token", "status").get(pk=job.pk) == (
-        job.run_token,
-        Job.Status.QUEUED,
-    )
+    assert DBTaskResult.objects.ready().filter(args_kwargs__kwargs__job_id=job.pk).count() == 1
+    assert Job.objects.values_list("status", flat=True).get(pk=job.pk) == Job.Status.QUEUED
 
 
 def test_a_batch_chains_its_items_events_in_order_and_none_of_a_failed_one(
@@ -322,7 +293,7 @@ def test_a_batch_chains_its_items_events_in_order_and_none_of_a_failed_one(
 ):
     settings.JOB_WORKERS_PER_JOB = 1
     cases = late_cases(operator, incident, snapshot_factory, 4)
-    prepare, take, batches = jobs.STEPS[Job.Kind.PREPARE], jobs._take_batch, []
+    prepare, claim, leases = jobs.STEPS[Job.Kind.PREPARE], jobs.job_claim, []
 
     def fails_after_its_writes(job, item):
         outcome = prepare(job, item)
@@ -331,9 +302,9 @@ def test_a_batch_chains_its_items_events_in_order_and_none_of_a_failed_one(
         return outcome
 
     monkeypatch.setitem(jobs.STEPS, Job.Kind.PREPARE, fails_after_its_writes)
-    monkeypatch.setattr(jobs, "_take_batch", lambda job: batches.append(take(job)) or batches[-1])
+    monkeypatch.setattr(jobs, "job_claim", lambda job: leases.append(claim(job=job)) or leases[-1])
     job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
-    assert [len(batch) for batch in batches] == [4, 0]
+    assert [len(lease.items) if lease else 0 for lease in leases] == [4, 0]
     assert list(job.items.order_by("position").values_list("status", flat=True)) == [
         "done", "failed", "done", "done"
     ]  # fmt: skip
@@ -350,8 +321,14 @@ def test_each_task_of_a_run_takes_at_most_its_share_of_the_jobs_items(
 ):
     settings.JOB_WORKERS_PER_JOB, settings.JOB_BATCH_ITEMS = 2, 3
     cases = late_cases(operator, incident, snapshot_factory, 9)
-    take, sizes = jobs._take_batch, []
-    monkeypatch.setattr(jobs, "_take_batch", lambda job: sizes.append(len(got := take(job))) or got)
+    claim, sizes = jobs.job_claim, []
+
+    def sized(job):
+        lease = claim(job=job)
+        sizes.append(len(lease.items) if lease else 0)
+        return lease
+
+    monkeypatch.setattr(jobs, "job_claim", sized)
     job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
     # At most JOB_BATCH_ITEMS, and at most half the job's items.
     assert sizes == [3, 3, 3, 0]
@@ -385,15 +362,18 @@ def test_a_refusal_quoting_a_nul_fails_its_file_alone(operator, incident, snapsh
     assert job.status == Job.Status.DONE and incident.cases.count() == 2
 
 
-def test_a_job_run_again_keeps_its_first_start(settings, operator, incident, snapshot_factory):
-    settings.TASKS = DB_TASKS
-    cases = late_cases(operator, incident, snapshot_factory, 1)
-    job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
-    first = jobs.job_begin(job_id=job.pk, token=job.run_token).started_at
-    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
-    jobs.job_recover_stale()
+def test_a_job_run_again_keeps_its_first_start(operator, incident, snapshot_factory):
+    cases = late_cases(operator, incident, snapshot_factory, 2)
+    ready = case_items(cases[:1])
+    job = jobs.job_start(
+        kind=Job.Kind.PREPARE, actor=operator, target="t",
+        items=[*ready, jobs.NewItem(key="0", label="gone")],
+    )  # fmt: skip
+    assert job.status == Job.Status.DONE
+    first = job.started_at
+    jobs.job_retry(job=job, actor=operator)
     job.refresh_from_db()
-    assert jobs.job_begin(job_id=job.pk, token=job.run_token).started_at == first
+    assert job.started_at == first and job.finished_at > first
 
 
 def test_a_lost_task_names_a_class_that_exists(settings, operator, incident, snapshot_factory):
@@ -403,9 +383,10 @@ def test_a_lost_task_names_a_class_that_exists(settings, operator, incident, sna
 
     cases = late_cases(operator, incident, snapshot_factory, 1)
     job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
-    jobs.job_begin(job_id=job.pk, token=job.run_token)
-    DBTaskResult.objects.update(status="RUNNING")
-    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
-    jobs.job_recover_stale()
+    # Its worker took the task and was lost; another finishes the job.
+    DBTaskResult.objects.ready().update(status="RUNNING")
+    assert run_job.call(job_id=job.pk)["ran"]
     lost = DBTaskResult.objects.get(status="FAILED")
+    assert "finished the job" in lost.traceback
     assert issubclass(import_string(lost.exception_class_path), Exception)
+    assert not DBTaskResult.objects.filter(status="RUNNING").exists()

@@ -1,20 +1,20 @@
 """The real database worker (``manage.py run_worker``) in its own process, on PostgreSQL."""
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
-from datetime import timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
 from django.conf import settings
 from django.db import connection
-from django.utils import timezone
 
-from settlements import change_mark, services
-from settlements.models import Event, Job, Settlement
+from settlements import services
+from settlements.models import Case, Event, Job, Settlement
 from settlements.services import jobs
 
 # Slow: each test starts manage.py run_worker in a fresh process.
@@ -31,9 +31,11 @@ def worker(*extra: str) -> subprocess.Popen:
     db = connection.settings_dict
     url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
     # The workers share the test's number of tasks a job runs as, by which they share its items.
+    # A worker waits as long as a test holds the row it needs (see ``hold_cases``).
     env = {
-        **os.environ, "DATABASE_URL": url, "JOB_HEARTBEAT_SECONDS": "1",
-        "JOB_RETRY_MILLISECONDS": "100", "JOB_WORKERS_PER_JOB": str(settings.JOB_WORKERS_PER_JOB),
+        "DATABASE_LOCK_TIMEOUT_MS": "600000", **os.environ, "DATABASE_URL": url,
+        "JOB_WORKERS_PER_JOB": str(settings.JOB_WORKERS_PER_JOB),
+        "JOB_LEASE_SECONDS": str(settings.JOB_LEASE_SECONDS),
     }  # fmt: skip
     command = [sys.executable, "manage.py", "run_worker", "--no-reload", "--no-startup-delay"]
     return subprocess.Popen(
@@ -52,20 +54,49 @@ def prepare_job(operator, snapshot_factory, entrants: int) -> Job:
     )  # fmt: skip
 
 
-def commit_order_waiters() -> int:
-    """How many other backends of the test database wait for the commit-order lock."""
+class hold_cases:
+    """Lock the cases' rows from a connection of its own until ``release``: a worker whose
+    batch needs one waits there, in the middle of its batch, its items' rows locked."""
+
+    def __init__(self, *cases):
+        db = connection.settings_dict
+        self.connection = psycopg.connect(
+            host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"]
+        )
+        self.connection.execute(
+            f"SELECT 1 FROM {Case._meta.db_table} WHERE id = ANY(%s) FOR UPDATE",
+            [[case.pk for case in cases]],
+        )
+
+    def release(self) -> None:
+        # Its connection may have been terminated by the test meanwhile, which released it.
+        with contextlib.suppress(psycopg.Error):
+            self.connection.rollback()
+        self.connection.close()
+
+
+def lock_waiters() -> int:
+    """How many other backends of the test database wait for a lock."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-            " WHERE l.locktype = 'advisory' AND NOT l.granted AND l.objid = %s"
-            " AND a.datname = current_database() AND a.pid <> pg_backend_pid()",
-            [change_mark._COMMIT_ORDER_LOCK],
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            " AND datname = current_database() AND pid <> pg_backend_pid()"
         )
         return cursor.fetchone()[0]
 
 
-def waiting_for_commit_order() -> bool:
-    return commit_order_waiters() > 0
+def waiting_for_a_lock() -> bool:
+    return lock_waiters() > 0
+
+
+def job_over(job: Job):
+    return lambda: Job.objects.get(pk=job.pk).status not in Job.ACTIVE
+
+
+def no_task_running() -> bool:
+    from django_tasks_db.models import DBTaskResult
+
+    return not DBTaskResult.objects.filter(status="RUNNING").exists()
 
 
 def test_the_worker_runs_a_queued_job(operator, snapshot_factory):
@@ -73,41 +104,41 @@ def test_the_worker_runs_a_queued_job(operator, snapshot_factory):
     assert job.status == Job.Status.QUEUED
     assert worker("--batch").wait(timeout=120) == 0
     job.refresh_from_db()
-    assert job.status == Job.Status.DONE and job.attempts == 1
+    assert job.status == Job.Status.DONE and job.items.get().attempts == 1
     assert Settlement.objects.count() == 1
 
 
-def test_a_worker_killed_mid_step_leaves_nothing_and_the_job_runs_again(operator, snapshot_factory):
+def test_a_worker_killed_mid_step_leaves_nothing_and_the_job_runs_again(
+    settings, operator, snapshot_factory
+):
+    settings.JOB_LEASE_SECONDS = 2
     job = prepare_job(operator, snapshot_factory, 2_000)
-    # Holding the lock every service takes before its event stops the worker's prepare there,
-    # its settlement written but not committed, however fast the machine runs the engine.
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s)", [change_mark._COMMIT_ORDER_LOCK])
+    # Holding the case's row stops the worker in the middle of its batch, its item leased.
+    held = hold_cases(Case.objects.get())
     try:
         process = worker()
         try:
-            deadline = time.monotonic() + 120
-            while not waiting_for_commit_order():
-                assert process.poll() is None, "the worker stopped on its own"
-                assert time.monotonic() < deadline, "the worker never reached the event"
-                time.sleep(0.05)
+            wait_for(waiting_for_a_lock, process, "the batch")
         finally:
             process.send_signal(signal.SIGKILL)
             process.wait(timeout=30)
     finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [change_mark._COMMIT_ORDER_LOCK])
+        held.release()
     job.refresh_from_db()
     assert job.status == Job.Status.RUNNING
     assert not Settlement.objects.exists()
     assert not Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).exists()
 
-    # Another worker finds it silent, queues it again and runs it to the end.
-    later = timezone.now() + timedelta(seconds=60)
-    assert jobs.job_recover_stale(now=later) == [job.pk]
-    assert worker("--batch").wait(timeout=180) == 0
+    # Another worker takes the item over once its lease ran out, and runs the job to the end.
+    other = worker()
+    try:
+        wait_for(job_over(job), other, "the item taken over")
+        wait_for(no_task_running, other, "the lost task's row to end")
+    finally:
+        other.terminate()
+        other.wait(timeout=30)
     job.refresh_from_db()
-    assert (job.status, job.attempts) == (Job.Status.DONE, 2)
+    assert (job.status, job.items.get().attempts) == (Job.Status.DONE, 2)
     assert Settlement.objects.count() == 1
     assert Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).count() == 1
 
@@ -118,12 +149,6 @@ def wait_for(condition, process: subprocess.Popen, what: str, seconds: float = 1
         assert process.poll() is None, f"the worker stopped before {what}"
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
-
-
-def commit_order_lock(take: bool) -> None:
-    with connection.cursor() as cursor:
-        function = "pg_advisory_lock" if take else "pg_advisory_unlock"
-        cursor.execute(f"SELECT {function}(%s)", [change_mark._COMMIT_ORDER_LOCK])
 
 
 def test_a_worker_whose_connections_are_terminated_mid_job_goes_on(operator, snapshot_factory):
@@ -138,31 +163,29 @@ def test_a_worker_whose_connections_are_terminated_mid_job_goes_on(operator, sna
         kind=Job.Kind.PREPARE, actor=operator, target="cases",
         items=[jobs.NewItem(key=str(case.pk), label=str(case)) for case in cases],
     )  # fmt: skip
-    # The commit-order lock, held here, stops the worker at the event of an item: let one item
-    # through, then hold the next one in the middle of its transaction.
-    commit_order_lock(True)
+    # The last case's row, held here, stops the worker in the middle of the batch that has it.
+    held = hold_cases(cases[-1])
     process = worker()
     try:
-        wait_for(waiting_for_commit_order, process, "the first item")
-        commit_order_lock(False)
-        commit_order_lock(True)
-        wait_for(waiting_for_commit_order, process, "the second item")
+        wait_for(waiting_for_a_lock, process, "the last item's batch")
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
                 " WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
             assert cursor.fetchone()[0] >= 1
-        commit_order_lock(False)
-        job_over = lambda: Job.objects.get(pk=job.pk).status not in Job.ACTIVE  # noqa: E731
-        wait_for(job_over, process, "the end of the job")
+        held.release()
+        wait_for(job_over(job), process, "the end of the job")
         assert process.poll() is None, "the worker should go on after its connection dropped"
     finally:
+        held.release()
         process.terminate()
         process.wait(timeout=30)
     job.refresh_from_db()
-    # The same run finished it: no recovery, no stop, every item done once.
-    assert (job.status, job.attempts, job.error) == (Job.Status.DONE, 1, "")
+    # The worker went on with it: no stop, every item done once, the interrupted batch's
+    # items leased a second time.
+    assert (job.status, job.error) == (Job.Status.DONE, "")
+    assert set(job.items.values_list("attempts", flat=True)) <= {1, 2}
     assert set(job.items.values_list("status", flat=True)) == {"done"}
     assert Settlement.objects.count() == len(cases)
     assert Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).count() == len(cases)
@@ -181,26 +204,28 @@ def test_four_workers_share_a_job_and_do_no_item_twice(settings, operator, snaps
         kind=Job.Kind.PREPARE, actor=operator, target="cases",
         items=[jobs.NewItem(key=str(case.pk), label=str(case)) for case in cases],
     )  # fmt: skip
-    # Held here, the commit-order lock stops each worker in the middle of its first item: four
-    # waiting at once are four workers holding four different items of the one job.
-    commit_order_lock(True)
+    # The cases' rows, held here, stop each worker in the middle of its first batch: four
+    # waiting at once are four workers holding four different batches of the one job.
+    held = hold_cases(*cases)
     processes = [worker("--batch", "--worker-id", f"w{number}") for number in range(4)]
     try:
-        wait_for(lambda: commit_order_waiters() == 4, processes[0], "four workers at work")
-        commit_order_lock(False)
+        wait_for(lambda: lock_waiters() == 4, processes[0], "four workers at work")
+        held.release()
         assert [process.wait(timeout=180) for process in processes] == [0, 0, 0, 0]
     finally:
+        held.release()
         for process in processes:
             process.kill()
             process.wait(timeout=30)
     from django_tasks_db.models import DBTaskResult
 
-    tasks = DBTaskResult.objects.filter(args_kwargs__kwargs__token=job.run_token)
+    tasks = DBTaskResult.objects.filter(args_kwargs__kwargs__job_id=job.pk)
     assert sorted(worker for task in tasks for worker in task.worker_ids) == [
         "w0", "w1", "w2", "w3"
     ]  # fmt: skip
     job.refresh_from_db()
-    assert (job.status, job.attempts) == (Job.Status.DONE, 1)
+    assert job.status == Job.Status.DONE
+    assert set(job.items.values_list("attempts", flat=True)) == {1}
     assert set(job.items.values_list("status", flat=True)) == {"done"}
     prepared = Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED)
     assert sorted(prepared.values_list("case_id", flat=True)) == sorted(c.pk for c in cases)
@@ -237,19 +262,20 @@ def test_sigterm_stops_a_worker_after_its_batch_and_another_goes_on(
     settings.JOB_WORKERS_PER_JOB = 1
     monkeypatch.setenv("JOB_BATCH_ITEMS", "1")
     job, cases = six_cases_job(operator, snapshot_factory)
-    commit_order_lock(True)
+    held = hold_cases(cases[0])
     process = worker()
     try:
-        wait_for(waiting_for_commit_order, process, "the first batch")
+        wait_for(waiting_for_a_lock, process, "the first batch")
         process.send_signal(signal.SIGTERM)
-        commit_order_lock(False)
+        held.release()
         assert process.wait(timeout=60) == 0
     finally:
+        held.release()
         process.kill()
         process.wait(timeout=30)
     job.refresh_from_db()
     # One batch of one item done, the rest handed on rather than run by a stopping worker.
-    assert job.status == Job.Status.QUEUED
+    assert job.status == Job.Status.RUNNING
     assert sorted(job.items.values_list("status", flat=True)) == ["done"] + ["pending"] * 5
     started = job.started_at
     assert worker("--batch").wait(timeout=180) == 0
@@ -261,33 +287,32 @@ def test_sigterm_stops_a_worker_after_its_batch_and_another_goes_on(
 def test_a_worker_frozen_mid_batch_holding_a_lock_is_bounded_and_taken_over(
     settings, monkeypatch, operator, snapshot_factory
 ):
-    """SIGSTOP freezes a worker inside its batch's transaction, holding the commit-order lock
-    and its items' rows. The server ends its transaction after DATABASE_IDLE_TIMEOUT_MS, which
-    frees the lock for other writers and the items for the worker that recovers the job."""
-    from django_tasks_db.models import DBTaskResult
-
-    settings.JOB_WORKERS_PER_JOB = 1
+    """SIGSTOP freezes a worker inside its batch's transaction, holding its items' rows and
+    their cases'. The server ends its transaction after DATABASE_IDLE_TIMEOUT_MS, which frees
+    the cases for other writers and the items for the worker that takes them over."""
+    settings.JOB_WORKERS_PER_JOB, settings.JOB_LEASE_SECONDS = 1, 2
     monkeypatch.setenv("DATABASE_IDLE_TIMEOUT_MS", "2000")
-    monkeypatch.setenv("JOB_STALE_SECONDS", "3")
     job, cases = six_cases_job(operator, snapshot_factory)
-    commit_order_lock(True)
+    held = hold_cases(cases[0])
     frozen = worker()
     other = None
     try:
-        wait_for(waiting_for_commit_order, frozen, "the batch")
+        wait_for(waiting_for_a_lock, frozen, "the batch")
         frozen.send_signal(signal.SIGSTOP)
-        # The frozen worker is granted the lock, and holds it while it cannot move.
-        commit_order_lock(False)
+        # The frozen worker is granted the case, and holds it while it cannot move.
+        held.release()
         began = time.monotonic()
-        services.incident_report(actor=operator, title="Elsewhere", started_at=timezone.now())
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT 1 FROM {Case._meta.db_table} WHERE id = %s FOR UPDATE", [cases[0].pk]
+            )
         assert time.monotonic() - began < 2 + 5, "another writer waited past the idle bound"
 
         other = worker()
-        job_over = lambda: Job.objects.get(pk=job.pk).status not in Job.ACTIVE  # noqa: E731
-        wait_for(job_over, other, "the job taken over")
-        running = lambda: not DBTaskResult.objects.filter(status="RUNNING").exists()  # noqa: E731
-        wait_for(running, other, "the task rows to end")
+        wait_for(job_over(job), other, "the job taken over")
+        wait_for(no_task_running, other, "the task rows to end")
     finally:
+        held.release()
         frozen.send_signal(signal.SIGCONT)
         for process in [frozen, other]:
             if process is not None:
