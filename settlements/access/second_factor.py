@@ -9,7 +9,9 @@ to prove the one they have (anyone who has set one up, required or not).
 A proof is stamped in the session (``PROVED_AT_KEY``) when allauth reports a factor used or
 added (its public signals). The middleware hands its time to the request's user as
 ``second_factor_at``; the permission answers compare it with ``STEP_UP_MAX_AGE`` before what
-moves money (``permissions.step_up``).
+moves money (``permissions.step_up``), and a refusal for that reason (``SecondFactorStale``,
+raised by the service) is turned here into a visit to the page that asks for the factor again,
+coming back to the page the person acted from.
 """
 
 import base64
@@ -17,6 +19,7 @@ import hashlib
 import hmac
 import struct
 import time
+from urllib.parse import urlsplit
 
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.mfa.models import Authenticator
@@ -25,10 +28,11 @@ from allauth.mfa.utils import encrypt
 from django.dispatch import receiver
 from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.http import urlencode
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django_htmx.http import HttpResponseClientRedirect
 
-from settlements.access import roles
+from settlements.access import permissions, roles
+from settlements.errors import SecondFactorStale
 
 PROVED_AT_KEY = "_crashdesk_second_factor_at"
 # Set when the user was seen to have no factor, so that a user who needs none costs no query
@@ -113,17 +117,25 @@ class SecondFactorMiddleware:
     def __call__(self, request):
         user = request.user
         if user.is_authenticated:
-            user.second_factor_at = proved_at(request.session)
+            # What the permission answers read before what moves money (permissions.step_up).
+            setattr(user, permissions.PROVED_AT, proved_at(request.session))
             if not request.path.startswith(OPEN_PREFIXES):
                 target = self._owed(request, user)
                 if target is not None:
                     return _send_to(request, target)
         return self.get_response(request)
 
+    def process_exception(self, request, exception):
+        """A service refused for want of a fresh second factor (step-up): to the page that asks
+        for it, then back to the page the person acted from."""
+        if not isinstance(exception, SecondFactorStale):
+            return None
+        return _send_to(request, "mfa_reauthenticate", back_to=_acted_from(request))
+
     @staticmethod
     def _owed(request, user) -> str | None:
         """The page to send the user to, or None when they owe nothing."""
-        if user.second_factor_at is not None:
+        if getattr(user, permissions.PROVED_AT) is not None:
             return None
         required = second_factor_required(user)
         if not required and request.session.get(NO_FACTOR_KEY):
@@ -136,8 +148,22 @@ class SecondFactorMiddleware:
         return None
 
 
-def _send_to(request, url_name: str):
-    back_to = request.htmx.current_url_abs_path if request.htmx else request.get_full_path()
+def _acted_from(request) -> str:
+    """The page a POST was sent from (it shows the form again), else the posted address."""
+    if request.method == "GET":
+        return request.get_full_path()
+    referer = request.headers.get("Referer", "")
+    if referer and url_has_allowed_host_and_scheme(
+        referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        parts = urlsplit(referer)
+        return f"{parts.path}?{parts.query}" if parts.query else parts.path
+    return request.path
+
+
+def _send_to(request, url_name: str, back_to: str | None = None):
+    if back_to is None:
+        back_to = request.htmx.current_url_abs_path if request.htmx else request.get_full_path()
     url = f"{reverse(url_name)}?{urlencode({'next': back_to or '/'})}"
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
