@@ -54,11 +54,18 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    # Dates in words on django-allauth's passkey list.
+    "django.contrib.humanize",
     "django_htmx",
     "simple_history",
     "axes",
     "django_tasks_db",
     "pgtrigger",
+    # django-allauth for the second factor alone (TOTP, recovery codes, passkeys): people sign
+    # in through Django's own form, then prove the second factor (access.second_factor).
+    "allauth",
+    "allauth.account",
+    "allauth.mfa",
     "settlements",
 ]
 
@@ -83,6 +90,11 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # allauth's, which its sign-in and second-factor pages need (after authentication).
+    "allauth.account.middleware.AccountMiddleware",
+    # After authentication and htmx: a signed-in user who owes a second factor is sent to set
+    # it up or to prove it before any other page (access.second_factor).
+    "settlements.access.second_factor.SecondFactorMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     # Last, so that it sees the final outcome of authentication attempts.
     "axes.middleware.AxesMiddleware",
@@ -176,6 +188,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+
+# --- Second factor (django-allauth's MFA; settlements/access/second_factor.py) -----------------
+# Required of Tournament Managers, auditors and superusers, optional for everyone else. Only
+# the MFA pages of allauth are used: sign-in stays Django's form, and nobody signs up.
+ACCOUNT_ADAPTER = "settlements.access.second_factor.ClosedAccountAdapter"
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "none"
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
+MFA_TOTP_ISSUER = "CrashDesk"
+# Passkeys over http for local runs only (the demo on localhost); production is https.
+MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
+MFA_PASSKEY_LOGIN_ENABLED = False
+# How recent the last proof of the second factor must be for what moves money (step-up).
+STEP_UP_MAX_AGE = env_int("STEP_UP_MAX_AGE_SECONDS", 10 * 60)
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
 

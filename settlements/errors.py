@@ -30,3 +30,17 @@ class Duplicate(DomainError):
     def __init__(self, message: str, *, existing=None, field: str | None = None) -> None:
         super().__init__(message, field=field)
         self.existing = existing
+
+
+class SecondFactorStale(Exception):
+    """The action moves money and the actor's last proof of their second factor is older than
+    ``STEP_UP_MAX_AGE`` (``access.permissions.step_up``). Not a ``DomainError`` on purpose: a
+    page must not show it on its form but send the person to prove their factor again
+    (``access.second_factor.SecondFactorMiddleware``), and the API refuses it with 403."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message

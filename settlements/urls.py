@@ -1,5 +1,6 @@
+from allauth.account import views as allauth_views
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from settlements.views import (
     audit,
@@ -29,6 +30,18 @@ urlpatterns = [
     ),
     # Sign-out is a POST form in the top bar; Django's LogoutView refuses GET.
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # The names django-allauth's pages link to for signing in and out: the same two views.
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        name="account_login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="account_logout"),
+    # django-allauth's second-factor pages (access.second_factor), and the password
+    # confirmation they ask for before a factor is added or removed. Nothing else of allauth:
+    # no sign-up, no e-mail, no password reset by mail.
+    path("accounts/reauthenticate/", allauth_views.reauthenticate, name="account_reauthenticate"),
+    path("accounts/2fa/", include("allauth.mfa.urls")),
     path("", dashboard.dashboard, name="dashboard"),
     path("policy/", policy.crash_policy, name="policy"),
     path("settings/", profile.user_settings, name="user_settings"),

@@ -6,19 +6,23 @@ Snapshots come from ``settlements.demo.build_snapshot`` (any type, any stage); t
 """
 
 import os
+import time
 
 import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth.models import Group
 from django.core.cache import caches
+from django.test import Client
 from hypothesis import settings as hypothesis_settings
 
-from settlements.access import roles
+from settlements.access import roles, second_factor
 from settlements.demo import build_snapshot, snapshot_bytes
 
 __all__ = ["build_snapshot", "snapshot_bytes"]
 
 DEMO_PASSWORD = "crashdesk-test"
+# The TOTP secret of users who sign in through the form with a second factor (base32).
+TEST_TOTP_SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
 
 # A few dozen examples per property keep the local loop quick; CI (CI=true, as most CI
 # services set it, or HYPOTHESIS_PROFILE=ci) looks 500 deep. Tests state only what else they
@@ -46,6 +50,41 @@ def make_user(django_user_model, username: str, *role_names: str, **fields):
         group, _ = Group.objects.get_or_create(name=name)
         user.groups.add(group)
     return user
+
+
+@pytest.fixture(autouse=True)
+def force_login_proves_second_factor(monkeypatch):
+    """``Client.force_login`` signs a user in fully, as after the sign-in form and the second
+    factor: the session counts the factor as proved just then. Tests of the second factor
+    itself sign in through the form, or take the stamp away (``without_second_factor``)."""
+    original = Client.force_login
+
+    def force_login(self, user, backend=None):
+        original(self, user, backend)
+        session = self.session
+        second_factor.stamp_proof(session)
+        session.save()
+        self.cookies[django_settings.SESSION_COOKIE_NAME] = session.session_key
+
+    monkeypatch.setattr(Client, "force_login", force_login)
+
+
+def without_second_factor(client: Client) -> Client:
+    """``client``'s session as just after the password: no second factor proved yet."""
+    session = client.session
+    session.pop(second_factor.PROVED_AT_KEY, None)
+    session.save()
+    client.cookies[django_settings.SESSION_COOKIE_NAME] = session.session_key
+    return client
+
+
+def proved_ago(client: Client, seconds: float) -> Client:
+    """``client``'s session as if the second factor was last proved ``seconds`` ago."""
+    session = client.session
+    session[second_factor.PROVED_AT_KEY] = time.time() - seconds
+    session.save()
+    client.cookies[django_settings.SESSION_COOKIE_NAME] = session.session_key
+    return client
 
 
 @pytest.fixture

@@ -87,6 +87,16 @@ def api(*allowed: str, get: int | None = None, post: int | None = None, **kwargs
     return Entry(answers(get), answers(post), api=True, **kwargs)
 
 
+def second_factor(get: int, post: int, **kwargs) -> Entry:
+    """One of django-allauth's second-factor pages: the same answer for every signed-in user
+    (each manages their own factors), the sign-in page for anonymous visitors."""
+    return Entry(
+        {ANON: 302, **dict.fromkeys(SIGNED_IN, get)},
+        {ANON: 302, **dict.fromkeys(SIGNED_IN, post)},
+        **kwargs,
+    )
+
+
 MATRIX: dict[str, Entry] = {
     # Probes and sign-in.
     "healthz": Entry(everyone(200), everyone(405)),
@@ -94,6 +104,27 @@ MATRIX: dict[str, Entry] = {
     "metrics": Entry(everyone(404), everyone(405)),
     "login": Entry({**everyone(302), ANON: 200}, {**everyone(302), ANON: 200}),
     "logout": Entry(everyone(405), {}),  # POST signs out; covered by the layout tests.
+    # The same two views under the names django-allauth's pages link to.
+    "account_login": Entry({**everyone(302), ANON: 200}, {**everyone(302), ANON: 200}),
+    "account_logout": Entry(everyone(405), {}),
+    # The second factor (tests/test_second_factor.py). These users' sessions have proved a
+    # factor they do not have: adding or proving one asks for the password first (302), and
+    # there is no TOTP or recovery code to show or remove (404). An empty password is re-shown.
+    "account_reauthenticate": second_factor(200, 200),
+    "mfa_index": second_factor(200, 405),
+    # Only during allauth's own sign-in, which CrashDesk does not use: back to the sign-in.
+    "mfa_authenticate": Entry(everyone(302), everyone(302)),
+    "mfa_reauthenticate": second_factor(302, 302),
+    "mfa_activate_totp": second_factor(302, 302),
+    "mfa_deactivate_totp": second_factor(404, 404),
+    "mfa_view_recovery_codes": second_factor(404, 405),
+    "mfa_generate_recovery_codes": second_factor(302, 302),
+    "mfa_download_recovery_codes": second_factor(404, 404),
+    "mfa_list_webauthn": second_factor(200, 405),
+    "mfa_add_webauthn": second_factor(302, 302),
+    "mfa_reauthenticate_webauthn": second_factor(302, 302),
+    "mfa_edit_webauthn": second_factor(302, 302, args={"pk": "incident"}),
+    "mfa_remove_webauthn": second_factor(302, 302, args={"pk": "incident"}),
     # The API (bearer tokens); its OpenAPI document needs none.
     "api:openapi": Entry(everyone(200), everyone(405), api=True),
     "api:snapshots": api(OP, post=400),
@@ -310,7 +341,8 @@ def world(users, snapshot_factory) -> World:
 
 def url_of(name: str, pattern: URLPattern, entry: Entry, world: World) -> str:
     kwargs = {}
-    for argument in pattern.pattern.converters:
+    # An argument of an enclosing include() (allauth's passkey pages) is named by entry.args.
+    for argument in {**pattern.pattern.converters, **entry.args}:
         attribute = entry.args.get(argument, argument.removesuffix("_id"))
         value = getattr(world, attribute, None)
         assert value is not None, f"{name}: no object for the URL argument {argument!r}"

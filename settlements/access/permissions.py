@@ -10,11 +10,14 @@ Nothing here reads the database: whatever a rule needs beyond the records passed
 compensation still waiting on a case, whether a crash case has a settlement) is an argument.
 """
 
+import time
 from collections.abc import Sequence
+
+from django.conf import settings
 
 from settlements import desk_roles
 from settlements.access import roles
-from settlements.errors import DomainError, InvalidTransition, NotAllowed
+from settlements.errors import DomainError, InvalidTransition, NotAllowed, SecondFactorStale
 from settlements.models import (
     ApiToken,
     Case,
@@ -34,10 +37,12 @@ from settlements.workflow import (
     settlement_refusal,
 )
 
-# Which rule refused: the user's roles, the four-eyes rule, or the state of the record.
+# Which rule refused: the user's roles, the four-eyes rule, the state of the record, or a
+# second factor proved too long ago for what moves money.
 ROLE = "role"
 OWN_WORK = "own_work"
 STATE = "state"
+STEP_UP = "step_up"
 
 # Who may do what: the sets live in desk_roles, the one place they are written; named here too
 # because the views' role_required decorators name them through this module.
@@ -52,7 +57,8 @@ ICM_READERS = desk_roles.ICM_READERS
 
 
 class Refusal(str):
-    """Why the user may not act now, worded for them; ``kind`` is ROLE, OWN_WORK or STATE."""
+    """Why the user may not act now, worded for them; ``kind`` is ROLE, OWN_WORK, STATE or
+    STEP_UP."""
 
     kind: str
 
@@ -64,6 +70,8 @@ class Refusal(str):
     @property
     def error(self) -> DomainError:
         """The error a service raises for it."""
+        if self.kind == STEP_UP:
+            return SecondFactorStale(str(self))
         return (InvalidTransition if self.kind == STATE else NotAllowed)(str(self))
 
 
@@ -71,6 +79,38 @@ def enforce(refusal: Refusal | None) -> None:
     """Raise ``refusal`` as its error; do nothing when there is none."""
     if refusal is not None:
         raise refusal.error
+
+
+# --- Step-up: a fresh second factor before what moves money ------------------------------------
+
+# What the request's user carries when it is a person at a browser: the Unix time they last
+# proved their second factor, or None (``access.second_factor.SecondFactorMiddleware``).
+PROVED_AT = "second_factor_at"
+
+
+def step_up(*, user, action: str) -> Refusal | None:
+    """A fresh proof of the second factor (within ``STEP_UP_MAX_AGE`` seconds) before ``action``.
+
+    The services that move money enforce it after their own answer: approving a settlement
+    (one or in bulk), compensation, a prize withdrawal, resolving an individual case with a
+    payment, issuing an API token; any new such action calls it too (rulebook versions).
+
+    Only people signed in at a browser carry ``PROVED_AT``; an API token's user carries None,
+    so a token never makes such a change. Work that no request makes (a management command,
+    a background job started by a request that passed this check) carries nothing and is let
+    through: the check was made where a person asked for it.
+    """
+    if user is None or not hasattr(user, PROVED_AT):
+        return None
+    proved = getattr(user, PROVED_AT)
+    if proved is not None and time.time() - proved <= settings.STEP_UP_MAX_AGE:
+        return None
+    minutes = max(1, settings.STEP_UP_MAX_AGE // 60)
+    return Refusal(
+        f"To {action}, confirm your second factor again: the last time was more than "
+        f"{minutes} minute{'' if minutes == 1 else 's'} ago.",
+        STEP_UP,
+    )
 
 
 # --- Incidents, tournaments, snapshots ----------------------------------------------------------

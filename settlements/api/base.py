@@ -18,7 +18,8 @@ from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
 from settlements import problems, services
-from settlements.access import roles
+from settlements.access import permissions, roles
+from settlements.errors import SecondFactorStale
 from settlements.rules import InvalidInput
 
 log = logging.getLogger("crashdesk.api")
@@ -71,9 +72,15 @@ def api_endpoint(
                     return _unauthenticated(request, offered=raw is not None)
                 if not roles.has_role(token.user, *allowed):
                     return _forbidden(token.user, allowed)
+                # A token proves no second factor: what asks for a fresh one is refused.
+                setattr(token.user, permissions.PROVED_AT, None)
                 return view(request, token.user, *args, **kwargs)
             except InvalidInput as invalid:
                 return problems.problems_response(400, invalid.problems)
+            except SecondFactorStale as stale:
+                return problems.refusal(
+                    403, "Authorization", f"{stale} An API token has no second factor."
+                )
             except Exception:
                 log.exception("API request failed: %s %s", request.method, request.path)
                 return _server_error_response()

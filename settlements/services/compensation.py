@@ -182,6 +182,8 @@ def _compensation_review(compensation: Compensation, actor, action: str, reason:
         permissions.compensation_approve if action == "approve" else permissions.compensation_reject
     )(compensation=compensation, user=actor)
     permissions.enforce(refusal)
+    if action == "approve":
+        permissions.enforce(permissions.step_up(user=actor, action="approve compensation"))
     new_status = compensation_next_status(compensation.status, action, label=str(compensation))
     compensation.status = new_status
     if action == "approve":

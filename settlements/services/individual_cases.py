@@ -220,6 +220,8 @@ def _prize_withdrawal_review(withdrawal: PrizeWithdrawal, actor, action: str, re
         else permissions.prize_withdrawal_reject
     )
     permissions.enforce(check(withdrawal=withdrawal, user=actor))
+    if action == "approve":
+        permissions.enforce(permissions.step_up(user=actor, action="approve prize withdrawals"))
     withdrawal.status = prize_withdrawal_next_status(
         withdrawal.status, action, label=str(withdrawal)
     )

@@ -140,6 +140,13 @@ class Progress:
         return 100 if not self.total else self.finished * 100 // self.total
 
 
+def _step_up(kind: str, actor) -> None:
+    """A bulk approval asks for the second factor when it is started or run again; its items
+    are then approved in the background in the starter's name (``_approve``)."""
+    if kind == Job.Kind.APPROVE:
+        permissions.enforce(permissions.step_up(user=actor, action="approve settlements"))
+
+
 @transaction.atomic
 def job_start(
     *,
@@ -152,6 +159,7 @@ def job_start(
 ) -> Job:
     """Queue a job over ``items``; refused while the same work on ``target`` is active."""
     roles.require_role(actor, *STARTERS[kind], action=Job.Kind(kind).label.lower())
+    _step_up(kind, actor)
     if not items:
         raise DomainError("There is nothing to do: no item is in the state this work needs.")
     job = Job(
@@ -196,6 +204,7 @@ def job_retry(*, job: Job, actor) -> Job:
     job = Job.objects.select_for_update().get(pk=job.pk)
     if actor.pk != job.created_by_id:
         raise NotAllowed("Only the person who started this work may run it again.")
+    _step_up(job.kind, actor)
     if job.is_active:
         raise DomainError("This work is still under way.")
     again = job.items.filter(status__in=[JobItem.Status.PENDING, JobItem.Status.FAILED])

@@ -523,6 +523,7 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
             reissue=reissue, user=actor, paid_reference=state.paid_reference
         )
     )
+    permissions.enforce(permissions.step_up(user=actor, action="approve re-issues"))
     reissue.status = reissue_next_status(reissue.status, "approve", label=str(reissue))
     reissue.approved_by = actor
     _finish_review(reissue, actor, reason)

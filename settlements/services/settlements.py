@@ -205,6 +205,7 @@ def settlement_approve(*, settlement: Settlement, actor, reason: str = "") -> Se
     """Make a submitted settlement (or adjustment) final. Never the preparer's own."""
     case, settlement = lock_settlement(settlement)
     permissions.enforce(permissions.settlement_approve(settlement=settlement, user=actor))
+    permissions.enforce(permissions.step_up(user=actor, action="approve settlements"))
     new_status = settlement_next_status(settlement.status, "approve", label=str(settlement))
     if settlement.is_adjustment:
         _check_adjustment_nets(settlement.corrects, list(settlement.lines.all()))

@@ -21,6 +21,7 @@ def api_token_create(*, user, name: str, actor=None) -> tuple[ApiToken, str]:
     ``actor`` is None when an administrator runs the management command on the server.
     """
     permissions.enforce(permissions.api_token_manage(owner=user, user=actor))
+    permissions.enforce(permissions.step_up(user=actor, action="issue API tokens"))
     name = required_text(name, "name", max_length=100)
     raw, prefix = ApiToken.new_raw()
     token = ApiToken(user=user, name=name, prefix=prefix, token_hash=ApiToken.hash(raw))

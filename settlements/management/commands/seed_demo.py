@@ -19,11 +19,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from settlements import services
-from settlements.access import roles
+from settlements.access import roles, second_factor
 from settlements.demo import snapshot_bytes
 from settlements.models import Case, Compensation, Incident, PrizeWithdrawal, Tournament
 
 DEFAULT_PASSWORD = "crashdesk-demo"
+# The demo's published TOTP secret (base32), given to every demo user who must have a second
+# factor, so that a newcomer can sign in: add it to an authenticator app, or print the current
+# code with `manage.py demo_totp_code`.
+DEMO_TOTP_SECRET = "CRASHDESKDEMO2FACRASHDESKDEMO2FA"
 INCIDENT_TITLE = "Demo: data-centre power loss"
 
 # username -> (role, display name)
@@ -102,6 +106,11 @@ class Command(BaseCommand):
             self.stdout.write(f"  {name:<10} {password:<18} {roles.LABELS[role]}")
         self.stdout.write(f"  {admin.username:<10} {password:<18} site administrator (/admin/)")
         self.stdout.write(
+            "Tournament Managers, the auditor and admin also give a second factor: the TOTP "
+            f"secret {DEMO_TOTP_SECRET} (add it to an authenticator app, or run "
+            "'manage.py demo_totp_code' for the current code)"
+        )
+        self.stdout.write(
             "  (cashier opens no page: give it a token with "
             "'manage.py api_token create cashier' and call /api/v1/ledger)"
         )
@@ -125,6 +134,8 @@ class Command(BaseCommand):
         user.save()
         user.groups.add(Group.objects.get_or_create(name=role)[0])
         roles.forget_roles(user)
+        if second_factor.second_factor_required(user):
+            second_factor.set_totp_secret(user=user, secret=DEMO_TOTP_SECRET)
         return user
 
     def _admin(self, password: str):
@@ -133,6 +144,7 @@ class Command(BaseCommand):
         )
         admin.set_password(password)
         admin.save()
+        second_factor.set_totp_secret(user=admin, secret=DEMO_TOTP_SECRET)
         return admin
 
     def _incident(self, operator) -> Incident:
