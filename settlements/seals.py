@@ -31,6 +31,7 @@ from settlements.models import (
     PaymentConfirmation,
     PrizeWithdrawal,
     Reissue,
+    RulebookVersion,
     Settlement,
     SettlementPayout,
     Tournament,
@@ -193,6 +194,10 @@ _FIXED: dict[type, tuple[str, ...]] = {
         "invite_scope", "invited_players",
     ),
     Incident: ("title", "started_at", "description", "reported_by", "reported_at"),
+    RulebookVersion: (
+        "rulebook", "number", "parameters", "text", "effective_from", "proposed_by",
+        "proposed_at", "proposal_reason",
+    ),
 }  # fmt: skip
 _REVIEW = ("status", "approved_by", "rejected_by", "reviewed_at", "review_reason")
 # Fields an event of the type makes final: who submitted, approved, rejected, withdrew, closed.
@@ -209,6 +214,9 @@ _FINAL: dict[str, tuple[str, ...]] = {
     T.CASE_WITHDRAWN: ("status", "withdrawn_by", "withdrawn_at", "withdrawal_reason"),
     T.INDIVIDUAL_CASE_RESOLVED: ("resolved_by", "resolved_at", "outcome"),
     T.INCIDENT_CLOSED: ("closed_by", "closed_at"),
+    # Not the status: an approved version may still be withdrawn before it takes effect.
+    T.RULEBOOK_VERSION_APPROVED: ("approved_by", "approved_at", "approval_reason"),
+    T.RULEBOOK_VERSION_WITHDRAWN: ("status", "withdrawn_by", "withdrawn_at", "withdrawal_reason"),
 }
 # Every field ever sealed of a model: what verification reads back.
 _SEALED = {

@@ -63,6 +63,12 @@ class CompensationStatus(models.TextChoices):
     WITHDRAWN = "withdrawn", "Withdrawn with its case"
 
 
+class RulebookVersionStatus(models.TextChoices):
+    PROPOSED = "proposed", "Awaiting approval"
+    APPROVED = "approved", "Approved"
+    WITHDRAWN = "withdrawn", "Withdrawn"
+
+
 class ReissueStatus(models.TextChoices):
     PROPOSED = "proposed", "Awaiting approval"
     APPROVED = "approved", "Approved"
@@ -159,6 +165,20 @@ _COMPENSATION_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
     "withdraw": (
         frozenset({CompensationStatus.PROPOSED}),
         CompensationStatus.WITHDRAWN,
+        "withdraw",
+    ),
+}
+
+_RULEBOOK_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
+    "approve": (
+        frozenset({RulebookVersionStatus.PROPOSED}),
+        RulebookVersionStatus.APPROVED,
+        "approve",
+    ),
+    # An approved version only before it takes effect: the service checks the time.
+    "withdraw": (
+        frozenset({RulebookVersionStatus.PROPOSED, RulebookVersionStatus.APPROVED}),
+        RulebookVersionStatus.WITHDRAWN,
         "withdraw",
     ),
 }
@@ -300,6 +320,14 @@ def settlement_refusal(current: str, action: str, *, label: str) -> str | None:
 
 def compensation_refusal(current: str, action: str, *, label: str) -> str | None:
     return _refusal(_COMPENSATION_MOVES, CompensationStatus, current, action, label)
+
+
+def rulebook_version_refusal(current: str, action: str, *, label: str) -> str | None:
+    return _refusal(_RULEBOOK_MOVES, RulebookVersionStatus, current, action, label)
+
+
+def rulebook_version_next_status(current: str, action: str, *, label: str) -> str:
+    return _move(_RULEBOOK_MOVES, RulebookVersionStatus, current, action, label)
 
 
 def reissue_refusal(current: str, action: str, *, label: str) -> str | None:

@@ -63,6 +63,10 @@ from settlements.models.payments import (
     Reissue,
     idempotency_key,
 )
+from settlements.models.rulebooks import (
+    Rulebook,
+    RulebookVersion,
+)
 from settlements.models.settlements import (
     SETTLEMENT_FIXED,
     Settlement,
@@ -92,6 +96,8 @@ __all__ = [
     "PrizeWithdrawal",
     "Profile",
     "Reissue",
+    "Rulebook",
+    "RulebookVersion",
     "SETTLEMENT_FIXED",
     "Settlement",
     "SettlementLine",

@@ -185,6 +185,12 @@ from settlements.selectors.queues import (
     overdue_line_count,
     waiting_queue,
 )
+from settlements.selectors.rulebooks import (
+    latest_approved_version,
+    rulebook_list,
+    version_in_force,
+    versions_awaiting_approval,
+)
 from settlements.selectors.settlements import (
     Totals,
     line_amounts_by_kind,
@@ -199,6 +205,10 @@ from settlements.selectors.settlements import (
 )
 
 __all__ = [
+    "latest_approved_version",
+    "rulebook_list",
+    "version_in_force",
+    "versions_awaiting_approval",
     "DeskFigures",
     "desk_figures",
     "NEXT_STEP",

@@ -85,6 +85,11 @@ from settlements.services.payments import (
     reissue_reject,
 )
 from settlements.services.profiles import profile_set_time_zone, time_zone_names
+from settlements.services.rulebooks import (
+    rulebook_version_approve,
+    rulebook_version_propose,
+    rulebook_version_withdraw,
+)
 from settlements.services.settlements import (
     LINE_SHAPES,
     SETTLEMENT_PAYOUT_FIELDS,
@@ -104,6 +109,9 @@ from settlements.services.tokens import (
 )
 
 __all__ = [
+    "rulebook_version_approve",
+    "rulebook_version_propose",
+    "rulebook_version_withdraw",
     "NewItem",
     "Progress",
     "audit_verification_start",
