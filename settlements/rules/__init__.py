@@ -7,7 +7,7 @@ benchmarked on their own, and the web app, the API and `manage.py settle` share 
 from .basis import Basis
 from .errors import InvalidInput, Problem
 from .formulas import Explanation, SplitSummary
-from .policy import DEFAULT_POLICY, Policy, parse_policy
+from .policy import DEFAULT_POLICY, POLICY_KEYS, Policy, PolicyKey, parse_policy
 from .remedies import (
     Assessment,
     SplitTerms,
@@ -33,6 +33,7 @@ ENGINE_VERSION = "1.1.1"
 
 __all__ = [
     "DEFAULT_POLICY",
+    "POLICY_KEYS",
     "ENGINE_VERSION",
     "Assessment",
     "Basis",
@@ -45,6 +46,7 @@ __all__ = [
     "Player",
     "PlayerV2",
     "Policy",
+    "PolicyKey",
     "Problem",
     "RegularTournament",
     "SatelliteTournament",

@@ -1,6 +1,9 @@
-"""Site policy: the stage thresholds of RULES.md §2 and the late-stage formula of §4.
+"""The rulebook's parameters: RULES.md §9 (the stage thresholds of §2, the formulas of §3–§4
+and the eight keys that let a published operator policy be applied).
 
-A site may change these; every settlement records the policy it was computed with.
+`POLICY_KEYS` is the single registry of the keys: their types, allowed values, defaults and a
+plain explanation, so validation, the echo in a settlement and any form or API that edits a
+rulebook read the same table. Every settlement records the policy it was computed with.
 """
 
 from collections.abc import Mapping
@@ -16,64 +19,229 @@ ROOT = "--policy"
 
 
 @dataclass(frozen=True, slots=True)
-class Policy:
-    pre_pct: int = 5
-    early_pct: int = 25
-    late_formula: str = "chip_equity"
+class PolicyKey:
+    """One §9 key. `choices` lists the allowed values (default first) for the named ones;
+    integer keys give `minimum`/`maximum` instead (and `final_table_icm` its gap, 1)."""
 
-    def __post_init__(self) -> None:
-        if problems := _policy_problems(self.pre_pct, self.early_pct, self.late_formula):
-            raise InvalidInput(problems)
+    name: str
+    type: type
+    default: object
+    explanation: str
+    choices: tuple = ()
+    minimum: int | None = None
+    maximum: int | None = None
 
-    def to_dict(self) -> dict:
-        return {
-            "pre_pct": self.pre_pct,
-            "early_pct": self.early_pct,
-            "late_formula": self.late_formula,
-        }
+    def allowed(self) -> str:
+        """The allowed values in words, for error messages and forms."""
+        if self.choices:
+            return " or ".join(str(choice).lower() for choice in self.choices)
+        if self.name == "final_table_icm":
+            return "0 (never) or a whole number from 2 to 10"
+        return f"a whole number from {self.minimum} to {self.maximum}"
+
+
+POLICY_KEYS: tuple[PolicyKey, ...] = (
+    PolicyKey(
+        "pre_pct",
+        int,
+        5,
+        "Percentage of entrants eliminated up to which a tournament is still in its first stage "
+        "and everybody gets buy-in and fee back.",
+        minimum=0,
+        maximum=100,
+    ),
+    PolicyKey(
+        "early_pct",
+        int,
+        25,
+        "Percentage of entrants eliminated up to which the early stage lasts (buy-ins and fees "
+        "back to those left, the rest split evenly); equal to pre_pct means no early stage.",
+        minimum=0,
+        maximum=100,
+    ),
+    PolicyKey(
+        "late_formula",
+        str,
+        "chip_equity",
+        "How the prize money still in play is split once the tournament is in the money.",
+        choices=LATE_FORMULAS,
+    ),
+    PolicyKey(
+        "final_table_icm",
+        int,
+        0,
+        "From this many players left (in the money), pay them by ICM instead of the late "
+        "formula; 0 never uses ICM.",
+        minimum=0,
+        maximum=10,
+    ),
+    PolicyKey(
+        "late_registration",
+        str,
+        "ignore",
+        "With refund, a tournament that crashed while late registration was open refunds "
+        "everybody in full.",
+        choices=("ignore", "refund"),
+    ),
+    PolicyKey(
+        "guarantee_before_itm",
+        str,
+        "pool",
+        "With house, a guarantee's overlay is paid only once the tournament is in the money; "
+        "before that only what players paid is split.",
+        choices=("pool", "house"),
+    ),
+    PolicyKey(
+        "middle_formula",
+        str,
+        "chip_equity",
+        "How the prize pool is split in the middle stage (after the early stage, before the "
+        "money).",
+        choices=("chip_equity", "chip_proportional"),
+    ),
+    PolicyKey(
+        "middle_floor",
+        str,
+        "buy_in",
+        "With none, players left in the middle stage are not guaranteed their buy-in back.",
+        choices=("buy_in", "none"),
+    ),
+    PolicyKey(
+        "middle_fee_refund",
+        bool,
+        False,
+        "With true, players left in the middle stage also get their fee back.",
+        choices=(False, True),
+    ),
+    PolicyKey(
+        "bounty_refund",
+        str,
+        "current",
+        "Knock-out bounties after the first stage: current pays each player the bounty on their "
+        "head, entry only one entry's bounty.",
+        choices=("current", "entry"),
+    ),
+    PolicyKey(
+        "satellite_prizes",
+        str,
+        "tickets",
+        "With cash, a satellite pays its seats and shares as cash instead of tickets.",
+        choices=("tickets", "cash"),
+    ),
+)
+KEYS_BY_NAME = {key.name: key for key in POLICY_KEYS}
+# Always echoed in a settlement's `policy`; the other keys only when they differ (§9, Echo).
+ALWAYS_ECHOED = ("pre_pct", "early_pct", "late_formula")
 
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _policy_problems(pre_pct: object, early_pct: object, late_formula: object) -> list[Problem]:
-    problems = []
-    for key, value in (("pre_pct", pre_pct), ("early_pct", early_pct)):
-        if not _is_int(value) or not 0 <= value <= 100:
-            problems.append(Problem(f"{ROOT}.{key}", "must be a whole percentage from 0 to 100"))
-    if not problems and pre_pct > early_pct:
+def _key_problem(key: PolicyKey, value: object) -> Problem | None:
+    if key.type is bool:
+        ok = isinstance(value, bool)
+    elif key.type is int:
+        ok = _is_int(value) and key.minimum <= value <= key.maximum
+        if ok and key.name == "final_table_icm":
+            ok = value != 1
+    else:
+        ok = value in key.choices
+    return None if ok else Problem(f"{ROOT}.{key.name}", "must be " + key.allowed())
+
+
+def _problems(values: Mapping) -> list[Problem]:
+    """Every problem of these key values (keys known already), the order of the two
+    percentages included once each is valid on its own."""
+    problems = [
+        problem
+        for name, value in values.items()
+        if (problem := _key_problem(KEYS_BY_NAME[name], value)) is not None
+    ]
+    pre = values.get("pre_pct", KEYS_BY_NAME["pre_pct"].default)
+    early = values.get("early_pct", KEYS_BY_NAME["early_pct"].default)
+    if (
+        not any(p.path in (f"{ROOT}.pre_pct", f"{ROOT}.early_pct") for p in problems)
+        and pre > early
+    ):
         problems.append(
-            Problem(f"{ROOT}.early_pct", f"must be at least pre_pct ({pre_pct}), not {early_pct}")
+            Problem(f"{ROOT}.early_pct", f"must be at least pre_pct ({pre}), not {early}")
         )
-    if late_formula not in LATE_FORMULAS:
-        problems.append(Problem(f"{ROOT}.late_formula", "must be " + " or ".join(LATE_FORMULAS)))
     return problems
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    pre_pct: int = 5
+    early_pct: int = 25
+    late_formula: str = "chip_equity"
+    final_table_icm: int = 0
+    late_registration: str = "ignore"
+    guarantee_before_itm: str = "pool"
+    middle_formula: str = "chip_equity"
+    middle_floor: str = "buy_in"
+    middle_fee_refund: bool = False
+    bounty_refund: str = "current"
+    satellite_prizes: str = "tickets"
+
+    def __post_init__(self) -> None:
+        if problems := _problems({key.name: getattr(self, key.name) for key in POLICY_KEYS}):
+            raise InvalidInput(problems)
+
+    @property
+    def parameters(self) -> dict:
+        """Every key with its value, defaults included, in the registry's order."""
+        return {key.name: getattr(self, key.name) for key in POLICY_KEYS}
+
+    def to_dict(self) -> dict:
+        """The settlement's echo: the three keys of §2–§4 always, the others when not default.
+
+        A settlement under the default rulebook thus reads exactly as before §9 existed.
+        """
+        return {
+            key.name: value
+            for key in POLICY_KEYS
+            if (value := getattr(self, key.name)) != key.default or key.name in ALWAYS_ECHOED
+        }
+
+    def differences(self, other: "Policy") -> dict[str, tuple]:
+        """{key: (this value, other's value)} for every key on which the two differ."""
+        return {
+            key.name: (getattr(self, key.name), getattr(other, key.name))
+            for key in POLICY_KEYS
+            if getattr(self, key.name) != getattr(other, key.name)
+        }
 
 
 DEFAULT_POLICY = Policy()
 
 
-class _PolicyDoc(msgspec.Struct, forbid_unknown_fields=True):
-    pre_pct: int = DEFAULT_POLICY.pre_pct
-    early_pct: int = DEFAULT_POLICY.early_pct
-    late_formula: str = DEFAULT_POLICY.late_formula
-
-
 def parse_policy(data: bytes | str | Mapping) -> Policy:
-    """A policy from a JSON document (the `--policy` file) or an already decoded mapping."""
+    """A policy from a JSON document (the `--policy` file) or an already decoded mapping.
+
+    Missing keys take their defaults; an unknown key, a wrong type or a value outside §9's
+    table is an `InvalidInput` whose problems name `--policy.KEY`.
+    """
     raw = b""
-    try:
-        if isinstance(data, Mapping):
-            doc = msgspec.convert(dict(data), _PolicyDoc, strict=True)
-        else:
-            raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
-            doc = msgspec.json.decode(raw, type=_PolicyDoc)
-    except msgspec.ValidationError as error:  # a subclass of DecodeError, so caught first
-        raise InvalidInput([problem_from_validation(error, root=ROOT)]) from None
-    except msgspec.DecodeError as error:
-        raise InvalidInput(problems_from_decode_error(error, raw, root=ROOT)) from None
-    # The file is a few bytes: checking it for repeated keys costs nothing.
-    if raw and (repeated := duplicate_key_problems(raw, root=ROOT)):
-        raise InvalidInput(repeated)
-    return Policy(doc.pre_pct, doc.early_pct, doc.late_formula)
+    if isinstance(data, Mapping):
+        doc = dict(data)
+    else:
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+        try:
+            doc = msgspec.json.decode(raw, type=dict)
+        except msgspec.ValidationError as error:  # a subclass of DecodeError, so caught first
+            raise InvalidInput([problem_from_validation(error, root=ROOT)]) from None
+        except msgspec.DecodeError as error:
+            raise InvalidInput(problems_from_decode_error(error, raw, root=ROOT)) from None
+        # The file is a few bytes: checking it for repeated keys costs nothing.
+        if repeated := duplicate_key_problems(raw, root=ROOT):
+            raise InvalidInput(repeated)
+    problems = [
+        Problem(f"{ROOT}.{name}", "is not a policy key")
+        for name in doc
+        if not isinstance(name, str) or name not in KEYS_BY_NAME
+    ]
+    problems += _problems({name: value for name, value in doc.items() if name in KEYS_BY_NAME})
+    if problems:
+        raise InvalidInput(problems)
+    return Policy(**doc)

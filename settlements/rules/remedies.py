@@ -4,13 +4,14 @@
 `settle` computes what every player receives, as lines per player and totals per player.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import compress
 
 from .basis import Basis
 from .entries import EntryColumns
 from .errors import InvalidInput, Problem
 from .formulas import BoundsError, Split, split
+from .icm import exact_equity, round_to_units
 from .output import line_totals, output
 from .policy import DEFAULT_POLICY, LATE_FORMULAS, Policy
 from .satellite import pay_as_seats, rank_values
@@ -20,6 +21,10 @@ from .stage import classify
 from .terms import Terms, entry_columns, terms_of
 
 LATE_FORMULA = "<policy late_formula>"
+# RULES.md §9: the regular middle stage's formula is the policy's middle_formula, and the late
+# stage of a regular or freeroll pays by ICM once few enough players remain (final_table_icm).
+MIDDLE_FORMULAS = ("chip_equity", "chip_proportional")
+ICM = "icm"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +115,11 @@ def remedy_for(
     if not cell.options:
         if decision is not None:
             raise InvalidInput.at("--decision", f"{case} takes no decision; leave it out")
-        return policy.late_formula if cell.remedy == LATE_FORMULA else cell.remedy
+        if cell.remedy == LATE_FORMULA:
+            return policy.late_formula
+        if (tournament_type, stage) == ("regular", "middle"):
+            return policy.middle_formula
+        return cell.remedy
     if decision is None:
         return None
     remedies = dict(cell.options)
@@ -129,7 +138,9 @@ def split_terms(tournament_type: str, stage: str, remedy: str | None) -> SplitTe
     cell = _cell(tournament_type, stage)
     reachable = {code for _, code in cell.options} | {cell.remedy}
     if LATE_FORMULA in reachable:
-        reachable |= set(LATE_FORMULAS)
+        reachable |= {*LATE_FORMULAS, ICM}
+    if (tournament_type, stage) == ("regular", "middle"):
+        reachable |= set(MIDDLE_FORMULAS)
     if remedy not in reachable:
         raise ValueError(
             f"a {tournament_type} tournament at the {stage} stage never pays {remedy!r}"
@@ -155,14 +166,18 @@ class Assessment:
 def assess(snapshot: Snapshot, policy: Policy = DEFAULT_POLICY) -> Assessment:
     terms = terms_of(snapshot)
     kind = snapshot.tournament.type
-    stage = classify(
-        started=snapshot.tournament.started,
-        entrants=terms.entrants,
-        eliminated=terms.eliminated,
-        remaining=terms.remaining,
-        paid_places=terms.paid_places,
-        policy=policy,
-    )
+    if policy.late_registration == "refund" and snapshot.tournament.late_registration_open:
+        # §9: decided before any other stage rule, for every type.
+        stage = "pre"
+    else:
+        stage = classify(
+            started=snapshot.tournament.started,
+            entrants=terms.entrants,
+            eliminated=terms.eliminated,
+            remaining=terms.remaining,
+            paid_places=terms.paid_places,
+            policy=policy,
+        )
     if kind == "satellite" and stage != "pre" and terms.remaining < terms.seats:
         raise InvalidInput.at(
             "players",
@@ -186,7 +201,7 @@ def assess(snapshot: Snapshot, policy: Policy = DEFAULT_POLICY) -> Assessment:
 
 # Remedies after which the remaining players also receive the bounties on their heads (§8):
 # every decided one but the refunds of the pre stage and a reschedule.
-_PAYS_BOUNTIES = frozenset(SPLIT_REMEDIES) | {"satellite_rank"}
+_PAYS_BOUNTIES = frozenset(SPLIT_REMEDIES) | {"satellite_rank", ICM}
 
 
 def settle(
@@ -197,6 +212,8 @@ def settle(
     assessment = assess(snapshot, policy)
     remedy = remedy_for(assessment.type, assessment.stage, decision=decision, policy=policy)
     terms = assessment.terms
+    if remedy in LATE_FORMULAS and terms.remaining <= policy.final_table_icm:
+        remedy = ICM
     # Everything below works on the players in the snapshot's order, which is also the order
     # of their objects in memory; only the output is sorted by id. Refunds concern every
     # entrant; everything else only the players still holding chips.
@@ -227,21 +244,44 @@ def settle(
             chips, ids, seat_value=terms.seat_value, seats=terms.seats, remainder=terms.remainder
         )
         part = RankingPart(ids, chips, values, places, shared)
+    elif remedy == ICM:
+        # §9: every prize in play, 1..R, by Malmuth–Harville, exactly, then rounded as in §4.
+        prizes = [terms.prize(place) for place in range(1, n + 1)]
+        values = round_to_units(exact_equity(chips, prizes), chips, ids)
     elif remedy in SPLIT_REMEDIES:
         bounds = TABLE[assessment.type, assessment.stage].split
+        regular_middle = (assessment.type, assessment.stage) == ("regular", "middle")
+        if regular_middle and policy.middle_floor == "none":
+            bounds = replace(bounds, floor=None)
         refunded = 0  # Σ paid_i of the players refunded beside the split
         if bounds.fees_refunded:
             columns["refund_buy_in"], columns["refund_fee"] = _own_payments(own, terms, n)
             refunded = sum(columns["refund_buy_in"])
+        elif regular_middle and policy.middle_fee_refund:
+            columns["refund_fee"] = _own_payments(own, terms, n)[1]
         own_bounds = _own_bounds(own, terms, bounds)
-        result = _split(terms, bounds, remedy, chips, ids, own_bounds, refunded)
+        # §9's guarantee_before_itm "house": before the money the split shares only what the
+        # players paid in, so a guarantee's overlay waits for the money.
+        paid_only = (
+            policy.guarantee_before_itm == "house"
+            and assessment.type != "freeroll"
+            and assessment.stage in ("early", "middle")
+        )
+        result = _split(terms, bounds, remedy, chips, ids, own_bounds, refunded, paid_only)
         part = SplitPart(ids, chips, result)
         values = result.amounts
     # "reschedule" and a pending decision pay nothing.
     if terms.entry_bounty and remedy in _PAYS_BOUNTIES:
-        columns["bounty"] = own.heads
+        # §9's bounty_refund "entry": one entry's bounty each; the rest stays with the house.
+        columns["bounty"] = (
+            [terms.entry_bounty] * n if policy.bounty_refund == "entry" else own.heads
+        )
 
-    if values is not None and assessment.type == "satellite":
+    if (
+        values is not None
+        and assessment.type == "satellite"
+        and policy.satellite_prizes == "tickets"
+    ):
         columns["ticket"], columns["prize_tdollars"] = pay_as_seats(values, terms.seat_value)
     elif values is not None:
         columns["prize_cash"] = values
@@ -351,8 +391,9 @@ def _split(
     ids: list[str],
     own: tuple[list[int], list[int] | None] | None = None,
     refunded: int = 0,
+    paid_only: bool = False,
 ) -> Split:
-    pool, floor, cap, floor_path, cap_path = _bounds(terms, bounds, refunded)
+    pool, floor, cap, floor_path, cap_path = _bounds(terms, bounds, refunded, paid_only)
     floors, caps = own if own is not None else (None, None)
     try:
         return split(
@@ -373,14 +414,16 @@ def _split(
 
 
 def _bounds(
-    terms: Terms, bounds: SplitTerms, refunded: int
+    terms: Terms, bounds: SplitTerms, refunded: int, paid_only: bool = False
 ) -> tuple[int, int, int | None, str, str]:
     """(Q, L, H) of a split, with the snapshot field behind L and behind H ("$" for none);
-    `refunded` is Σ paid_i of the players whose buy-ins are refunded beside it."""
+    `refunded` is Σ paid_i of the players whose buy-ins are refunded beside it, and
+    `paid_only` puts Σ paid_i over every entrant in the place of P (§9)."""
+    whole = terms.paid_in if paid_only else terms.pool
     if bounds.pool == "prize_pool":
-        pool = terms.pool
+        pool = whole
     elif bounds.pool == "pool_less_refunds":
-        pool = terms.pool - refunded
+        pool = whole - refunded
     else:
         # P_late: the places R+1..M were already paid by the tournament itself.
         pool = terms.pool - sum(terms.prizes[terms.remaining :])

@@ -74,6 +74,12 @@ class Tournament(msgspec.Struct, frozen=True, kw_only=True):
     currency: str
     name: str = ""
     started: bool = True
+    # RULES.md §9: whether registration was still open at the crash, and the rulebook and
+    # start time that pick the version of the rules the desk applies (the engine itself
+    # takes its policy as given).
+    late_registration_open: bool = False
+    rulebook: str | None = None
+    starts_at: str | None = None
 
 
 class RegularTournament(Tournament, frozen=True, kw_only=True):
@@ -130,6 +136,9 @@ class _TournamentDoc(msgspec.Struct, tag_field="type", forbid_unknown_fields=Tru
     currency: str
     name: str | UnsetType = UNSET
     started: bool | UnsetType = UNSET
+    late_registration_open: bool | UnsetType = UNSET
+    rulebook: str | UnsetType = UNSET
+    starts_at: str | UnsetType = UNSET
 
 
 class _RegularDoc(_TournamentDoc, tag="regular"):
@@ -393,7 +402,11 @@ def _may_repeat_keys(
     keys += sum(getattr(tournament, f) is not UNSET for f in tournament.__struct_fields__)
     keys += 2 * len(doc.players) + given
     strings = [doc.format, tournament.id, tournament.currency, "".join(ids)]
-    strings += [s for s in (tournament.name, doc.crashed_at) if s is not UNSET]
+    strings += [
+        s
+        for s in (tournament.name, doc.crashed_at, tournament.rulebook, tournament.starts_at)
+        if s is not UNSET
+    ]
     return raw.count(b":") != keys + sum(s.count(":") for s in strings)
 
 
@@ -426,6 +439,7 @@ def _publish(
 # --- Validation (RULES.md §1) -----------------------------------------------------------------
 
 _CURRENCY = re.compile(r"[A-Z]{3}")
+_RULEBOOK_KEY = re.compile(r"[a-z0-9-]{1,64}")
 _RFC3339 = re.compile(
     r"(?P<y>[0-9]{4})-(?P<mo>[0-9]{2})-(?P<d>[0-9]{2})[Tt]"
     r"(?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})(?:\.[0-9]+)?"
@@ -495,6 +509,17 @@ def _document_problems(problems: list[Problem], doc: _SnapshotDoc) -> None:
     if doc.crashed_at is not UNSET and not is_rfc3339(doc.crashed_at):
         problems.append(
             Problem("crashed_at", "must be an RFC 3339 time such as 2026-11-30T20:14:05Z")
+        )
+    if t.starts_at is not UNSET and not is_rfc3339(t.starts_at):
+        problems.append(
+            Problem("tournament.starts_at", "must be an RFC 3339 time such as 2026-11-30T20:00:00Z")
+        )
+    if t.rulebook is not UNSET and not _RULEBOOK_KEY.fullmatch(t.rulebook):
+        problems.append(
+            Problem(
+                "tournament.rulebook",
+                "must be 1 to 64 characters: lower-case letters, digits and '-'",
+            )
         )
 
 

@@ -26,6 +26,9 @@ class Terms:
     add_on: int = 0  # A
     add_on_fee: int = 0  # G
     per_player: bool = False  # whether any player bought more than one entry or an add-on
+    # Σ paid_i over every entrant (N·B without §8): the pool without a guarantee's overlay,
+    # which RULES.md §9's guarantee_before_itm "house" splits before the money. 0 for a freeroll.
+    paid_in: int = 0
 
     def prize(self, place: int) -> int:
         """prize(k) for a regular or freeroll, 0 beyond the paid places."""
@@ -65,6 +68,7 @@ def terms_of(snapshot: Snapshot) -> Terms:
         add_on=t.add_on,
         add_on_fee=t.add_on_fee,
         per_player=per_player,
+        paid_in=paid,
     )
     if isinstance(t, SatelliteTournament):
         seats, remainder = divmod(pool, t.seat_value)

@@ -218,7 +218,9 @@ def test_the_decision_messages_name_the_choices():
 def test_bounds_that_cannot_hold_are_reported_at_the_field_behind_them(monkeypatch):
     # A valid snapshot always satisfies the bounds (§1's rules guarantee it), so force them.
     monkeypatch.setattr(
-        remedies, "_bounds", lambda terms, bounds, refunded: (100, 0, 10, "$", "tournament.payouts")
+        remedies,
+        "_bounds",
+        lambda terms, bounds, refunded, paid_only: (100, 0, 10, "$", "tournament.payouts"),
     )
     document = regular([9, 5, 4, 3, 2] + [0] * 5, payouts=[5000, 3000, 2000])
     assert rejected(document) == ["tournament.payouts"]

@@ -170,7 +170,8 @@ def test_a_remedy_that_is_not_a_split_has_no_split_terms(kind, stage, remedy):
 @pytest.mark.parametrize(
     ("kind", "stage", "remedy"),
     [
-        ("regular", "middle", "chip_proportional"),
+        # chip_proportional is the §9 middle_formula's other value; chip_position never is.
+        ("regular", "middle", "chip_position"),
         ("satellite", "middle", "reschedule"),
         ("regular", "pre", "chip_equity"),
         ("regular", "middle", None),
