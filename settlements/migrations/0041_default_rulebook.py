@@ -24,7 +24,7 @@ def forwards(apps, schema_editor):
     RulebookVersion = apps.get_model("settlements", "RulebookVersion")
     Case = apps.get_model("settlements", "Case")
     now = timezone.now()
-    current = site_policy().to_dict()
+    current = site_policy().parameters
     # Each distinct policy of the cases, by its first case's creation.
     first_use: dict[str, tuple] = {}
     for pk, policy, created_at in (
@@ -32,7 +32,7 @@ def forwards(apps, schema_editor):
         .order_by("created_at", "id")
         .values_list("pk", "policy", "created_at")
     ):
-        parameters = parse_policy(policy).to_dict()
+        parameters = parse_policy(policy).parameters
         key = repr(sorted(parameters.items()))
         first_use.setdefault(key, (parameters, created_at, []))[2].append(pk)
     used = list(first_use.values())

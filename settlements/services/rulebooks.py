@@ -44,7 +44,7 @@ def checked_parameters(parameters) -> dict:
             f"{key or 'parameters'}: {problem.message}",
             field=f"parameters.{key}" if key else "parameters",
         ) from None
-    return policy.to_dict()
+    return policy.parameters
 
 
 def _check_effective_from(value, rulebook: Rulebook | None, now: datetime) -> datetime:

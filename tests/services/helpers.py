@@ -105,7 +105,7 @@ def every_record(users, snapshot_factory) -> dict:
     )
     reissue = services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
     rulebook_version = services.rulebook_version_propose(
-        key="eu-main",
+        key="ontario",
         parameters={"pre_pct": 10},
         text="Fees are refunded first.",
         effective_from=timezone.now() + timedelta(days=30),

@@ -40,14 +40,14 @@ def propose(actor, key="eu-main", **changes):
 def test_the_migration_made_default_version_1_from_the_settings():
     version = RulebookVersion.objects.get(rulebook__key="default", number=1)
     assert version.status == "approved"
-    assert version.parameters == DEFAULT_POLICY.to_dict()
+    assert version.parameters == DEFAULT_POLICY.parameters
     assert selectors.version_in_force("default", timezone.now()) == version
 
 
 def test_a_proposal_makes_the_rulebook_fills_defaults_and_records_an_event(tournament_manager):
     version = propose(tournament_manager)
     assert version.number == 1 and version.status == "proposed"
-    assert version.parameters == {**DEFAULT_POLICY.to_dict(), "pre_pct": 10}
+    assert version.parameters == {**DEFAULT_POLICY.parameters, "pre_pct": 10}
     assert Rulebook.objects.filter(key="eu-main").exists()
     event = Event.objects.get(type=Event.Type.RULEBOOK_VERSION_PROPOSED)
     assert event.actor == tournament_manager and event.data["version"] == 1
