@@ -2,6 +2,8 @@
 
 from datetime import datetime
 
+from django.db.models import Prefetch
+
 from settlements.models import Rulebook, RulebookVersion
 from settlements.workflow import RulebookVersionStatus
 
@@ -31,7 +33,13 @@ def latest_approved_version(rulebook: Rulebook) -> RulebookVersion | None:
 
 
 def rulebook_list():
-    return Rulebook.objects.prefetch_related("versions").order_by("key")
+    """Every rulebook with its versions and who proposed, approved or withdrew each."""
+    versions = RulebookVersion.objects.select_related(
+        "proposed_by", "approved_by", "withdrawn_by"
+    ).order_by("-number")
+    return Rulebook.objects.prefetch_related(Prefetch("versions", queryset=versions)).order_by(
+        "key"
+    )
 
 
 def versions_awaiting_approval(user):

@@ -1,7 +1,7 @@
 """The crash policy page: the rules every case is settled by, and the site's readings of them.
 
 Everything that can come from the engine does: the stage thresholds and late formula in
-force (the site's, from settings.CRASH_POLICY), the cell table and its wording
+force (those of the `default` rulebook's version in force), the cell table and its wording
 (settlements.wording, over the engine's table), and the worked example, settled by the engine
 while the page renders.
 """
@@ -9,9 +9,10 @@ while the page renders.
 import json
 
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from settlements import wording
+from settlements import selectors, wording
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.models import Stage, TournamentType
@@ -26,7 +27,8 @@ from settlements.rules import (
 )
 from settlements.rules.policy import LATE_FORMULAS
 from settlements.rules.snapshot import MAX_AMOUNT, MAX_CHIPS
-from settlements.site_policy import icm_flag, site_policy
+from settlements.services.snapshots import DEFAULT_RULEBOOK
+from settlements.site_policy import icm_flag
 
 # The worked example: a regular tournament of 10 entrants that crashed with 3 players left,
 # all of them in the money. Amounts in cents.
@@ -47,10 +49,14 @@ EXAMPLE_TOURNAMENT = {
 @require_safe
 @role_required(*roles.ALL_ROLES)
 def crash_policy(request):
-    policy = site_policy()
+    # The migration made its first version in force from the start of time; none is withdrawn
+    # once in force, so there always is one.
+    version = selectors.version_in_force(DEFAULT_RULEBOOK, timezone.now())
+    policy = Policy(**version.parameters)
     example = _example(policy)
     context = {
         "policy": policy,
+        "rulebook_version": version,
         "default_policy": DEFAULT_POLICY,
         "default_late_formula_label": wording.remedy_label(DEFAULT_POLICY.late_formula),
         "late_formula_label": wording.remedy_label(policy.late_formula),
