@@ -145,9 +145,7 @@ def test_withdrawal_with_a_reason(proposed, as_manager):
     assert missing.status_code in (403, 422)
 
 
-def test_the_case_page_and_review_name_the_rulebook_version(
-    operator, as_auditor, snapshot_factory
-):
+def test_the_case_page_and_review_name_the_rulebook_version(operator, as_auditor, snapshot_factory):
     case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="early"))
     page = as_auditor.get(f"/cases/{case.pk}/").content.decode()
     assert "Rulebook default, version 1" in page
