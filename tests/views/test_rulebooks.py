@@ -155,3 +155,13 @@ def test_the_case_page_and_review_name_the_rulebook_version(operator, as_auditor
 def test_the_policy_page_names_the_version_in_force(as_auditor):
     page = as_auditor.get("/policy/").content.decode()
     assert "rulebook default, version 1" in page
+
+
+def test_waiting_for_you_lists_versions_for_another_manager_only(
+    proposed, as_manager, second_manager, as_operator
+):
+    other = signed_in(second_manager).get("/").content.decode()
+    assert "Rulebook versions to approve" in other
+    assert "/rulebooks/eu-main/versions/1/approve/" in other
+    assert "Rulebook versions to approve" not in as_manager.get("/").content.decode()
+    assert "Rulebook versions to approve" not in as_operator.get("/").content.decode()
