@@ -165,3 +165,11 @@ def test_waiting_for_you_lists_versions_for_another_manager_only(
     assert "/rulebooks/eu-main/versions/1/approve/" in other
     assert "Rulebook versions to approve" not in as_manager.get("/").content.decode()
     assert "Rulebook versions to approve" not in as_operator.get("/").content.decode()
+
+
+def test_the_history_shows_each_step(proposed, second_manager, as_auditor):
+    services.rulebook_version_approve(version=proposed, actor=second_manager, reason="ok")
+    events = as_auditor.get("/history/?view=events").content.decode()
+    assert "Rulebook version proposed" in events and "Rulebook version approved" in events
+    changes = as_auditor.get("/history/?model=rulebookversion").content.decode()
+    assert "New market" in changes and "Rulebook version" in changes
