@@ -18,6 +18,7 @@ REMEDY_LABELS = {
     "chip_proportional": "Chip proportional split",
     "chip_position": "Chip position split",
     "satellite_rank": "Seats by chip rank",
+    "icm": "ICM split",
 }
 
 OPTION_LABELS = {
@@ -82,7 +83,27 @@ def policy_summary(policy: dict) -> str:
     words = [f"stage marks at {policy.get('pre_pct')} % and {policy.get('early_pct')} %"]
     if policy.get("late_formula"):
         words.append(f"late stage by {remedy_label(policy['late_formula']).lower()}")
+    if icm_from := policy.get("final_table_icm"):
+        words.append(f"ICM from {icm_from} players left in the money")
+    # A recorded policy holds the other rulebook keys only where they differ from the default.
+    words += [
+        phrase
+        for key, (value, phrase) in _RULEBOOK_PHRASES.items()
+        if key in policy and policy[key] == value
+    ]
     return ", ".join(words)
+
+
+# RULES.md §9's keys with a single value other than the default: that value, in words.
+_RULEBOOK_PHRASES = {
+    "late_registration": ("refund", "full refund while late registration is open"),
+    "guarantee_before_itm": ("house", "a guarantee's overlay paid only in the money"),
+    "middle_formula": ("chip_proportional", "middle stage in proportion to chips"),
+    "middle_floor": ("none", "no buy-in guaranteed in the middle stage"),
+    "middle_fee_refund": (True, "fees back in the middle stage"),
+    "bounty_refund": ("entry", "one entry's bounty back"),
+    "satellite_prizes": ("cash", "satellite seats paid in cash"),
+}
 
 
 def policy_anchor(tournament_type: str, stage: str) -> str:
@@ -147,6 +168,15 @@ def describe(
             "cash the seats leave over (if any); lower places are worth nothing. Players tied "
             "in chips share equally what their places are worth together. " + _TICKETS + " "
             "Players already knocked out get nothing, and no fee is given back."
+        )
+    if remedy == "icm":
+        return (
+            "The players still holding chips share the prizes of the places still in play by "
+            "the Independent Chip Model: each gets the prize they would win on average if the "
+            "tournament were played out, each player's chance of finishing first being their "
+            "share of the chips, and so on down the places. Nobody gets less than the lowest "
+            "of those prizes or more than the first. The amounts are exact, then rounded to "
+            "the cent so that they add up to the prizes."
         )
     if terms.fees_refunded:
         words = (

@@ -164,7 +164,7 @@ def test_every_outcome_reads_differently_where_it_pays_differently():
 def test_no_remedy_yet_has_no_words_and_a_remedy_the_cell_never_pays_is_refused():
     assert wording.describe("freeroll", "middle", None) == ""
     with pytest.raises(ValueError, match="never pays"):
-        wording.describe("regular", "middle", "chip_proportional")
+        wording.describe("regular", "middle", "chip_position")
 
 
 def test_cap_names_and_anchors():
@@ -179,3 +179,18 @@ def test_labels():
     assert wording.remedy_label("chip_equity") == "Chip equity split"
     assert wording.option_label("no_reschedule") == "Do not reschedule"
     assert wording.remedy_label("") == ""
+
+
+def test_a_rulebook_policy_is_summarised_key_by_key():
+    default = {"pre_pct": 5, "early_pct": 25, "late_formula": "chip_equity"}
+    assert wording.policy_summary(default) == (
+        "stage marks at 5 % and 25 %, late stage by chip equity split"
+    )
+    summary = wording.policy_summary(default | {"final_table_icm": 9, "middle_fee_refund": True})
+    assert summary.endswith(", ICM from 9 players left in the money, fees back in the middle stage")
+
+
+def test_icm_and_the_middle_stage_by_chips_have_words():
+    assert "Independent Chip Model" in wording.describe("regular", "late", "icm")
+    assert "Independent Chip Model" in wording.describe("freeroll", "late", "icm")
+    assert wording.describe("regular", "middle", "chip_proportional")

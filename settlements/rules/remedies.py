@@ -210,10 +210,8 @@ def settle(
     if decision is not None and not isinstance(decision, str):
         raise InvalidInput.at("--decision", "must be the name of an option")
     assessment = assess(snapshot, policy)
-    remedy = remedy_for(assessment.type, assessment.stage, decision=decision, policy=policy)
+    remedy = _settled_remedy(assessment, decision, policy)
     terms = assessment.terms
-    if remedy in LATE_FORMULAS and terms.remaining <= policy.final_table_icm:
-        remedy = ICM
     # Everything below works on the players in the snapshot's order, which is also the order
     # of their objects in memory; only the output is sorted by id. Refunds concern every
     # entrant; everything else only the players still holding chips.
@@ -246,28 +244,9 @@ def settle(
         part = RankingPart(ids, chips, values, places, shared)
     elif remedy == ICM:
         # §9: every prize in play, 1..R, by Malmuth–Harville, exactly, then rounded as in §4.
-        prizes = [terms.prize(place) for place in range(1, n + 1)]
-        values = round_to_units(exact_equity(chips, prizes), chips, ids)
+        values = round_to_units(exact_equity(chips, terms.prizes[:n]), chips, ids)
     elif remedy in SPLIT_REMEDIES:
-        bounds = TABLE[assessment.type, assessment.stage].split
-        regular_middle = (assessment.type, assessment.stage) == ("regular", "middle")
-        if regular_middle and policy.middle_floor == "none":
-            bounds = replace(bounds, floor=None)
-        refunded = 0  # Σ paid_i of the players refunded beside the split
-        if bounds.fees_refunded:
-            columns["refund_buy_in"], columns["refund_fee"] = _own_payments(own, terms, n)
-            refunded = sum(columns["refund_buy_in"])
-        elif regular_middle and policy.middle_fee_refund:
-            columns["refund_fee"] = _own_payments(own, terms, n)[1]
-        own_bounds = _own_bounds(own, terms, bounds)
-        # §9's guarantee_before_itm "house": before the money the split shares only what the
-        # players paid in, so a guarantee's overlay waits for the money.
-        paid_only = (
-            policy.guarantee_before_itm == "house"
-            and assessment.type != "freeroll"
-            and assessment.stage in ("early", "middle")
-        )
-        result = _split(terms, bounds, remedy, chips, ids, own_bounds, refunded, paid_only)
+        bounds, result = _policy_split(assessment, policy, remedy, columns, own, chips, ids)
         part = SplitPart(ids, chips, result)
         values = result.amounts
     # "reschedule" and a pending decision pay nothing.
@@ -277,11 +256,8 @@ def settle(
             [terms.entry_bounty] * n if policy.bounty_refund == "entry" else own.heads
         )
 
-    if (
-        values is not None
-        and assessment.type == "satellite"
-        and policy.satellite_prizes == "tickets"
-    ):
+    as_seats = assessment.type == "satellite" and policy.satellite_prizes == "tickets"
+    if values is not None and as_seats:
         columns["ticket"], columns["prize_tdollars"] = pay_as_seats(values, terms.seat_value)
     elif values is not None:
         columns["prize_cash"] = values
@@ -308,6 +284,51 @@ def settle(
         settled_chips=chips,
         paid_positions=paid_positions,
     )
+
+
+def _settled_remedy(assessment: Assessment, decision: str | None, policy: Policy) -> str | None:
+    """remedy_for, with §9's ICM in place of the late formula once R <= final_table_icm."""
+    remedy = remedy_for(assessment.type, assessment.stage, decision=decision, policy=policy)
+    if (
+        assessment.stage == "late"
+        and remedy in LATE_FORMULAS
+        and assessment.remaining <= policy.final_table_icm
+    ):
+        return ICM
+    return remedy
+
+
+def _policy_split(
+    assessment: Assessment,
+    policy: Policy,
+    remedy: str,
+    columns: dict[str, list[int]],
+    own: EntryColumns | None,
+    chips: list[int],
+    ids: list[str],
+) -> tuple[SplitTerms, Split]:
+    """The split of §3–§4 under §9's keys, and its terms; the refunds paid beside it are added
+    to `columns`."""
+    terms, n = assessment.terms, len(ids)
+    bounds = TABLE[assessment.type, assessment.stage].split
+    regular_middle = (assessment.type, assessment.stage) == ("regular", "middle")
+    if regular_middle and policy.middle_floor == "none":
+        bounds = replace(bounds, floor=None)
+    refunded = 0  # Σ paid_i of the players refunded beside the split
+    if bounds.fees_refunded:
+        columns["refund_buy_in"], columns["refund_fee"] = _own_payments(own, terms, n)
+        refunded = sum(columns["refund_buy_in"])
+    elif regular_middle and policy.middle_fee_refund:
+        columns["refund_fee"] = _own_payments(own, terms, n)[1]
+    own_bounds = _own_bounds(own, terms, bounds)
+    # §9's guarantee_before_itm "house": before the money the split shares only what the
+    # players paid in, so a guarantee's overlay waits for the money.
+    paid_only = (
+        policy.guarantee_before_itm == "house"
+        and assessment.type != "freeroll"
+        and assessment.stage in ("early", "middle")
+    )
+    return bounds, _split(terms, bounds, remedy, chips, ids, own_bounds, refunded, paid_only)
 
 
 def _own_payments(own: EntryColumns | None, terms: Terms, n: int) -> tuple[list[int], list[int]]:

@@ -7,7 +7,6 @@ than one field (payouts summing to the pool, unique player ids, …) are checked
 every problem found is reported, not just the first.
 """
 
-import calendar
 import codecs
 import dataclasses
 import re
@@ -19,7 +18,7 @@ from typing import ClassVar, NoReturn
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .checks import LIST_LIMIT, MAX_AMOUNT, MAX_CHIPS, check_amount, report
+from .checks import LIST_LIMIT, MAX_AMOUNT, MAX_CHIPS, check_amount, is_rfc3339, report
 from .entries import (
     PLAYER_V2_FIELDS,
     TOURNAMENT_V2_FIELDS,
@@ -440,29 +439,6 @@ def _publish(
 
 _CURRENCY = re.compile(r"[A-Z]{3}")
 _RULEBOOK_KEY = re.compile(r"[a-z0-9-]{1,64}")
-_RFC3339 = re.compile(
-    r"(?P<y>[0-9]{4})-(?P<mo>[0-9]{2})-(?P<d>[0-9]{2})[Tt]"
-    r"(?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})(?:\.[0-9]+)?"
-    r"(?:[Zz]|[+-](?P<oh>[0-9]{2}):(?P<om>[0-9]{2}))"
-)
-
-
-_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-
-
-def is_rfc3339(text: str) -> bool:
-    match = _RFC3339.fullmatch(text)
-    if not match:
-        return False
-    year, month, day = int(match["y"]), int(match["mo"]), int(match["d"])
-    if not 1 <= month <= 12:
-        return False
-    if not 1 <= day <= (29 if month == 2 and calendar.isleap(year) else _DAYS[month - 1]):
-        return False
-    # Second 60 is a leap second, which RFC 3339 allows.
-    if int(match["h"]) > 23 or int(match["mi"]) > 59 or int(match["s"]) > 60:
-        return False
-    return match["oh"] is None or (int(match["oh"]) <= 23 and int(match["om"]) <= 59)
 
 
 def _semantic_problems(

@@ -6,8 +6,9 @@ import msgspec
 import pytest
 
 from settlements.rules import InvalidInput, Snapshot, parse_snapshot
+from settlements.rules.checks import is_rfc3339
 from settlements.rules.jsondoc import problem_from_validation
-from settlements.rules.snapshot import MAX_AMOUNT, MAX_CHIPS, SNAPSHOT_DECODER, is_rfc3339
+from settlements.rules.snapshot import MAX_AMOUNT, MAX_CHIPS, SNAPSHOT_DECODER
 
 from .builders import encode, freeroll, players, regular, satellite
 
