@@ -66,6 +66,8 @@ from settlements.models.payments import (
 from settlements.models.rulebooks import (
     Rulebook,
     RulebookVersion,
+    Simulation,
+    SimulationResult,
 )
 from settlements.models.settlements import (
     SETTLEMENT_FIXED,
@@ -99,6 +101,8 @@ __all__ = [
     "Rulebook",
     "RulebookVersion",
     "SETTLEMENT_FIXED",
+    "Simulation",
+    "SimulationResult",
     "Settlement",
     "SettlementLine",
     "SettlementPayout",

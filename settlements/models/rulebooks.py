@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from settlements.models.base import USER, audited
-from settlements.triggers import fixed_fields
+from settlements.triggers import fixed_fields, write_once
 from settlements.workflow import RulebookVersionStatus
 
 KEY_MAX_LENGTH = 64
@@ -120,3 +120,62 @@ class RulebookVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rulebook.key} v{self.number}"
+
+
+class Simulation(models.Model):
+    """What a rulebook version would have paid on past cases: each stored snapshot settled
+    again under it in a background job. Nothing about the cases changes; the simulation
+    itself is the record (who asked, when, over which cases)."""
+
+    version = models.ForeignKey(
+        RulebookVersion, on_delete=models.PROTECT, related_name="simulations"
+    )
+    job = models.OneToOneField(
+        "settlements.Job", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    requested_by = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
+    requested_at = models.DateTimeField(auto_now_add=True)
+    # How the cases were picked (incident, crash dates, rulebook), as asked.
+    selection = models.JSONField(default=dict, blank=True)
+    case_count = models.PositiveIntegerField()
+    # Once every case is simulated (services.rulebooks.simulation_summary).
+    summary = models.JSONField(default=dict, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    history = audited()
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        triggers = [
+            fixed_fields("version", "requested_by", "requested_at", "selection", "case_count"),
+            pgtrigger.Protect(name="never_deleted", operation=pgtrigger.Delete),
+        ]
+
+    def __str__(self) -> str:
+        return f"Simulation #{self.pk} of {self.version}"
+
+
+class SimulationResult(models.Model):
+    """One case under its own version and under the simulated one; written once."""
+
+    simulation = models.ForeignKey(Simulation, on_delete=models.PROTECT, related_name="results")
+    case = models.ForeignKey("settlements.Case", on_delete=models.PROTECT, related_name="+")
+    stage_then = models.CharField(max_length=8)
+    remedy_then = models.CharField(max_length=32, blank=True)
+    totals_then = models.JSONField(default=dict)
+    stage_draft = models.CharField(max_length=8)
+    remedy_draft = models.CharField(max_length=32, blank=True)
+    totals_draft = models.JSONField(default=dict)
+    # The draft no longer offers the case's recorded decision: someone would decide again.
+    needs_decision = models.BooleanField(default=False)
+    # {unit: [player differences draft − then, one per player paid under either]}.
+    differences = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["simulation", "case"], name="simulation_case_once")
+        ]
+        triggers = [write_once()]
+
+    def __str__(self) -> str:
+        return f"Case #{self.case_id} in simulation #{self.simulation_id}"

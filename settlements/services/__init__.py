@@ -75,6 +75,7 @@ from settlements.services.jobs import (
     job_step,
     job_stop,
     job_work,
+    simulation_start,
 )
 from settlements.services.payments import (
     ConfirmationAnswer,
@@ -109,6 +110,7 @@ from settlements.services.tokens import (
 )
 
 __all__ = [
+    "simulation_start",
     "rulebook_version_approve",
     "rulebook_version_propose",
     "rulebook_version_withdraw",

@@ -48,7 +48,16 @@ from django.utils import timezone
 from settlements import audit_log, wording
 from settlements.access import permissions, roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
-from settlements.models import Case, Event, IcmValuation, Incident, Job, JobItem, Settlement
+from settlements.models import (
+    Case,
+    Event,
+    IcmValuation,
+    Incident,
+    Job,
+    JobItem,
+    Settlement,
+    Simulation,
+)
 from settlements.rules import InvalidInput
 from settlements.services.batches import lock_batch, write_batch
 from settlements.services.common import insert_bound_rows, record_event, update_rows
@@ -67,6 +76,7 @@ from settlements.services.settlements import (
     settlement_prepare,
     settlement_submit,
 )
+from settlements.services.simulations import simulate_case, simulation_summarise
 from settlements.services.snapshots import case_load_snapshot
 from settlements.services.staging import Batch
 
@@ -93,6 +103,7 @@ STARTERS = {
     Job.Kind.VERIFY: (roles.AUDITOR,),
     # Started by the prepare of a settlement whose field is sampled (services.icm).
     Job.Kind.ICM: (roles.OPERATOR,),
+    Job.Kind.SIMULATE: (roles.TOURNAMENT_MANAGER,),
 }
 
 
@@ -324,6 +335,8 @@ def job_finish(*, job_id: int) -> Progress:
             job.save(update_fields=["status", "finished_at"])
             if job.kind == Job.Kind.VERIFY:
                 audit_verification_record(job)
+            elif job.kind == Job.Kind.SIMULATE:
+                simulation_summarise(simulation=Simulation(pk=job.params["simulation"]))
     return job_progress(job)
 
 
@@ -491,6 +504,40 @@ def _verify(job: Job, item: JobItem) -> tuple[str, Case | None]:
     return f"Events {first} to {last} verified.", None
 
 
+def simulation_start(*, version, actor, cases, selection: dict) -> Simulation:
+    """Simulate ``version`` over ``cases`` (crash cases with a snapshot) in the background;
+    ``selection`` says how they were picked, recorded with the simulation."""
+    roles.require_role(actor, *STARTERS[Job.Kind.SIMULATE], action="simulate rulebook versions")
+    cases = list(cases.filter(kind=Case.Kind.CRASH, snapshot__isnull=False).order_by("pk"))
+    if not cases:
+        raise DomainError("No past case matches: pick other cases to simulate.", field="cases")
+    with transaction.atomic():
+        simulation = Simulation(
+            version=version, requested_by=actor, selection=selection, case_count=len(cases)
+        )
+        simulation._history_user, simulation._change_reason = actor, "Simulation asked for"
+        simulation.save()
+        job = job_start(
+            kind=Job.Kind.SIMULATE,
+            actor=actor,
+            target=f"simulation:{simulation.pk}",
+            items=[NewItem(key=str(case.pk), label=f"Case #{case.pk}") for case in cases],
+            params={"simulation": simulation.pk},
+        )
+        Simulation.objects.filter(pk=simulation.pk).update(job=job)
+        simulation.job = job
+    return simulation
+
+
+def _simulate(job: Job, item: JobItem) -> tuple[str, Case | None]:
+    simulation = Simulation.objects.select_related("version").get(pk=job.params["simulation"])
+    case = Case.objects.select_related("snapshot").get(pk=int(item.key))
+    result = simulate_case(simulation=simulation, case=case)
+    if result.needs_decision:
+        return "Needs a new decision: the version no longer offers the one recorded.", case
+    return "Settled again under the version.", case
+
+
 def _icm_batch(job: Job, item: JobItem) -> tuple[str, Case | None]:
     valuation_id, batch = map(int, item.key.split(":"))
     valuation = icm_batch_add(valuation_id=valuation_id, batch=batch, actor=job.created_by)
@@ -527,6 +574,7 @@ STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
     Job.Kind.UPLOAD: _upload,
     Job.Kind.VERIFY: _verify,
     Job.Kind.ICM: _icm_batch,
+    Job.Kind.SIMULATE: _simulate,
 }
 
 
