@@ -413,3 +413,35 @@ class RulebookAnswer(_Answer):
 
 class RulebookPage(_Answer):
     results: list[RulebookAnswer]
+
+
+class SimulationCase(_Answer):
+    case: int
+    stage_then: str
+    remedy_then: str
+    totals_then: Annotated[dict[str, int], Meta(description="{unit: amount} under its version.")]
+    stage_draft: str
+    remedy_draft: str
+    totals_draft: Annotated[dict[str, int], Meta(description="{unit: amount} under the draft.")]
+    needs_decision: bool
+
+
+class SimulationAnswer(_Answer):
+    id: int
+    rulebook: str
+    version: int
+    requested_by: str
+    requested_at: Time
+    selection: dict
+    case_count: int
+    status: Annotated[str, Meta(examples=["queued", "running", "done", "failed"])]
+    done: int
+    summary: Annotated[
+        dict,
+        Meta(
+            description="Once done: cases, needs_decision (case ids) and by unit the players "
+            "better, worse and unchanged, the largest gain and loss, the totals then and draft."
+        ),
+    ]
+    results: list[SimulationCase]
+    url: Url

@@ -10,11 +10,17 @@ from django.utils import timezone
 
 from settlements import bounds, problems, selectors, services
 from settlements.access import permissions
-from settlements.api.answers import Refusal, RulebookAnswer, RulebookPage, RulebookVersionAnswer
+from settlements.api.answers import (
+    Refusal,
+    RulebookAnswer,
+    RulebookPage,
+    RulebookVersionAnswer,
+    SimulationAnswer,
+)
 from settlements.api.base import api_endpoint
 from settlements.api.reading import read_object
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
-from settlements.models import Rulebook, RulebookVersion
+from settlements.models import Rulebook, RulebookVersion, Simulation
 from settlements.rules import InvalidInput, Problem
 
 # The text is at most 50,000 characters (settlements.markdown); room for its escapes.
@@ -30,6 +36,15 @@ class VersionProposal(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 class Reason(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     reason: str
+
+
+class SimulationRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Which past cases to settle again under the version; all of them when nothing is given."""
+
+    incident: int | None = None
+    crashed_from: str | None = None
+    crashed_until: str | None = None
+    rulebook: str | None = None
 
 
 @api_endpoint("GET", "HEAD", allowed=permissions.RULEBOOK_READERS, answers={200: RulebookPage})
@@ -210,4 +225,91 @@ def _version(request, version: RulebookVersion) -> dict:
         "withdrawn_at": time(version.withdrawn_at),
         "withdrawal_reason": version.withdrawal_reason,
         "url": request.build_absolute_uri(reverse("api:rulebook", args=[version.rulebook.key])),
+    }
+
+
+@api_endpoint(
+    "POST",
+    allowed=permissions.RULEBOOK_WRITERS,
+    body=SimulationRequest,
+    answers={201: SimulationAnswer, 404: Refusal, 409: Refusal},
+    links={201: {"simulation": ("simulation", {"simulation_id": "$response.body#/id"})}},
+    example={"crashed_from": "2026-07-01T00:00:00Z", "crashed_until": "2026-10-01T00:00:00Z"},
+)
+def rulebook_version_simulations(request: HttpRequest, user, key: str, number: int) -> JsonResponse:
+    """Simulate the version over past cases in the background; follow it at its URL."""
+    body = _read(request, SimulationRequest)
+    version = (
+        RulebookVersion.objects.select_related("rulebook")
+        .filter(rulebook__key=key, number=number)
+        .first()
+    )
+    if version is None:
+        return problems.refusal(404, "$", f"Rulebook {key!r} has no version {number}.")
+    times = {}
+    for name in ("crashed_from", "crashed_until"):
+        value = getattr(body, name)
+        try:
+            times[name] = bounds.parse_rfc3339(value) if value is not None else None
+        except ValueError as problem:
+            raise InvalidInput.at(name, str(problem)) from None
+    selection = {
+        name: value for name, value in msgspec.structs.asdict(body).items() if value is not None
+    }
+    cases = selectors.simulation_cases(incident=body.incident, rulebook=body.rulebook, **times)
+    try:
+        simulation = services.simulation_start(
+            version=version, actor=user, cases=cases, selection=selection
+        )
+    except DomainError as refusal:
+        return _refused(refusal)
+    simulation.refresh_from_db()
+    return problems.json_response(_simulation(request, simulation), status=201)
+
+
+@api_endpoint(
+    "GET",
+    "HEAD",
+    allowed=permissions.RULEBOOK_READERS,
+    answers={200: SimulationAnswer, 404: Refusal},
+)
+def simulation(request: HttpRequest, user, simulation_id: int) -> JsonResponse:
+    """A simulation with its progress, and once done its summary and each case's figures."""
+    found = (
+        Simulation.objects.select_related("version__rulebook", "requested_by", "job")
+        .filter(pk=simulation_id)
+        .first()
+    )
+    if found is None:
+        return problems.refusal(404, "$", f"There is no simulation #{simulation_id}.")
+    return problems.json_response(_simulation(request, found))
+
+
+def _simulation(request, simulation: Simulation) -> dict:
+    progress = services.job_progress(simulation.job) if simulation.job else None
+    return {
+        "id": simulation.pk,
+        "rulebook": simulation.version.rulebook.key,
+        "version": simulation.version.number,
+        "requested_by": simulation.requested_by.get_username(),
+        "requested_at": simulation.requested_at.isoformat(),
+        "selection": simulation.selection,
+        "case_count": simulation.case_count,
+        "status": simulation.job.status if simulation.job else "queued",
+        "done": progress.finished if progress else 0,
+        "summary": simulation.summary,
+        "results": [
+            {
+                "case": result.case_id,
+                "stage_then": result.stage_then,
+                "remedy_then": result.remedy_then,
+                "totals_then": result.totals_then,
+                "stage_draft": result.stage_draft,
+                "remedy_draft": result.remedy_draft,
+                "totals_draft": result.totals_draft,
+                "needs_decision": result.needs_decision,
+            }
+            for result in simulation.results.order_by("case_id")
+        ],
+        "url": request.build_absolute_uri(reverse("api:simulation", args=[simulation.pk])),
     }

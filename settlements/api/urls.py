@@ -31,4 +31,10 @@ urlpatterns = [
         rulebooks.rulebook_version_withdraw,
         name="rulebook_version_withdraw",
     ),
+    path(
+        "rulebooks/<str:key>/versions/<int:number>/simulations",
+        rulebooks.rulebook_version_simulations,
+        name="rulebook_version_simulations",
+    ),
+    path("simulations/<int:simulation_id>", rulebooks.simulation, name="simulation"),
 ]

@@ -187,7 +187,10 @@ from settlements.selectors.queues import (
 )
 from settlements.selectors.rulebooks import (
     latest_approved_version,
+    latest_simulation,
     rulebook_list,
+    simulation_cases,
+    simulation_results,
     version_in_force,
     versions_awaiting_approval,
 )
@@ -205,6 +208,9 @@ from settlements.selectors.settlements import (
 )
 
 __all__ = [
+    "latest_simulation",
+    "simulation_cases",
+    "simulation_results",
     "latest_approved_version",
     "rulebook_list",
     "version_in_force",

@@ -4,8 +4,8 @@ from datetime import datetime
 
 from django.db.models import Prefetch
 
-from settlements.models import Rulebook, RulebookVersion
-from settlements.workflow import RulebookVersionStatus
+from settlements.models import Case, Rulebook, RulebookVersion, Simulation
+from settlements.workflow import CaseStatus, RulebookVersionStatus
 
 
 def version_in_force(key: str, at: datetime) -> RulebookVersion | None:
@@ -50,3 +50,39 @@ def versions_awaiting_approval(user):
         .exclude(proposed_by=user)
         .order_by("effective_from")
     )
+
+
+def simulation_cases(
+    *,
+    incident: int | None = None,
+    crashed_from: datetime | None = None,
+    crashed_until: datetime | None = None,
+    rulebook: str | None = None,
+):
+    """The past crash cases a simulation runs over, picked by incident, crash dates (from
+    inclusive, until exclusive) and the rulebook they were settled under."""
+    cases = Case.objects.filter(kind=Case.Kind.CRASH, snapshot__isnull=False).exclude(
+        status=CaseStatus.WITHDRAWN
+    )
+    if incident is not None:
+        cases = cases.filter(incident_id=incident)
+    if crashed_from is not None:
+        cases = cases.filter(crashed_at__gte=crashed_from)
+    if crashed_until is not None:
+        cases = cases.filter(crashed_at__lt=crashed_until)
+    if rulebook:
+        cases = cases.filter(rulebook_version__rulebook__key=rulebook)
+    return cases
+
+
+def latest_simulation(version: RulebookVersion) -> Simulation | None:
+    return (
+        Simulation.objects.select_related("requested_by", "job")
+        .filter(version=version)
+        .order_by("-requested_at", "-id")
+        .first()
+    )
+
+
+def simulation_results(simulation: Simulation):
+    return simulation.results.select_related("case__tournament").order_by("case_id")

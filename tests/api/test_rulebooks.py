@@ -124,3 +124,36 @@ def test_the_case_names_its_rulebook_version(api, tokens, operator, snapshot_fac
     answer = api.get(f"/api/v1/cases/{case.pk}", **bearer(tokens[roles.AUDITOR]))
     _check(document, answer, "/cases/{case_id}")
     assert answer.json()["rulebook"] == {"key": "default", "version": 1}
+
+
+def test_a_simulation_over_the_api(api, tokens, document, operator, snapshot_factory):
+    case = services.case_load_snapshot(
+        actor=operator, snapshot=snapshot_factory(stage="late", tournament_id="L")
+    )
+    manager = tokens[roles.TOURNAMENT_MANAGER]
+    post(api, "/api/v1/rulebooks/default/versions", {**PROPOSAL, "parameters": {}}, manager)
+    started = post(
+        api,
+        "/api/v1/rulebooks/default/versions/2/simulations",
+        {"rulebook": "default", "crashed_from": "2026-01-01T00:00:00Z"},
+        manager,
+    )
+    assert started.status_code == 201, started.content
+    _check(document, started, "/rulebooks/{key}/versions/{number}/simulations", "post")
+    answer = api.get(started.json()["url"], **bearer(tokens[roles.AUDITOR]))
+    _check(document, answer, "/simulations/{simulation_id}")
+    body = answer.json()
+    assert body["status"] == "done" and [r["case"] for r in body["results"]] == [case.pk]
+    assert body["summary"]["cases"] == 1
+    bad = post(
+        api,
+        "/api/v1/rulebooks/default/versions/2/simulations",
+        {"crashed_from": "yesterday"},
+        manager,
+    )
+    assert bad.status_code == 400 and bad.json()["errors"][0]["path"] == "crashed_from"
+    none = post(api, "/api/v1/rulebooks/default/versions/2/simulations", {"incident": 999}, manager)
+    assert none.status_code == 400
+    _check(document, none, "/rulebooks/{key}/versions/{number}/simulations", "post")
+    missing = api.get("/api/v1/simulations/999", **bearer(tokens[roles.AUDITOR]))
+    assert missing.status_code == 404
