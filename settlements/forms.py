@@ -588,3 +588,14 @@ def _shown(value) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
+
+
+class SimulationForm(forms.Form):
+    """Which past cases a simulation settles again: any combination, all when left empty."""
+
+    incident = forms.IntegerField(required=False, min_value=1, label="Incident number")
+    crashed_from = forms.DateTimeField(required=False, label="Crashed from", **_DATETIME_INPUT)
+    crashed_until = forms.DateTimeField(required=False, label="Crashed before", **_DATETIME_INPUT)
+    rulebook = forms.CharField(
+        required=False, max_length=64, label="Settled under rulebook", help_text="e.g. default"
+    )

@@ -50,6 +50,13 @@ urlpatterns = [
         rulebooks.rulebook_version_withdraw,
         name="rulebook_version_withdraw",
     ),
+    path(
+        "rulebooks/<str:key>/versions/<int:number>/simulate/",
+        rulebooks.rulebook_version_simulate,
+        name="rulebook_version_simulate",
+    ),
+    path("simulations/<int:simulation_id>/", rulebooks.simulation_detail, name="simulation_detail"),
+    path("simulations/<int:simulation_id>.csv", rulebooks.simulation_csv, name="simulation_csv"),
     path("settings/", profile.user_settings, name="user_settings"),
     path("incidents/new/", incidents.incident_new, name="incident_new"),
     path(

@@ -6,6 +6,8 @@ GET      /rulebooks/<key>/versions/<n>/                a version: text, paramete
 GET/POST /rulebooks/propose/                           propose (Tournament Managers)
 GET/POST /rulebooks/<key>/versions/<n>/approve/        confirm, then approve (not one's own)
 GET/POST /rulebooks/<key>/versions/<n>/withdraw/       confirm, then withdraw
+POST     /rulebooks/<key>/versions/<n>/simulate/       simulate it over past cases
+GET      /simulations/<id>/ | <id>.csv                 a simulation's figures, per case
 """
 
 import difflib
@@ -16,14 +18,15 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
 
 from settlements import markdown, selectors, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, NotAllowed
-from settlements.forms import ReasonForm, RulebookVersionForm
-from settlements.models import Rulebook, RulebookVersion
+from settlements.exports.spreadsheets import csv_chunks, csv_download, safe_cell
+from settlements.forms import ReasonForm, RulebookVersionForm, SimulationForm
+from settlements.models import Rulebook, RulebookVersion, Simulation
 from settlements.rules import Policy
 from settlements.rules.policy import KEYS_BY_NAME, POLICY_KEYS
 from settlements.views import confirming
@@ -215,4 +218,83 @@ def _version_context(request, version: RulebookVersion) -> dict:
         )
         is None,
         "keys": KEYS_BY_NAME,
+        "simulation": selectors.latest_simulation(version),
+        "simulation_form": SimulationForm(),
+        "can_simulate": permissions.rulebook_propose(user=user) is None,
     }
+
+
+@require_POST
+@role_required(*permissions.RULEBOOK_WRITERS)
+def rulebook_version_simulate(request, key: str, number: int):
+    version = _version_or_404(key, number)
+    form = SimulationForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Check the cases to simulate: " + form.errors.as_text())
+        return go_to(request, reverse("rulebook_version", args=[key, number]))
+    selection = {name: value for name, value in form.cleaned_data.items() if value}
+    try:
+        simulation = services.simulation_start(
+            version=version,
+            actor=request.user,
+            cases=selectors.simulation_cases(**form.cleaned_data),
+            selection={
+                name: value.isoformat() if hasattr(value, "isoformat") else value
+                for name, value in selection.items()
+            },
+        )
+    except NotAllowed:
+        raise PermissionDenied from None
+    except DomainError as error:
+        messages.error(request, error.message)
+        return go_to(request, reverse("rulebook_version", args=[key, number]))
+    return go_to(request, reverse("simulation_detail", args=[simulation.pk]))
+
+
+@require_safe
+@role_required(*permissions.RULEBOOK_READERS)
+def simulation_detail(request, simulation_id: int):
+    simulation = get_object_or_404(
+        Simulation.objects.select_related("version__rulebook", "requested_by", "job"),
+        pk=simulation_id,
+    )
+    context = {
+        "simulation": simulation,
+        "results": selectors.simulation_results(simulation),
+        "progress": services.job_progress(simulation.job) if simulation.job else None,
+    }
+    return render_page(request, "settlements/simulation_detail.html", context, partial="figures")
+
+
+@require_safe
+@role_required(*permissions.RULEBOOK_READERS)
+def simulation_csv(request, simulation_id: int):
+    simulation = get_object_or_404(Simulation, pk=simulation_id)
+    header = [
+        "case", "tournament", "stage_then", "remedy_then", "stage_draft", "remedy_draft",
+        "needs_decision", "unit", "total_then", "total_draft", "players_better",
+        "players_worse", "players_unchanged",
+    ]  # fmt: skip
+    rows = [header]
+    for result in selectors.simulation_results(simulation):
+        units = sorted(set(result.totals_then) | set(result.totals_draft)) or [""]
+        for unit in units:
+            differences = result.differences.get(unit, [])
+            rows.append(
+                [
+                    result.case_id,
+                    safe_cell(result.case.tournament.operator_id),
+                    result.stage_then,
+                    result.remedy_then,
+                    result.stage_draft,
+                    result.remedy_draft,
+                    "yes" if result.needs_decision else "no",
+                    unit,
+                    result.totals_then.get(unit, 0),
+                    result.totals_draft.get(unit, 0),
+                    sum(1 for d in differences if d > 0),
+                    sum(1 for d in differences if d < 0),
+                    sum(1 for d in differences if d == 0),
+                ]
+            )
+    return csv_download(csv_chunks(rows), f"simulation-{simulation.pk}.csv")

@@ -173,3 +173,26 @@ def test_the_history_shows_each_step(proposed, second_manager, as_auditor):
     assert "Rulebook version proposed" in events and "Rulebook version approved" in events
     changes = as_auditor.get("/history/?model=rulebookversion").content.decode()
     assert "New market" in changes and "Rulebook version" in changes
+
+
+def test_a_simulation_from_the_version_page_shows_on_the_approval_page(
+    proposed, operator, snapshot_factory, as_manager, second_manager
+):
+    services.case_load_snapshot(
+        actor=operator, snapshot=snapshot_factory(stage="late", tournament_id="L")
+    )
+    started = as_manager.post("/rulebooks/eu-main/versions/1/simulate/", {"rulebook": "default"})
+    assert started.status_code == 302
+    simulation_url = started["Location"]
+    page = as_manager.get(simulation_url)
+    assert page.status_code == 200 and "Case #" in page.content.decode()
+    assert as_manager.get(simulation_url, **HTMX).status_code == 200
+    csv = b"".join(as_manager.get(simulation_url.rstrip("/") + ".csv").streaming_content)
+    assert csv.startswith(b"case,tournament,stage_then")
+    approval = signed_in(second_manager).get("/rulebooks/eu-main/versions/1/approve/")
+    assert "Better off" in approval.content.decode()
+
+
+def test_a_simulation_over_no_case_says_so(proposed, as_manager):
+    answer = as_manager.post("/rulebooks/eu-main/versions/1/simulate/", {"incident": "999"})
+    assert answer.status_code == 302 and answer["Location"].endswith("/versions/1/")
