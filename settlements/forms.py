@@ -596,6 +596,4 @@ class SimulationForm(forms.Form):
     incident = forms.IntegerField(required=False, min_value=1, label="Incident number")
     crashed_from = forms.DateTimeField(required=False, label="Crashed from", **_DATETIME_INPUT)
     crashed_until = forms.DateTimeField(required=False, label="Crashed before", **_DATETIME_INPUT)
-    rulebook = forms.CharField(
-        required=False, max_length=64, label="Settled under rulebook", help_text="e.g. default"
-    )
+    rulebook = forms.CharField(required=False, max_length=64, label="Settled under rulebook")

@@ -75,7 +75,6 @@ from settlements.services.jobs import (
     job_step,
     job_stop,
     job_work,
-    simulation_start,
 )
 from settlements.services.payments import (
     ConfirmationAnswer,
@@ -90,6 +89,7 @@ from settlements.services.rulebooks import (
     rulebook_version_approve,
     rulebook_version_propose,
     rulebook_version_withdraw,
+    simulation_start,
 )
 from settlements.services.settlements import (
     LINE_SHAPES,

@@ -48,16 +48,7 @@ from django.utils import timezone
 from settlements import audit_log, wording
 from settlements.access import permissions, roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
-from settlements.models import (
-    Case,
-    Event,
-    IcmValuation,
-    Incident,
-    Job,
-    JobItem,
-    Settlement,
-    Simulation,
-)
+from settlements.models import Case, Event, IcmValuation, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
 from settlements.services.batches import lock_batch, write_batch
 from settlements.services.common import insert_bound_rows, record_event, update_rows
@@ -76,7 +67,7 @@ from settlements.services.settlements import (
     settlement_prepare,
     settlement_submit,
 )
-from settlements.services.simulations import simulate_case, simulation_summarise
+from settlements.services.simulations import simulation_step, simulation_summarise
 from settlements.services.snapshots import case_load_snapshot
 from settlements.services.staging import Batch
 
@@ -336,7 +327,7 @@ def job_finish(*, job_id: int) -> Progress:
             if job.kind == Job.Kind.VERIFY:
                 audit_verification_record(job)
             elif job.kind == Job.Kind.SIMULATE:
-                simulation_summarise(simulation=Simulation(pk=job.params["simulation"]))
+                simulation_summarise(simulation_id=job.params["simulation"])
     return job_progress(job)
 
 
@@ -504,38 +495,8 @@ def _verify(job: Job, item: JobItem) -> tuple[str, Case | None]:
     return f"Events {first} to {last} verified.", None
 
 
-def simulation_start(*, version, actor, cases, selection: dict) -> Simulation:
-    """Simulate ``version`` over ``cases`` (crash cases with a snapshot) in the background;
-    ``selection`` says how they were picked, recorded with the simulation."""
-    roles.require_role(actor, *STARTERS[Job.Kind.SIMULATE], action="simulate rulebook versions")
-    cases = list(cases.filter(kind=Case.Kind.CRASH, snapshot__isnull=False).order_by("pk"))
-    if not cases:
-        raise DomainError("No past case matches: pick other cases to simulate.", field="cases")
-    with transaction.atomic():
-        simulation = Simulation(
-            version=version, requested_by=actor, selection=selection, case_count=len(cases)
-        )
-        simulation._history_user, simulation._change_reason = actor, "Simulation asked for"
-        simulation.save()
-        job = job_start(
-            kind=Job.Kind.SIMULATE,
-            actor=actor,
-            target=f"simulation:{simulation.pk}",
-            items=[NewItem(key=str(case.pk), label=f"Case #{case.pk}") for case in cases],
-            params={"simulation": simulation.pk},
-        )
-        Simulation.objects.filter(pk=simulation.pk).update(job=job)
-        simulation.job = job
-    return simulation
-
-
 def _simulate(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    simulation = Simulation.objects.select_related("version").get(pk=job.params["simulation"])
-    case = Case.objects.select_related("snapshot").get(pk=int(item.key))
-    result = simulate_case(simulation=simulation, case=case)
-    if result.needs_decision:
-        return "Needs a new decision: the version no longer offers the one recorded.", case
-    return "Settled again under the version.", case
+    return simulation_step(simulation_id=job.params["simulation"], case_id=int(item.key))
 
 
 def _icm_batch(job: Job, item: JobItem) -> tuple[str, Case | None]:

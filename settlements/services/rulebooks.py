@@ -8,12 +8,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from settlements import markdown, selectors
-from settlements.access import permissions
+from settlements.access import permissions, roles
 from settlements.errors import DomainError
-from settlements.models import Event, Rulebook, RulebookVersion
+from settlements.models import Case, Event, Job, Rulebook, RulebookVersion, Simulation
 from settlements.models.rulebooks import KEY_MAX_LENGTH
 from settlements.rules import InvalidInput, parse_policy
 from settlements.rules.policy import ROOT
+from settlements.services import jobs
 from settlements.services.common import record_event, required_text, save_with_history
 from settlements.workflow import RulebookVersionStatus, rulebook_version_next_status
 
@@ -174,3 +175,30 @@ def _event_data(version: RulebookVersion) -> dict:
         "effective_from": version.effective_from.isoformat(),
         "parameters": version.parameters,
     }
+
+
+def simulation_start(*, version, actor, cases, selection: dict) -> Simulation:
+    """Simulate ``version`` over ``cases`` (crash cases with a snapshot) in the background;
+    ``selection`` says how they were picked, recorded with the simulation."""
+    roles.require_role(
+        actor, *jobs.STARTERS[Job.Kind.SIMULATE], action="simulate rulebook versions"
+    )
+    cases = list(cases.filter(kind=Case.Kind.CRASH, snapshot__isnull=False).order_by("pk"))
+    if not cases:
+        raise DomainError("No past case matches: pick other cases to simulate.", field="cases")
+    with transaction.atomic():
+        simulation = Simulation(
+            version=version, requested_by=actor, selection=selection, case_count=len(cases)
+        )
+        simulation._history_user, simulation._change_reason = actor, "Simulation asked for"
+        simulation.save()
+        job = jobs.job_start(
+            kind=Job.Kind.SIMULATE,
+            actor=actor,
+            target=f"simulation:{simulation.pk}",
+            items=[jobs.NewItem(key=str(case.pk), label=f"Case #{case.pk}") for case in cases],
+            params={"simulation": simulation.pk},
+        )
+        Simulation.objects.filter(pk=simulation.pk).update(job=job)
+        simulation.job = job
+    return simulation

@@ -62,11 +62,20 @@ def _by_player(result) -> dict[str, dict[str, int]]:
     return {unit: dict(players) for unit, players in totals.items()}
 
 
+def simulation_step(*, simulation_id: int, case_id: int) -> tuple[str, Case]:
+    """One item of a simulation's job: the case settled again, and the item's outcome."""
+    simulation = Simulation.objects.select_related("version").get(pk=simulation_id)
+    case = Case.objects.select_related("snapshot").get(pk=case_id)
+    if simulate_case(simulation=simulation, case=case).needs_decision:
+        return "Needs a new decision: the version no longer offers the one recorded.", case
+    return "Settled again under the version.", case
+
+
 @transaction.atomic
-def simulation_summarise(*, simulation: Simulation) -> Simulation:
+def simulation_summarise(*, simulation_id: int) -> Simulation:
     """Players better off, worse off and unchanged, the largest gain and loss for one player
     and the totals then and under the draft, by unit; the cases that need a new decision."""
-    simulation = Simulation.objects.select_for_update().get(pk=simulation.pk)
+    simulation = Simulation.objects.select_for_update().get(pk=simulation_id)
     summary: dict = {"cases": 0, "needs_decision": [], "units": {}}
     units: dict = defaultdict(
         lambda: {"better": 0, "worse": 0, "unchanged": 0, "largest_gain": 0,
