@@ -112,6 +112,12 @@ def every_record(users, snapshot_factory) -> dict:
         actor=manager,
         reason="new market",
     )
+    services.simulation_start(
+        version=rulebook_version,
+        actor=manager,
+        cases=selectors.simulation_cases(),
+        selection={},
+    )
     services.rulebook_version_approve(
         version=rulebook_version, actor=users["second_manager"], reason="simulated"
     )
