@@ -12,9 +12,12 @@ for compensation its totals and the digest of its items, for a crash case its sn
 SHA-256. ``verify`` recomputes those from the rows themselves, so a ledger line changed behind
 the app's back is found even though no event row was touched.
 
-Writers append under the transaction-level advisory lock of ``change_mark`` (taken before the
-head is read, held to commit), so two writers never chain onto the same head; the unique
-``seq`` makes a fork impossible even where that lock does not exist (SQLite's single writer).
+Writers append under the chain's own transaction-level advisory lock (``hold_chain``, taken
+before the head is read, held to commit), so two writers never chain onto the same head. Only
+the event-writing step takes it, and services write their events last, so writers on different
+records do their work side by side and queue only from their events to their commit. The
+unique ``seq`` makes a fork impossible even where that lock does not exist (SQLite's single
+writer).
 """
 
 import hashlib
@@ -26,6 +29,7 @@ from itertools import groupby
 from operator import itemgetter
 
 from django.core import signing
+from django.db import connection
 from django.db.models import Max
 from django.utils import timezone
 
@@ -198,9 +202,21 @@ def canonical(event: Event) -> bytes:
     return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+# Any constant unique to this use among the site's advisory locks (payments has the other).
+CHAIN_LOCK = 7_310_002
+
+
+def hold_chain() -> None:
+    """Called inside the writer's transaction, before it reads the head; held to the commit."""
+    # SQLite lets one writer at a time into the database: nothing can chain beside it.
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [CHAIN_LOCK])
+
+
 def seal_all(events: Sequence[Event]) -> None:
     """Chain unsaved events onto the head, in order, the head read once. Call with the
-    commit-order lock held."""
+    chain's lock held (``hold_chain``)."""
     seq, previous = head()
     for event in events:
         seq += 1

@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from simple_history.utils import get_history_manager_for_model
 
-from settlements import audit_log, bounds, change_mark, player_ids, seals
+from settlements import audit_log, bounds, player_ids, seals
 from settlements.errors import DomainError
 from settlements.models import (
     ID_MAX_LENGTH,
@@ -242,9 +242,7 @@ def write_events(events: Sequence[Event]) -> None:
     """Chain ``events`` onto the head, in order, and insert them in one statement."""
     if not events:
         return
-    # Event ids key the dashboard's cache, so they must follow commit order (see change_mark);
-    # the same lock makes this transaction the only one chaining onto the head until it commits.
-    change_mark.hold_commit_order()
+    audit_log.hold_chain()
     at = timezone.now()
     for event in events:
         event.at = at

@@ -115,8 +115,8 @@ def case_load_snapshot(
         actor=actor,
     )
     entrants = _insert_entrants(case.pk, parsed)
-    # The events last: the first takes the commit-order lock (change_mark), which every writer
-    # of the desk queues for, so it is held only from here to the commit.
+    # The events last: the first takes the chain's lock (audit_log.hold_chain), which every
+    # writer of an event queues for, so it is held only from here to the commit.
     if tournament_event is not None:
         event_type, data = tournament_event
         record_event(event_type, actor=actor, tournament=tournament, subject=tournament, data=data)

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from settlements import change_mark, services
+from settlements import audit_log, services
 from settlements.models import Event, Job, Settlement
 from settlements.services import jobs
 
@@ -53,13 +53,13 @@ def prepare_job(operator, snapshot_factory, entrants: int) -> Job:
 
 
 def commit_order_waiters() -> int:
-    """How many other backends of the test database wait for the commit-order lock."""
+    """How many other backends of the test database wait for the event chain's lock."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
             " WHERE l.locktype = 'advisory' AND NOT l.granted AND l.objid = %s"
             " AND a.datname = current_database() AND a.pid <> pg_backend_pid()",
-            [change_mark._COMMIT_ORDER_LOCK],
+            [audit_log.CHAIN_LOCK],
         )
         return cursor.fetchone()[0]
 
@@ -82,7 +82,7 @@ def test_a_worker_killed_mid_step_leaves_nothing_and_the_job_runs_again(operator
     # Holding the lock every service takes before its event stops the worker's prepare there,
     # its settlement written but not committed, however fast the machine runs the engine.
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s)", [change_mark._COMMIT_ORDER_LOCK])
+        cursor.execute("SELECT pg_advisory_lock(%s)", [audit_log.CHAIN_LOCK])
     try:
         process = worker()
         try:
@@ -96,7 +96,7 @@ def test_a_worker_killed_mid_step_leaves_nothing_and_the_job_runs_again(operator
             process.wait(timeout=30)
     finally:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [change_mark._COMMIT_ORDER_LOCK])
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [audit_log.CHAIN_LOCK])
     job.refresh_from_db()
     assert job.status == Job.Status.RUNNING
     assert not Settlement.objects.exists()
@@ -123,7 +123,7 @@ def wait_for(condition, process: subprocess.Popen, what: str, seconds: float = 1
 def commit_order_lock(take: bool) -> None:
     with connection.cursor() as cursor:
         function = "pg_advisory_lock" if take else "pg_advisory_unlock"
-        cursor.execute(f"SELECT {function}(%s)", [change_mark._COMMIT_ORDER_LOCK])
+        cursor.execute(f"SELECT {function}(%s)", [audit_log.CHAIN_LOCK])
 
 
 def test_a_worker_whose_connections_are_terminated_mid_job_goes_on(operator, snapshot_factory):
@@ -138,7 +138,7 @@ def test_a_worker_whose_connections_are_terminated_mid_job_goes_on(operator, sna
         kind=Job.Kind.PREPARE, actor=operator, target="cases",
         items=[jobs.NewItem(key=str(case.pk), label=str(case)) for case in cases],
     )  # fmt: skip
-    # The commit-order lock, held here, stops the worker at the event of an item: let one item
+    # The event chain's lock, held here, stops the worker at the event of an item: let one item
     # through, then hold the next one in the middle of its transaction.
     commit_order_lock(True)
     process = worker()

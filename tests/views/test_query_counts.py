@@ -26,23 +26,14 @@ pytestmark = pytest.mark.django_db
 # fragments in each process's memory ({% cache ... using="pages" %}: no query). The decision page
 # stores its previews in Django's database cache: a first view looks them up (one query) and,
 # missing them, computes and stores them (in a test's transaction: a savepoint, Django's count of
-# the table, a look-up of the key, the write, the release). The dashboard keeps two fragments under
-# the desk's change mark: a first view after any business change reads its 19 queries of data and
-# stores both; a later view reads the user, the mark, the count of open incidents, the page's
-# reporters and the two fragments.
+# the table, a look-up of the key, the write, the release).
 # The history browser verifies the event log on a first view (a query per kind of record the
 # chain seals, whatever their number: the records, the rows under them, their history versions,
 # the batches of confirmations, a settlement's ICM figures, and the payment tallies counted
-# afresh) and stores the outcome, and keeps the browser under the history's change mark; a later
-# view reads the head and that outcome, the mark and the browser.
+# afresh) and stores the outcome; a later view reads the head and that outcome, then the page.
 BOUNDS = {
     "dashboard": 35,
-    "dashboard, a later view": 6,
-    # The case with all it shows is kept under the change mark (views.kept): a first view reads
-    # the mark and the case's three queries, a later view the user, the mark and, where the
-    # case has some, its compensation.
     "case page": 5,
-    "case page, a later view": 3,
     # The workbench: a page of cases, their count, the counts by status, the latest jobs,
     # and the payments of the incident (one query over its releases and their tallies).
     "incident page": 7,
@@ -71,18 +62,11 @@ BOUNDS = {
     "history browser, by player": 48,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed,
     # where each line's payment stands (its lines, releases, answers, re-issues) and the
-    # player's totals (settlements, compensation). A first view stores the totals and the
-    # whole answer as two fragments under the desk's change mark (the mark, and the cache's
-    # look-ups and writes); a later view reads the user, the mark and the answer.
+    # player's totals (settlements, compensation).
     "players page": 28,
-    "players page, a later view": 3,
     "players page, by prefix": 11,
     # A statement reads where its lines' payments stand: the release, the answers, re-issues.
-    # It is kept under the settlement's facts and the desk's change mark: a first view also
-    # reads the mark and stores it; a later view reads the user, the settlement, the mark and
-    # the statement kept.
     "player statement": 19,
-    "player statement, a later view": 4,
     "player statement, printable": 19,
     "explain panel": 12,
     # Nobody found: the entrants paid nothing are read instead, and stored with the page.
@@ -156,9 +140,7 @@ def build_desk(
         "token": token,
         "urls": {
             "dashboard": "/",
-            "dashboard, a later view": "/",
             "case page": f"/cases/{featured.case_id}/",
-            "case page, a later view": f"/cases/{featured.case_id}/",
             "incident page": f"/incidents/{featured.case.incident_id}/tournaments/",
             "decision page": f"/cases/{undecided.pk}/decision/",
             "case list": "/queues/cases/?status=awaiting_approval",
@@ -173,12 +155,8 @@ def build_desk(
             "history browser": "/history/",
             "history browser, by player": "/history/?player=p000002",
             "players page": "/players/?q=p000002",
-            "players page, a later view": "/players/?q=p000002",
             "players page, by prefix": "/players/?q=p0000",
             "player statement": f"/settlements/{featured.pk}/statement/?player=p000002",
-            "player statement, a later view": (
-                f"/settlements/{featured.pk}/statement/?player=p000002"
-            ),
             "player statement, printable": (
                 f"/settlements/{featured.pk}/statement/print/?player=p000002"
             ),
