@@ -342,11 +342,11 @@ def _now():
 def _settlement_models():
     from django.apps import apps
 
-    from settlements.models import ApiToken, SignInEpoch
+    from settlements.models import ApiToken, SignedInSession
 
-    # API tokens are not copied: their hashes are unique and no page here lists them. Sign-in
-    # epochs belong to the (uncopied) users.
-    skipped = (ApiToken, SignInEpoch)
+    # API tokens are not copied: their hashes are unique and no page here lists them. Sessions
+    # belong to the (uncopied) users.
+    skipped = (ApiToken, SignedInSession)
     return [
         model
         for model in apps.get_app_config("settlements").get_models()
