@@ -37,7 +37,6 @@ from settlements.rules import (
 from settlements.services.common import (
     BULK_BATCH,
     MAX_AMOUNT,
-    collector_paused,
     entrants_among,
     insert_rows,
     lock_case,
@@ -152,7 +151,6 @@ def _settlement_of(result, *, case: Case, actor, note: str) -> Settlement:
     )
 
 
-@collector_paused()
 def _insert_payouts_and_lines(settlement_id: int, result) -> str:
     """Write the payouts and lines; the payouts' digest, for the event to seal. The payout
     rows are built and digested a chunk at a time on their way to the database, while it

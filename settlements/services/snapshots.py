@@ -29,7 +29,6 @@ from settlements.selectors import crash_case_in_force
 from settlements.services import staging
 from settlements.services.common import (
     MAX_AMOUNT,
-    collector_paused,
     insert_rows,
     lock_case,
     record_event,
@@ -130,7 +129,6 @@ def case_load_snapshot(
 ENTRANT_ROW = ("case", *seals.ENTRANT_FIELDS)
 
 
-@collector_paused()
 def _insert_entrants(case_id: int, parsed) -> str:
     """Write the entrant rows; their digest in snapshot order, for the event to seal.
 
