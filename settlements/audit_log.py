@@ -49,9 +49,16 @@ from settlements.models import (
 
 GENESIS = "0" * 64
 ICM_FIELDS = (
-    "position", "player", "chips", "chip_rank", "value", "amount", "standard_error",
-    "policy_amount", "difference",
-)  # fmt: skip
+    "position",
+    "player",
+    "chips",
+    "chip_rank",
+    "value",
+    "amount",
+    "standard_error",
+    "policy_amount",
+    "difference",
+)
 # Rows hashed per encode/update: whole-string work instead of a call per line.
 _CHUNK = 20_000
 _ITERATOR_CHUNK = 10_000
@@ -84,12 +91,22 @@ def new_ledger_digest(lines: Sequence) -> str:
         chunk = lines[start : start + _CHUNK]
         players = [line.player for line in chunk]
         digest.update(
-            "".join(map(_NEW_LINE.__mod__, zip(
-                range(start + 1, start + 1 + len(chunk)), map(len, players), players,
-                [line.kind for line in chunk], [line.unit for line in chunk],
-                [line.amount for line in chunk], [line.source for line in chunk], strict=True,
-            ))).encode()
-        )  # fmt: skip
+            "".join(
+                map(
+                    _NEW_LINE.__mod__,
+                    zip(
+                        range(start + 1, start + 1 + len(chunk)),
+                        map(len, players),
+                        players,
+                        [line.kind for line in chunk],
+                        [line.unit for line in chunk],
+                        [line.amount for line in chunk],
+                        [line.source for line in chunk],
+                        strict=True,
+                    ),
+                )
+            ).encode()
+        )
     return digest.hexdigest()
 
 
@@ -126,13 +143,22 @@ def entrants_digest(players: Sequence) -> str:
         chunk = players[start : start + _CHUNK]
         ids = [player.id for player in chunk]
         digest.update(
-            "".join(map(_ENTRANT_LINE.__mod__, zip(
-                range(start, start + len(chunk)), map(len, ids), ids,
-                [player.chips for player in chunk], [player.entries for player in chunk],
-                [player.add_ons for player in chunk], [player.bounty for player in chunk],
-                strict=True,
-            ))).encode()
-        )  # fmt: skip
+            "".join(
+                map(
+                    _ENTRANT_LINE.__mod__,
+                    zip(
+                        range(start, start + len(chunk)),
+                        map(len, ids),
+                        ids,
+                        [player.chips for player in chunk],
+                        [player.entries for player in chunk],
+                        [player.add_ons for player in chunk],
+                        [player.bounty for player in chunk],
+                        strict=True,
+                    ),
+                )
+            ).encode()
+        )
     return digest.hexdigest()
 
 

@@ -65,7 +65,7 @@ class Compensation(models.Model):
                 "totals",
                 "items_digest",
                 "icm_figures",
-            ),  # fmt: skip
+            ),
         ]
 
     def __str__(self) -> str:
@@ -160,7 +160,7 @@ class PrizeWithdrawal(models.Model):
                 "reason",
                 "decided_by",
                 "decided_at",
-            ),  # fmt: skip
+            ),
         ]
 
     def __str__(self) -> str:

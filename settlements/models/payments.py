@@ -279,7 +279,7 @@ class Reissue(models.Model):
                 "reason",
                 "proposed_by",
                 "proposed_at",
-            ),  # fmt: skip
+            ),
         ]
 
     def __str__(self) -> str:

@@ -431,9 +431,16 @@ def _storage_problems(parsed) -> list[Problem]:
         problems.append(Problem("tournament.id", problem))
     check_text("tournament.name", info.name or "")
     for field in (
-        "buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value",
-        "entry_bounty", "add_on", "add_on_fee",
-    ):  # fmt: skip
+        "buy_in",
+        "fee",
+        "guarantee",
+        "fpp_buy_in",
+        "prize_pool",
+        "seat_value",
+        "entry_bounty",
+        "add_on",
+        "add_on_fee",
+    ):
         value = getattr(info, field, None)
         if value is not None and value > MAX_AMOUNT:
             problems.append(Problem(f"tournament.{field}", "is too large"))

@@ -259,9 +259,18 @@ def _annotate_events(events) -> None:
 
 CHANGE_HEADER = ("at", "record_type", "record_id", "history_id", "change", "user", "reason")
 EVENT_HEADER = (
-    "at", "event", "event_id", "user", "incident", "case", "tournament",
-    "subject_type", "subject_id", "reason", "data",
-)  # fmt: skip
+    "at",
+    "event",
+    "event_id",
+    "user",
+    "incident",
+    "case",
+    "tournament",
+    "subject_type",
+    "subject_id",
+    "reason",
+    "data",
+)
 
 
 def _change_rows(filters: dict):

@@ -37,10 +37,25 @@ OTHER_IDS_SHOWN = 20
 STATEMENTS_PER_CHUNK = 250
 
 CSV_HEADER = (
-    "settlement", "case", "incident", "tournament", "settlement_status", "player",
-    "player_written_out", "chips", "situation", "cash", "tdollars", "tickets", "fpp",
-    "amounts", "exact_before_rounding", "headline", "statement", "payment",
-)  # fmt: skip
+    "settlement",
+    "case",
+    "incident",
+    "tournament",
+    "settlement_status",
+    "player",
+    "player_written_out",
+    "chips",
+    "situation",
+    "cash",
+    "tdollars",
+    "tickets",
+    "fpp",
+    "amounts",
+    "exact_before_rounding",
+    "headline",
+    "statement",
+    "payment",
+)
 
 
 @require_safe
