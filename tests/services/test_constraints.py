@@ -73,8 +73,17 @@ def test_an_approved_settlement_has_an_approver(operator, snapshot_factory):
 def test_one_approved_settlement_per_case(operator, tournament_manager, snapshot_factory):
     settlement = approved(operator, tournament_manager, snapshot_factory)
     refused(_copy(settlement).save)
-    # An adjustment of it is a separate approved record, and allowed.
-    _copy(settlement, kind="adjustment", corrects_id=settlement.pk, pool_distributed=None).save()
+    # An adjustment of it is a separate record, and allowed (it starts prepared: the workflow
+    # guard lets no record be inserted already approved).
+    _copy(
+        settlement,
+        kind="adjustment",
+        corrects_id=settlement.pk,
+        pool_distributed=None,
+        status="prepared",
+        submitted_by_id=None,
+        approved_by_id=None,
+    ).save()
 
 
 def test_one_settlement_in_flight_per_case(operator, snapshot_factory):
