@@ -61,12 +61,19 @@ def force_login_proves_second_factor(monkeypatch):
 
     def force_login(self, user, backend=None):
         original(self, user, backend)
-        session = self.session
-        second_factor.stamp_proof(session)
-        session.save()
-        self.cookies[django_settings.SESSION_COOKIE_NAME] = session.session_key
+        prove_second_factor(self)
 
     monkeypatch.setattr(Client, "force_login", force_login)
+
+
+def prove_second_factor(client: Client) -> Client:
+    """``client``'s session as just after the second factor; child processes that sign in
+    with the plain ``force_login`` call this themselves."""
+    session = client.session
+    second_factor.stamp_proof(session)
+    session.save()
+    client.cookies[django_settings.SESSION_COOKIE_NAME] = session.session_key
+    return client
 
 
 def without_second_factor(client: Client) -> Client:

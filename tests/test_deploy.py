@@ -89,13 +89,18 @@ def test_postgresql_is_djangos_own_backend_with_its_health_checks_and_prepared_s
     off = _database(PRODUCTION)
     on = _database({**PRODUCTION, "DATABASE_PREPARED_STATEMENTS": "true"})
 
-    # Django's defaults: parameters bound on the client, nothing prepared.
+    # Django's defaults: parameters bound on the client, nothing prepared; every connection
+    # bounds its waits for locks and its idle transactions.
+    bounds = {"options": "-c lock_timeout=10000 -c idle_in_transaction_session_timeout=60000"}
     assert off == {
         "ENGINE": "django.db.backends.postgresql",
-        "OPTIONS": {},
+        "OPTIONS": bounds,
         "CONN_HEALTH_CHECKS": True,
     }
-    assert on == {**off, "OPTIONS": {"server_side_binding": True, "prepare_threshold": 5}}
+    assert on == {
+        **off,
+        "OPTIONS": {**bounds, "server_side_binding": True, "prepare_threshold": 5},
+    }
 
 
 def test_the_wsgi_application_leaves_what_it_loaded_out_of_garbage_collection():

@@ -10,7 +10,7 @@ the workflow, and renders everything that shows them, as every role. No answer i
 
 import json
 import unicodedata
-from datetime import UTC
+from datetime import UTC, datetime
 
 import pytest
 from django.db import transaction
@@ -113,14 +113,15 @@ TIMES = st.one_of(
         [
             "0001-01-02T00:00:00Z",
             "0001-01-02T15:59:00+15:59",
-            "9999-12-30T23:59:59.999999Z",
-            "9999-12-30T08:00:00-15:59",
+            # The desk refuses a crash in the future, so the latest it lets in is about now.
+            "2025-12-31T23:59:59.999999Z",
+            "2025-12-31T08:00:00-15:59",
             "2016-12-31T23:59:60Z",
         ]
     ),
     st.datetimes(
         min_value=bounds.EARLIEST.replace(tzinfo=None),
-        max_value=bounds.LATEST.replace(tzinfo=None),
+        max_value=datetime(2025, 12, 31),
     ).map(lambda moment: moment.replace(tzinfo=UTC).isoformat().replace("+00:00", "Z")),
     st.none(),
 )
@@ -244,7 +245,7 @@ def test_every_snapshot_the_checks_let_in_can_be_shown_to_every_role(
     assert not failures, "\n".join(failures)
 
 
-def test_the_generated_times_reach_both_edges():
-    """The strategy's fixed edges are the bounds themselves, so they cannot drift apart."""
+def test_the_generated_times_reach_the_earliest_edge():
+    """The strategy's earliest time is the bound itself, so the two cannot drift apart; the
+    latest is the desk's refusal of crashes in the future, tested with the snapshot checks."""
     assert bounds.parse_rfc3339("0001-01-02T15:59:00+15:59") == bounds.EARLIEST
-    assert bounds.parse_rfc3339("9999-12-30T23:59:59.999999Z") == bounds.LATEST

@@ -64,7 +64,7 @@ def test_values_from_the_environment_become_a_policy():
         ({"pre_pct": "30", "early_pct": "20"}, "CRASH_POLICY_EARLY_PCT='20'", "at least pre_pct"),
         ({"pre_pct": "40"}, "CRASH_POLICY_EARLY_PCT", "at least pre_pct (40), not 25"),
         ({"late_formula": "equity"}, "CRASH_POLICY_LATE_FORMULA='equity'", "chip_equity or"),
-        ({"pre_pct": True}, "CRASH_POLICY_PRE_PCT=True", "must be an integer"),
+        ({"pre_pct": True}, "CRASH_POLICY_PRE_PCT=True", "whole number from 0 to 100"),
         ({"pre_pc": 5}, "CRASH_POLICY", "pre_pc"),
     ],
 )

@@ -61,7 +61,7 @@ def _race() -> dict:
     from settlements.access import roles
     from settlements.demo import snapshot_bytes
     from settlements.models import Settlement
-    from tests.conftest import make_user
+    from tests.conftest import make_user, prove_second_factor
     from tests.races import start_thread
 
     call_command("migrate", verbosity=0)
@@ -82,7 +82,7 @@ def _race() -> dict:
     for manager in managers:
         client = Client(raise_request_exception=False, HTTP_HOST="localhost")
         client.force_login(manager)
-        clients.append(client)
+        clients.append(prove_second_factor(client))
     connection.close()
 
     both_read = threading.Barrier(2)

@@ -33,7 +33,7 @@ by queuing the job's tasks.
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -51,21 +51,15 @@ from django.db.models import Count, F, Min, Q
 from django.dispatch import Signal, receiver
 from django.utils import timezone
 
-from settlements import audit_log, wording
+from settlements import audit_log
 from settlements.access import permissions, roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
 from settlements.models import Case, Event, IcmValuation, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
 from settlements.services.batches import lock_batch, write_batch
 from settlements.services.common import insert_bound_rows, record_event, update_rows
-from settlements.services.decisions import decision_record
-from settlements.services.icm import batch_labels, icm_batch_add, valuation_started
-from settlements.services.settlements import (
-    settlement_approve,
-    settlement_prepare,
-    settlement_submit,
-)
-from settlements.services.snapshots import case_load_snapshot
+from settlements.services.icm import batch_labels, valuation_started
+from settlements.services.job_steps import BATCHED, COUNTED_AFRESH, STEPS, VERIFY_EVENTS_PER_ITEM
 from settlements.services.staging import Batch
 
 log = logging.getLogger("crashdesk.jobs")
@@ -443,56 +437,7 @@ def case_being_prepared(case: Case) -> Job | None:
     ).first()
 
 
-# --- The steps: one service call per item ---------------------------------------------------
-# Each hands its service a bare reference by id: the service takes the row the batch locked.
-
-
-def _prepare(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    settlement = settlement_prepare(
-        case=Case(pk=int(item.key)), actor=job.created_by, note=job.params.get("note", "")
-    )
-    return f"{settlement} prepared", settlement.case
-
-
-def _submit(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    settlement = settlement_submit(settlement=Settlement(pk=int(item.key)), actor=job.created_by)
-    return f"{settlement} submitted", settlement.case
-
-
-def _approve(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    settlement = settlement_approve(
-        settlement=Settlement(pk=int(item.key)),
-        actor=job.created_by,
-        reason=job.params.get("reason", ""),
-    )
-    return f"{settlement} approved", settlement.case
-
-
-def _decide(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    reschedule_at = job.params.get("reschedule_at")
-    decision = decision_record(
-        case=Case(pk=int(item.key)),
-        actor=job.created_by,
-        option=job.params["option"],
-        reason=job.params.get("reason", ""),
-        reschedule_at=datetime.fromisoformat(reschedule_at) if reschedule_at else None,
-    )
-    return f"Decision recorded: {wording.option_label(decision.option)}", decision.case
-
-
-def _upload(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    case = case_load_snapshot(
-        actor=job.created_by, snapshot=bytes(item.payload or b""), incident=job.incident
-    )
-    return f"Case #{case.pk} opened for {case.tournament.operator_id}", case
-
-
 # --- The auditor's verification of the whole event log ---------------------------------------
-
-# Events per item: the chain is verified in parts, so the job shows its progress.
-VERIFY_EVENTS_PER_ITEM = 2000
-# The last item: the running counts, which no event seals, counted afresh.
-COUNTED_AFRESH = "counts"
 
 
 def audit_verification_start(*, actor) -> Job:
@@ -538,33 +483,6 @@ def audit_verification_record(job: Job) -> None:
     transaction.on_commit(lambda: audit_log.remember(result, cache=cache))
 
 
-def _verify(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    permissions.enforce(permissions.audit_verify(user=job.created_by))
-    if item.key == COUNTED_AFRESH:
-        if problem := audit_log.loose_rows():
-            raise DomainError(f"{problem}.")
-        return "The payment tallies and confirmations agree with what was sealed.", None
-    first, last = map(int, item.key.split("-"))
-    previous = audit_log.GENESIS
-    if first > 1:
-        previous = Event.objects.filter(seq=first - 1).values_list("hash", flat=True).first()
-        if previous is None:
-            raise DomainError(f"Event number {first - 1} is missing from the chain.")
-    result = audit_log.verify(after=(first - 1, previous), upto=last)
-    if not result.ok:
-        raise DomainError(result.problem)
-    if result.count != last:
-        raise DomainError(f"The chain ends at event {result.count}, short of {last}.")
-    return f"Events {first} to {last} verified.", None
-
-
-def _icm_batch(job: Job, item: JobItem) -> tuple[str, Case | None]:
-    valuation_id, batch = map(int, item.key.split(":"))
-    valuation = icm_batch_add(valuation_id=valuation_id, batch=batch, actor=job.created_by)
-    done = valuation.status == IcmValuation.Status.DONE
-    return ("Samples drawn; the figures are written" if done else "Samples drawn"), None
-
-
 @receiver(valuation_started)
 def _start_icm_job(sender, *, valuation: IcmValuation, actor, **kwargs) -> None:
     """Start sampling a valuation in the background, in the prepare's transaction. Not listed
@@ -578,23 +496,6 @@ def _start_icm_job(sender, *, valuation: IcmValuation, actor, **kwargs) -> None:
             for batch, label in batch_labels(valuation)
         ],
     )
-
-
-# Run several to a transaction: an outage's bulk work, short items. A verification's part or
-# an ICM batch takes seconds, and shows its progress.
-BATCHED = frozenset(
-    {Job.Kind.PREPARE, Job.Kind.SUBMIT, Job.Kind.APPROVE, Job.Kind.DECIDE, Job.Kind.UPLOAD}
-)
-
-STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
-    Job.Kind.PREPARE: _prepare,
-    Job.Kind.SUBMIT: _submit,
-    Job.Kind.APPROVE: _approve,
-    Job.Kind.DECIDE: _decide,
-    Job.Kind.UPLOAD: _upload,
-    Job.Kind.VERIFY: _verify,
-    Job.Kind.ICM: _icm_batch,
-}
 
 
 def _set_outcome(item: JobItem, status: str, message: str, case: Case | None) -> None:

@@ -33,18 +33,13 @@ django.setup()
 from django.test.utils import setup_test_environment
 setup_test_environment()
 from django.contrib.auth import get_user_model
-from django.conf import settings
 from django.test import Client
-from settlements.access import second_factor
+from tests.conftest import prove_second_factor
 failures = []
 for username, urls in json.loads(sys.argv[1]).items():
     client = Client()
     client.force_login(get_user_model().objects.get(username=username))
-    # Signed in fully, as after the second factor (tests/conftest.py does the same in-process).
-    session = client.session
-    second_factor.stamp_proof(session)
-    session.save()
-    client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
+    prove_second_factor(client)
     for url in urls:
         for headers in ({}, {"HTTP_HX_REQUEST": "true"}):
             status = client.get(url, **headers).status_code
