@@ -81,6 +81,12 @@ class IcmFlag:
     percent: int
     min_amount: int
 
+    def flags(self, difference: int, amount: int) -> bool:
+        """Whether a player paid ``difference`` against an ICM value of ``amount`` is flagged
+        (selectors.icm asks the database the same, in integers)."""
+        loss = -difference
+        return loss > 0 and loss >= self.min_amount and loss * 100 >= self.percent * amount
+
 
 def icm_flag() -> IcmFlag:
     """The site's threshold (ICM_FLAG_PERCENT, ICM_FLAG_MIN_AMOUNT); ImproperlyConfigured if

@@ -9,6 +9,8 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
+from hypothesis import given
+from hypothesis import strategies as st
 
 from settlements import services
 from settlements.checks import crash_policy_check, icm_flag_check
@@ -191,3 +193,18 @@ def test_a_good_icm_threshold_passes(settings):
     settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = 0, 0
     assert icm_flag_check(None) == []
     assert icm_flag() == IcmFlag(percent=0, min_amount=0)
+
+
+@given(
+    difference=st.integers(-(10**12), 10**12),
+    amount=st.integers(0, 10**12),
+    percent=st.integers(0, 100),
+    min_amount=st.integers(0, 10**9),
+)
+def test_the_flag_in_python_is_the_databases(difference, amount, percent, min_amount):
+    """IcmFlag.flags and selectors.icm's query say the same, in integers."""
+    flag = IcmFlag(percent=percent, min_amount=min_amount)
+    in_the_database = (
+        difference <= -min_amount and difference * 100 + amount * percent <= 0 and difference < 0
+    )
+    assert flag.flags(difference, amount) == in_the_database

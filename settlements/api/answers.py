@@ -361,9 +361,15 @@ class IcmPlayer(_Answer):
     icm: Annotated[Amount, Meta(description="The stack's ICM value, rounded to the minor unit.")]
     icm_exact: Annotated[str, Meta(description='Exact, "n/d" (the sample mean when sampled).')]
     standard_error: Annotated[Amount, Meta(description="0 when computed exactly.")]
-    policy: Annotated[Amount, Meta(description="What the policy pays the player.")]
+    policy: Annotated[
+        Amount, Meta(description="What the policy pays the player from the prize pool.")
+    ]
     difference: Annotated[int, Meta(description="policy − icm: below zero the policy pays less.")]
     flagged: bool
+    bounty: Annotated[
+        Amount,
+        Meta(description="A knock-out's bounties paid to the player besides; not compared."),
+    ]
 
 
 class IcmPage(_Answer):

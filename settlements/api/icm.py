@@ -11,7 +11,7 @@ from settlements.access import permissions
 from settlements.api.answers import IcmPage, Refusal
 from settlements.api.base import answer, api_endpoint, next_page
 from settlements.api.reading import read_query
-from settlements.models import IcmValuation, Settlement
+from settlements.models import IcmValuation, Settlement, TokenScope
 
 ICM_PAGE_SIZE = 500
 ICM_MAX_PAGE_SIZE = 5000
@@ -27,6 +27,7 @@ class IcmQuery(msgspec.Struct, kw_only=True, frozen=True):
 @api_endpoint(
     "GET",
     "HEAD",
+    scope=TokenScope.ICM_READ,
     # The roles the review page shows the second opinion to (permissions.icm_read).
     allowed=permissions.ICM_READERS,
     query=IcmQuery,
@@ -77,6 +78,7 @@ def settlement_icm(request: HttpRequest, user, settlement_id: int) -> JsonRespon
                     "policy": row.policy_amount,
                     "difference": row.difference,
                     "flagged": row.flagged,
+                    "bounty": row.bounty,
                 }
                 for row in rows
             ],

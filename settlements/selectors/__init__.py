@@ -97,6 +97,7 @@ from settlements.selectors.entrants import (
 from settlements.selectors.icm import (
     case_icm_valuation,
     difference_percent,
+    has_bounties,
     icm_chart_points,
     icm_flagged,
     icm_job,
@@ -219,6 +220,7 @@ __all__ = [
     "decision_group_cases",
     "decision_groups",
     "case_icm_valuation",
+    "has_bounties",
     "difference_percent",
     "icm_chart_points",
     "icm_flagged",

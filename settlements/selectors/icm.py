@@ -1,13 +1,39 @@
 """The ICM second opinion as the review page, the compensation form and the API read it: the
 stored figures only, never computed again."""
 
-from django.db.models import BooleanField, Case, F, Q, QuerySet, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce
 
 from settlements.charts import ChartPoint, percent_text, sample_by_rank
-from settlements.models import IcmValuation, IcmValue, Job, Settlement
+from settlements.models import IcmValuation, IcmValue, Job, LineKind, Settlement, SettlementLine
 from settlements.selectors.players import by_code_point
 from settlements.site_policy import IcmFlag
 from settlements.workflow import SettlementStatus
+
+# What a knock-out pays beside the prize pool: no part of what ICM values, so the comparison
+# leaves it out and the panel shows it apart.
+BOUNTY_KINDS = (LineKind.BOUNTY, LineKind.REFUND_BOUNTY)
+
+
+def bounty_lines(settlement_id: int) -> QuerySet:
+    return SettlementLine.objects.filter(
+        settlement_id=settlement_id, kind__in=BOUNTY_KINDS, reversal=False
+    )
+
+
+def has_bounties(settlement: Settlement) -> bool:
+    return bounty_lines(settlement.pk).exists()
 
 
 def icm_valuation(settlement: Settlement) -> IcmValuation | None:
@@ -35,6 +61,19 @@ def _flagged(flag: IcmFlag) -> Q:
 
 
 def _with_flag(rows: QuerySet, flag: IcmFlag) -> QuerySet:
+    """``rows`` marked ``flagged``, with ``bounty``: what the player's bounties pay besides."""
+    bounties = (
+        SettlementLine.objects.filter(
+            settlement_id=OuterRef("valuation__settlement_id"),
+            player=OuterRef("player"),
+            kind__in=BOUNTY_KINDS,
+            reversal=False,
+        )
+        .values("player")
+        .annotate(total=Sum("amount"))
+        .values("total")
+    )
+    rows = rows.annotate(bounty=Coalesce(Subquery(bounties), 0))
     return rows.alias(flag_margin=F("difference") * 100 + F("amount") * flag.percent).annotate(
         flagged=Case(
             When(_flagged(flag), then=Value(True)), default=False, output_field=BooleanField()

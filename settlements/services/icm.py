@@ -13,14 +13,22 @@ from fractions import Fraction
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Sum
 from django.dispatch import Signal
 from django.utils import timezone
 
 from settlements import audit_log
-from settlements.models import Event, IcmValuation, IcmValue, Settlement, SettlementPayout
+from settlements.models import (
+    Event,
+    IcmValuation,
+    IcmValue,
+    Settlement,
+    SettlementPayout,
+)
 from settlements.rules import icm, parse_snapshot
 from settlements.rules.formulas import tie_break_order
 from settlements.rules.terms import terms_of
+from settlements.selectors.icm import bounty_lines
 from settlements.services.common import insert_rows, record_event, save_with_history
 
 # Sent (valuation=, actor=) in the transaction that began a sampled valuation.
@@ -156,13 +164,26 @@ def _write_values(
 
 
 def _policy_amounts(settlement_id: int, seat_value: int) -> dict[str, int]:
-    """What the policy pays each remaining player from the pool, a seat counted at its value.
+    """What the policy pays each remaining player from the prize pool, a seat counted at its
+    value: the prize money the ICM value shares, so that the two compare like for like. A
+    knock-out's bounties (the player's own and those won) are paid beside the pool, so they
+    stay out of it; the review shows them apart.
 
     In the stages valued (middle, late) nothing is refunded from the house."""
     payouts = SettlementPayout.objects.filter(settlement_id=settlement_id, chips__gt=0)
-    return {
+    amounts = {
         player: cash + tdollars + tickets * seat_value
         for player, cash, tdollars, tickets in payouts.values_list(
             "player", "cash", "tdollars", "tickets"
         ).iterator(chunk_size=10_000)
     }
+    bounties = (
+        bounty_lines(settlement_id)
+        .values("player")
+        .annotate(total=Sum("amount"))
+        .values_list("player", "total")
+    )
+    for player, total in bounties.iterator(chunk_size=10_000):
+        if player in amounts:
+            amounts[player] -= total
+    return amounts

@@ -22,6 +22,7 @@ from settlements.exports import ledger
 from settlements.exports.spreadsheets import csv_download
 from settlements.forms import CompensationForm, ReasonForm
 from settlements.models import Compensation
+from settlements.site_policy import IcmFlag
 from settlements.views import confirming, second_opinion
 from settlements.views.lookups import case_or_404, compensation_or_404
 from settlements.views.paging import CountedPaginator, page_number
@@ -172,17 +173,33 @@ def _answer(request, compensation_id: int, action: str):
     )
 
 
+def _icm_rows(compensation: Compensation, page) -> list[dict] | None:
+    """The page's items beside the ICM figures kept with a proposal made from the second
+    opinion, so that the approver sees what each amount answers; a player added by hand has
+    no figures, or figures the threshold does not flag, and says so."""
+    figures = compensation.icm_figures
+    if not figures:
+        return None
+    flag = IcmFlag(**figures["flag"])
+    rows = []
+    for item in page:
+        player = figures["players"].get(item.player)
+        flagged = player is not None and flag.flags(player["difference"], player["icm"])
+        rows.append({"item": item, "icm": player, "flagged": flagged})
+    return rows
+
+
 def _compensation_context(request, compensation: Compensation) -> dict:
     user = request.user
     items = compensation.items.all()
     refusal = permissions.compensation_approve(compensation=compensation, user=user)
+    page = CountedPaginator(items, ITEMS_PER_PAGE, count=len(items)).get_page(page_number(request))
     return {
         "compensation": compensation,
         "case": compensation.case,
         "currency": compensation.currency,
-        "page": CountedPaginator(items, ITEMS_PER_PAGE, count=len(items)).get_page(
-            page_number(request)
-        ),
+        "page": page,
+        "icm_rows": _icm_rows(compensation, page),
         "can_answer": refusal is None,
         "own_work": refusal is not None and refusal.kind == permissions.OWN_WORK,
         "can_download": compensation.status == CompensationStatus.APPROVED,

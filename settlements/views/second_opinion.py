@@ -42,6 +42,8 @@ def second_opinion(request, settlement: Settlement) -> dict | None:
         row.percent = selectors.difference_percent(row)
     context.update(
         page=page,
+        # A knock-out's bounties are paid beside the pool that ICM values: shown apart.
+        bounties=selectors.has_bounties(settlement),
         flagged=selectors.icm_flagged(valuation, flag).count(),
         can_propose=permissions.compensation_propose(
             case=settlement.case, user=request.user, has_settlement=True

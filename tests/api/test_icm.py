@@ -77,3 +77,12 @@ def test_the_api_answers_the_roles_the_review_page_shows_it_to(
 ):
     settlement = prepared(operator, snapshot_factory, stage="late", entrants=20)
     assert api.get(url(settlement), **bearer(tokens[role])).status_code == status
+
+
+def test_a_knock_outs_bounties_come_apart_from_the_compared_prize_money(
+    api, tokens, operator, snapshot_factory
+):
+    settlement = prepared(operator, snapshot_factory, stage="late", entrants=20, rebuys=True)
+    body = api.get(url(settlement), **bearer(tokens[roles.TOURNAMENT_MANAGER])).json()
+    assert sum(v["policy"] for v in body["values"]) == body["prizes_in_play"]
+    assert any(v["bounty"] > 0 for v in body["values"])

@@ -7,9 +7,17 @@ import pgtrigger
 import pytest
 from django.db import DatabaseError, transaction
 
-from settlements import audit_log, services
+from settlements import audit_log, selectors, services, site_policy
 from settlements.errors import DomainError
-from settlements.models import Event, IcmValuation, IcmValue, Job, JobItem, SettlementPayout
+from settlements.models import (
+    Event,
+    IcmValuation,
+    IcmValue,
+    Job,
+    JobItem,
+    SettlementLine,
+    SettlementPayout,
+)
 from settlements.rules import icm, parse_snapshot
 from tests.services.helpers import load
 
@@ -167,3 +175,27 @@ def test_a_freeroll_rescheduled_pays_nothing_and_is_not_compared(
     )
     settlement = services.settlement_prepare(case=case, actor=operator)
     assert IcmValuation.objects.filter(settlement=settlement).exists() == valued
+
+
+def test_a_knock_outs_bounties_stay_out_of_the_comparison(operator, snapshot_factory):
+    """ICM shares the prize pool only, so the policy's side is prize money too: a player's
+    bounties are paid besides, and counting them would hide a shortfall as large as they are."""
+    settlement = prepared(operator, snapshot_factory, stage="late", entrants=20, rebuys=True)
+    valuation = IcmValuation.objects.get(settlement=settlement)
+    bounties = {}
+    for line in SettlementLine.objects.filter(settlement=settlement, kind__in=["bounty"]):
+        bounties[line.player] = bounties.get(line.player, 0) + line.amount
+    assert bounties, "the knock-out's remaining players hold bounties"
+    payouts = dict(
+        SettlementPayout.objects.filter(settlement=settlement).values_list("player", "cash")
+    )
+    rows = IcmValue.objects.filter(valuation=valuation)
+    assert sum(row.policy_amount for row in rows) == valuation.prizes_in_play
+    for row in rows:
+        assert row.policy_amount == payouts[row.player] - bounties.get(row.player, 0)
+        assert row.difference == row.policy_amount - row.amount
+    shown = {
+        row.player: row.bounty
+        for row in selectors.icm_rows_by_loss(valuation, site_policy.icm_flag())
+    }
+    assert shown == {row.player: bounties.get(row.player, 0) for row in rows}

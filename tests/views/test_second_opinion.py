@@ -8,7 +8,7 @@ from django.urls import reverse
 from settlements import selectors, services
 from settlements.models import Event, IcmValue, Job
 from settlements.services.common import record_event
-from tests.views.conftest import HTMX, assert_full_page, assert_partial
+from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -185,3 +185,46 @@ def test_the_icm_chart_is_drawn_once_for_every_process(as_manager, late, monkeyp
     caches["pages"].clear()
     assert _icm_chart(as_manager, late) == first
     assert len(reads) == 1
+
+
+def test_a_knock_outs_bounties_are_shown_apart_from_the_comparison(as_manager, operator, load_case):
+    case = load_case(type="regular", stage="late", entrants=20, rebuys=True, tournament_id="T-KO")
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    html = assert_full_page(as_manager.get(review(settlement)))
+    table = html[html.index('id="icm-table"') :]
+    assert "The policy pays from the pool" in table
+    assert "Bounties, paid besides" in table
+
+
+def test_a_tournament_without_bounties_has_no_bounty_column(as_manager, late):
+    html = assert_full_page(as_manager.get(review(late)))
+    assert "Bounties, paid besides" not in html
+    assert "The policy pays</th>" in html
+
+
+def test_the_approver_sees_the_icm_figures_and_who_the_proposer_added(
+    late, second_manager, tournament_manager, settings
+):
+    settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = 1, 1
+    rows = list(IcmValue.objects.filter(valuation__settlement=late).order_by("difference"))
+    loser, other = rows[0], rows[-1]
+    assert loser.difference < 0
+    compensation = services.compensation_propose(
+        case=late.case,
+        actor=tournament_manager,
+        reason="short of ICM",
+        entries=[
+            services.CompensationEntry(player=loser.player, amount=-loser.difference),
+            services.CompensationEntry(player=other.player, amount=500),
+        ],
+        from_icm=True,
+    )
+    html = assert_full_page(
+        signed_in(second_manager).get(reverse("compensation_detail", args=[compensation.pk]))
+    )
+    table = html[html.index('id="compensation-items"') :]
+    assert "ICM value" in table
+    flagged_row = table[table.index(loser.player) :].split("</tr>")[0]
+    assert "Flagged" in flagged_row
+    added_row = table[table.index(other.player) :].split("</tr>")[0]
+    assert "added by the proposer" in added_row
