@@ -304,6 +304,10 @@ JOB_BATCH_ITEMS = env_int("JOB_BATCH_ITEMS", 20)
 # to value exactly, and the site's threshold for flagging a player the policy pays less than
 # their stack's ICM value (both conditions: this percentage of that value, this many minor units).
 ICM_SAMPLES = env_int("ICM_SAMPLES", 1000)
+# How long an API token works unless its issuer says otherwise, and how long the token it
+# replaces keeps working after a rotation (services.tokens).
+API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90)
+API_TOKEN_OVERLAP_DAYS = env_int("API_TOKEN_OVERLAP_DAYS", 7)
 ICM_FLAG_PERCENT = env_int("ICM_FLAG_PERCENT", 10)
 ICM_FLAG_MIN_AMOUNT = env_int("ICM_FLAG_MIN_AMOUNT", 1000)
 # A case with more entrants than this is prepared in the background, a smaller one at once.

@@ -5,7 +5,9 @@ machine and write the event log; the admin must not bypass them. So nothing here
 changes or deletes a record, and simple-history's version pages show old versions without
 saving them back: its form view would save whatever is POSTed to it (a "revert", even with
 reverting disabled), so it answers GET only. Users and groups are the admin's to manage; their
-changes are audited as business events (settlements.services.access_changes).
+changes are audited as business events (settlements.services.access_changes), as is every
+entry of the admin's own log: so the admin deletes one record at a time (its bulk delete writes
+no entry Django signals).
 """
 
 from django.contrib import admin
@@ -34,6 +36,8 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
+
+admin.site.disable_action("delete_selected")
 
 
 class ReadOnlyMixin:
@@ -181,7 +185,9 @@ class EventAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(HistoryWindowAdmin):
-    list_display = ["name", "user", "created_at", "last_used_at", "revoked_at"]
+    list_display = [
+        "name", "user", "created_at", "last_used_at", "expires_at", "revoked_at", "scopes",
+    ]  # fmt: skip
     list_select_related = ["user"]
     exclude = ["token_hash"]
 

@@ -30,6 +30,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from settlements import seals
+from settlements.access_record import access_outside_events
 from settlements.models import (
     Case,
     Compensation,
@@ -261,12 +262,12 @@ def verify(*, after: tuple[int, str] | None = None, upto: int | None = None) -> 
 
 def loose_rows() -> str:
     """What no single event names: running counts that disagree with the rows they count,
-    confirmations that belong to no batch, and records, lines or releases no event accounts
-    for."""
+    confirmations that belong to no batch, and records, lines, releases, memberships, user
+    flags or API tokens no event accounts for."""
     loose = seals.confirmations_outside_batches()
     if loose is not None:
         return f"Payment confirmation #{loose} belongs to no batch of confirmations"
-    if unaccounted := seals.rows_outside_events():
+    if unaccounted := seals.rows_outside_events() or access_outside_events():
         return f"No event accounts for {unaccounted}"
     return seals.tally_problem()
 

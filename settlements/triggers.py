@@ -259,6 +259,15 @@ class FollowsWorkflow(pgtrigger.Trigger):
         """)
 
 
+# Whether the event row ``e`` was written by the transaction in progress: its row's transaction
+# (xmin, widened to a full transaction id in the current epoch) is still in progress, which for
+# a row we can see only our own can be.
+_WRITTEN_BY_THIS_TRANSACTION = """pg_xact_status((
+                          ((pg_current_xact_id()::text::bigint >> 32) << 32)
+                          | e.xmin::text::bigint
+                      )::text::xid8) = 'in progress'"""
+
+
 class ReleasedOnApproval(pgtrigger.Trigger):
     """A ledger release hands over the lines of an approved record only, and only in the
     transaction that writes the record's approval event: at commit (deferred, as the service
@@ -298,10 +307,7 @@ class ReleasedOnApproval(pgtrigger.Trigger):
                     SELECT 1 FROM "{self.event_table}" AS e
                     WHERE e.subject_type = '{subject}' AND e.subject_id = NEW."{column}"
                       AND e.type = '{event_type}'
-                      AND pg_xact_status((
-                          ((pg_current_xact_id()::text::bigint >> 32) << 32)
-                          | e.xmin::text::bigint
-                      )::text::xid8) = 'in progress'
+                      AND {_WRITTEN_BY_THIS_TRANSACTION}
                 ) THEN
                     problem := '{subject} ' || NEW."{column}"
                         || ' has no approval event written with its release';
@@ -314,6 +320,51 @@ class ReleasedOnApproval(pgtrigger.Trigger):
             IF problem IS NOT NULL THEN
                 RAISE EXCEPTION 'release % refused: %', NEW.id, problem
                     USING ERRCODE = 'check_violation';
+            END IF;
+            RETURN NULL;
+        """)
+
+
+class AccountedByEvent(pgtrigger.Trigger):
+    """A row that decides who may act (a group membership, a user's flags, an API token) is
+    written only in a transaction that also writes an event about it: at commit (deferred, as
+    Django sends the signal that records the event after the row is written), an event of one
+    of ``event_types`` whose subject is the row's ``subject`` (a column of the row; its
+    ``subject_type``) was written by this transaction. The services, the admin and the
+    management commands write such rows in one transaction with their event
+    (services.access_changes, services.tokens); SQL sent any other way is refused.
+    Error 23514 (check_violation).
+    """
+
+    when = pgtrigger.After
+    timing = pgtrigger.Deferred
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        subject: str,
+        subject_type: str,
+        event_types: tuple[str, ...],
+        event_table: str,
+        **kwargs,
+    ):
+        self.subject, self.subject_type = subject, subject_type
+        self.event_types, self.event_table = event_types, event_table
+        super().__init__(name=name, **kwargs)
+
+    def get_func(self, model):
+        column = model._meta.get_field(self.subject).column
+        return self.format_sql(f"""
+            IF NOT EXISTS (
+                SELECT 1 FROM "{self.event_table}" AS e
+                WHERE e.subject_type = '{self.subject_type}'
+                  AND e.subject_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END)."{column}"
+                  AND e.type IN ({_sql_list(self.event_types)})
+                  AND {_WRITTEN_BY_THIS_TRANSACTION}
+            ) THEN
+                RAISE EXCEPTION '% on "%" refused: no event in its transaction records it',
+                    TG_OP, TG_TABLE_NAME USING ERRCODE = 'check_violation';
             END IF;
             RETURN NULL;
         """)

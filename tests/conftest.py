@@ -12,6 +12,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth.models import Group
 from django.core.cache import caches
+from django.db import transaction
 from django.test import Client
 from hypothesis import settings as hypothesis_settings
 
@@ -42,13 +43,15 @@ def fast_password_hashing(settings):
 
 
 def make_user(django_user_model, username: str, *role_names: str, **fields):
-    """A user in the given role groups (the groups are created if a flush removed them)."""
-    user, _ = django_user_model.objects.get_or_create(username=username, defaults=fields)
-    user.set_password(DEMO_PASSWORD)
-    user.save()
-    for name in role_names:
-        group, _ = Group.objects.get_or_create(name=name)
-        user.groups.add(group)
+    """A user in the given role groups (the groups are created if a flush removed them), in one
+    transaction with the events recording its access, as PostgreSQL requires."""
+    with transaction.atomic():
+        user, _ = django_user_model.objects.get_or_create(username=username, defaults=fields)
+        user.set_password(DEMO_PASSWORD)
+        user.save()
+        for name in role_names:
+            group, _ = Group.objects.get_or_create(name=name)
+            user.groups.add(group)
     return user
 
 

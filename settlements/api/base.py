@@ -42,10 +42,12 @@ class Operation:
     body: type | None = None
     links: dict[int, dict[str, tuple[str, dict[str, str]]]] = field(default_factory=dict)
     example: dict | None = None
+    scope: str = ""  # the TokenScope a call needs; none for the document itself
 
 
 def api_endpoint(
     *methods: str,
+    scope: str,
     allowed: tuple[str, ...],
     answers: dict[int, type] | None = None,
     query: type | None = None,
@@ -53,12 +55,15 @@ def api_endpoint(
     links: dict | None = None,
     example: dict | None = None,
 ):
-    """Method check (405), bearer authentication (401), role check (403), a 400 listing the
+    """Method check (405), bearer authentication (401), the token's ``scope`` (a TokenScope)
+    and its user's role (403), a 400 listing the
     problems of an ``InvalidInput`` the view raises, and a JSON answer even for an unexpected
     error (500). The view receives the token's user. The rest describes the endpoint in the
     OpenAPI document (``Operation``); the refusals above are added to ``answers`` there. An
     endpoint that declares no ``answers`` is not described, which the tests report."""
-    operation = answers and Operation(methods, allowed, answers, query, body, links or {}, example)
+    operation = answers and Operation(
+        methods, allowed, answers, query, body, links or {}, example, scope
+    )
 
     def decorator(view):
         @wraps(view)
@@ -70,6 +75,8 @@ def api_endpoint(
                 token = services.api_token_authenticate(raw=raw) if raw else None
                 if token is None:
                     return _unauthenticated(request, offered=raw is not None)
+                if scope not in token.scopes:
+                    return _out_of_scope(request, token, scope)
                 if not roles.has_role(token.user, *allowed):
                     return _forbidden(token.user, allowed)
                 # A token proves no second factor: what asks for a fresh one is refused.
@@ -123,7 +130,7 @@ def _unauthenticated(request: HttpRequest, *, offered: bool) -> JsonResponse:
             "API request with an unknown or revoked token",
             extra={"path": request.path, "client": request.META.get("REMOTE_ADDR")},
         )
-        message = "This token is not valid: unknown, revoked, or its user is deactivated."
+        message = "This token is not valid: unknown, revoked, expired, or its user is deactivated."
         challenge = 'Bearer realm="crashdesk", error="invalid_token"'
     else:
         message = "Send your API token as 'Authorization: Bearer TOKEN'."
@@ -131,6 +138,19 @@ def _unauthenticated(request: HttpRequest, *, offered: bool) -> JsonResponse:
     response = problems.refusal(401, "Authorization", message)
     response["WWW-Authenticate"] = challenge
     return response
+
+
+def _out_of_scope(request: HttpRequest, token, scope: str) -> JsonResponse:
+    log.warning(
+        "API request outside its token's scopes",
+        extra={"path": request.path, "token": token.prefix, "scope": scope},
+    )
+    return problems.refusal(
+        403,
+        "Authorization",
+        f"This token may not do this: it needs the scope {scope}, and it has "
+        f"{', '.join(token.scopes) or 'none'}.",
+    )
 
 
 def _forbidden(user, allowed: tuple[str, ...]) -> JsonResponse:

@@ -13,7 +13,7 @@ from settlements.access import permissions, roles
 from settlements.api.answers import CaseDetail, CasePage, Refusal
 from settlements.api.base import answer, api_endpoint, next_page
 from settlements.api.reading import Id, read_query
-from settlements.models import Case
+from settlements.models import Case, TokenScope
 from settlements.workflow import CaseStatus
 
 PAGE_SIZE = 50
@@ -39,6 +39,7 @@ class CasesQuery(msgspec.Struct, kw_only=True, frozen=True):
 @api_endpoint(
     "GET",
     "HEAD",
+    scope=TokenScope.CASES_READ,
     allowed=roles.DESK_ROLES,
     query=CasesQuery,
     answers={200: CasePage},
@@ -66,6 +67,7 @@ def cases(request: HttpRequest, user) -> JsonResponse:
 @api_endpoint(
     "GET",
     "HEAD",
+    scope=TokenScope.CASES_READ,
     allowed=permissions.LEDGER_READERS,
     answers={200: CaseDetail, 404: Refusal},
     links={

@@ -16,6 +16,7 @@ from settlements.api.answers import ConfirmationResults, FeedPage, Refusal
 from settlements.api.base import answer, api_endpoint, next_page
 from settlements.api.reading import read_object, read_query
 from settlements.exports.ledger import line_document
+from settlements.models import TokenScope
 from settlements.rules import InvalidInput, Problem
 
 FEED_PAGE_SIZE = 1000
@@ -45,6 +46,7 @@ class FeedQuery(msgspec.Struct, kw_only=True, frozen=True):
 @api_endpoint(
     "GET",
     "HEAD",
+    scope=TokenScope.LEDGER_READ,
     allowed=permissions.CASHIERS,
     query=FeedQuery,
     answers={200: FeedPage},
@@ -128,6 +130,7 @@ _NOT_A_FIELD = "is not a field of a confirmation"
 
 @api_endpoint(
     "POST",
+    scope=TokenScope.CONFIRMATIONS_WRITE,
     allowed=permissions.CASHIERS,
     body=ConfirmationBatch[Confirmation],
     answers={200: ConfirmationResults, 413: Refusal},

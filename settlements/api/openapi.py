@@ -139,7 +139,10 @@ def _operation(pattern, operation: Operation, path_parameters, method, types, na
         part
         for part in (
             details.replace("``", "`"),
-            f"Needs the role of {' or '.join(needs)}." if needs else "Needs no token.",
+            f"Needs a token with the scope `{operation.scope}` and the role of "
+            f"{' or '.join(needs)}."
+            if needs
+            else "Needs no token.",
         )
         if part
     )
@@ -151,6 +154,7 @@ def _operation(pattern, operation: Operation, path_parameters, method, types, na
         "summary": " ".join(summary.replace("``", "`").split()).rstrip("."),
         "description": description,
         "x-roles": list(operation.allowed),
+        "x-scope": operation.scope,
         "parameters": path_parameters + _query_parameters(operation.query),
         "responses": {
             str(status): _response(status, type_, method, operation, types, names)

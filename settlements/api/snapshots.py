@@ -16,7 +16,7 @@ from settlements.api.base import answer, api_endpoint
 from settlements.api.reading import Id, read_query
 from settlements.demo import build_snapshot
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
-from settlements.models import Case, Incident
+from settlements.models import Case, Incident, TokenScope
 from settlements.rules.snapshot import SnapshotDocument
 
 
@@ -30,6 +30,7 @@ class SnapshotQuery(msgspec.Struct, kw_only=True, frozen=True):
 
 @api_endpoint(
     "POST",
+    scope=TokenScope.SNAPSHOTS_WRITE,
     allowed=(roles.OPERATOR,),
     query=SnapshotQuery,
     body=SnapshotDocument,

@@ -12,7 +12,7 @@ from settlements.access import permissions
 from settlements.api.answers import Refusal, StatementsPage
 from settlements.api.base import answer, api_endpoint, next_page
 from settlements.api.reading import read_query
-from settlements.models import Settlement
+from settlements.models import Settlement, TokenScope
 from settlements.rules import InvalidInput
 
 STATEMENTS_PAGE_SIZE = 100
@@ -44,6 +44,7 @@ class StatementsQuery(msgspec.Struct, kw_only=True, frozen=True):
 @api_endpoint(
     "GET",
     "HEAD",
+    scope=TokenScope.STATEMENTS_READ,
     allowed=permissions.LEDGER_READERS,
     query=StatementsQuery,
     answers={200: StatementsPage, 404: Refusal},

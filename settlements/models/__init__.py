@@ -13,12 +13,17 @@ One module per part of the business; everything is re-exported here, so
 ``from settlements.models import Case`` is the one way to import a model.
 """
 
+from settlements.models.access_guards import (
+    GuardedMembership,
+    GuardedUserFlags,
+)
 from settlements.models.accounts import (
     TOKEN_PREFIX_LENGTH,
     TOKEN_TAG,
     ApiToken,
     Profile,
     SignInEpoch,
+    TokenScope,
 )
 from settlements.models.base import (
     ID_MAX_LENGTH,
@@ -79,6 +84,8 @@ __all__ = [
     "CompensationItem",
     "Decision",
     "Event",
+    "GuardedMembership",
+    "GuardedUserFlags",
     "ID_MAX_LENGTH",
     "PROSE_MAX_LENGTH",
     "IcmValuation",
@@ -104,6 +111,7 @@ __all__ = [
     "Stage",
     "TOKEN_PREFIX_LENGTH",
     "TOKEN_TAG",
+    "TokenScope",
     "Tournament",
     "TournamentType",
     "Unit",

@@ -4,9 +4,12 @@ import hashlib
 import hmac
 import secrets
 
+import pgtrigger
 from django.db import models
+from django.utils import timezone
 
 from settlements.models.base import USER, audited
+from settlements.triggers import AccountedByEvent
 
 
 class Profile(models.Model):
@@ -28,6 +31,17 @@ TOKEN_TAG = "cdk_"
 TOKEN_PREFIX_LENGTH = 8
 
 
+class TokenScope(models.TextChoices):
+    """What a token may call, by group of endpoints; its user's roles still decide the rest."""
+
+    SNAPSHOTS_WRITE = "snapshots:write", "Post snapshots"
+    CASES_READ = "cases:read", "Read cases"
+    LEDGER_READ = "ledger:read", "Read the ledger feed"
+    CONFIRMATIONS_WRITE = "confirmations:write", "Confirm payments"
+    STATEMENTS_READ = "statements:read", "Read statements"
+    ICM_READ = "icm:read", "Read the ICM second opinion"
+
+
 class ApiToken(models.Model):
     """A bearer token of a game server; only its SHA-256 is stored.
 
@@ -44,18 +58,47 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # After it the token no longer works. Every token has an end (services.tokens; migration
+    # 0047 gave one to those issued before); only versions older than that hold none.
+    expires_at = models.DateTimeField(null=True)
+    # TokenScope values; a call outside them is refused whatever the user's roles.
+    scopes = models.JSONField(default=list)
 
     history = audited(excluded_fields=["last_used_at"])
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        # A token is issued and revoked only with its event (services.tokens), and never
+        # deleted: whose it is and whether it still works are part of the record.
+        triggers = [
+            AccountedByEvent(
+                name="issued_with_event",
+                subject="id",
+                subject_type="apitoken",
+                event_types=("api_token_created",),
+                event_table="settlements_event",
+                operation=pgtrigger.Insert,
+            ),
+            AccountedByEvent(
+                name="changed_with_event",
+                subject="id",
+                subject_type="apitoken",
+                event_types=("api_token_revoked", "api_token_rotated"),
+                event_table="settlements_event",
+                operation=pgtrigger.Update,
+                condition=pgtrigger.AnyChange(
+                    "user", "prefix", "token_hash", "revoked_at", "expires_at", "scopes"
+                ),
+            ),
+            pgtrigger.Protect(name="never_deleted", operation=pgtrigger.Delete),
+        ]
 
     def __str__(self) -> str:
         return f"API token {self.name} ({self.user})"
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and self.expires_at > timezone.now()
 
     @staticmethod
     def hash(raw: str) -> str:

@@ -99,6 +99,7 @@ from settlements.services.tokens import (
     api_token_authenticate,
     api_token_create,
     api_token_revoke,
+    api_token_rotate,
 )
 
 __all__ = [
@@ -161,5 +162,6 @@ __all__ = [
     "TOKEN_USE_RESOLUTION",
     "api_token_create",
     "api_token_revoke",
+    "api_token_rotate",
     "api_token_authenticate",
 ]

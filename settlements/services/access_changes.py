@@ -1,11 +1,15 @@
-"""Who may act is itself audited: every change to a user's groups, staff or superuser flag, or
-active state is a business event, in the hash chain with the rest.
+"""Who may act is itself audited: every change to a user's groups, staff or superuser flag,
+active state or password is a business event, in the hash chain with the rest, and so is every
+change an administrator makes in ``/admin/``.
 
 The changes are caught where Django makes them (a user saved, its groups changed), so that no
 route around a screen escapes: the admin, a shell, a management command. The actor is whoever
 the change is made for: the user of the request in progress (the admin's), or the one a caller
 names with ``acting_as``; a change made with neither is recorded with the actor unknown, said in
-so many words. A change made in raw SQL on the user tables is not seen here.
+so many words. A change made in raw SQL on the user tables is not seen here, and PostgreSQL
+refuses it (models.access_guards): the row and its event must be written in one transaction,
+which Django's admin and ``groups.add`` are; a shell that changes a user's flags wraps the save
+in ``transaction.atomic()``.
 
 A writer of events like every service, so it lives among them; ``apps`` connects it at start.
 """
@@ -13,6 +17,7 @@ A writer of events like every service, so it lives among them; ``apps`` connects
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
@@ -26,6 +31,8 @@ from settlements.services.common import record_event
 
 User = get_user_model()
 FLAGS = ("is_active", "is_staff", "is_superuser")
+# What pre_save reads of the user as stored, to tell what the save changes.
+WATCHED = (*FLAGS, "password")
 FLAG_LABELS = {"is_active": "active", "is_staff": "staff", "is_superuser": "superuser"}
 _actor: ContextVar = ContextVar("crashdesk_access_actor", default=None)
 
@@ -65,29 +72,38 @@ def _record(user, data: dict, words: list[str]) -> None:
         )
 
 
-def _flags_untouched(update_fields) -> bool:
+def _untouched(update_fields) -> bool:
     # A sign-in saves last_login only: no query for it.
-    return update_fields is not None and not set(update_fields) & set(FLAGS)
+    return update_fields is not None and not set(update_fields) & set(WATCHED)
 
 
 @receiver(pre_save, sender=User)
 def _remember_flags(sender, instance, raw=False, update_fields=None, **kwargs):
-    if raw or instance.pk is None or _flags_untouched(update_fields):
+    if raw or instance.pk is None or _untouched(update_fields):
         instance._access_before = None
         return
     instance._access_before = (
-        User.objects.filter(pk=instance.pk).values(*FLAGS).first()  # None if pk was preset
+        User.objects.filter(pk=instance.pk).values(*WATCHED).first()  # None if pk was preset
     )
 
 
 @receiver(post_save, sender=User)
 def _record_flags(sender, instance, created, raw=False, update_fields=None, **kwargs):
-    if raw or _flags_untouched(update_fields):
+    if raw or _untouched(update_fields):
         return
     before = getattr(instance, "_access_before", None)
     if before is None:
-        # A new account: worth an event when it starts with more than a plain user's rights.
-        before = {"is_active": instance.is_active, "is_staff": False, "is_superuser": False}
+        # A new account: worth an event when it starts other than a plain, active user.
+        before = {
+            "is_active": True,
+            "is_staff": False,
+            "is_superuser": False,
+            "password": instance.password,
+        }
+    elif before["password"] != instance.password:
+        # Who can sign in as this user changed; the hash itself stays out of the record. A
+        # hash renewed at sign-in (a stronger hasher) looks the same from here, and is rare.
+        _record(instance, {"password_changed": True}, ["password changed"])
     changed = {
         flag: [before[flag], getattr(instance, flag)]
         for flag in FLAGS
@@ -130,3 +146,31 @@ def _record_membership(user, groups: list[str], added: bool) -> None:
     labels = ", ".join(roles.LABELS.get(name, name) for name in groups)
     words = [f"{'added to' if added else 'removed from'} {labels}"]
     _record(user, {"groups_added" if added else "groups_removed": groups}, words)
+
+
+@receiver(post_save, sender=LogEntry)
+def _record_admin_action(sender, instance: LogEntry, created, raw=False, **kwargs):
+    """Every addition, change and deletion in the admin, in the administrator's name, naming
+    the record (and the user, when a user was changed). The admin deletes one record at a time
+    (its bulk delete action is off, settlements.admin), so each one is logged here."""
+    if raw or not created:
+        return
+    model = instance.content_type.model_class() if instance.content_type_id else None
+    record = f"{model._meta.verbose_name if model else 'record'} #{instance.object_id}"
+    action = str(instance.get_action_flag_display())
+    affected = {}
+    if model is User:
+        affected = {"user": instance.object_repr}
+    with transaction.atomic():
+        record_event(
+            Event.Type.ADMIN_ACTION,
+            actor=instance.user,
+            reason=f"{action}: {record} ({instance.object_repr})",
+            data={
+                "action": action,
+                "record": record,
+                "object": instance.object_repr,
+                "changes": instance.get_change_message(),
+                **affected,
+            },
+        )

@@ -52,6 +52,17 @@ def refused(sql: str, params=None, *, role: str) -> str:
     return str(caught.value)
 
 
+def refused_at_commit(sql: str, *, role: str) -> str:
+    """Like ``refused``, with the checks deferred to the commit run before the savepoint ends."""
+    connection.check_constraints()  # what the fixtures wrote, as their commits would have
+    with pytest.raises(DatabaseError) as caught, transaction.atomic():
+        execute(f'SET LOCAL ROLE "{role}"')
+        execute(sql)
+        execute("SET CONSTRAINTS ALL IMMEDIATE")
+    execute("SET CONSTRAINTS ALL DEFERRED")
+    return str(caught.value)
+
+
 @pytest.fixture
 def full_desk(users, snapshot_factory):
     return every_record(users, snapshot_factory)

@@ -9,11 +9,17 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 
 from settlements import services
 from settlements.models import Compensation, LedgerRelease, Settlement
-from tests.db.conftest import behind_the_apps_back, execute, postgresql_only, refused
+from tests.db.conftest import (
+    behind_the_apps_back,
+    execute,
+    postgresql_only,
+    refused,
+    refused_at_commit,
+)
 from tests.services.helpers import submitted
 
 pytestmark = [pytest.mark.django_db, postgresql_only]
@@ -27,17 +33,6 @@ def copy_row(table: str, pk: int, **changes) -> str:
         f" || jsonb_build_object('id', (SELECT max(id) + 1000 FROM \"{table}\"), {values}))).*"
         f' FROM "{table}" AS r WHERE id = {int(pk)}'
     )
-
-
-def refused_at_commit(sql: str, *, role: str) -> str:
-    """Like ``refused``, with the checks deferred to the commit run before the savepoint ends."""
-    connection.check_constraints()  # what the fixtures wrote, as their commits would have
-    with pytest.raises(DatabaseError) as caught, transaction.atomic():
-        execute(f'SET LOCAL ROLE "{role}"')
-        execute(sql)
-        execute("SET CONSTRAINTS ALL IMMEDIATE")
-    execute("SET CONSTRAINTS ALL DEFERRED")
-    return str(caught.value)
 
 
 def test_a_settlement_is_not_inserted_already_approved(app_role, full_desk):
