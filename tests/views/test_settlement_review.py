@@ -430,3 +430,29 @@ def test_payouts_list_the_largest_first_on_request_kept_in_the_url(as_manager, o
     # Each row's explanation and the search keep the order.
     assert "sort=amount&amp;page=1&amp;player=" in table
     assert 'name="sort" value="amount"' in html
+
+
+def test_approving_a_rescheduled_freeroll_says_what_is_approved(
+    as_manager, operator, marketing_manager, load_case
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    case = load_case(type="freeroll", stage="middle", entrants=20, tournament_id="F-AGAIN")
+    services.decision_record(
+        case=case,
+        actor=marketing_manager,
+        option="reschedule",
+        reason="Replay it",
+        reschedule_at=timezone.now() + timedelta(days=3),
+        invited_players=["p000004", "p000002"],
+    )
+    settlement = services.settlement_submit(
+        settlement=services.settlement_prepare(case=case, actor=operator), actor=operator
+    )
+    html = assert_full_page(as_manager.get(review(settlement, "settlement_approve")))
+    statement = re.search(r'id="confirm-statement">(.*?)</p>', html, re.S).group(1)
+    assert "it pays nobody" in statement and "0 players" not in statement
+    nobody = re.search(r'id="confirm-pays-nobody">(.*?)</p>', html, re.S).group(1)
+    assert "played again on" in nobody and "(2 players)" in nobody
