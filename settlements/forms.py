@@ -319,10 +319,17 @@ class PrizeWithdrawalForm(DomainErrorsMixin, forms.Form):
         label="The prize given in error",
         help_text="e.g. “Cash paid instead of a seat ticket for the Sunday Main”.",
     )
-    amount = forms.CharField(required=False, max_length=30, label="Amount")
+    # Needed to withdraw the prize (the cashier takes back exactly this), not to keep it.
+    amount = forms.CharField(
+        required=False,
+        max_length=30,
+        label="Amount to take back",
+        help_text="Needed when the prize is withdrawn; leave it empty when the player keeps it.",
+    )
     unit = forms.ChoiceField(
         required=False,
         label="Unit of the amount",
+        help_text="Needed with an amount.",
         choices=[("", "—"), *Unit.choices],
     )
     outcome = forms.ChoiceField(widget=forms.RadioSelect, choices=PrizeWithdrawal.Outcome.choices)

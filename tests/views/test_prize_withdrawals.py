@@ -126,3 +126,11 @@ def test_the_proposer_and_other_roles_are_refused_on_the_server(
     proposal.refresh_from_db()
     assert proposal.status == PrizeWithdrawalStatus.PROPOSED and withdrawal_keys() == []
     assert as_manager.get(reverse("prize_withdrawal_approve", args=[10**9])).status_code == 404
+
+
+def test_the_amount_is_not_called_optional_since_a_withdrawal_needs_it(as_manager, load_case):
+    case = load_case(type="regular", stage="middle", tournament_id="T-AMOUNT")
+    html = as_manager.get(reverse("prize_withdrawal_new", args=[case.pk])).content.decode()
+    label = html[html.index('for="id_amount"') :].split("</label>")[0]
+    assert "Amount to take back" in label and "optional" not in label
+    assert "Needed when the prize is withdrawn" in html
