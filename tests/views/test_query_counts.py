@@ -33,7 +33,8 @@ pytestmark = pytest.mark.django_db
 # The history browser verifies the event log on a first view (a query per kind of record the
 # chain seals, whatever their number: the records, the rows under them, their history versions,
 # the batches of confirmations, a settlement's ICM figures, and the payment tallies counted
-# afresh, and one a kind of row no event may leave unaccounted for) and stores the outcome,
+# afresh, one a kind of row no event may leave unaccounted for, and eight for who may act: the
+# access events, memberships, users' flags, tokens issued, revoked and working, and their terms) and stores the outcome,
 # and keeps the browser under the history's change mark; a later
 # view reads the head and that outcome, the mark and the browser.
 BOUNDS = {
@@ -67,9 +68,9 @@ BOUNDS = {
     "settlement review, a later page": 28,
     "settlement review, searched": 29,
     "settlement review, htmx page": 11,
-    "history browser": 54,
+    "history browser": 62,
     "history browser, a later view": 5,
-    "history browser, by player": 56,
+    "history browser, by player": 64,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed,
     # where each line's payment stands (its lines, releases, answers, re-issues) and the
     # player's totals (settlements, compensation). A first view stores the totals and the
@@ -88,7 +89,7 @@ BOUNDS = {
     "explain panel": 12,
     # Nobody found: the entrants paid nothing are read instead, and stored with the page.
     "settlement review, nobody found": 29,
-    "history browser, events": 53,
+    "history browser, events": 61,
     "history of one record": 7,
     "API case list": 4,
     "API case detail": 9,

@@ -130,8 +130,7 @@ class Command(BaseCommand):
         user, _ = get_user_model().objects.get_or_create(
             username=username, defaults={"first_name": first, "last_name": last}
         )
-        user.set_password(password)
-        user.save()
+        _set_password(user, password)
         user.groups.add(Group.objects.get_or_create(name=role)[0])
         roles.forget_roles(user)
         if second_factor.second_factor_required(user):
@@ -142,8 +141,7 @@ class Command(BaseCommand):
         admin, _ = get_user_model().objects.get_or_create(
             username="admin", defaults={"is_staff": True, "is_superuser": True}
         )
-        admin.set_password(password)
-        admin.save()
+        _set_password(admin, password)
         second_factor.set_totp_secret(user=admin, secret=DEMO_TOTP_SECRET)
         return admin
 
@@ -242,3 +240,11 @@ class Command(BaseCommand):
             amount=1500,
             unit="cash",
         )
+
+
+def _set_password(user, password: str) -> None:
+    """Set the demo password unless it is set already: a password change is an event, and a
+    second run adds none."""
+    if not user.check_password(password):
+        user.set_password(password)
+        user.save()
