@@ -72,6 +72,12 @@ def main() -> None:
     )
     parser.add_argument("--entrants", type=int, default=300_000)
     parser.add_argument(
+        "--smallest",
+        action="store_true",
+        help="a desk of 20 incidents, 200 entrants, 1 s per page and 2 clients: a check "
+        "that the benchmark runs from an empty database (CI), not a measurement",
+    )
+    parser.add_argument(
         "--database", default=DATABASE, help="scratch database (one each on a shared server)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
@@ -87,6 +93,10 @@ def main() -> None:
         help="time manage.py verify_audit on the desk (three runs) instead of the pages",
     )
     args = parser.parse_args()
+    if args.smallest:
+        global INCIDENTS, OPEN_INCIDENTS
+        INCIDENTS, OPEN_INCIDENTS = 20, 5
+        args.entrants, args.seconds, args.connections = 200, 1, 2
 
     url = use_scratch_database(args.database, fresh=not args.reuse)
     try:
@@ -242,6 +252,8 @@ def _pages() -> dict[str, str]:
     _print_sizes()
     settlement = Settlement.objects.get(case__tournament__operator_id="BIG-1")
     middle = max(1, settlement.payout_count // 50 // 2)
+    # A payout in the middle of the big settlement, whatever its size.
+    player = settlement.payouts.get(position=settlement.payout_count // 2).player
     return {
         "dashboard": "/",
         "case page": f"/cases/{settlement.case_id}/",
@@ -251,7 +263,7 @@ def _pages() -> dict[str, str]:
         # prefix that a hundred ids share; a statement in the big settlement.
         "players page": "/players/?q=player-0000001",
         "players page, prefix": "/players/?q=player-00001",
-        "player statement": f"/settlements/{settlement.pk}/statement/?player=player-0150000",
+        "player statement": f"/settlements/{settlement.pk}/statement/?player={player}",
     }
 
 
@@ -342,16 +354,22 @@ def _now():
 def _settlement_models():
     from django.apps import apps
 
-    from settlements.models import ApiToken, SignInEpoch
+    from settlements.models import ApiToken, SignedInSession
 
-    # API tokens are not copied: their hashes are unique and no page here lists them. Sign-in
-    # epochs belong to the (uncopied) users.
-    skipped = (ApiToken, SignInEpoch)
+    # API tokens are not copied: their hashes are unique and no page here lists them. Sessions
+    # belong to the (uncopied) users.
+    skipped = (ApiToken, SignedInSession)
     return [
         model
         for model in apps.get_app_config("settlements").get_models()
         if model not in skipped and getattr(model, "instance_type", None) not in skipped
     ]
+
+
+def _key_column(model) -> str:
+    """The column rows are copied after: the key's, or for a key of (parent, number) (the
+    entrants, payouts and lines), the parent's, which copies shift like any key."""
+    return model._meta.pk_fields[0].column
 
 
 def _max_ids() -> dict[str, int]:
@@ -360,7 +378,7 @@ def _max_ids() -> dict[str, int]:
     found = {}
     with connection.cursor() as cursor:
         for model in _settlement_models():
-            pk = model._meta.pk.column
+            pk = _key_column(model)
             cursor.execute(f"SELECT coalesce(max({pk}), 0) FROM {model._meta.db_table}")
             found[model._meta.db_table] = cursor.fetchone()[0]
     return found
@@ -402,7 +420,7 @@ def _copy_rows(*, copies: range, after: dict[str, int], hours: int) -> None:
                     values.append(f"{column} - k * interval '{hours} hours'")
                 else:
                     values.append(column)
-            table, pk = quote(model._meta.db_table), quote(model._meta.pk.column)
+            table, pk = quote(model._meta.db_table), quote(_key_column(model))
             # The benchmark users' role grants happened once; copies of them would be noise.
             only = " AND type <> 'user_access_changed'" if model is Event else ""
             cursor.execute(

@@ -162,13 +162,35 @@ def _digests(
 
 ENTRANT_FIELDS = ("position", "player", "chips", "entries", "add_ons", "bounty")
 PAYOUT_FIELDS = (
-    "position", "player", "chips", "cash", "tdollars", "tickets", "fpp", "guaranteed", "share",
-    "exact", "capped", "rounding_cent", "weight", "place_first", "place_last",
-)  # fmt: skip
+    "position",
+    "player",
+    "chips",
+    "cash",
+    "tdollars",
+    "tickets",
+    "fpp",
+    "guaranteed",
+    "share",
+    "exact",
+    "capped",
+    "rounding_cent",
+    "weight",
+    "place_first",
+    "place_last",
+)
 CONFIRMATION_FIELDS = (
-    "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
-    "external_reference", "at", "recorded_at", "recorded_by",
-)  # fmt: skip
+    "release",
+    "line_no",
+    "idempotency_key",
+    "player",
+    "unit",
+    "amount",
+    "status",
+    "external_reference",
+    "at",
+    "recorded_at",
+    "recorded_by",
+)
 
 
 # --- A subject's own fields --------------------------------------------------------------------
@@ -176,33 +198,87 @@ CONFIRMATION_FIELDS = (
 # Fields fixed from the record's creation on.
 _FIXED: dict[type, tuple[str, ...]] = {
     Settlement: (
-        "case", "kind", "corrects", "currency", "stage", "remedy", "decision", "policy",
-        "engine_version", "entrants", "eliminated", "remaining", "note", "loaded_by",
-        "prepared_by", "prepared_at",
+        "case",
+        "kind",
+        "corrects",
+        "currency",
+        "stage",
+        "remedy",
+        "decision",
+        "policy",
+        "engine_version",
+        "entrants",
+        "eliminated",
+        "remaining",
+        "note",
+        "loaded_by",
+        "prepared_by",
+        "prepared_at",
     ),
     Compensation: ("case", "currency", "reason", "proposed_by", "proposed_at"),
     PrizeWithdrawal: (
-        "case", "player", "prize", "unit", "amount", "outcome", "reason", "decided_by",
+        "case",
+        "player",
+        "prize",
+        "unit",
+        "amount",
+        "outcome",
+        "reason",
+        "decided_by",
         "decided_at",
     ),
     Reissue: (
-        "original_release", "original_line_no", "original_key", "case", "incident", "player",
-        "kind", "unit", "amount", "source", "currency", "reason", "proposed_by", "proposed_at",
+        "original_release",
+        "original_line_no",
+        "original_key",
+        "case",
+        "incident",
+        "player",
+        "kind",
+        "unit",
+        "amount",
+        "source",
+        "currency",
+        "reason",
+        "proposed_by",
+        "proposed_at",
     ),
     # A case's snapshot is sealed by its SHA-256 (audit_log.subject_facts); what the load
     # assessed from it (stage, counts, pool, options) is fixed with it.
     Case: (
-        "kind", "tournament", "incident", "crashed_at", "started", "stage", "entrants",
-        "eliminated", "remaining", "paid_places", "pool", "policy", "decision_options",
-        "engine_version", "entrants_digest", "players", "description", "created_by",
+        "kind",
+        "tournament",
+        "incident",
+        "crashed_at",
+        "started",
+        "stage",
+        "entrants",
+        "eliminated",
+        "remaining",
+        "paid_places",
+        "pool",
+        "policy",
+        "decision_options",
+        "engine_version",
+        "entrants_digest",
+        "players",
+        "description",
+        "created_by",
         "created_at",
     ),
     Decision: (
-        "case", "role", "option", "reason", "decided_by", "decided_at", "reschedule_at",
-        "invite_scope", "invited_players",
+        "case",
+        "role",
+        "option",
+        "reason",
+        "decided_by",
+        "decided_at",
+        "reschedule_at",
+        "invite_scope",
+        "invited_players",
     ),
     Incident: ("title", "started_at", "description", "reported_by", "reported_at"),
-}  # fmt: skip
+}
 _REVIEW = ("status", "approved_by", "rejected_by", "reviewed_at", "review_reason")
 # Fields an event of the type makes final: who submitted, approved, rejected, withdrew, closed.
 _FINAL: dict[str, tuple[str, ...]] = {
@@ -235,9 +311,18 @@ _SEALED = {
     for model, fixed in _FIXED.items()
 }
 RELEASE_FIELDS = (
-    "id", "record", "first_position", "last_position", "line_count", "case", "incident",
-    "currency", "totals", "released_by", "released_at",
-)  # fmt: skip
+    "id",
+    "record",
+    "first_position",
+    "last_position",
+    "line_count",
+    "case",
+    "incident",
+    "currency",
+    "totals",
+    "released_by",
+    "released_at",
+)
 _RELEASE_LINK = {
     Settlement: "settlement",
     Compensation: "compensation",
@@ -522,6 +607,10 @@ def tally_problem() -> str:
 
 def _empty_tally() -> dict:
     return {
-        "paid_lines": 0, "failed_lines": 0, "reissued_lines": 0,
-        "paid": {}, "failed": {}, "reissued": {},
-    }  # fmt: skip
+        "paid_lines": 0,
+        "failed_lines": 0,
+        "reissued_lines": 0,
+        "paid": {},
+        "failed": {},
+        "reissued": {},
+    }

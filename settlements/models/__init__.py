@@ -18,7 +18,7 @@ from settlements.models.accounts import (
     TOKEN_TAG,
     ApiToken,
     Profile,
-    SignInEpoch,
+    SignedInSession,
 )
 from settlements.models.base import (
     ID_MAX_LENGTH,
@@ -98,7 +98,7 @@ __all__ = [
     "Settlement",
     "SettlementLine",
     "SettlementPayout",
-    "SignInEpoch",
+    "SignedInSession",
     "Snapshot",
     "Source",
     "Stage",

@@ -293,7 +293,7 @@ class Reissue(models.Model):
                 "reason",
                 "proposed_by",
                 "proposed_at",
-            ),  # fmt: skip
+            ),
         ]
 
     def __str__(self) -> str:

@@ -21,9 +21,11 @@ not need, so that no two ever wait on each other in opposite order:
    incident first);
 5. the case's records: its settlements, compensation, prize withdrawals and re-issues;
 6. the ledger rows: the payment tallies of releases, in release order;
-7. last, the commit-order lock (``change_mark.hold_commit_order``, taken by ``record_event``
-   and ``payments.release_lines``), held to the commit, when the foreign keys written are
-   checked against the rows of 2 to 4, already held.
+7. the ledger feed's order (``payments.hold_feed_order``, taken by ``payments.release_lines``)
+   held to the commit;
+8. last, the event chain's lock (``audit_log.hold_chain``, taken by ``record_event``), held to
+   the commit, when the foreign keys written are checked against the rows of 2 to 4, already
+   held.
 
 Services return fresh objects: an instance passed in may be stale after the call.
 Refusals raise ``DomainError`` subclasses (see ``settlements.errors``); an invalid snapshot
