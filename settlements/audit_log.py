@@ -33,7 +33,7 @@ from django.db import connection
 from django.db.models import Max
 from django.utils import timezone
 
-from settlements import seals
+from settlements import seals, tallies
 from settlements.models import (
     Case,
     Compensation,
@@ -310,7 +310,7 @@ def loose_rows() -> str:
         return f"Payment confirmation #{loose} belongs to no batch of confirmations"
     if unaccounted := seals.rows_outside_events():
         return f"No event accounts for {unaccounted}"
-    return seals.tally_problem()
+    return tallies.tally_problem()
 
 
 def _problem(event: Event, expected_seq: int, previous: str, facts: "Facts") -> str:

@@ -63,9 +63,6 @@ CLOCK_SKEW = timedelta(minutes=5)
 MAX_REFERENCE_LENGTH = 200
 # How much of an unknown key a refusal quotes.
 KEY_SHOWN_LENGTH = 60
-TALLY_FIELDS = (
-    "paid_lines", "failed_lines", "reissued_lines", "paid", "failed", "reissued",
-)  # fmt: skip
 
 
 # --- Releasing approved lines --------------------------------------------------------------
@@ -306,7 +303,7 @@ def _record_batch(
         _move_tally(tallies[release_id], unit, before, after, count, amount)
         changed.add(release_id)
     for release_id in sorted(changed):
-        tallies[release_id].save(update_fields=[*TALLY_FIELDS, "updated_at"])
+        tallies[release_id].save(update_fields=[*PaymentTally.FIELDS, "updated_at"])
 
 
 def _judge(item: ConfirmationEntry, line: _LineState, latest: datetime):
@@ -544,7 +541,7 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
     )
     tally = PaymentTally.objects.get(release=release)
     _move_tally(tally, line.unit, "failed", "reissued", 1, line.amount)
-    tally.save(update_fields=[*TALLY_FIELDS, "updated_at"])
+    tally.save(update_fields=[*PaymentTally.FIELDS, "updated_at"])
     record_event(
         Event.Type.REISSUE_APPROVED,
         actor=actor,
