@@ -389,12 +389,11 @@ LOGGING = {
 #   ICM charts, which rank every payout of a settlement, and the last audit verification;
 #   shared by every gunicorn worker and replica, kept across restarts.
 # - "pages", Django's in-memory cache, one per process: the pages' rendered fragments ({% cache
-#   ... using="pages" %}: pages of payout rows, the dashboard's parts, the players page, the
-#   history browser) and the records views.kept keeps. Each is keyed by everything it shows
-#   (the desk's change mark, the settlement and when it was prepared, the release), so a
-#   process can never read one that another's change made stale; a miss costs one page's
-#   queries. Kept in memory, a later view reads it without a query (the database cache's read
-#   was a tenth of the review's CPU: docs/benchmarks.md).
+#   ... using="pages" %}): what never changes once written (a settlement's crumbs, its pages
+#   of payout rows and their chart, an ICM chart), keyed by the record and when it was
+#   prepared, so a process can never read one that another's change made stale; a miss costs
+#   one page's queries. Kept in memory, a later view reads it without a query (the database
+#   cache's read was a tenth of the review's CPU: docs/benchmarks.md).
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",

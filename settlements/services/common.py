@@ -249,7 +249,7 @@ def hold_parents(*, incidents: Iterable[int | None] = (), cases: Iterable[int | 
     """Share-lock (FOR KEY SHARE) these incidents, then these cases, each in id order: the
     parents that what follows points at or works under.
 
-    Their foreign keys are checked at commit, under the commit-order lock; a writer that
+    Their foreign keys are checked at commit, under the event chain's lock; a writer that
     locked an incident (closing it) or a case for update, and then queued for that lock, would
     otherwise wait on this transaction while it waits on them. Taken first, a share lock only
     waits for such a writer to commit, and a writer that comes later waits for this one.

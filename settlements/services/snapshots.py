@@ -380,7 +380,7 @@ def _tournament_for_snapshot(
         **_section8_fields(info, version_2=version_2),
     }
     # FOR NO KEY UPDATE: it serialises loads of one tournament, yet lets a writer that holds
-    # the commit-order lock check its events' link to the tournament (FOR KEY SHARE, at its
+    # the event chain's lock check its events' link to the tournament (FOR KEY SHARE, at its
     # commit) while this load waits for that lock: FOR UPDATE would deadlock the two.
     tournament = (
         Tournament.objects.select_for_update(no_key=True).filter(operator_id=info.id).first()
