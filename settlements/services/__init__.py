@@ -13,7 +13,7 @@ The lock order. Every service takes the locks it needs in this order, skipping t
 not need, so that no two ever wait on each other in opposite order:
 
 1. a job's items (``jobs.job_claim``, SKIP LOCKED: it never waits), then the business rows
-   (a batch of items takes those of all its items first, ``jobs._lock_batch``);
+   (a batch of items takes those of all its items first, ``batches.lock_batch``);
 2. the incident: shared (FOR KEY SHARE) by whatever points at it, for update to close it;
 3. the tournament, when a load registers or updates it;
 4. the case: for update (``common.lock_case``, ``lock_case_of``, ``lock_settlement``), or
