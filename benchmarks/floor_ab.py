@@ -51,7 +51,7 @@ def main() -> None:
     url = use_scratch_database(args.database)
     from settlements.access import roles  # noqa: PLC0415
 
-    make_user(USERNAME, *roles.ALL_ROLES)
+    make_user(USERNAME, *roles.DESK_ROLES)
     try:
         if args.profile:
             _profile(args)

@@ -106,7 +106,7 @@ def seed(tournaments: int, entrants: int) -> None:
 
     if not get_user_model().objects.filter(username="bench-desk").exists():
         make_user("bench-operator", roles.OPERATOR)
-        make_user("bench-desk", *roles.ALL_ROLES)
+        make_user("bench-desk", *roles.DESK_ROLES)
     operator = get_user_model().objects.get(username="bench-operator")
 
     def run(kind, actor, incident, items, params=None) -> None:

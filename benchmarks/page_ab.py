@@ -443,7 +443,7 @@ def _mount_floor(settings) -> None:
         from settlements import roles  # noqa: PLC0415
         from settlements.views.decorators import role_required  # noqa: PLC0415
 
-    @role_required(*roles.ALL_ROLES)
+    @role_required(*roles.DESK_ROLES)
     def floor(request):
         return HttpResponse("ok")
 

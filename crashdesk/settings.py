@@ -83,8 +83,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    # Django's, refusing the sessions of a user who has signed out since (access.authentication).
-    "settlements.access.authentication.EpochAuthenticationMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Times on pages in the signed-in user's own zone (kept in the session).
     "settlements.middleware.UserTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -178,8 +177,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTHENTICATION_BACKENDS = [
     # Axes first, so a locked-out client is refused before its password is checked.
     "axes.backends.AxesStandaloneBackend",
-    # Django's model backend, reading the user's roles in the same query as the user.
-    "settlements.access.authentication.RoleModelBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -222,9 +220,8 @@ AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_VERBOSE = False
 
 # --- Security -------------------------------------------------------------------------------
-# Sessions in a signed cookie: a page reads no session row (access.authentication refuses the
-# cookies of a user who has signed out since, and Django those issued before a password change).
-SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+# Sessions in the database, so that signing out can end them all (access.authentication).
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 8 * 60 * 60)  # one working shift
 SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 SESSION_COOKIE_HTTPONLY = True
@@ -396,12 +393,11 @@ LOGGING = {
 #   ICM charts, which rank every payout of a settlement, and the last audit verification;
 #   shared by every gunicorn worker and replica, kept across restarts.
 # - "pages", Django's in-memory cache, one per process: the pages' rendered fragments ({% cache
-#   ... using="pages" %}: pages of payout rows, the dashboard's parts, the players page, the
-#   history browser) and the records views.kept keeps. Each is keyed by everything it shows
-#   (the desk's change mark, the settlement and when it was prepared, the release), so a
-#   process can never read one that another's change made stale; a miss costs one page's
-#   queries. Kept in memory, a later view reads it without a query (the database cache's read
-#   was a tenth of the review's CPU: docs/benchmarks.md).
+#   ... using="pages" %}): what never changes once written (a settlement's crumbs, its pages
+#   of payout rows and their chart, an ICM chart), keyed by the record and when it was
+#   prepared, so a process can never read one that another's change made stale; a miss costs
+#   one page's queries. Kept in memory, a later view reads it without a query (the database
+#   cache's read was a tenth of the review's CPU: docs/benchmarks.md).
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",

@@ -127,8 +127,15 @@ class DecisionAdmin(HistoryWindowAdmin):
 @admin.register(Settlement)
 class SettlementAdmin(HistoryWindowAdmin):
     list_display = [
-        "id", "case", "kind", "status", "remedy", "prepared_by", "approved_by", "prepared_at",
-    ]  # fmt: skip
+        "id",
+        "case",
+        "kind",
+        "status",
+        "remedy",
+        "prepared_by",
+        "approved_by",
+        "prepared_at",
+    ]
     list_filter = ["kind", "status", "stage", "remedy"]
     list_select_related = ["case__tournament", "prepared_by", "approved_by"]
     search_fields = ["case__tournament__operator_id"]
@@ -212,8 +219,14 @@ class JobAdmin(ReadOnlyMixin, admin.ModelAdmin):
 @admin.register(LedgerRelease)
 class LedgerReleaseAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = [
-        "id", "record", "first_position", "last_position", "line_count", "case", "released_at",
-    ]  # fmt: skip
+        "id",
+        "record",
+        "first_position",
+        "last_position",
+        "line_count",
+        "case",
+        "released_at",
+    ]
     list_filter = ["record"]
     list_select_related = ["case__tournament"]
 
@@ -226,8 +239,14 @@ class PaymentTallyAdmin(ReadOnlyMixin, admin.ModelAdmin):
 @admin.register(PaymentConfirmation)
 class PaymentConfirmationAdmin(BulkRowsAdmin):
     list_display = [
-        "idempotency_key", "player", "unit", "amount", "status", "external_reference", "at",
-    ]  # fmt: skip
+        "idempotency_key",
+        "player",
+        "unit",
+        "amount",
+        "status",
+        "external_reference",
+        "at",
+    ]
     list_filter = ["status"]
     search_fields = ["idempotency_key", "external_reference", "player"]
 

@@ -22,9 +22,15 @@ from settlements import player_ids
 # entry it cannot unpack: sizes or checksum that do not match the data (a lying zip bomb),
 # corrupt compressed data, encryption, a compression method it does not know.
 _UNREADABLE = (
-    zipfile.BadZipFile, zlib.error, EOFError, UnicodeDecodeError, NotImplementedError,
-    RuntimeError, ValueError, OSError,
-)  # fmt: skip
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    UnicodeDecodeError,
+    NotImplementedError,
+    RuntimeError,
+    ValueError,
+    OSError,
+)
 
 
 # The general-purpose flag saying an entry's name is UTF-8 (APPNOTE 4.4.4, bit 11).

@@ -12,9 +12,12 @@ for compensation its totals and the digest of its items, for a crash case its sn
 SHA-256. ``verify`` recomputes those from the rows themselves, so a ledger line changed behind
 the app's back is found even though no event row was touched.
 
-Writers append under the transaction-level advisory lock of ``change_mark`` (taken before the
-head is read, held to commit), so two writers never chain onto the same head; the unique
-``seq`` makes a fork impossible even where that lock does not exist (SQLite's single writer).
+Writers append under the chain's own transaction-level advisory lock (``hold_chain``, taken
+before the head is read, held to commit), so two writers never chain onto the same head. Only
+the event-writing step takes it, and services write their events last, so writers on different
+records do their work side by side and queue only from their events to their commit. The
+unique ``seq`` makes a fork impossible even where that lock does not exist (SQLite's single
+writer).
 """
 
 import hashlib
@@ -26,10 +29,11 @@ from itertools import groupby
 from operator import itemgetter
 
 from django.core import signing
+from django.db import connection
 from django.db.models import Max
 from django.utils import timezone
 
-from settlements import seals
+from settlements import seals, tallies
 from settlements.access_record import access_outside_events
 from settlements.models import (
     Case,
@@ -46,9 +50,16 @@ from settlements.models import (
 
 GENESIS = "0" * 64
 ICM_FIELDS = (
-    "position", "player", "chips", "chip_rank", "value", "amount", "standard_error",
-    "policy_amount", "difference",
-)  # fmt: skip
+    "position",
+    "player",
+    "chips",
+    "chip_rank",
+    "value",
+    "amount",
+    "standard_error",
+    "policy_amount",
+    "difference",
+)
 # Rows hashed per encode/update: whole-string work instead of a call per line.
 _CHUNK = 20_000
 _ITERATOR_CHUNK = 10_000
@@ -81,12 +92,22 @@ def new_ledger_digest(lines: Sequence) -> str:
         chunk = lines[start : start + _CHUNK]
         players = [line.player for line in chunk]
         digest.update(
-            "".join(map(_NEW_LINE.__mod__, zip(
-                range(start + 1, start + 1 + len(chunk)), map(len, players), players,
-                [line.kind for line in chunk], [line.unit for line in chunk],
-                [line.amount for line in chunk], [line.source for line in chunk], strict=True,
-            ))).encode()
-        )  # fmt: skip
+            "".join(
+                map(
+                    _NEW_LINE.__mod__,
+                    zip(
+                        range(start + 1, start + 1 + len(chunk)),
+                        map(len, players),
+                        players,
+                        [line.kind for line in chunk],
+                        [line.unit for line in chunk],
+                        [line.amount for line in chunk],
+                        [line.source for line in chunk],
+                        strict=True,
+                    ),
+                )
+            ).encode()
+        )
     return digest.hexdigest()
 
 
@@ -123,13 +144,22 @@ def entrants_digest(players: Sequence) -> str:
         chunk = players[start : start + _CHUNK]
         ids = [player.id for player in chunk]
         digest.update(
-            "".join(map(_ENTRANT_LINE.__mod__, zip(
-                range(start, start + len(chunk)), map(len, ids), ids,
-                [player.chips for player in chunk], [player.entries for player in chunk],
-                [player.add_ons for player in chunk], [player.bounty for player in chunk],
-                strict=True,
-            ))).encode()
-        )  # fmt: skip
+            "".join(
+                map(
+                    _ENTRANT_LINE.__mod__,
+                    zip(
+                        range(start, start + len(chunk)),
+                        map(len, ids),
+                        ids,
+                        [player.chips for player in chunk],
+                        [player.entries for player in chunk],
+                        [player.add_ons for player in chunk],
+                        [player.bounty for player in chunk],
+                        strict=True,
+                    ),
+                )
+            ).encode()
+        )
     return digest.hexdigest()
 
 
@@ -199,9 +229,21 @@ def canonical(event: Event) -> bytes:
     return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+# Any constant unique to this use among the site's advisory locks (payments has the other).
+CHAIN_LOCK = 7_310_002
+
+
+def hold_chain() -> None:
+    """Called inside the writer's transaction, before it reads the head; held to the commit."""
+    # SQLite lets one writer at a time into the database: nothing can chain beside it.
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [CHAIN_LOCK])
+
+
 def seal_all(events: Sequence[Event]) -> None:
     """Chain unsaved events onto the head, in order, the head read once. Call with the
-    commit-order lock held."""
+    chain's lock held (``hold_chain``)."""
     seq, previous = head()
     for event in events:
         seq += 1
@@ -269,7 +311,7 @@ def loose_rows() -> str:
         return f"Payment confirmation #{loose} belongs to no batch of confirmations"
     if unaccounted := seals.rows_outside_events() or access_outside_events():
         return f"No event accounts for {unaccounted}"
-    return seals.tally_problem()
+    return tallies.tally_problem()
 
 
 def _problem(event: Event, expected_seq: int, previous: str, facts: "Facts") -> str:

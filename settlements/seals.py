@@ -18,7 +18,7 @@ from functools import cache
 from itertools import batched, groupby
 from operator import itemgetter
 
-from django.db.models import Exists, IntegerField, Max, Min, OuterRef
+from django.db.models import Exists, IntegerField, OuterRef
 
 from settlements.models import (
     Case,
@@ -36,7 +36,6 @@ from settlements.models import (
     SettlementPayout,
     Tournament,
 )
-from settlements.workflow import ReissueStatus
 
 _CHUNK = 20_000
 _ITERATOR_CHUNK = 10_000
@@ -162,13 +161,35 @@ def _digests(
 
 ENTRANT_FIELDS = ("position", "player", "chips", "entries", "add_ons", "bounty")
 PAYOUT_FIELDS = (
-    "position", "player", "chips", "cash", "tdollars", "tickets", "fpp", "guaranteed", "share",
-    "exact", "capped", "rounding_cent", "weight", "place_first", "place_last",
-)  # fmt: skip
+    "position",
+    "player",
+    "chips",
+    "cash",
+    "tdollars",
+    "tickets",
+    "fpp",
+    "guaranteed",
+    "share",
+    "exact",
+    "capped",
+    "rounding_cent",
+    "weight",
+    "place_first",
+    "place_last",
+)
 CONFIRMATION_FIELDS = (
-    "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
-    "external_reference", "at", "recorded_at", "recorded_by",
-)  # fmt: skip
+    "release",
+    "line_no",
+    "idempotency_key",
+    "player",
+    "unit",
+    "amount",
+    "status",
+    "external_reference",
+    "at",
+    "recorded_at",
+    "recorded_by",
+)
 
 
 # --- A subject's own fields --------------------------------------------------------------------
@@ -176,33 +197,87 @@ CONFIRMATION_FIELDS = (
 # Fields fixed from the record's creation on.
 _FIXED: dict[type, tuple[str, ...]] = {
     Settlement: (
-        "case", "kind", "corrects", "currency", "stage", "remedy", "decision", "policy",
-        "engine_version", "entrants", "eliminated", "remaining", "note", "loaded_by",
-        "prepared_by", "prepared_at",
+        "case",
+        "kind",
+        "corrects",
+        "currency",
+        "stage",
+        "remedy",
+        "decision",
+        "policy",
+        "engine_version",
+        "entrants",
+        "eliminated",
+        "remaining",
+        "note",
+        "loaded_by",
+        "prepared_by",
+        "prepared_at",
     ),
     Compensation: ("case", "currency", "reason", "proposed_by", "proposed_at"),
     PrizeWithdrawal: (
-        "case", "player", "prize", "unit", "amount", "outcome", "reason", "decided_by",
+        "case",
+        "player",
+        "prize",
+        "unit",
+        "amount",
+        "outcome",
+        "reason",
+        "decided_by",
         "decided_at",
     ),
     Reissue: (
-        "original_release", "original_line_no", "original_key", "case", "incident", "player",
-        "kind", "unit", "amount", "source", "currency", "reason", "proposed_by", "proposed_at",
+        "original_release",
+        "original_line_no",
+        "original_key",
+        "case",
+        "incident",
+        "player",
+        "kind",
+        "unit",
+        "amount",
+        "source",
+        "currency",
+        "reason",
+        "proposed_by",
+        "proposed_at",
     ),
     # A case's snapshot is sealed by its SHA-256 (audit_log.subject_facts); what the load
     # assessed from it (stage, counts, pool, options) is fixed with it.
     Case: (
-        "kind", "tournament", "incident", "crashed_at", "started", "stage", "entrants",
-        "eliminated", "remaining", "paid_places", "pool", "policy", "decision_options",
-        "engine_version", "entrants_digest", "players", "description", "created_by",
+        "kind",
+        "tournament",
+        "incident",
+        "crashed_at",
+        "started",
+        "stage",
+        "entrants",
+        "eliminated",
+        "remaining",
+        "paid_places",
+        "pool",
+        "policy",
+        "decision_options",
+        "engine_version",
+        "entrants_digest",
+        "players",
+        "description",
+        "created_by",
         "created_at",
     ),
     Decision: (
-        "case", "role", "option", "reason", "decided_by", "decided_at", "reschedule_at",
-        "invite_scope", "invited_players",
+        "case",
+        "role",
+        "option",
+        "reason",
+        "decided_by",
+        "decided_at",
+        "reschedule_at",
+        "invite_scope",
+        "invited_players",
     ),
     Incident: ("title", "started_at", "description", "reported_by", "reported_at"),
-}  # fmt: skip
+}
 _REVIEW = ("status", "approved_by", "rejected_by", "reviewed_at", "review_reason")
 # Fields an event of the type makes final: who submitted, approved, rejected, withdrew, closed.
 _FINAL: dict[str, tuple[str, ...]] = {
@@ -235,9 +310,18 @@ _SEALED = {
     for model, fixed in _FIXED.items()
 }
 RELEASE_FIELDS = (
-    "id", "record", "first_position", "last_position", "line_count", "case", "incident",
-    "currency", "totals", "released_by", "released_at",
-)  # fmt: skip
+    "id",
+    "record",
+    "first_position",
+    "last_position",
+    "line_count",
+    "case",
+    "incident",
+    "currency",
+    "totals",
+    "released_by",
+    "released_at",
+)
 _RELEASE_LINK = {
     Settlement: "settlement",
     Compensation: "compensation",
@@ -467,61 +551,3 @@ def current_history(wanted: dict[str, set[int]]) -> dict[tuple[str, int], str]:
                 if row[1] in points:
                     result[label, row[1]] = digest.hexdigest()
     return result
-
-
-# --- Running counts ------------------------------------------------------------------------------
-
-
-def tally_problem() -> str:
-    """The first release whose payment tally differs from what its confirmations and approved
-    re-issues say, counted afresh; empty when all agree."""
-    # "paid" sorts after "failed": the greatest status a line was given says whether it was paid.
-    per_line = (
-        PaymentConfirmation.objects.values("release_id", "line_no")
-        .annotate(said=Max("status"), unit=Min("unit"), amount=Min("amount"))
-        .order_by()
-        .values_list("release_id", "line_no", "said", "unit", "amount")
-    )
-    reissued = set(
-        Reissue.objects.filter(status=ReissueStatus.APPROVED).values_list(
-            "original_release_id", "original_line_no"
-        )
-    )
-    counted: dict[int, dict] = defaultdict(_empty_tally)
-    for release_id, line_no, said, unit, amount in per_line.iterator(chunk_size=20_000):
-        if said == PaymentConfirmation.Status.PAID:
-            state = "paid"
-        elif (release_id, line_no) in reissued:
-            state = "reissued"
-        else:
-            state = "failed"
-        tally = counted[release_id]
-        tally[f"{state}_lines"] += 1
-        tally[state][unit] = tally[state].get(unit, 0) + amount
-    names = ("paid_lines", "failed_lines", "reissued_lines", "paid", "failed", "reissued")
-    stored = LedgerRelease.objects.order_by("pk").values_list(
-        "pk", "tally__release", *(f"tally__{name}" for name in names)
-    )
-    for release_id, tallied, *kept in stored.iterator(chunk_size=20_000):
-        counts = counted.pop(release_id, _empty_tally())
-        if tallied is None:
-            return f"Release #{release_id} has no payment tally"
-        fresh = [counts[name] for name in names[:3]] + [
-            {unit: amount for unit, amount in counts[state].items() if amount}
-            for state in names[3:]
-        ]
-        if kept != fresh:
-            return (
-                f"The payment tally of release #{release_id} does not match its "
-                "confirmations and re-issues, counted afresh"
-            )
-    if counted:
-        return f"Confirmations name release #{min(counted)}, which is gone"
-    return ""
-
-
-def _empty_tally() -> dict:
-    return {
-        "paid_lines": 0, "failed_lines": 0, "reissued_lines": 0,
-        "paid": {}, "failed": {}, "reissued": {},
-    }  # fmt: skip

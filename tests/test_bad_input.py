@@ -35,10 +35,24 @@ BASES = [
 ]
 
 FIELD_NAMES = (
-    "format", "tournament", "players", "crashed_at", "id", "name", "type", "currency",
-    "started", "buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "payouts",
-    "seat_value", "chips",
-)  # fmt: skip
+    "format",
+    "tournament",
+    "players",
+    "crashed_at",
+    "id",
+    "name",
+    "type",
+    "currency",
+    "started",
+    "buy_in",
+    "fee",
+    "guarantee",
+    "fpp_buy_in",
+    "prize_pool",
+    "payouts",
+    "seat_value",
+    "chips",
+)
 
 json_values = st.recursive(
     st.none()
@@ -82,7 +96,7 @@ edge_values = st.sampled_from(
         "\x00",
         "\u202e",
         "🂡" * 100,
-    ]  # fmt: skip
+    ]
 )
 garbage = st.one_of(
     json_values,
@@ -180,7 +194,7 @@ def _damage(text: str, data) -> bytes:
                 "empty",
                 "not json",
             ]
-        )  # fmt: skip
+        )
     )
     raw = text.encode("utf-8")
     position = data.draw(st.integers(0, max(len(raw) - 1, 0)))

@@ -109,11 +109,12 @@ def test_approved_compensation_exports_as_house_money(
         compensation=compensation, actor=tournament_manager
     )
     rows = read(ledger.compensation_ledger_csv(compensation))
-    assert [(r["idempotency_key"], r["kind"], r["source"], r["amount"], r["currency"])
-            for r in rows] == [
+    assert [
+        (r["idempotency_key"], r["kind"], r["source"], r["amount"], r["currency"]) for r in rows
+    ] == [
         (f"C{compensation.pk}-1", "compensation", "house", "12.34", "USD"),
         (f"C{compensation.pk}-2", "compensation", "house", "50", ""),
-    ]  # fmt: skip
+    ]
 
 
 def test_the_file_name_is_safe(operator, tournament_manager, snapshot_factory):

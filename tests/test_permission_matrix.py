@@ -293,9 +293,11 @@ def world(users, snapshot_factory) -> World:
     )
     prepared = load(tournament_id="M-5", stage="late")
     job = jobs.job_start(
-        kind="prepare", actor=operator, target="matrix",
+        kind="prepare",
+        actor=operator,
+        target="matrix",
         items=[jobs.NewItem(str(prepared.pk), str(prepared))],
-    )  # fmt: skip
+    )
     # The cashier could not pay two lines; one of them is proposed for a re-issue.
     first, second = list(selectors.approved_lines(selectors.releases_of(settlement=approved.pk)))[
         :2
@@ -335,7 +337,7 @@ def world(users, snapshot_factory) -> World:
             reason="paid twice",
             amount=100,
             unit="cash",
-        ),  # fmt: skip
+        ),
     )
 
 

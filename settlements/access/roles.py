@@ -37,11 +37,6 @@ def user_roles(user) -> frozenset[str]:
     return cached
 
 
-def remember_roles(user, names) -> None:
-    """Hold roles read along with the user (access.authentication), so no query of their own."""
-    setattr(user, _CACHE_ATTR, frozenset(names) & frozenset(KNOWN_ROLES))
-
-
 def forget_roles(user) -> None:
     """Drop the cached roles (after group membership changed on this user object)."""
     if hasattr(user, _CACHE_ATTR):

@@ -261,7 +261,7 @@ def incident_batch_json(incident: Incident) -> Iterator[bytes]:
                 "amount": total.amount,
             }
             for total, count in totals.totals()
-        ],  # fmt: skip
+        ],
     }
     yield b"".join(pieces) + b'],"summary":' + encode(summary) + b"}"
 

@@ -22,7 +22,7 @@ from settlements.models.accounts import (
     TOKEN_TAG,
     ApiToken,
     Profile,
-    SignInEpoch,
+    SignedInSession,
     TokenScope,
 )
 from settlements.models.base import (
@@ -105,7 +105,7 @@ __all__ = [
     "Settlement",
     "SettlementLine",
     "SettlementPayout",
-    "SignInEpoch",
+    "SignedInSession",
     "Snapshot",
     "Source",
     "Stage",

@@ -1,4 +1,4 @@
-"""People and systems: a person's settings, API tokens, the sign-in epoch."""
+"""People and systems: a person's settings, API tokens, the sessions they signed in with."""
 
 import hashlib
 import hmac
@@ -125,15 +125,13 @@ class ApiToken(models.Model):
         return hmac.compare_digest(self.token_hash, self.hash(raw))
 
 
-class SignInEpoch(models.Model):
-    """How many times a user has signed out. Sessions live in a signed cookie, which the
-    server cannot take back; each carries the epoch it was issued in, and a cookie of an
-    earlier epoch is refused (see access.authentication). Not business data, so not audited."""
+class SignedInSession(models.Model):
+    """A session a user signed in with, so that signing out can end every one of them
+    (access.authentication). Goes with its session row (``clearsessions`` included). Not
+    business data, so not audited."""
 
-    user = models.OneToOneField(
-        USER, on_delete=models.CASCADE, primary_key=True, related_name="signin_epoch"
-    )
-    epoch = models.PositiveBigIntegerField(default=0)
+    session = models.OneToOneField("sessions.Session", on_delete=models.CASCADE, primary_key=True)
+    user = models.ForeignKey(USER, on_delete=models.CASCADE, related_name="signed_in_sessions")
 
     def __str__(self) -> str:
-        return f"Sign-in epoch {self.epoch} of user #{self.user_id}"
+        return f"Session of user #{self.user_id}"

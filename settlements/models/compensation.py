@@ -72,7 +72,7 @@ class Compensation(models.Model):
                 "totals",
                 "items_digest",
                 "icm_figures",
-            ),  # fmt: skip
+            ),
         ]
 
     def __str__(self) -> str:
@@ -168,7 +168,7 @@ class PrizeWithdrawal(models.Model):
                 "reason",
                 "decided_by",
                 "decided_at",
-            ),  # fmt: skip
+            ),
         ]
 
     def __str__(self) -> str:

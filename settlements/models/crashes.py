@@ -55,9 +55,17 @@ class Tournament(models.Model):
     class Meta:
         ordering = ["operator_id"]
         constraints = non_negative(
-            "buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value",
-            "entry_bounty", "add_on", "add_on_fee", prefix="tournament",
-        )  # fmt: skip
+            "buy_in",
+            "fee",
+            "guarantee",
+            "fpp_buy_in",
+            "prize_pool",
+            "seat_value",
+            "entry_bounty",
+            "add_on",
+            "add_on_fee",
+            prefix="tournament",
+        )
 
     def __str__(self) -> str:
         return f"{self.operator_id} {self.name}".strip()

@@ -151,6 +151,10 @@ class PaymentTally(models.Model):
     (failed, then replaced by an approved re-issue). Amounts are {unit: signed amount}.
     """
 
+    # The states counted, each as a number of lines ("paid_lines") and amounts ("paid").
+    STATES = ("paid", "failed", "reissued")
+    FIELDS = (*(f"{state}_lines" for state in STATES), *STATES)
+
     release = models.OneToOneField(
         LedgerRelease, on_delete=models.PROTECT, primary_key=True, related_name="tally"
     )
@@ -293,7 +297,7 @@ class Reissue(models.Model):
                 "reason",
                 "proposed_by",
                 "proposed_at",
-            ),  # fmt: skip
+            ),
         ]
 
     def __str__(self) -> str:

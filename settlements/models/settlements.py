@@ -17,11 +17,29 @@ from settlements.triggers import (
 from settlements.workflow import SETTLEMENT_FLOW, SettlementStatus
 
 SETTLEMENT_FIXED = (
-    "case", "kind", "corrects", "currency", "stage", "remedy", "decision", "policy",
-    "engine_version", "entrants", "eliminated", "remaining", "pool", "pool_distributed", "totals",
-    "line_count", "payout_count", "ledger_digest", "note", "loaded_by", "prepared_by",
+    "case",
+    "kind",
+    "corrects",
+    "currency",
+    "stage",
+    "remedy",
+    "decision",
+    "policy",
+    "engine_version",
+    "entrants",
+    "eliminated",
+    "remaining",
+    "pool",
+    "pool_distributed",
+    "totals",
+    "line_count",
+    "payout_count",
+    "ledger_digest",
+    "note",
+    "loaded_by",
+    "prepared_by",
     "prepared_at",
-)  # fmt: skip
+)
 
 
 class Settlement(models.Model):

@@ -86,9 +86,17 @@ class SplitPart:
             value = result.weight(i)
             weight, places = (value.numerator, value.denominator), result.places[i]
         return ExplanationTerms(
-            self.chips[i], result.guaranteed(i), share, exact, denominator, i in result.capped,
-            result.amounts[i], result.cents[i], weight, places,
-        )  # fmt: skip
+            self.chips[i],
+            result.guaranteed(i),
+            share,
+            exact,
+            denominator,
+            i in result.capped,
+            result.amounts[i],
+            result.cents[i],
+            weight,
+            places,
+        )
 
 
 class RankingPart:
@@ -138,9 +146,17 @@ class RankingPart:
                 even, j = self.shared[i]
                 exact, share, denominator = even.terms(j)
                 terms = ExplanationTerms(
-                    chips, 0, share, exact, denominator, False, even.amounts[j], even.cents[j],
-                    None, places,
-                )  # fmt: skip
+                    chips,
+                    0,
+                    share,
+                    exact,
+                    denominator,
+                    False,
+                    even.amounts[j],
+                    even.cents[j],
+                    None,
+                    places,
+                )
             else:
                 value = self.values[i]
                 terms = ExplanationTerms(chips, 0, value, value, 1, False, value, 0, None, places)

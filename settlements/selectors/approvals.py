@@ -32,11 +32,23 @@ from settlements.workflow import SettlementStatus
 # decoded), their submitter (one more model a row) and the rest of the row cost more than the
 # page. The submitter's id stays: the permission refuses them.
 _BULK_FIELDS = (
-    "kind", "status", "currency", "stage", "remedy", "decision", "totals", "line_count", "case_id",
-    "prepared_by", "submitted_by", "loaded_by",
-    "case__status", "case__tournament__operator_id", "case__tournament__type",
+    "kind",
+    "status",
+    "currency",
+    "stage",
+    "remedy",
+    "decision",
+    "totals",
+    "line_count",
+    "case_id",
+    "prepared_by",
+    "submitted_by",
+    "loaded_by",
+    "case__status",
+    "case__tournament__operator_id",
+    "case__tournament__type",
     "prepared_by__username",
-)  # fmt: skip
+)
 
 
 def incident_settlements(incident: Incident) -> QuerySet[Settlement]:
@@ -106,20 +118,38 @@ class ApprovalRow(NamedTuple):
     def as_settlement(self) -> Settlement:
         """An unsaved settlement of these values, for the permission to read."""
         return Settlement(
-            pk=self.pk, kind=self.kind, status=self.status, prepared_by_id=self.prepared_by_id,
-            submitted_by_id=self.submitted_by_id, loaded_by_id=self.loaded_by_id,
+            pk=self.pk,
+            kind=self.kind,
+            status=self.status,
+            prepared_by_id=self.prepared_by_id,
+            submitted_by_id=self.submitted_by_id,
+            loaded_by_id=self.loaded_by_id,
             case=Case(
-                pk=self.case_id, status=self.case_status,
+                pk=self.case_id,
+                status=self.case_status,
                 tournament=Tournament(operator_id=self.operator_id),
             ),
-        )  # fmt: skip
+        )
 
 
 _ROW_FIELDS = (
-    "pk", "kind", "status", "currency", "totals", "prepared_by_id", "submitted_by_id",
-    "loaded_by_id", "case_id", "case__status", "case__tournament__operator_id", "stage",
-    "remedy", "decision", "line_count", "prepared_by__username",
-)  # fmt: skip
+    "pk",
+    "kind",
+    "status",
+    "currency",
+    "totals",
+    "prepared_by_id",
+    "submitted_by_id",
+    "loaded_by_id",
+    "case_id",
+    "case__status",
+    "case__tournament__operator_id",
+    "stage",
+    "remedy",
+    "decision",
+    "line_count",
+    "prepared_by__username",
+)
 
 
 def approval_rows(settlements: QuerySet[Settlement]) -> list[ApprovalRow]:
@@ -163,12 +193,14 @@ class _UnitTotal(Func):
     def as_sqlite(self, compiler, connection, **extra):
         # The demo's database: the same sum, over SQLite's JSON text.
         return self.as_sql(
-            compiler, connection, arg_joiner=", '$.' || ",
+            compiler,
+            connection,
+            arg_joiner=", '$.' || ",
             template=(
                 "(SELECT COALESCE(SUM(source.value), 0) FROM json_each(%(expressions)s) AS source)"
             ),
             **extra,
-        )  # fmt: skip
+        )
 
 
 def _by_user(field: str, user) -> DbCase:
@@ -218,13 +250,23 @@ def approval_summary(settlements: QuerySet[Settlement], user) -> ApprovalSummary
 def _as_row(group: dict, user) -> ApprovalRow:
     """A settlement of ``group``'s facts, for the permission to decide on."""
     return ApprovalRow(
-        pk=0, kind=group["kind"], status=group["status"], currency=group["currency"], totals={},
+        pk=0,
+        kind=group["kind"],
+        status=group["status"],
+        currency=group["currency"],
+        totals={},
         prepared_by_id=user.pk if group["own_prepared"] else None,
         submitted_by_id=user.pk if group["own_submitted"] else None,
         loaded_by_id=user.pk if group["own_loaded"] else None,
-        case_id=0, case_status=group["case__status"], operator_id="", stage="", remedy="",
-        decision="", line_count=0, prepared_by_username=None,
-    )  # fmt: skip
+        case_id=0,
+        case_status=group["case__status"],
+        operator_id="",
+        stage="",
+        remedy="",
+        decision="",
+        line_count=0,
+        prepared_by_username=None,
+    )
 
 
 def _approval_refusal(row: ApprovalRow, user):

@@ -97,9 +97,15 @@ class WorkbenchFilter:
 # What the workbench shows of each case: the rest of a case row (its policy, its options, its
 # figures) and of its tournament (the payout table) would be read and decoded for nothing.
 _WORKBENCH_FIELDS = (
-    "status", "stage", "entrants", "pool", "tournament__operator_id", "tournament__name",
-    "tournament__currency", "tournament__type",
-)  # fmt: skip
+    "status",
+    "stage",
+    "entrants",
+    "pool",
+    "tournament__operator_id",
+    "tournament__name",
+    "tournament__currency",
+    "tournament__type",
+)
 
 
 def incident_workbench(incident: Incident, chosen: WorkbenchFilter) -> QuerySet[Case]:
@@ -154,9 +160,17 @@ def prepared_settlements(incident: Incident) -> QuerySet[Settlement]:
 # What the bulk decision page reads of each case waiting: what groups it, what its row shows,
 # and what keys its previews (its snapshot's digest; the text only when one is computed).
 _DECIDING_FIELDS = (
-    "status", "stage", "entrants", "remaining", "policy", "decision_options",
-    "tournament__type", "tournament__operator_id", "tournament__currency", "snapshot__sha256",
-)  # fmt: skip
+    "status",
+    "stage",
+    "entrants",
+    "remaining",
+    "policy",
+    "decision_options",
+    "tournament__type",
+    "tournament__operator_id",
+    "tournament__currency",
+    "snapshot__sha256",
+)
 
 
 def awaiting_decision(incident: Incident) -> QuerySet[Case]:
@@ -211,9 +225,12 @@ def prepare_summary(incident: Incident) -> BulkSummary:
     for kind in kinds:
         pools[kind["tournament__currency"]] += kind["pool"] or 0
         case = Case(
-            kind=Case.Kind.CRASH, stage=kind["stage"], decision=kind["decision"],
-            policy=kind["policy"], tournament=Tournament(type=kind["tournament__type"]),
-        )  # fmt: skip
+            kind=Case.Kind.CRASH,
+            stage=kind["stage"],
+            decision=kind["decision"],
+            policy=kind["policy"],
+            tournament=Tournament(type=kind["tournament__type"]),
+        )
         remedies[wording.case_remedy(case) or ""] += kind["cases"]
     totals = [(currency, "cash", pool) for currency, pool in sorted(pools.items()) if pool]
     return BulkSummary(

@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 
 from django.apps import apps
-from django.contrib.auth import get_user_model
 from django.core.paginator import Page
 from django.db.models import QuerySet
 
@@ -43,12 +42,6 @@ def waiting_for(user) -> WaitingFor:
     return WaitingFor(
         {state.name: waiting_records(state, user) for state in AWAITING if state.role in held}
     )
-
-
-def waiting_excludes_own_work(user) -> bool:
-    """Whether some queue of the user's leaves out their own work (so differs by user)."""
-    held = roles.user_roles(user)
-    return any(state.not_by for state in AWAITING if state.role in held)
 
 
 def waiting_records(state: Awaits, user) -> QuerySet:
@@ -105,21 +98,6 @@ def in_workflow_order(cases) -> list:
 
 def open_incident_count() -> int:
     return Incident.objects.filter(closed_at__isnull=True).count()
-
-
-def dashboard_reporters(paged: Page) -> list[str]:
-    """The usernames of who reported the open incidents on dashboard page ``paged``, in the
-    page's order. Usernames are not business data (an administrator may rename a user, which
-    moves no change mark), so the page's cached incident list is keyed by them too."""
-    if not paged.paginator.count:
-        return []
-    start = (paged.number - 1) * DASHBOARD_INCIDENTS_PER_PAGE
-    username = f"reported_by__{get_user_model().USERNAME_FIELD}"
-    return list(
-        Incident.objects.filter(closed_at__isnull=True)
-        .order_by("-started_at", "-id")
-        .values_list(username, flat=True)[start : start + DASHBOARD_INCIDENTS_PER_PAGE]
-    )
 
 
 def dashboard_incidents(paged: Page) -> list[dict]:

@@ -13,7 +13,7 @@ The lock order. Every service takes the locks it needs in this order, skipping t
 not need, so that no two ever wait on each other in opposite order:
 
 1. a job's items (``jobs.job_claim``, SKIP LOCKED: it never waits), then the business rows
-   (a batch of items takes those of all its items first, ``jobs._lock_batch``);
+   (a batch of items takes those of all its items first, ``batches.lock_batch``);
 2. the incident: shared (FOR KEY SHARE) by whatever points at it, for update to close it;
 3. the tournament, when a load registers or updates it;
 4. the case: for update (``common.lock_case``, ``lock_case_of``, ``lock_settlement``), or
@@ -21,9 +21,11 @@ not need, so that no two ever wait on each other in opposite order:
    incident first);
 5. the case's records: its settlements, compensation, prize withdrawals and re-issues;
 6. the ledger rows: the payment tallies of releases, in release order;
-7. last, the commit-order lock (``change_mark.hold_commit_order``, taken by ``record_event``
-   and ``payments.release_lines``), held to the commit, when the foreign keys written are
-   checked against the rows of 2 to 4, already held.
+7. the ledger feed's order (``payments.hold_feed_order``, taken by ``payments.release_lines``)
+   held to the commit;
+8. last, the event chain's lock (``audit_log.hold_chain``, taken by ``record_event``), held to
+   the commit, when the foreign keys written are checked against the rows of 2 to 4, already
+   held.
 
 Services return fresh objects: an instance passed in may be stale after the call.
 Refusals raise ``DomainError`` subclasses (see ``settlements.errors``); an invalid snapshot

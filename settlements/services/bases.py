@@ -49,9 +49,18 @@ _PLAYER_AT = SETTLEMENT_PAYOUT_FIELDS.index("player")
 _POSITION_AT = SETTLEMENT_PAYOUT_FIELDS.index("position")
 _LINE_FIELDS = ("line_no", "player", "kind", "unit", "amount", "source", "reversal")
 _HEADER = (
-    "currency", "stage", "remedy", "decision", "entrants", "eliminated", "remaining", "pool",
-    "pool_distributed", "line_count", "payout_count",
-)  # fmt: skip
+    "currency",
+    "stage",
+    "remedy",
+    "decision",
+    "entrants",
+    "eliminated",
+    "remaining",
+    "pool",
+    "pool_distributed",
+    "line_count",
+    "payout_count",
+)
 _LIFTED = ("settlements.Settlement:final_when_approved", "settlements.SettlementPayout:write_once")
 _READ_CHUNK = 5000
 

@@ -21,7 +21,7 @@ from settlements.services.staging import Batch
 def lock_batch(job: Job, items: Sequence[JobItem], batch: Batch) -> list[JobItem]:
     """Lock the batch's rows up front in the one lock order (incidents shared, cases, then
     settlements), a statement each, and hand them to ``batch``: a step then takes its rows
-    from there, and waits for nothing after the commit-order lock, which an approval earlier
+    from there, and waits for nothing after the event chain's lock, which an approval earlier
     in the batch may have taken. The batch ends before the first item whose case an earlier
     one holds (it stays pending, for the next batch): each case and settlement is one item's.
     A batch of loads shares its incident, which none of them changes."""

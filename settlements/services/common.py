@@ -3,19 +3,16 @@ the business event, locking rows in the one order, bulk inserts and argument che
 """
 
 import copy
-import gc
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-import psycopg
 from django.db import connection, transaction
 from django.utils import timezone
 from simple_history.utils import get_history_manager_for_model
 
-from settlements import audit_log, bounds, change_mark, player_ids, seals
+from settlements import audit_log, bounds, player_ids, seals
 from settlements.errors import DomainError, Duplicate
 from settlements.models import (
     ID_MAX_LENGTH,
@@ -26,7 +23,7 @@ from settlements.models import (
     Settlement,
     Tournament,
 )
-from settlements.services import staging
+from settlements.services import bulk, staging
 
 log = logging.getLogger("crashdesk.events")
 
@@ -37,22 +34,6 @@ MAX_AMOUNT = bounds.BIGINT_MAX
 
 # Rows per round trip when the database cannot stream rows with COPY.
 BULK_BATCH = 5000
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cycle collector held off while a large crash's rows are built. A row is a
-    tuple of numbers and text, which can hold no cycle, yet the collector walks every new
-    tuple until it has seen it: a tenth of the Python of a 300,000-entrant prepare
-    (docs/benchmarks.md). Only the caller that paused it starts it again, so overlapping
-    requests of a threaded worker never leave it off."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def insert_rows(model, fields: Sequence[str], rows: Iterable[tuple]) -> None:
@@ -67,13 +48,7 @@ def insert_rows(model, fields: Sequence[str], rows: Iterable[tuple]) -> None:
         # does not parse it back, half the client's CPU for 810,000 ledger lines. Each column
         # must then be sent as its exact type (an integer takes 4 bytes, a bigint 8).
         sql = f"COPY {quote(model._meta.db_table)} ({names}) FROM STDIN (FORMAT BINARY)"
-        # The raw psycopg cursor skips Django's error translation; a refused row must still
-        # surface as IntegrityError.
-        with (
-            connection.wrap_database_errors,
-            connection.cursor() as cursor,
-            cursor.cursor.copy(sql) as copy,
-        ):
+        with bulk.cursor() as cursor, cursor.copy(sql) as copy:
             copy.set_types([field.db_type(connection).partition("(")[0] for field in columns])
             for row in rows:
                 copy.write_row(row)
@@ -94,8 +69,7 @@ def insert_bound_rows(model, fields: Sequence[str], rows: Sequence[tuple]) -> No
         columns = ", ".join(quote(model._meta.get_field(name).column) for name in fields)
         values = ", ".join(["%s"] * len(fields))
         sql = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({values})"
-        connection.ensure_connection()
-        with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        with bulk.cursor() as cursor:
             cursor.executemany(sql, rows)
         return
     attnames = [model._meta.get_field(name).attname for name in fields]
@@ -242,9 +216,7 @@ def write_events(events: Sequence[Event]) -> None:
     """Chain ``events`` onto the head, in order, and insert them in one statement."""
     if not events:
         return
-    # Event ids key the dashboard's cache, so they must follow commit order (see change_mark);
-    # the same lock makes this transaction the only one chaining onto the head until it commits.
-    change_mark.hold_commit_order()
+    audit_log.hold_chain()
     at = timezone.now()
     for event in events:
         event.at = at
@@ -277,7 +249,7 @@ def hold_parents(*, incidents: Iterable[int | None] = (), cases: Iterable[int | 
     """Share-lock (FOR KEY SHARE) these incidents, then these cases, each in id order: the
     parents that what follows points at or works under.
 
-    Their foreign keys are checked at commit, under the commit-order lock; a writer that
+    Their foreign keys are checked at commit, under the event chain's lock; a writer that
     locked an incident (closing it) or a case for update, and then queued for that lock, would
     otherwise wait on this transaction while it waits on them. Taken first, a share lock only
     waits for such a writer to commit, and a writer that comes later waits for this one.

@@ -112,6 +112,7 @@ def check_invitees(*, case: Case, invited: Sequence[str]) -> list[str]:
     unknown = set(invited) - entrants_among(case, invited)
     if unknown:
         names = ", ".join(sorted(map(str, unknown))[:5])
-        raise DomainError(f"Only entrants can be invited; not entrants: {names}.",
-                          field="invited_players")  # fmt: skip
+        raise DomainError(
+            f"Only entrants can be invited; not entrants: {names}.", field="invited_players"
+        )
     return invited

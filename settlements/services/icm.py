@@ -35,9 +35,17 @@ from settlements.services.common import insert_rows, record_event, save_with_his
 valuation_started = Signal()
 
 ICM_VALUE_FIELDS = (
-    "valuation", "position", "player", "chips", "chip_rank", "value", "amount",
-    "standard_error", "policy_amount", "difference",
-)  # fmt: skip
+    "valuation",
+    "position",
+    "player",
+    "chips",
+    "chip_rank",
+    "value",
+    "amount",
+    "standard_error",
+    "policy_amount",
+    "difference",
+)
 
 
 def icm_valuation_begin(*, settlement: Settlement, snapshot, actor) -> IcmValuation | None:

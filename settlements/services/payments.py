@@ -12,10 +12,8 @@ only here and under a lock on that tally row::
     unconfirmed --failed--> failed --paid--> paid      (the cashier retried on its own)
     failed --re-issue approved--> reissued (final: the new line is paid instead)
 
-Payments by layer: the records in ``models.payments``, the writes here, the reads in
-``selectors.payments`` (lines, reconciliation, queues), the pages in ``views.payments``, the
-cashier's feed and confirmations in the API's ledger, the downloads in ``ledger`` (written
-through ``exports.spreadsheets``).
+By layer: ``models.payments``, writes here, reads in ``selectors.payments``, pages in
+``views.payments``, the cashier's feed in the API's ledger, downloads in ``ledger``.
 """
 
 import logging
@@ -25,10 +23,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import change_mark, player_ids, seals, selectors
+from settlements import player_ids, seals, selectors
 from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import (
@@ -65,9 +63,6 @@ CLOCK_SKEW = timedelta(minutes=5)
 MAX_REFERENCE_LENGTH = 200
 # How much of an unknown key a refusal quotes.
 KEY_SHOWN_LENGTH = 60
-TALLY_FIELDS = (
-    "paid_lines", "failed_lines", "reissued_lines", "paid", "failed", "reissued",
-)  # fmt: skip
 
 
 # --- Releasing approved lines --------------------------------------------------------------
@@ -121,11 +116,20 @@ def release_lines(
     return release
 
 
+FEED_LOCK = 7_310_003  # unique among the site's advisory locks (audit_log has the other)
+
+
+def hold_feed_order() -> None:
+    """Held to the commit, so that a reader past place 101 never misses a 100 committed later."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [FEED_LOCK])
+
+
 def write_releases(releases: Sequence[LedgerRelease]) -> None:
     """Give the releases their places in the feed, one after another, and write them with
-    their tallies. Places follow commit order: taken under the lock held to the commit
-    (change_mark.py)."""
-    change_mark.hold_commit_order()
+    their tallies."""
+    hold_feed_order()
     first = selectors.last_position() + 1
     for release in releases:
         release.first_position, release.last_position = first, first + release.line_count - 1
@@ -299,7 +303,7 @@ def _record_batch(
         _move_tally(tallies[release_id], unit, before, after, count, amount)
         changed.add(release_id)
     for release_id in sorted(changed):
-        tallies[release_id].save(update_fields=[*TALLY_FIELDS, "updated_at"])
+        tallies[release_id].save(update_fields=[*PaymentTally.FIELDS, "updated_at"])
 
 
 def _judge(item: ConfirmationEntry, line: _LineState, latest: datetime):
@@ -537,7 +541,7 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
     )
     tally = PaymentTally.objects.get(release=release)
     _move_tally(tally, line.unit, "failed", "reissued", 1, line.amount)
-    tally.save(update_fields=[*TALLY_FIELDS, "updated_at"])
+    tally.save(update_fields=[*PaymentTally.FIELDS, "updated_at"])
     record_event(
         Event.Type.REISSUE_APPROVED,
         actor=actor,

@@ -1,7 +1,7 @@
 """A user's own settings: the time zone their screens show times in.
 
 A setting is not a business event: it changes how one person's pages read, never a record of
-the workflow, so it writes no ``Event`` (nor moves the dashboard's change mark); its history
+the workflow, so it writes no ``Event`` (it is no business change); its history
 version still records who changed it and when.
 """
 

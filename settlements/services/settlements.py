@@ -37,7 +37,6 @@ from settlements.rules import (
 from settlements.services.common import (
     BULK_BATCH,
     MAX_AMOUNT,
-    collector_paused,
     entrants_among,
     insert_rows,
     lock_case,
@@ -152,7 +151,6 @@ def _settlement_of(result, *, case: Case, actor, note: str) -> Settlement:
     )
 
 
-@collector_paused()
 def _insert_payouts_and_lines(settlement_id: int, result) -> str:
     """Write the payouts and lines; the payouts' digest, for the event to seal. The payout
     rows are built and digested a chunk at a time on their way to the database, while it
@@ -175,7 +173,7 @@ def _insert_payouts_and_lines(settlement_id: int, result) -> str:
                 False,
             )
             for line_no, line in enumerate(result.lines, start=1)
-        ),  # fmt: skip
+        ),
     )
     return payouts.hexdigest()
 
@@ -191,9 +189,11 @@ def settlement_submit(*, settlement: Settlement, actor) -> Settlement:
     settlement.submitted_by = actor
     settlement.submitted_at = timezone.now()
     save_with_history(
-        settlement, actor=actor, reason="Submitted for approval",
+        settlement,
+        actor=actor,
+        reason="Submitted for approval",
         fields=("status", "submitted_by", "submitted_at"),
-    )  # fmt: skip
+    )
     if not settlement.is_adjustment:
         save_with_history(case, actor=actor, reason=f"{settlement} submitted", fields=CASE_MOVED)
     record_event(Event.Type.SETTLEMENT_SUBMITTED, actor=actor, case=case, subject=settlement)
@@ -216,9 +216,11 @@ def settlement_approve(*, settlement: Settlement, actor, reason: str = "") -> Se
     settlement.reviewed_at = timezone.now()
     settlement.review_reason = reason.strip()
     save_with_history(
-        settlement, actor=actor, reason=reason.strip() or "Approved",
+        settlement,
+        actor=actor,
+        reason=reason.strip() or "Approved",
         fields=("status", "approved_by", "reviewed_at", "review_reason"),
-    )  # fmt: skip
+    )
     if not settlement.is_adjustment:
         save_with_history(case, actor=actor, reason=f"{settlement} approved", fields=CASE_MOVED)
     release_lines(
@@ -378,7 +380,7 @@ def payout_rows(settlement_id: int, result) -> Iterator[tuple]:
             [row.tdollars for row in payouts],
             [row.tickets for row in payouts],
             [row.fpp for row in payouts],
-        ),  # fmt: skip
+        ),
         map(stored.__getitem__, explained),
     )
 
@@ -391,11 +393,15 @@ def _stored_terms(terms: ExplanationTerms) -> tuple:
     """guaranteed .. place_last of SETTLEMENT_PAYOUT_FIELDS for one explanation."""
     denominator, weight, places = terms.denominator, terms.weight, terms.places
     return (
-        terms.guaranteed, _fraction_text(terms.share, denominator),
-        _fraction_text(terms.exact, denominator), terms.capped, terms.rounding_cent,
+        terms.guaranteed,
+        _fraction_text(terms.share, denominator),
+        _fraction_text(terms.exact, denominator),
+        terms.capped,
+        terms.rounding_cent,
         _fraction_text(*weight) if weight else "",
-        places[0] if places else None, places[1] if places else None,
-    )  # fmt: skip
+        places[0] if places else None,
+        places[1] if places else None,
+    )
 
 
 def _fraction_text(numerator: int, denominator: int) -> str:

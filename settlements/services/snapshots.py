@@ -31,7 +31,6 @@ from settlements.selectors import crash_case_in_force
 from settlements.services import staging
 from settlements.services.common import (
     MAX_AMOUNT,
-    collector_paused,
     insert_rows,
     lock_case,
     record_event,
@@ -118,8 +117,8 @@ def case_load_snapshot(
         actor=actor,
     )
     entrants = _insert_entrants(case.pk, parsed)
-    # The events last: the first takes the commit-order lock (change_mark), which every writer
-    # of the desk queues for, so it is held only from here to the commit.
+    # The events last: the first takes the chain's lock (audit_log.hold_chain), which every
+    # writer of an event queues for, so it is held only from here to the commit.
     if tournament_event is not None:
         event_type, data = tournament_event
         record_event(event_type, actor=actor, tournament=tournament, subject=tournament, data=data)
@@ -133,7 +132,6 @@ def case_load_snapshot(
 ENTRANT_ROW = ("case", *seals.ENTRANT_FIELDS)
 
 
-@collector_paused()
 def _insert_entrants(case_id: int, parsed) -> str:
     """Write the entrant rows; their digest in snapshot order, for the event to seal.
 
@@ -382,7 +380,7 @@ def _tournament_for_snapshot(
         **_section8_fields(info, version_2=version_2),
     }
     # FOR NO KEY UPDATE: it serialises loads of one tournament, yet lets a writer that holds
-    # the commit-order lock check its events' link to the tournament (FOR KEY SHARE, at its
+    # the event chain's lock check its events' link to the tournament (FOR KEY SHARE, at its
     # commit) while this load waits for that lock: FOR UPDATE would deadlock the two.
     tournament = (
         Tournament.objects.select_for_update(no_key=True).filter(operator_id=info.id).first()
@@ -450,9 +448,16 @@ def _storage_problems(parsed) -> list[Problem]:
     if "\x00" not in (info.name or "") and (problem := player_ids.id_problem(info.name or "")):
         problems.append(Problem("tournament.name", problem))
     for field in (
-        "buy_in", "fee", "guarantee", "fpp_buy_in", "prize_pool", "seat_value",
-        "entry_bounty", "add_on", "add_on_fee",
-    ):  # fmt: skip
+        "buy_in",
+        "fee",
+        "guarantee",
+        "fpp_buy_in",
+        "prize_pool",
+        "seat_value",
+        "entry_bounty",
+        "add_on",
+        "add_on_fee",
+    ):
         value = getattr(info, field, None)
         if value is not None and value > MAX_AMOUNT:
             problems.append(Problem(f"tournament.{field}", "is too large"))

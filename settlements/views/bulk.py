@@ -120,10 +120,15 @@ def incident_approve(request, incident_id: int):
                 for r in selectors.approval_rows(summary.to_approve)
             ]
             return _start(
-                request, incident, Job.Kind.APPROVE, items,
-                params={"reason": form.cleaned_data["reason"]}, form=form, context=context,
+                request,
+                incident,
+                Job.Kind.APPROVE,
+                items,
+                params={"reason": form.cleaned_data["reason"]},
+                form=form,
+                context=context,
                 template=template,
-            )  # fmt: skip
+            )
     return render_invalid(request, template, context, partial="bulk_form")
 
 
@@ -190,9 +195,15 @@ def incident_decide(request, incident_id: int):
             if reschedule_at is not None:
                 params["reschedule_at"] = reschedule_at.isoformat()
             return _start(
-                request, incident, Job.Kind.DECIDE, items, params=params,
-                form=form, context=context, template=template,
-            )  # fmt: skip
+                request,
+                incident,
+                Job.Kind.DECIDE,
+                items,
+                params=params,
+                form=form,
+                context=context,
+                template=template,
+            )
         # Checked before it is recorded, as a single decision is: the answer in words, the
         # cases it goes to, and what each of their players gets under it.
         context["confirming"] = confirming.step(request) != confirming.EDIT
@@ -312,10 +323,12 @@ def incident_upload_many(request, incident_id: int):
         return render_invalid(request, template, context, partial="bulk_form")
     items = [services.NewItem(f.name[:255], f.name[:255], f.content, f.problem) for f in files]
     job = services.job_start(
-        kind=Job.Kind.UPLOAD, actor=request.user,
+        kind=Job.Kind.UPLOAD,
+        actor=request.user,
         target=f"incident:{incident.pk}:upload:{request.user.pk}:{_digest(files)}",
-        items=items, incident=incident,
-    )  # fmt: skip
+        items=items,
+        incident=incident,
+    )
     return go_to(request, reverse("job_detail", args=[job.pk]))
 
 
@@ -324,9 +337,13 @@ def _start(request, incident, kind, items, *, params=None, form=None, context=No
     where nothing was asked."""
     try:
         job = services.job_start(
-            kind=kind, actor=request.user, target=f"incident:{incident.pk}", items=items,
-            incident=incident, params=params,
-        )  # fmt: skip
+            kind=kind,
+            actor=request.user,
+            target=f"incident:{incident.pk}",
+            items=items,
+            incident=incident,
+            params=params,
+        )
     except Duplicate as duplicate:
         if duplicate.existing is not None:
             messages.info(request, duplicate.message)

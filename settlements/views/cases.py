@@ -6,8 +6,6 @@ POST     /cases/<id>/prepare/     an operator prepares the settlement
 GET/POST /cases/<id>/withdraw/    withdraw a crash case loaded in error, with a confirmation
 """
 
-from functools import partial
-
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404
@@ -22,7 +20,6 @@ from settlements.forms import ReasonForm
 from settlements.models import Case, Job
 from settlements.rules import Policy
 from settlements.views import case_entries, confirming, invitations
-from settlements.views.kept import kept
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import (
@@ -47,8 +44,7 @@ CASE_PARTIALS = {
 def case_detail(request, case_id: int):
     if case_entries.is_list_swap(request):
         return case_entries.list_swap(request, case_or_404(case_id))
-    # Reading the case with all it shows is half the page's CPU: kept under the change mark.
-    case = kept(request, "case", (case_id,), partial(_case_read, case_id))
+    case = _case_read(case_id)
     return render_page(
         request, "settlements/case_detail.html", _context(request, case), partial=CASE_PARTIALS
     )

@@ -48,9 +48,11 @@ def job_detail(request, job_id: int):
     if not polled:
         context["page"] = _items_page(job, status, progress, page_number(request))
     response = render_page(
-        request, "settlements/job_detail.html", context,
+        request,
+        "settlements/job_detail.html",
+        context,
         partial={"job-progress": "progress", "job-items-section": "items"},
-    )  # fmt: skip
+    )
     if polled and not job.is_active:
         # The list of items, read once when the page loaded, reads itself again now.
         response["HX-Trigger"] = "job-finished"

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 
 from settlements import bounds
 
@@ -51,7 +51,7 @@ class RangePaginator(CountedPaginator):
             rows = self.object_list.filter(
                 **{f"{self.field}__gte": bottom, f"{self.field}__lt": top}
             )
-        return self._get_page(rows, number, self)
+        return Page(rows, number, self)
 
 
 class _RangeRows(Sequence):

@@ -171,8 +171,7 @@ def _answer(request, reissue_id: int, action: str):
     form = ReasonForm(request.POST or None)
     extra = {"paid_reference": None} if action == "approve" else {}
     refusal = permission(reissue=reissue, user=request.user, **extra)
-    context = {"reissue": reissue, "action": action, "verb": verb, "form": form,
-               "refusal": refusal}  # fmt: skip
+    context = {"reissue": reissue, "action": action, "verb": verb, "form": form, "refusal": refusal}
     return confirming.answer_review(
         request,
         template="settlements/reissue_confirm.html",

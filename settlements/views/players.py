@@ -12,7 +12,6 @@ Every figure comes from the statements (settlements.statements), which take it f
 engine's stored explanation; nothing here computes an amount.
 """
 
-import dataclasses
 import json
 import re
 from functools import partial
@@ -28,7 +27,6 @@ from settlements.exports.spreadsheets import csv_chunks, csv_download
 from settlements.models import Settlement
 from settlements.money import UNIT_ORDER
 from settlements.statements import Statement, document
-from settlements.views.kept import desk_mark, kept
 from settlements.views.lookups import incident_or_404
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
@@ -37,30 +35,38 @@ CASES_PER_PAGE = 25
 OTHER_IDS_SHOWN = 20
 # A statement is a few kB of CSV: smaller pieces than a ledger's keep each one near 1 MB.
 STATEMENTS_PER_CHUNK = 250
-# Any business change moves the key of a kept statement first (_kept_statement).
-STATEMENT_SECONDS = 600
 
 CSV_HEADER = (
-    "settlement", "case", "incident", "tournament", "settlement_status", "player",
-    "player_written_out", "chips", "situation", "cash", "tdollars", "tickets", "fpp",
-    "amounts", "exact_before_rounding", "headline", "statement", "payment",
-)  # fmt: skip
+    "settlement",
+    "case",
+    "incident",
+    "tournament",
+    "settlement_status",
+    "player",
+    "player_written_out",
+    "chips",
+    "situation",
+    "cash",
+    "tdollars",
+    "tickets",
+    "fpp",
+    "amounts",
+    "exact_before_rounding",
+    "headline",
+    "statement",
+    "payment",
+)
 
 
 @require_safe
 @role_required(*permissions.AMOUNT_READERS)
 def players(request):
-    """What a search finds is kept as a fragment under the desk's change mark (every record
-    that names a player, or says what a case owed them, moves it: settlements.change_mark,
-    _mark) and the whole query string, which the page's links keep; the template reads the data
-    (``_found``) only on a miss. A player in thousands of cases cost over 20 ms to draw."""
+    """The template reads what a search finds (``_found``) where it shows it."""
     query = request.GET.get("q", "")
     context = {
         "query": query,
         "query_escaped": player_ids.escaped(query),
         "after": request.GET.get("after", ""),
-        "asked": request.GET.urlencode(),
-        "mark": desk_mark(request) if query else "",
         "found": partial(_found, query, request.GET),
     }
     return render_page(request, "settlements/players.html", context, partial="player_results")
@@ -159,31 +165,11 @@ def _settlement(settlement_id: int) -> Settlement:
 
 
 def _statement(request, settlement_id: int, player: str) -> tuple[Statement, Settlement]:
-    settlement = kept(
-        request, "settlement", (settlement_id, "statement"), partial(_settlement, settlement_id)
-    )
-    statement = _kept_statement(request, settlement, player) if player else None
+    settlement = _settlement(settlement_id)
+    statement = selectors.player_statement(settlement, player) if player else None
     if statement is None:
         raise Http404("This player was not an entrant of the settlement's tournament.")
     return statement, settlement
-
-
-def _kept_statement(request, settlement: Settlement, player: str) -> Statement | None:
-    """``player``'s statement, kept under all it is drawn from: the settlement's facts as read
-    on this request (a correction made outside the services is in the key at once), the desk's
-    change mark (the player's lines and where their payments stand, adjustments, compensation
-    and prizes given in error) and the id. Reading it fresh is eight queries and most of the
-    page's time."""
-    facts = selectors.settlement_facts(settlement)
-    # A set's order differs from process to process; the key must not.
-    facts = dataclasses.replace(facts, invited=tuple(sorted(facts.invited)))
-    return kept(
-        request,
-        "statement",
-        (facts, player),
-        partial(selectors.player_statement, settlement, player),
-        seconds=STATEMENT_SECONDS,
-    )
 
 
 def _filename(stem: str, settlement: Settlement) -> str:

@@ -10,7 +10,7 @@ from functools import partial
 from settlements import charts, money, selectors, site_policy
 from settlements.access import permissions
 from settlements.models import IcmValuation, Settlement
-from settlements.views.kept import kept, shared
+from settlements.views.kept import shared
 from settlements.views.paging import CountedPaginator, page_number
 
 ROWS_PER_PAGE = 25
@@ -23,10 +23,7 @@ def second_opinion(request, settlement: Settlement) -> dict | None:
     """The panel's context, or None when the user may not see it or there is nothing to show."""
     if settlement.is_adjustment or permissions.icm_read(user=request.user) is not None:
         return None
-    # What the panel shows of a valuation changes only when it is done, which saves a version
-    # of it and writes an event; its job is started with the settlement. So the two reads are
-    # kept under the change mark (views.kept): they were half the review's paced latency.
-    valuation, job = kept(request, "icm", (settlement.pk,), partial(_valuation_and_job, settlement))
+    valuation, job = _valuation_and_job(settlement)
     if valuation is None:
         return None
     flag = site_policy.icm_flag()

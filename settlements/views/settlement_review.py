@@ -17,7 +17,6 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
@@ -33,7 +32,7 @@ from settlements.models import Settlement
 from settlements.money import UNIT_ORDER
 from settlements.rules import Basis
 from settlements.views import confirming, invitations
-from settlements.views.kept import desk_mark, kept, shared
+from settlements.views.kept import shared
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.views.second_opinion import second_opinion
@@ -65,8 +64,7 @@ REVIEW_ACTIONS = {
 @require_safe
 @role_required(*permissions.AMOUNT_READERS)
 def settlement_review(request, settlement_id: int):
-    # The settlement with its case and people, a quarter of the page's CPU: kept under the mark.
-    settlement = kept(request, "settlement", (settlement_id,), partial(_settlement, settlement_id))
+    settlement = _settlement(settlement_id)
     # ?player=ID opens the explain panel: "Explain" pushes that URL, so Back closes the panel
     # and a reload or a shared link shows the page with it open.
     player = request.GET.get("player", "")
@@ -249,8 +247,6 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
     opinion = SimpleLazyObject(partial(second_opinion, request, settlement))
     return {
         **summary,
-        "mark": desk_mark(request),
-        "time_zone": timezone.get_current_timezone_name(),
         "invitations": invitations.invitations(request, settlement.case, summary["decision"]),
         "explained": False,
         "player": player,

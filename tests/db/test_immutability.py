@@ -32,9 +32,16 @@ WRITE_ONCE_COLUMNS = {
 }
 WRITE_ONCE = sorted(WRITE_ONCE_COLUMNS)
 WRITTEN_ONCE = (
-    Snapshot, CasePlayer, SettlementPayout, SettlementLine, CompensationItem, Event,
-    LedgerRelease, PaymentConfirmation, IcmValue,
-)  # fmt: skip
+    Snapshot,
+    CasePlayer,
+    SettlementPayout,
+    SettlementLine,
+    CompensationItem,
+    Event,
+    LedgerRelease,
+    PaymentConfirmation,
+    IcmValue,
+)
 
 # The attacks of issue 10, verbatim.
 ATTACKS = [

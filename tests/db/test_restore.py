@@ -113,8 +113,15 @@ def test_a_restored_dump_verifies_against_the_kept_head_and_serves_every_role(
     with connection.cursor() as cursor:
         cursor.execute(f'CREATE DATABASE "{restored}"')
     try:
-        run(["pg_restore", "--no-owner", "--exit-on-error", f"--dbname={database_url(restored)}",
-             str(dump)])  # fmt: skip
+        run(
+            [
+                "pg_restore",
+                "--no-owner",
+                "--exit-on-error",
+                f"--dbname={database_url(restored)}",
+                str(dump),
+            ]
+        )
         there = {"DATABASE_URL": database_url(restored)}
         verified = run([sys.executable, "manage.py", "verify_audit", f"--head={head}"], **there)
         kept = json.loads(head.read_text())

@@ -58,8 +58,11 @@ def worker(live_server, settings):
     }
     process = subprocess.Popen(
         [sys.executable, "manage.py", "run_worker", "--no-reload", "--no-startup-delay"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     yield process
     process.send_signal(signal.SIGTERM)
     try:

@@ -212,8 +212,12 @@ def test_a_satellite_split_then_compensation_then_the_audit(signed_in_page, scre
     expect(browser).to_contain_text("Lobby bug confirmed by support.")
     auditor.get_by_role("link", name="Business events").click()
     expect(auditor).to_have_url(re.compile(r"view=events"))
-    for event in ("Decision recorded", "Settlement prepared", "Compensation proposed",
-                  "Compensation approved"):  # fmt: skip
+    for event in (
+        "Decision recorded",
+        "Settlement prepared",
+        "Compensation proposed",
+        "Compensation approved",
+    ):
         expect(browser).to_contain_text(event)
     expect(browser).to_contain_text("Site custom for satellites.")
     screenshot(auditor, "15-history-browser")

@@ -83,8 +83,10 @@ def test_the_same_bytes_and_exit_status_as_manage_py_settle_in_a_fresh_process()
         alone = run("-m", "settlements.rules", *args)
         django = run("manage.py", "settle", *args)
         assert (alone.returncode, alone.stdout, alone.stderr) == (
-            django.returncode, django.stdout, django.stderr
-        ), snapshot.name  # fmt: skip
+            django.returncode,
+            django.stdout,
+            django.stderr,
+        ), snapshot.name
 
 
 LOADED = """

@@ -155,9 +155,16 @@ def test_field_of_a_satellite_values_seats_at_their_ticket_value():
 )
 def test_prizes_in_play_are_each_places_value(remaining, prizes, seats, remainder):
     common = dict(
-        entrants=20, eliminated=20 - remaining, remaining=remaining, pool=0, paid_places=0,
-        first_prize=0, buy_in=1000, fee=100, fpp_buy_in=0,
-    )  # fmt: skip
+        entrants=20,
+        eliminated=20 - remaining,
+        remaining=remaining,
+        pool=0,
+        paid_places=0,
+        first_prize=0,
+        buy_in=1000,
+        fee=100,
+        fpp_buy_in=0,
+    )
     ranked = Terms(**common, prizes=tuple(prizes), seat_value=0, seats=0, remainder=0)
     assert icm.prizes_in_play(ranked) == [ranked.prize(k) for k in range(1, remaining + 1)]
     seated = Terms(**common, prizes=(), seat_value=5000, seats=seats, remainder=remainder)

@@ -84,9 +84,15 @@ def test_the_middle_stage_guarantees_own_buy_ins_that_all_differ_from_the_buy_in
 
 @pytest.mark.parametrize(
     ("where", "key"),
-    [("player", "entries"), ("player", "add_ons"), ("player", "bounty"),
-     ("tournament", "entry_bounty"), ("tournament", "add_on"), ("tournament", "add_on_fee")],
-)  # fmt: skip
+    [
+        ("player", "entries"),
+        ("player", "add_ons"),
+        ("player", "bounty"),
+        ("tournament", "entry_bounty"),
+        ("tournament", "add_on"),
+        ("tournament", "add_on_fee"),
+    ],
+)
 def test_version_1_refuses_every_version_2_field_at_its_path(where, key):
     document = regular([5, 0])
     if where == "player":

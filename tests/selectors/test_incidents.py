@@ -68,13 +68,20 @@ def test_the_summary_skips_each_settlement_the_user_may_not_approve_in_its_own_w
     assert [row.pk for row in selectors.approval_rows(summary.to_approve)] == [settlements[0].pk]
     assert (summary.count, summary.skipped_count, summary.skipped_more) == (1, 3, 0)
     assert [(row.pk, why) for row, why in summary.skipped] == [
-        (settlements[1].pk, f"You loaded the snapshot of {settlements[1]}; another Tournament "
-         "Manager must approve it."),
-        (settlements[2].pk, f"You prepared {settlements[2]}; another Tournament Manager must "
-         "approve it."),
-        (settlements[3].pk, f"You prepared {settlements[3]}; another Tournament Manager must "
-         "approve it."),
-    ]  # fmt: skip
+        (
+            settlements[1].pk,
+            f"You loaded the snapshot of {settlements[1]}; another Tournament "
+            "Manager must approve it.",
+        ),
+        (
+            settlements[2].pk,
+            f"You prepared {settlements[2]}; another Tournament Manager must approve it.",
+        ),
+        (
+            settlements[3].pk,
+            f"You prepared {settlements[3]}; another Tournament Manager must approve it.",
+        ),
+    ]
     assert summary.totals == selectors.unit_totals([settlements[0]])
     for_manager = selectors.approval_summary(chosen, manager)
     assert [row.pk for row in selectors.approval_rows(for_manager.to_approve)] == [
@@ -91,10 +98,14 @@ def test_the_summary_adds_up_in_the_database_what_each_settlement_pays_by_curren
     settlements = []
     for number, (type_, stage, currency) in enumerate(
         [
-            ("regular", "middle", "USD"), ("regular", "early", "USD"), ("regular", "pre", "EUR"),
-            ("satellite", "late", "USD"), ("freeroll", "late", "EUR"), ("regular", "late", "JPY"),
+            ("regular", "middle", "USD"),
+            ("regular", "early", "USD"),
+            ("regular", "pre", "EUR"),
+            ("satellite", "late", "USD"),
+            ("freeroll", "late", "EUR"),
+            ("regular", "late", "JPY"),
         ]
-    ):  # fmt: skip
+    ):
         snapshot = snapshot_factory(
             tournament_id=f"T{number}", type=type_, stage=stage, currency=currency
         )

@@ -55,18 +55,23 @@ def test_a_players_totals_add_approved_records_across_cases_by_currency_and_unit
     operator, manager = users[roles.OPERATOR], users[roles.TOURNAMENT_MANAGER]
     usd = approved(operator, manager, snapshot_factory, tournament_id="USD-1", stage="pre")
     approved(operator, manager, snapshot_factory, tournament_id="USD-2", stage="pre")
-    approved(operator, manager, snapshot_factory, tournament_id="EUR-1", stage="pre",
-             currency="EUR")  # fmt: skip
+    approved(
+        operator, manager, snapshot_factory, tournament_id="EUR-1", stage="pre", currency="EUR"
+    )
     submitted(operator, snapshot_factory, tournament_id="USD-3", stage="pre")
     compensation = services.compensation_propose(
-        case=usd.case, actor=operator, reason="lag",
+        case=usd.case,
+        actor=operator,
+        reason="lag",
         entries=[services.CompensationEntry("p000001", 250)],
-    )  # fmt: skip
+    )
     services.compensation_approve(compensation=compensation, actor=manager, reason="fair")
     services.compensation_propose(
-        case=usd.case, actor=operator, reason="lag again",
+        case=usd.case,
+        actor=operator,
+        reason="lag again",
         entries=[services.CompensationEntry("p000001", 999)],
-    )  # fmt: skip
+    )
     # Before the start everyone gets the buy-in (10.00) and fee (1.00) back: twice in USD,
     # once in EUR; the approved compensation adds 2.50 USD, the proposal waiting adds nothing.
     assert selectors.player_totals("p000001") == [

@@ -21,8 +21,9 @@ def empty_cache():
 
 
 def test_each_option_is_previewed_from_the_engine(operator, snapshot_factory):
-    case = load(operator, snapshot_factory, type="satellite", stage="middle", entrants=40,
-                seat_value=3000)  # fmt: skip
+    case = load(
+        operator, snapshot_factory, type="satellite", stage="middle", entrants=40, seat_value=3000
+    )
     previews = cached_previews.decision_previews(case)
     assert [p.option for p in previews] == ["chip_proportional", "chip_equity"]
     for preview in previews:

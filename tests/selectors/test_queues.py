@@ -46,9 +46,11 @@ def test_proposals_are_worked_oldest_first_the_rest_listed_newest_first(busy_des
     older, newer = busy_desk["own_proposal"], busy_desk["other_proposal"]
     assert list(selectors.compensation_queue("proposed")) == [older, newer]
     third = services.compensation_propose(
-        case=older.case, actor=users["operator"], reason="r",
+        case=older.case,
+        actor=users["operator"],
+        reason="r",
         entries=[CompensationEntry("p000004", 5)],
-    )  # fmt: skip
+    )
     services.compensation_approve(compensation=newer, actor=manager, reason="fair")
     services.compensation_reject(compensation=third, actor=manager, reason="no")
     assert list(selectors.compensation_queue(None)) == [third, newer, older]

@@ -34,6 +34,8 @@ def test_payouts_search_and_totals(operator, snapshot_factory):
     }
     assert totals.by_unit == {"cash": sum(ln.amount for ln in lines)}
     assert totals.by_source == {s: {"cash": v} for s, v in by_source_cash.items()}
-    assert totals.rows == [("cash", "pool", by_source_cash["pool"]),
-                           ("cash", "house", by_source_cash["house"])]  # fmt: skip
+    assert totals.rows == [
+        ("cash", "pool", by_source_cash["pool"]),
+        ("cash", "house", by_source_cash["house"]),
+    ]
     assert by_source_cash["pool"] == settlement.pool_distributed

@@ -26,9 +26,21 @@ from settlements.models import (
 from settlements.services.payments import ConfirmationEntry
 
 ALL_MODELS = (
-    Tournament, Incident, Snapshot, Case, CasePlayer, Decision, Settlement, SettlementPayout,
-    SettlementLine, Compensation, CompensationItem, PrizeWithdrawal, Event, ApiToken,
-)  # fmt: skip
+    Tournament,
+    Incident,
+    Snapshot,
+    Case,
+    CasePlayer,
+    Decision,
+    Settlement,
+    SettlementPayout,
+    SettlementLine,
+    Compensation,
+    CompensationItem,
+    PrizeWithdrawal,
+    Event,
+    ApiToken,
+)
 
 
 def row_counts() -> dict[str, int]:
@@ -79,9 +91,13 @@ def every_record(users, snapshot_factory) -> dict:
         compensation=compensation, actor=manager, reason="fair"
     )
     services.prize_withdrawal_decide(
-        case=case, actor=manager, player="p000002", prize="seat", outcome="leave",
+        case=case,
+        actor=manager,
+        player="p000002",
+        prize="seat",
+        outcome="leave",
         reason="given in good faith",
-    )  # fmt: skip
+    )
     other = load(operator, snapshot_factory, type="satellite", stage="middle")
     services.decision_record(
         case=other, actor=users["marketing_manager"], option="chip_equity", reason="fair"

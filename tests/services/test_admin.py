@@ -49,7 +49,7 @@ def test_every_workflow_model_is_registered():
         elif not model.__name__.startswith("Historical") and model.__name__ not in (
             "CompensationItem",
             "JobItem",
-            "SignInEpoch",  # a counter of sign-outs, not business data
+            "SignedInSession",  # who signed in with a session, not business data
             # Proxies of Django's users and memberships, there for their triggers only; the
             # admin's own Users page shows those rows.
             "GuardedMembership",

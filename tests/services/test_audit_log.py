@@ -96,9 +96,19 @@ def test_canonical_content_covers_every_field(settled):
     event = Event.objects.get(type="settlement_approved")
     content = json.loads(audit_log.canonical(event))
     assert set(content) == {
-        "seq", "prev", "type", "at", "actor", "incident", "case", "tournament", "subject",
-        "reason", "data", "facts",
-    }  # fmt: skip
+        "seq",
+        "prev",
+        "type",
+        "at",
+        "actor",
+        "incident",
+        "case",
+        "tournament",
+        "subject",
+        "reason",
+        "data",
+        "facts",
+    }
 
 
 @pytest.mark.django_db(transaction=True)

@@ -30,9 +30,11 @@ def test_a_batch_ends_before_an_item_whose_case_an_earlier_one_holds(
     monkeypatch.setattr(jobs, "lock_batch", _counting(jobs.lock_batch, sizes))
     keys = [first, first, second]
     job = jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target="t",
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target="t",
         items=[jobs.NewItem(key=str(case.pk), label=str(case)) for case in keys],
-    )  # fmt: skip
+    )
     assert sizes == [1, 2]
     statuses = list(job.items.order_by("position").values_list("status", flat=True))
     assert statuses == ["done", "failed", "done"]
@@ -64,8 +66,9 @@ def test_a_row_changed_twice_in_an_item_keeps_both_versions_in_order(
     write_batch(batch)
     versions = case.history.order_by("history_id")
     assert [(v.history_change_reason, v.status) for v in versions][-2:] == [
-        ("first", CaseStatus.PREPARED), ("second", CaseStatus.AWAITING_APPROVAL),
-    ]  # fmt: skip
+        ("first", CaseStatus.PREPARED),
+        ("second", CaseStatus.AWAITING_APPROVAL),
+    ]
     assert {v.history_user for v in versions[1:]} == {operator}
     case.refresh_from_db()
     assert case.status == CaseStatus.AWAITING_APPROVAL
@@ -82,10 +85,12 @@ def test_the_approvals_of_a_batch_take_their_places_one_after_another(
     alone = settlements.pop(0)
     services.settlement_approve(settlement=alone, actor=tournament_manager, reason="ok")
     job = jobs.job_start(
-        kind=Job.Kind.APPROVE, actor=tournament_manager, target="t",
+        kind=Job.Kind.APPROVE,
+        actor=tournament_manager,
+        target="t",
         items=[jobs.NewItem(key=str(s.pk), label=str(s)) for s in settlements],
         params={"reason": "outage checked"},
-    )  # fmt: skip
+    )
     assert jobs.job_progress(job).done == 2
     places = LedgerRelease.objects.order_by("first_position").values_list(
         "settlement_id", "first_position", "last_position"

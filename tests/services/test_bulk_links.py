@@ -92,17 +92,23 @@ def test_a_parent_with_rows_cannot_be_deleted_or_renumbered(prepared):
         assert "still referenced" in refused(
             lambda table=table, pk=pk: execute(f"DELETE FROM {table} WHERE id = %s", [pk])
         )
-        refused(lambda table=table, pk=pk: execute(f"UPDATE {table} SET id = id + 1000000 "
-                                                   "WHERE id = %s", [pk]))  # fmt: skip
+        refused(
+            lambda table=table, pk=pk: execute(
+                f"UPDATE {table} SET id = id + 1000000 WHERE id = %s", [pk]
+            )
+        )
     assert Settlement.objects.filter(pk=prepared.pk).exists()
 
 
 def test_a_parent_without_rows_can_change(operator, marketing_manager, snapshot_factory):
     case = load(operator, snapshot_factory, type="freeroll", stage="middle", entrants=12)
     services.decision_record(
-        case=case, actor=marketing_manager, option="reschedule", reason="new date",
+        case=case,
+        actor=marketing_manager,
+        option="reschedule",
+        reason="new date",
         reschedule_at=case.created_at.replace(year=case.created_at.year + 1),
-    )  # fmt: skip
+    )
     settlement = services.settlement_prepare(case=case, actor=operator)
     assert settlement.line_count == 0 and not settlement.payouts.exists()
 
@@ -113,9 +119,19 @@ def test_a_parent_without_rows_can_change(operator, marketing_manager, snapshot_
 
 
 CONFIRMATION_FIELDS = (
-    "release", "line_no", "idempotency_key", "player", "unit", "amount", "status",
-    "external_reference", "at", "recorded_at", "recorded_by", "event",
-)  # fmt: skip
+    "release",
+    "line_no",
+    "idempotency_key",
+    "player",
+    "unit",
+    "amount",
+    "status",
+    "external_reference",
+    "at",
+    "recorded_at",
+    "recorded_by",
+    "event",
+)
 
 
 @pytest.fixture
@@ -131,11 +147,20 @@ def batch(operator, tournament_manager, cashier, snapshot_factory) -> PaymentCon
 
 def confirmation_row(batch: PaymentConfirmation, line_no: int, **changes) -> tuple:
     fields = {
-        "release": batch.release_id, "line_no": line_no, "idempotency_key": f"x-{line_no}",
-        "player": batch.player, "unit": batch.unit, "amount": 1, "status": "failed",
-        "external_reference": "tx-2", "at": batch.at, "recorded_at": batch.recorded_at,
-        "recorded_by": batch.recorded_by_id, "event": batch.event_id, **changes,
-    }  # fmt: skip
+        "release": batch.release_id,
+        "line_no": line_no,
+        "idempotency_key": f"x-{line_no}",
+        "player": batch.player,
+        "unit": batch.unit,
+        "amount": 1,
+        "status": "failed",
+        "external_reference": "tx-2",
+        "at": batch.at,
+        "recorded_at": batch.recorded_at,
+        "recorded_by": batch.recorded_by_id,
+        "event": batch.event_id,
+        **changes,
+    }
     return tuple(fields[name] for name in CONFIRMATION_FIELDS)
 
 

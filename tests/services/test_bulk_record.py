@@ -35,15 +35,20 @@ def settled_one_by_one(operator, manager, incident, files):
 def settled_in_bulk(operator, manager, incident, files):
     def run(kind, actor, items, params=None):
         job = jobs.job_start(
-            kind=kind, actor=actor, target=f"incident:{incident.pk}", items=items,
-            incident=incident, params=params,
-        )  # fmt: skip
+            kind=kind,
+            actor=actor,
+            target=f"incident:{incident.pk}",
+            items=items,
+            incident=incident,
+            params=params,
+        )
         assert jobs.job_progress(job).done == len(items)
 
     run(
-        Job.Kind.UPLOAD, operator,
+        Job.Kind.UPLOAD,
+        operator,
         [jobs.NewItem(key=f"{n}.json", label=str(n), payload=f) for n, f in enumerate(files)],
-    )  # fmt: skip
+    )
     cases = Case.objects.filter(incident=incident).order_by("pk")
     run(Job.Kind.PREPARE, operator, [jobs.NewItem(str(case.pk), str(case)) for case in cases])
     settled = Settlement.objects.filter(case__incident=incident).order_by("pk")
@@ -61,10 +66,12 @@ def described(incident) -> list:
     for case in cases:
         settlement = Settlement.objects.get(case=case)
         labels = {
-            str(case): "<case>", str(settlement): "<settlement>",
+            str(case): "<case>",
+            str(settlement): "<settlement>",
             case.snapshot.sha256[:12]: "<snapshot>",
-            f"case:{case.pk}": "case", f"settlement:{settlement.pk}": "settlement",
-        }  # fmt: skip
+            f"case:{case.pk}": "case",
+            f"settlement:{settlement.pk}": "settlement",
+        }
 
         def plain(text, labels=labels):
             for label, kept in labels.items():
@@ -73,12 +80,14 @@ def described(incident) -> list:
 
         events = [
             (
-                event.type, event.actor.username, plain(event.reason),
+                event.type,
+                event.actor.username,
+                plain(event.reason),
                 sorted(event.subject_facts),
                 sorted(plain(label) for label in event.subject_facts.get("history", {})),
             )
             for event in Event.objects.filter(case=case).order_by("seq")
-        ]  # fmt: skip
+        ]
         versions = [
             (v.history_type, v.history_user.username, plain(v.history_change_reason), v.status)
             for row in (case, settlement)

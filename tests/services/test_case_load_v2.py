@@ -39,11 +39,18 @@ def test_the_entrants_keep_their_entries_add_ons_and_bounties(operator):
 def test_the_case_and_its_events_seal_the_entrants(operator):
     case = services.case_load_snapshot(actor=operator, snapshot=rebuy_snapshot())
     rows = CasePlayer.objects.filter(case=case).order_by("position")
-    digest = audit_log.entrants_digest([
-        PlayerV2(id=row.player, chips=row.chips, entries=row.entries, add_ons=row.add_ons,
-                 bounty=row.bounty)
-        for row in rows
-    ])  # fmt: skip
+    digest = audit_log.entrants_digest(
+        [
+            PlayerV2(
+                id=row.player,
+                chips=row.chips,
+                entries=row.entries,
+                add_ons=row.add_ons,
+                bounty=row.bounty,
+            )
+            for row in rows
+        ]
+    )
     case.refresh_from_db()
     assert case.entrants_digest == digest
     loaded = Event.objects.get(type="snapshot_loaded", case=case)
@@ -93,10 +100,13 @@ def test_the_entrants_digest_tells_every_figure_apart():
     assert len(digests) == 4
 
 
-@pytest.mark.parametrize(("stage", "kinds"), [
-    ("pre", {("refund_buy_in", "pool"), ("refund_fee", "house"), ("refund_bounty", "house")}),
-    ("middle", {("prize", "pool"), ("bounty", "bounty")}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("stage", "kinds"),
+    [
+        ("pre", {("refund_buy_in", "pool"), ("refund_fee", "house"), ("refund_bounty", "house")}),
+        ("middle", {("prize", "pool"), ("bounty", "bounty")}),
+    ],
+)
 def test_the_settlement_stores_the_new_line_kinds(users, stage, kinds):
     operator, manager = users["operator"], users["tournament_manager"]
     case = services.case_load_snapshot(actor=operator, snapshot=rebuy_snapshot(stage=stage))

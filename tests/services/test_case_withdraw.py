@@ -386,8 +386,7 @@ def test_a_withdrawn_case_is_not_open_work(
     }
 
     def queued() -> dict[str, int]:
-        return {name: selectors.waiting_for(user)[name].count()
-                for name, user in queues.items()}  # fmt: skip
+        return {name: selectors.waiting_for(user)[name].count() for name, user in queues.items()}
 
     assert queued() == dict.fromkeys(queues, 1)
     for case in (settlement.case, deciding, ready, prepared.case):

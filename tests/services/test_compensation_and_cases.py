@@ -362,8 +362,9 @@ def test_a_user_cannot_issue_tokens_for_someone_else(operator, tournament_manage
 def test_an_individual_case_registers_its_tournament_in_the_same_transaction(
     operator, tournament_manager
 ):
-    new = services.NewTournament(operator_id="T-NEVER", type="satellite", currency="USD",
-                                 buy_in=1000, fee=100)  # fmt: skip
+    new = services.NewTournament(
+        operator_id="T-NEVER", type="satellite", currency="USD", buy_in=1000, fee=100
+    )
     before = row_counts()
     with pytest.raises(DomainError, match="description"):
         services.individual_case_open(

@@ -118,7 +118,7 @@ def test_concurrent_compensation_decisions_have_one_effect(users, snapshot_facto
 
 class PausedLoad:
     """A snapshot load into ``incident`` held in its thread after its rows are written and
-    before its events (and so before the commit-order lock), until ``resume()``."""
+    before its events (and so before the event chain's lock), until ``resume()``."""
 
     def __init__(self, monkeypatch, operator, incident, snapshot: bytes):
         self.reached, self.go = threading.Event(), threading.Event()

@@ -119,8 +119,9 @@ def test_entrants_add_up(operator, snapshot_factory):
 def test_operator_tournament_ids_are_unique(operator):
     services.tournament_create(actor=operator, operator_id="U-1", type="regular", currency="USD")
     refused(lambda: Tournament.objects.create(operator_id="U-1", type="regular", currency="USD"))
-    refused(lambda: Tournament.objects.create(operator_id="U-2", type="regular", currency="USD",
-                                              fee=-1))  # fmt: skip
+    refused(
+        lambda: Tournament.objects.create(operator_id="U-2", type="regular", currency="USD", fee=-1)
+    )
 
 
 def test_compensation_rules(operator, tournament_manager, snapshot_factory):

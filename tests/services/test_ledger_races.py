@@ -2,7 +2,7 @@
 
 A feed ordered by anything handed out at insert time (an id, a timestamp) loses lines: an
 approval that took its number first but commits second is behind the cursor of a reader that
-already saw the later one. Places are therefore handed out under the commit-order lock. These
+already saw the later one. Places are therefore handed out under the feed's own lock. These
 tests read the feed over HTTP while approvals commit in other threads, and hold each approval
 open a while after it took its places, which is when a feed ordered by insertion would skip.
 """

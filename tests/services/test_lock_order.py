@@ -13,7 +13,7 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
-from settlements import change_mark, services
+from settlements import audit_log, services
 from settlements.access import permissions, roles
 from settlements.errors import InvalidTransition
 from settlements.models import Case, Compensation, Incident
@@ -134,7 +134,7 @@ def test_a_compensation_approved_while_its_case_is_withdrawn(people, snapshot_fa
 
 def test_a_compensation_proposed_while_its_incident_closes(people, snapshot_factory, monkeypatch):
     """The proposal's event points at the incident, a link checked at its commit under the
-    commit-order lock; closing the incident locks it for update, then queues for that lock."""
+    event chain's lock; closing the incident locks it for update, then queues for that lock."""
     operator, first_manager, second_manager = people
     incident = _incident(operator)
     case = services.case_load_snapshot(
@@ -145,9 +145,7 @@ def test_a_compensation_proposed_while_its_incident_closes(people, snapshot_fact
     )
     services.settlement_approve(settlement=settlement, actor=first_manager)
     steps = Interleaving()
-    monkeypatch.setattr(
-        change_mark, "hold_commit_order", steps.pause_first(change_mark.hold_commit_order)
-    )
+    monkeypatch.setattr(audit_log, "hold_chain", steps.pause_first(audit_log.hold_chain))
     monkeypatch.setattr(
         permissions, "incident_close", steps.mark_second(permissions.incident_close)
     )

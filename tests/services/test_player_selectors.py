@@ -99,8 +99,12 @@ def test_the_cases_that_concern_a_player(operator, tournament_manager, snapshot_
     assert [case.pk for case in selectors.player_other_cases("walk-in")] == [individual.pk]
     # An entrant's own case is listed with the entries, not again among the others.
     services.prize_withdrawal_decide(
-        case=crash, actor=tournament_manager, player="p000001", prize="a ticket",
-        outcome="leave", reason="fine",
-    )  # fmt: skip
+        case=crash,
+        actor=tournament_manager,
+        player="p000001",
+        prize="a ticket",
+        outcome="leave",
+        reason="fine",
+    )
     assert selectors.player_other_cases("p000001") == []
     assert set(selectors.player_case_ids("p000001").values_list("pk", flat=True)) == {crash.pk}

@@ -90,15 +90,20 @@ def test_stored_statements_add_up_and_match_the_engines(
 SHARE_ROUNDED_TO_NOTHING = {
     "format": "crash-snapshot/1",
     "tournament": {
-        "id": "T-cell", "type": "satellite", "currency": "EUR", "started": True,
-        "buy_in": 1, "fee": 0, "seat_value": 5,
+        "id": "T-cell",
+        "type": "satellite",
+        "currency": "EUR",
+        "started": True,
+        "buy_in": 1,
+        "fee": 0,
+        "seat_value": 5,
     },
     "players": [
         *({"id": f"#{i}", "chips": 1} for i in range(4)),
         {"id": "#4", "chips": 6},
         *({"id": f"#{i}", "chips": 0} for i in range(5, 8)),
     ],
-}  # fmt: skip
+}
 
 
 @pytest.mark.django_db

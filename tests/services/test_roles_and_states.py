@@ -130,16 +130,3 @@ def test_settlement_and_compensation_machines():
     for status in (CompensationStatus.APPROVED, CompensationStatus.REJECTED):
         with pytest.raises(InvalidTransition):
             compensation_next_status(status, "reject", label="C")
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("role", roles.KNOWN_ROLES)
-def test_roles_read_with_the_signed_in_user_match_a_fresh_read(django_user_model, role):
-    from settlements.access.authentication import RoleModelBackend
-
-    user = make_user(django_user_model, f"holder-{role}", role)
-    signed_in = RoleModelBackend().get_user(user.pk)
-    assert roles.user_roles(signed_in) == roles.user_roles(
-        django_user_model.objects.get(pk=user.pk)
-    )
-    assert roles.user_roles(signed_in) == {role}

@@ -253,8 +253,12 @@ def test_a_grouped_decision_is_checked_before_it_is_recorded(as_marketing, incid
     url = reverse("incident_decide", args=[incident.pk])
     html = assert_full_page(as_marketing.get(url))
     when = (timezone.localtime() + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
-    answer = {"selection": selection(html), "option": "reschedule", "reason": "server fixed",
-              "reschedule_at": when}  # fmt: skip
+    answer = {
+        "selection": selection(html),
+        "option": "reschedule",
+        "reason": "server fixed",
+        "reschedule_at": when,
+    }
     # Each answer in words, and each case under it in figures: a reschedule pays nothing now.
     table = html[html.index('id="decide-options"') :]
     assert "Played again later" in table and "nothing paid now" in table
@@ -284,8 +288,12 @@ def test_a_grouped_decision_names_the_first_cases_and_counts_the_rest(
     url = reverse("incident_decide", args=[incident.pk])
     html = assert_full_page(as_marketing.get(url))
     when = (timezone.localtime() + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
-    answer = {"selection": selection(html), "option": "reschedule", "reason": "r",
-              "reschedule_at": when}  # fmt: skip
+    answer = {
+        "selection": selection(html),
+        "option": "reschedule",
+        "reason": "r",
+        "reschedule_at": when,
+    }
     check = assert_partial(as_marketing.post(url, answer, **HTMX), "bulk-form")
     named = check[check.index('id="confirm-cases"') :]
     assert "for 3 freeroll cases" in check and named.count("<li>") == 1

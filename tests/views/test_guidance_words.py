@@ -43,14 +43,18 @@ def test_resolving_an_individual_case_warns_of_compensation_still_waiting(
 ):
     case = services.individual_case_open(
         tournament=load_case(stage="late", tournament_id="W-3").tournament,
-        actor=tournament_manager, players=["p000001"], description="disconnected",
-    )  # fmt: skip
+        actor=tournament_manager,
+        players=["p000001"],
+        description="disconnected",
+    )
     url = reverse("individual_case_resolve", args=[case.pk])
     assert 'id="compensation-waiting"' not in as_manager.get(url).content.decode()
     compensation = services.compensation_propose(
-        case=case, actor=operator, reason="lag",
+        case=case,
+        actor=operator,
+        reason="lag",
         entries=[services.CompensationEntry("p000001", 500)],
-    )  # fmt: skip
+    )
     html = assert_full_page(as_manager.get(url))
     warning = html[html.index('id="compensation-waiting"') :]
     assert f'href="{reverse("compensation_detail", args=[compensation.pk])}"' in warning

@@ -33,8 +33,9 @@ def csv_rows(response) -> list[dict]:
     return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
 
 
-def test_only_auditors_browse_and_only_by_reading(client, as_operator, as_manager, as_auditor,
-                                                  approved):  # fmt: skip
+def test_only_auditors_browse_and_only_by_reading(
+    client, as_operator, as_manager, as_auditor, approved
+):
     urls = [
         reverse("history"),
         reverse("history_export"),

@@ -10,9 +10,12 @@ from tests.views.conftest import assert_full_page, submitted_settlements
 pytestmark = pytest.mark.django_db
 
 BULK = (
-    "Prepare every ready case", "Submit every prepared settlement", "Decide alike cases together",
-    "Approve settlements", "Close the incident",
-)  # fmt: skip
+    "Prepare every ready case",
+    "Submit every prepared settlement",
+    "Decide alike cases together",
+    "Approve settlements",
+    "Close the incident",
+)
 
 
 def _page(client, incident) -> str:
@@ -37,9 +40,15 @@ def test_an_empty_incident_is_at_its_tournaments_and_offers_no_bulk_step(
 
 
 def test_steps_and_buttons_follow_the_cases(
-    as_operator, as_manager, as_marketing, operator, tournament_manager, incident, late_cases,
+    as_operator,
+    as_manager,
+    as_marketing,
+    operator,
+    tournament_manager,
+    incident,
+    late_cases,
     load_case,
-):  # fmt: skip
+):
     deciding = load_case(type="satellite", stage="middle", tournament_id="S-D")
     html = _page(as_operator, incident)
     assert 'aria-current="step">Stage and remedy' in html

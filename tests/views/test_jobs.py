@@ -16,9 +16,11 @@ def test_job_progress_polls_while_active_and_stops_when_done(
 
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     job = jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target="t",
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target="t",
         items=[jobs.NewItem(str(c.pk), str(c)) for c in late_cases],
-    )  # fmt: skip
+    )
     url = reverse("job_detail", args=[job.pk])
     html = assert_full_page(as_operator.get(url))
     assert 'hx-trigger="every 1s"' in html and "0 of 3" in html
@@ -76,9 +78,11 @@ def test_a_long_job_lists_its_items_a_page_at_a_time(settings, as_operator, oper
 
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     job = jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target="t",
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target="t",
         items=[jobs.NewItem(str(n), f"item {n:04d}") for n in range(1, 251)],
-    )  # fmt: skip
+    )
     job.items.filter(position__gt=200).update(status=JobItem.Status.FAILED)
     url = reverse("job_detail", args=[job.pk])
     first = assert_full_page(as_operator.get(url))

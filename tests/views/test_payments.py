@@ -299,8 +299,9 @@ def test_an_unknown_key_has_no_reissue_page(as_operator, key):
 def test_a_reissue_reason_that_cannot_be_kept_is_refused_at_its_field(
     outage, as_operator, cashier, reason, message
 ):
-    line = next(selectors.approved_lines(LedgerRelease.objects.filter(
-        settlement=outage["settlements"][1])))  # fmt: skip
+    line = next(
+        selectors.approved_lines(LedgerRelease.objects.filter(settlement=outage["settlements"][1]))
+    )
     confirm(cashier, line, status="failed")
     response = as_operator.post(reverse("reissue_new", args=[line.key]), {"reason": reason}, **HTMX)
     assert response.status_code == 422
@@ -366,8 +367,10 @@ def test_waiting_reissues_sort_by_a_column_kept_in_the_url(outage, as_manager, o
     # The early settlement's refunds: buy-ins and fees, two amounts (its first line is re-issued).
     early = outage["settlements"][0]
     lines = list(selectors.approved_lines(LedgerRelease.objects.filter(settlement=early)))[1:]
-    small, large = sorted({line.amount: line for line in lines if line.amount > 0}.values(),
-                          key=lambda line: line.amount)[:2]  # fmt: skip
+    small, large = sorted(
+        {line.amount: line for line in lines if line.amount > 0}.values(),
+        key=lambda line: line.amount,
+    )[:2]
     confirm(cashier, large, small, status="failed", reference="closed")
     for line in (large, small):
         services.reissue_propose(actor=operator, idempotency_key=line.key, reason="new account")

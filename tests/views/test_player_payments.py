@@ -122,9 +122,11 @@ def test_the_players_page_says_where_compensation_payments_stand(out, users, as_
 
     def propose(amount):
         return services.compensation_propose(
-            case=case, actor=operator, reason="lag",
+            case=case,
+            actor=operator,
+            reason="lag",
             entries=[services.CompensationEntry(player, amount)],
-        )  # fmt: skip
+        )
 
     waiting, paid = propose(100), propose(200)
     services.compensation_approve(compensation=paid, actor=manager, reason="fair")

@@ -21,76 +21,60 @@ from tests.views.conftest import HTMX, signed_in
 
 pytestmark = pytest.mark.django_db
 
-# The most queries each page may run: the user with their roles (one query; the session is a signed
-# cookie, see settlements.access.authentication), then the page's own reads. Pages keep their costly
+# The most queries each page may run: the session, the user and their roles (three queries, see
+# settlements.access.authentication), then the page's own reads. Pages keep their costly
 # fragments in each process's memory ({% cache ... using="pages" %}: no query). The decision page
 # stores its previews in Django's database cache: a first view looks them up (one query) and,
 # missing them, computes and stores them (in a test's transaction: a savepoint, Django's count of
-# the table, a look-up of the key, the write, the release). The dashboard keeps two fragments under
-# the desk's change mark: a first view after any business change reads its 19 queries of data and
-# stores both; a later view reads the user, the mark, the count of open incidents, the page's
-# reporters and the two fragments.
+# the table, a look-up of the key, the write, the release).
 # The history browser verifies the event log on a first view (a query per kind of record the
 # chain seals, whatever their number: the records, the rows under them, their history versions,
 # the batches of confirmations, a settlement's ICM figures, and the payment tallies counted
 # afresh, one a kind of row no event may leave unaccounted for, and eight for who may act: the
-# access events, memberships, users' flags, tokens issued, revoked and working, and their terms) and stores the outcome,
-# and keeps the browser under the history's change mark; a later
-# view reads the head and that outcome, the mark and the browser.
+# access events, memberships, users' flags, tokens issued, revoked and working, and their
+# terms) and stores the outcome; a later view reads the head and that outcome, then the page.
 BOUNDS = {
-    "dashboard": 35,
-    "dashboard, a later view": 6,
-    # The case with all it shows is kept under the change mark (views.kept): a first view reads
-    # the mark and the case's three queries, a later view the user, the mark and, where the
-    # case has some, its compensation.
-    "case page": 5,
-    "case page, a later view": 3,
+    "dashboard": 37,
+    "case page": 7,
     # The workbench: a page of cases, their count, the counts by status, the latest jobs,
     # and the payments of the incident (one query over its releases and their tallies).
-    "incident page": 7,
+    "incident page": 9,
     # Three entries stored on a first view: the two previews and the per-player comparison.
-    "decision page": 19,
+    "decision page": 21,
     # The lists behind the dashboard's counts, and the approval of many settlements: the
     # incident, the ids of those waiting (the selection), their count and totals by the facts
     # the permission reads (one grouped query; a second reads those skipped, up to a limit),
     # and the page's rows.
-    "case list": 4,
-    "incident list": 3,
-    "approve many": 5,
+    "case list": 6,
+    "incident list": 5,
+    "approve many": 7,
     # An approved settlement's review also shows its payments (one query, from the tallies).
     # A first view draws and stores two fragments: the chart and the page of payouts; a later
     # view reads both, in place of the payouts and their ranking. The desk's user is also a
     # Tournament Manager, so the page shows the ICM second opinion: its valuation, a page of its
     # rows and the count flagged, and its chart as a third fragment (on a first view: the
     # figures by chip rank, and the fragment stored).
-    "settlement review": 28,
-    "settlement review, a later view": 8,
-    "settlement review, a later page": 28,
-    "settlement review, searched": 29,
-    "settlement review, htmx page": 11,
-    "history browser": 62,
-    "history browser, a later view": 5,
-    "history browser, by player": 64,
+    "settlement review": 30,
+    "settlement review, a later view": 10,
+    "settlement review, a later page": 30,
+    "settlement review, searched": 31,
+    "settlement review, htmx page": 13,
+    "history browser": 64,
+    "history browser, a later view": 7,
+    "history browser, by player": 66,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed,
     # where each line's payment stands (its lines, releases, answers, re-issues) and the
-    # player's totals (settlements, compensation). A first view stores the totals and the
-    # whole answer as two fragments under the desk's change mark (the mark, and the cache's
-    # look-ups and writes); a later view reads the user, the mark and the answer.
-    "players page": 28,
-    "players page, a later view": 3,
-    "players page, by prefix": 11,
+    # player's totals (settlements, compensation).
+    "players page": 30,
+    "players page, by prefix": 13,
     # A statement reads where its lines' payments stand: the release, the answers, re-issues.
-    # It is kept under the settlement's facts and the desk's change mark: a first view also
-    # reads the mark and stores it; a later view reads the user, the settlement, the mark and
-    # the statement kept.
-    "player statement": 19,
-    "player statement, a later view": 4,
-    "player statement, printable": 19,
-    "explain panel": 12,
+    "player statement": 21,
+    "player statement, printable": 21,
+    "explain panel": 14,
     # Nobody found: the entrants paid nothing are read instead, and stored with the page.
-    "settlement review, nobody found": 29,
-    "history browser, events": 61,
-    "history of one record": 7,
+    "settlement review, nobody found": 31,
+    "history browser, events": 63,
+    "history of one record": 9,
     "API case list": 4,
     "API case detail": 9,
     # The token and its user, the settlement, then the page's entrants, payouts and lines; one
@@ -158,9 +142,7 @@ def build_desk(
         "token": token,
         "urls": {
             "dashboard": "/",
-            "dashboard, a later view": "/",
             "case page": f"/cases/{featured.case_id}/",
-            "case page, a later view": f"/cases/{featured.case_id}/",
             "incident page": f"/incidents/{featured.case.incident_id}/tournaments/",
             "decision page": f"/cases/{undecided.pk}/decision/",
             "case list": "/queues/cases/?status=awaiting_approval",
@@ -175,12 +157,8 @@ def build_desk(
             "history browser": "/history/",
             "history browser, by player": "/history/?player=p000002",
             "players page": "/players/?q=p000002",
-            "players page, a later view": "/players/?q=p000002",
             "players page, by prefix": "/players/?q=p0000",
             "player statement": f"/settlements/{featured.pk}/statement/?player=p000002",
-            "player statement, a later view": (
-                f"/settlements/{featured.pk}/statement/?player=p000002"
-            ),
             "player statement, printable": (
                 f"/settlements/{featured.pk}/statement/print/?player=p000002"
             ),

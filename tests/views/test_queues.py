@@ -55,9 +55,14 @@ def test_every_dashboard_count_opens_the_list_it_counts(
     dashboard = assert_full_page(as_auditor.get(reverse("dashboard")))
     stats = STAT_LINK.findall(dashboard)
     assert {key for _, key, _ in stats} == {
-        "open_incidents", "awaiting_decision", "ready", "prepared", "awaiting_approval",
-        "rejected", "approved",
-    }  # fmt: skip
+        "open_incidents",
+        "awaiting_decision",
+        "ready",
+        "prepared",
+        "awaiting_approval",
+        "rejected",
+        "approved",
+    }
     shown = {key: int(count) for _, key, count in stats}
     assert (shown["open_incidents"], shown["ready"], shown["prepared"]) == (1, 2, 1)
     for href, key, count in stats:
@@ -129,8 +134,11 @@ def test_lists_sort_by_a_column_kept_in_the_url(as_operator, operator, incident,
     assert order(by_tournament) == ["QA", "QB", "QC", "QZ"]
     assert 'aria-sort="ascending"><a id="sort-tournament" href="?sort=-tournament"' in by_tournament
     assert order(as_operator.get(url, {"sort": "-tournament"}).content.decode()) == [
-        "QZ", "QC", "QB", "QA",
-    ]  # fmt: skip
+        "QZ",
+        "QC",
+        "QB",
+        "QA",
+    ]
     # The incident that started first comes first; the filter stays in the sort links.
     by_incident = as_operator.get(url, {"sort": "incident", "incident": incident.pk})
     assert f'href="?sort=-incident&amp;incident={incident.pk}"' in by_incident.content.decode()

@@ -1,12 +1,10 @@
 """The review's cached fragments are never shown after a change that alters them.
 
 A page of the payouts table and the payout chart are kept in the "pages" cache once drawn
-({% cache %} in settlement_review.html), and the settlement they are drawn from under the
-desk's change mark (views.kept). Each test views a page, changes something, and
+({% cache %} in settlement_review.html), keyed by the settlement and when it was prepared. Each
+test views a page, changes something, and
 expects the next view to show what a view with an empty cache shows.
 """
-
-import time
 
 import pytest
 from django.core.cache import caches
@@ -16,7 +14,7 @@ from django.utils import timezone
 from settlements import selectors, services
 from settlements.models import Settlement
 from settlements.templatetags.timezones import when
-from settlements.views import kept, settlement_review
+from settlements.views import settlement_review
 from tests.conftest import clear_caches
 
 pytestmark = pytest.mark.django_db
@@ -52,8 +50,7 @@ def test_the_workflow_moves_leave_the_rows_as_a_fresh_view_draws_them(
 
 
 def test_a_correction_of_the_settlements_figures_shows_at_once(settlement, as_operator):
-    """A change made outside the services with save() (a shell) writes a version, which moves
-    the change mark the settlement is kept under (views.kept): the next view shows it."""
+    """A change made outside the services with save() (a shell): the next view shows it."""
     url = reverse("settlement_review", args=[settlement.pk])
     before = _table(as_operator, url)
     assert 'data-part="guaranteed"' in before
@@ -66,17 +63,11 @@ def test_a_correction_of_the_settlements_figures_shows_at_once(settlement, as_op
     assert after == _fresh(as_operator, url)
 
 
-def test_an_update_that_writes_no_version_shows_once_the_kept_read_expires(
-    settlement, as_operator, monkeypatch
-):
-    """SQL that bypasses the models writes no version and moves no mark: the review shows it
-    once its kept settlement expires (KEPT_SECONDS) or the process restarts."""
+def test_an_update_that_writes_no_version_shows_at_once(settlement, as_operator):
+    """SQL that bypasses the models writes no version: the review shows it on the next view."""
     url = reverse("settlement_review", args=[settlement.pk])
-    before = _table(as_operator, url)
+    _table(as_operator, url)
     Settlement.objects.filter(pk=settlement.pk).update(basis={})
-    assert _table(as_operator, url) == before
-    later = time.time() + kept.KEPT_SECONDS + 1
-    monkeypatch.setattr(time, "time", lambda: later)
     assert 'data-part="guaranteed"' not in _table(as_operator, url)
 
 

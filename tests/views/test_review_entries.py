@@ -36,8 +36,9 @@ def test_a_rebuy_knock_out_review_shows_buy_ins_share_and_bounty_apart(
     assert parts["bounty"] == f"{bounty.amount / 100:.2f} USD"
     assert "Bounties" in html  # the footer's row of bounty money
 
-    partial = assert_partial(as_operator.get(url + "?q=p00000", **HTMX, HTTP_HX_TARGET="payouts"),
-                             "payouts")  # fmt: skip
+    partial = assert_partial(
+        as_operator.get(url + "?q=p00000", **HTMX, HTTP_HX_TARGET="payouts"), "payouts"
+    )
     assert all(f">{head}</th>" in partial for head in HEADS)
     assert dict(cells(partial, "p000002"))["guaranteed"] == "10.00 USD"
 

@@ -6,8 +6,7 @@ from django.core.cache import caches
 from django.urls import reverse
 
 from settlements import selectors, services
-from settlements.models import Event, IcmValue, Job
-from settlements.services.common import record_event
+from settlements.models import IcmValue, Job
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -146,25 +145,6 @@ def test_a_satellites_shortfall_is_proposed_in_tdollars(as_manager, operator, lo
     html = as_manager.get(url).content.decode()
     for row in losers:
         assert f"{row.player} {-row.difference // 100}.{-row.difference % 100:02d} T$" in html
-
-
-def test_the_valuation_is_read_again_once_an_event_moves_the_mark(
-    as_manager, operator, load_case, settings, monkeypatch
-):
-    """The valuation and its job are kept under the change mark (views.kept); finishing the
-    valuation records an event (services.icm), which moves the mark."""
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-    case = load_case(type="regular", stage="middle", entrants=120, tournament_id="T-MORE")
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    reads = []
-    real = selectors.icm_valuation
-    monkeypatch.setattr(selectors, "icm_valuation", lambda s: reads.append(s.pk) or real(s))
-    for _ in range(2):
-        assert "still being worked out" in as_manager.get(review(settlement)).content.decode()
-    assert reads == [settlement.pk]
-    record_event(Event.Type.ICM_VALUED, actor=operator, case=case, subject=settlement, data={})
-    as_manager.get(review(settlement))
-    assert reads == [settlement.pk, settlement.pk]
 
 
 def _icm_chart(client, settlement) -> str:

@@ -93,8 +93,9 @@ def test_the_review_page_shows_payouts_totals_and_the_chart(as_operator, prepare
 def test_a_satellite_shows_seats_and_t_dollars_with_totals_by_unit(
     as_operator, marketing_manager, operator, load_case
 ):
-    case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-REV",
-                     seat_value=3000)  # fmt: skip
+    case = load_case(
+        type="satellite", stage="middle", entrants=40, tournament_id="S-REV", seat_value=3000
+    )
     services.decision_record(
         case=case, actor=marketing_manager, option="chip_proportional", reason="r"
     )
@@ -159,8 +160,9 @@ def test_each_player_amount_is_explained(as_auditor, prepared):
     assert "Prize" in html and "From the prize pool" in html  # its ledger line
     assert f'href="{review(settlement, "settlement_statement")}?player=p000001"' in html
 
-    partial = assert_partial(as_auditor.get(url, **HTMX, HTTP_HX_TARGET="player-detail"),
-                             "player-detail")  # fmt: skip
+    partial = assert_partial(
+        as_auditor.get(url, **HTMX, HTTP_HX_TARGET="player-detail"), "player-detail"
+    )
     assert "Guaranteed first" in partial and "Dashboard" not in partial
     missing = as_auditor.get(review(settlement, "settlement_player") + "?player=nobody")
     assert missing.status_code == 404
@@ -186,8 +188,9 @@ def test_the_explain_panel_has_its_own_url_on_the_review_page(as_auditor, prepar
     assert "Guaranteed first" in page and "<dt>Players paid</dt>" in page
     assert 'aria-current="true">Explain<span class="visually-hidden"> the amount of p000060' in page
     # Under htmx only the panel is sent.
-    panel = assert_partial(as_auditor.get(url, **HTMX, HTTP_HX_TARGET="player-detail"),
-                           "player-detail")  # fmt: skip
+    panel = assert_partial(
+        as_auditor.get(url, **HTMX, HTTP_HX_TARGET="player-detail"), "player-detail"
+    )
     assert "Why p000060 gets" in panel and 'id="payouts"' not in panel
     # A player the settlement does not pay: the page without the panel; no panel under htmx.
     unknown = review(settlement) + "?player=nobody"
@@ -197,8 +200,14 @@ def test_the_explain_panel_has_its_own_url_on_the_review_page(as_auditor, prepar
 
 def test_a_capped_player_and_a_rounding_cent_are_named(as_operator, prepared):
     # A late regular: the leader is held at the first prize; cents go to the largest remainders.
-    settlement = prepared(type="regular", stage="late", entrants=20, tournament_id="T-CAP",
-                          payouts=[19000, 500, 500], players=None)  # fmt: skip
+    settlement = prepared(
+        type="regular",
+        stage="late",
+        entrants=20,
+        tournament_id="T-CAP",
+        payouts=[19000, 500, 500],
+        players=None,
+    )
     rows = SettlementPayout.objects.filter(settlement=settlement)
     for row in rows:
         html = as_operator.get(
@@ -224,8 +233,9 @@ def test_an_operator_submits_a_prepared_settlement(as_operator, as_marketing, pr
     assert "Cannot submit" in assert_partial(again, "settlement-actions")
 
 
-def test_approval_restates_what_will_be_paid_then_approves(as_manager, tournament_manager,
-                                                           submitted):  # fmt: skip
+def test_approval_restates_what_will_be_paid_then_approves(
+    as_manager, tournament_manager, submitted
+):
     # Pre stage: every entrant gets the buy-in from the pool and the fee from the house.
     settlement = submitted(type="regular", stage="pre", entrants=20, tournament_id="T-APP")
     page = as_manager.get(review(settlement)).content.decode()
@@ -318,8 +328,9 @@ def test_only_managers_answer(as_operator, as_marketing, as_auditor, as_nobody, 
     assert settlement.status == SettlementStatus.AWAITING_APPROVAL
 
 
-def test_the_approved_ledger_downloads_as_csv(as_operator, as_marketing, tournament_manager,
-                                              submitted):  # fmt: skip
+def test_the_approved_ledger_downloads_as_csv(
+    as_operator, as_marketing, tournament_manager, submitted
+):
     settlement = submitted(type="regular", stage="pre", entrants=20, tournament_id="T-CSV")
     assert as_operator.get(review(settlement, "settlement_ledger")).status_code == 404
     services.settlement_approve(settlement=settlement, actor=tournament_manager, reason="ok")

@@ -45,9 +45,12 @@ def _reissue(load_case, users):
     _approved(load_case, users, "PAID-FAIL")
     line = next(iter(selectors.approved_lines(None)))
     failed = ConfirmationEntry(
-        idempotency_key=line.key, status="failed", external_reference="closed account",
-        at=timezone.now(), amount=line.amount,
-    )  # fmt: skip
+        idempotency_key=line.key,
+        status="failed",
+        external_reference="closed account",
+        at=timezone.now(),
+        amount=line.amount,
+    )
     services.payments.payment_confirm(actor=users[roles.CASHIER], confirmations=[failed])
     return services.payments.reissue_propose(
         actor=users[roles.TOURNAMENT_MANAGER], idempotency_key=line.key, reason="new account"
@@ -84,7 +87,7 @@ BUILDERS = {
             reason="lag",
             entries=[services.CompensationEntry("p000001", 5)],
         )
-    ),  # fmt: skip
+    ),
     ("settlements.Reissue", ReissueStatus.PROPOSED): _reissue,
     ("settlements.PrizeWithdrawal", PrizeWithdrawalStatus.PROPOSED): lambda load, users: (
         services.prize_withdrawal_decide(
@@ -97,13 +100,13 @@ BUILDERS = {
             amount=100,
             unit="cash",
         )
-    ),  # fmt: skip
+    ),
     ("settlements.Case", CaseStatus.OPEN): lambda load, users: services.individual_case_open(
         tournament=load(stage="late", tournament_id="INDIV").tournament,
         actor=users[roles.TOURNAMENT_MANAGER],
         players=["p000003"],
         description="disconnected",
-    ),  # fmt: skip
+    ),
 }
 
 WAITING_STATES = [(state, status) for state in AWAITING for status in state.statuses]

@@ -256,9 +256,24 @@ def _releases(
     )
     # An export may cover thousands of releases; a page or a lookup, a few.
     for row in rows.iterator(chunk_size=2000) if until is None and stream else rows:
-        (pk, record, settlement, compensation, withdrawal, reissue, first, count, case,
-         incident, tournament, currency, at, original, original_settlement,
-         original_compensation) = row  # fmt: skip
+        (
+            pk,
+            record,
+            settlement,
+            compensation,
+            withdrawal,
+            reissue,
+            first,
+            count,
+            case,
+            incident,
+            tournament,
+            currency,
+            at,
+            original,
+            original_settlement,
+            original_compensation,
+        ) = row
         yield Release(
             id=pk,
             record=record,
