@@ -17,6 +17,7 @@ from settlements.models import (
     Settlement,
     SettlementLine,
     SettlementPayout,
+    SimulationResult,
     Snapshot,
 )
 from tests.db.conftest import execute, postgresql_only, refused
@@ -33,7 +34,7 @@ WRITE_ONCE_COLUMNS = {
 WRITE_ONCE = sorted(WRITE_ONCE_COLUMNS)
 WRITTEN_ONCE = (
     Snapshot, CasePlayer, SettlementPayout, SettlementLine, CompensationItem, Event,
-    LedgerRelease, PaymentConfirmation, IcmValue,
+    LedgerRelease, PaymentConfirmation, IcmValue, SimulationResult,
 )  # fmt: skip
 
 # The attacks of issue 10, verbatim.
