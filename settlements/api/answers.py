@@ -303,6 +303,9 @@ class StatementDocument(_Answer):
     incident: int | None
     tournament: str
     tournament_name: str
+    rulebook: Annotated[
+        RulebookRef | None, Meta(description="The rulebook version the case was settled under.")
+    ]
     settlement_status: str | None
     currency: str
     stage: str

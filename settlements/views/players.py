@@ -41,7 +41,8 @@ STATEMENTS_PER_CHUNK = 250
 STATEMENT_SECONDS = 600
 
 CSV_HEADER = (
-    "settlement", "case", "incident", "tournament", "settlement_status", "player",
+    "settlement", "case", "incident", "tournament", "rulebook", "rulebook_version",
+    "settlement_status", "player",
     "player_written_out", "chips", "situation", "cash", "tdollars", "tickets", "fpp",
     "amounts", "exact_before_rounding", "headline", "statement", "payment",
 )  # fmt: skip
@@ -217,6 +218,7 @@ def _csv(statements):
             facts.case_id,
             facts.incident_id or "",
             facts.tournament_id,
+            *(facts.rulebook or ("", "")),
             facts.status,
             statement.player,
             statement.player_escaped,
