@@ -563,7 +563,10 @@ class RulebookVersionForm(DomainErrorsMixin, forms.Form):
         self.field_aliases = {}
         for key in POLICY_KEYS:
             value = (initial_parameters or {}).get(key.name, key.default)
-            help_text = f"{key.explanation} Default: {_shown(key.default)}."
+            default = key.default
+            if isinstance(default, bool):
+                default = "yes" if default else "no"
+            help_text = f"{key.explanation} Default: {default}."
             if key.type is bool:
                 field = forms.TypedChoiceField(
                     choices=(("true", "Yes"), ("false", "No")),
@@ -585,12 +588,6 @@ class RulebookVersionForm(DomainErrorsMixin, forms.Form):
 
     def parameters(self) -> dict:
         return {key.name: self.cleaned_data[f"p_{key.name}"] for key in POLICY_KEYS}
-
-
-def _shown(value) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
 
 
 class SimulationForm(forms.Form):

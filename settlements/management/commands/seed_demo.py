@@ -283,7 +283,7 @@ class Command(BaseCommand):
         job = simulation.job
         job.refresh_from_db()
         if job.is_active:
-            run_job.call(job.pk, job.run_token)
+            run_job.call(job.pk)
         self.stdout.write(f"Simulation #{simulation.pk} of {version}, waiting for manager2.")
 
     def _compensation(self, people) -> None:
