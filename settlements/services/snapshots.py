@@ -444,7 +444,19 @@ def _tournament_for_snapshot(
         Tournament.objects.select_for_update(no_key=True).filter(operator_id=info.id).first()
     )
     if tournament is None:
-        refuse_look_alike_tournament(info.id, field="snapshot")
+        try:
+            refuse_look_alike_tournament(info.id, field="snapshot")
+        except Duplicate:
+            # Registered under this very id by a load that committed since the look above:
+            # it is this tournament, to lock and bring up to date like any known one.
+            tournament = (
+                Tournament.objects.select_for_update(no_key=True)
+                .filter(operator_id=info.id)
+                .first()
+            )
+            if tournament is None:
+                raise
+    if tournament is None:
         try:
             with transaction.atomic():
                 key = player_ids.tournament_key(info.id)

@@ -27,7 +27,7 @@ from settlements.errors import DomainError, NotAllowed
 from settlements.exports.spreadsheets import csv_chunks, csv_download, safe_cell
 from settlements.forms import ReasonForm, RulebookVersionForm, SimulationForm
 from settlements.models import Rulebook, RulebookVersion, Simulation
-from settlements.rules import Policy
+from settlements.rules import parse_policy
 from settlements.rules.policy import KEYS_BY_NAME, POLICY_KEYS
 from settlements.views import confirming
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -183,8 +183,8 @@ def _replaced(version: RulebookVersion) -> RulebookVersion | None:
 def _version_context(request, version: RulebookVersion) -> dict:
     user = request.user
     replaced = _replaced(version)
-    policy = Policy(**version.parameters)
-    changed = policy.differences(Policy(**replaced.parameters)) if replaced else {}
+    policy = parse_policy(version.parameters)
+    changed = policy.differences(parse_policy(replaced.parameters)) if replaced else {}
     return {
         "version": version,
         "rulebook": version.rulebook,

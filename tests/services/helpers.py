@@ -43,6 +43,23 @@ def row_counts() -> dict[str, int]:
     return counts
 
 
+def under_rulebook(key: str, proposer, approver, **parameters) -> dict:
+    """The snapshot fields of a tournament started under a new rulebook ``key`` with
+    ``parameters`` (approved, in force from a week on)."""
+    effective = timezone.now() + timedelta(days=7)
+    version = services.rulebook_version_propose(
+        key=key,
+        parameters=parameters,
+        text=f"The {key} rules.",
+        effective_from=effective,
+        actor=proposer,
+        reason="published policy",
+    )
+    services.rulebook_version_approve(version=version, actor=approver, reason="checked")
+    starts = (effective + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"rulebook": key, "starts_at": starts}
+
+
 def load(operator, snapshot_factory, **kwargs) -> Case:
     return services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(**kwargs))
 
