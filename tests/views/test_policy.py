@@ -6,6 +6,7 @@ import json
 import re
 from datetime import timedelta
 
+import pgtrigger
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -101,23 +102,10 @@ def test_the_thresholds_in_force_and_the_late_formula_are_shown(as_auditor):
 
 def test_the_page_follows_the_default_rulebook_rather_than_fixed_numbers(as_auditor):
     first = RulebookVersion.objects.get(rulebook__key="default", number=1)
-    # As the migration records a version: one in force now needs no approval ahead of it.
-    RulebookVersion.objects.create(
-        rulebook=first.rulebook,
-        number=2,
-        status="approved",
-        parameters={
-            **first.parameters,
-            "pre_pct": 7,
-            "early_pct": 30,
-            "late_formula": "chip_position",
-        },
-        text="Seven and thirty.",
-        effective_from=timezone.now() - timedelta(minutes=1),
-        proposed_at=timezone.now(),
-        proposal_reason="test",
-        approved_at=timezone.now(),
-    )
+    # As the migration records a version (past the workflow's guard, as the tables' owner):
+    # one in force now needs no approval ahead of it.
+    with pgtrigger.ignore("settlements.RulebookVersion:follows_workflow"):
+        _in_force_now(first)
     html = page(as_auditor)
     assert "rulebook default, version 2" in text(html)
     words = text(html)
@@ -269,3 +257,22 @@ def test_the_rebuy_example_is_settled_live_as_rules_section_8_works_it(as_audito
     assert figures["b"][2:] == ["20.00 USD", "15.83 USD", "5.00 USD", "40.83 USD"]
     assert figures["c"][2:] == ["10.00 USD", "10.83 USD", "7.50 USD", "28.33 USD"]
     assert "the <strong>middle</strong> stage" in html.split('id="rebuy-example"')[1]
+
+
+def _in_force_now(first):
+    RulebookVersion.objects.create(
+        rulebook=first.rulebook,
+        number=2,
+        status="approved",
+        parameters={
+            **first.parameters,
+            "pre_pct": 7,
+            "early_pct": 30,
+            "late_formula": "chip_position",
+        },
+        text="Seven and thirty.",
+        effective_from=timezone.now() - timedelta(minutes=1),
+        proposed_at=timezone.now(),
+        proposal_reason="test",
+        approved_at=timezone.now(),
+    )

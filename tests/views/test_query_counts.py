@@ -67,9 +67,9 @@ BOUNDS = {
     "settlement review, a later page": 28,
     "settlement review, searched": 29,
     "settlement review, htmx page": 11,
-    "history browser": 54,
+    "history browser": 56,
     "history browser, a later view": 5,
-    "history browser, by player": 56,
+    "history browser, by player": 58,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed,
     # where each line's payment stands (its lines, releases, answers, re-issues) and the
     # player's totals (settlements, compensation). A first view stores the totals and the
@@ -88,7 +88,7 @@ BOUNDS = {
     "explain panel": 12,
     # Nobody found: the entrants paid nothing are read instead, and stored with the page.
     "settlement review, nobody found": 29,
-    "history browser, events": 53,
+    "history browser, events": 55,
     "history of one record": 7,
     "API case list": 4,
     "API case detail": 9,
