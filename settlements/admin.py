@@ -32,7 +32,11 @@ from settlements.models import (
     PrizeWithdrawal,
     Profile,
     Reissue,
+    Rulebook,
+    RulebookVersion,
     Settlement,
+    Simulation,
+    SimulationResult,
     Snapshot,
     Tournament,
 )
@@ -257,3 +261,28 @@ class ReissueAdmin(HistoryWindowAdmin):
     list_filter = ["status"]
     list_select_related = ["proposed_by"]
     search_fields = ["original_key", "player"]
+
+
+@admin.register(Rulebook)
+class RulebookAdmin(HistoryWindowAdmin):
+    list_display = ["key", "created_at"]
+    search_fields = ["key"]
+
+
+@admin.register(RulebookVersion)
+class RulebookVersionAdmin(HistoryWindowAdmin):
+    list_display = ["id", "rulebook", "number", "status", "effective_from", "proposed_by"]
+    list_filter = ["status"]
+    list_select_related = ["rulebook", "proposed_by"]
+
+
+@admin.register(Simulation)
+class SimulationAdmin(HistoryWindowAdmin):
+    list_display = ["id", "version", "requested_by", "requested_at", "case_count", "finished_at"]
+    list_select_related = ["version__rulebook", "requested_by"]
+
+
+@admin.register(SimulationResult)
+class SimulationResultAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ["id", "simulation", "case", "stage_then", "stage_draft", "needs_decision"]
+    list_filter = ["needs_decision"]

@@ -26,6 +26,25 @@ def crash_policy_check(app_configs, **kwargs) -> list[Error]:
 
 
 @register()
+def crash_policy_moved_check(app_configs, **kwargs) -> list[Warning]:
+    """Since rulebooks are records, the environment only seeded `default` version 1 when the
+    migration ran: a variable still set changes nothing, which whoever set it should know."""
+    if not settings.CRASH_POLICY:
+        return []
+    names = ", ".join(VARIABLES[key] for key in settings.CRASH_POLICY if key in VARIABLES)
+    return [
+        Warning(
+            f"{names or 'CRASH_POLICY'} no longer sets the crash policy.",
+            hint=(
+                "Cases are settled under the rulebook version in force when their tournament "
+                "started; propose a new version of the rulebook instead, and unset the variable."
+            ),
+            id="settlements.W011",
+        )
+    ]
+
+
+@register()
 def icm_flag_check(app_configs, **kwargs) -> list[Error]:
     """A threshold the second opinion could not flag by stops the site before a page needs it."""
     return [

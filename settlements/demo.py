@@ -36,6 +36,8 @@ def build_snapshot(
     players: list[dict] | None = None,
     crashed_at: str | None = "2026-11-30T20:14:05Z",
     rebuys: bool = False,
+    rulebook: str | None = None,
+    starts_at: str | None = None,
 ) -> dict:
     """A valid snapshot (as a dict) whose stage under the default policy is ``stage``."""
     if entrants < 8:
@@ -48,6 +50,10 @@ def build_snapshot(
     }
     if stage == "pre":
         tournament["started"] = False
+    if rulebook is not None:
+        tournament["rulebook"] = rulebook
+    if starts_at is not None:
+        tournament["starts_at"] = starts_at
     if type == "freeroll":
         pool = prize_pool
         tournament.update(prize_pool=pool, fpp_buy_in=fpp_buy_in)

@@ -22,6 +22,7 @@ from settlements.models import (
     Unit,
 )
 from settlements.money import AmountError, parse_amount
+from settlements.rules.policy import POLICY_KEYS
 from settlements.services import (
     CompensationEntry,
     NewTournament,
@@ -538,3 +539,68 @@ class HistoryFilterForm(forms.Form):
         if since and until and since > until:
             self.add_error("until", "The end date is before the start date.")
         return cleaned
+
+
+class RulebookVersionForm(DomainErrorsMixin, forms.Form):
+    """A proposed rulebook version: one field per policy parameter (the engine's registry,
+    each with its explanation and default), the players' text, when it takes effect, why."""
+
+    key = forms.CharField(
+        max_length=64,
+        label="Rulebook",
+        help_text="Lower-case letters, digits and hyphens, e.g. eu-main; a new key makes a new "
+        "rulebook.",
+    )
+    effective_from = forms.DateTimeField(
+        label="Takes effect",
+        help_text="For tournaments starting at or after this time; it must be in the future.",
+        **_DATETIME_INPUT,
+    )
+    text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 10}),
+        label="Text shown to players",
+        help_text="Markdown. Raw HTML is shown as text; scripts and event attributes are refused.",
+    )
+    reason = forms.CharField(
+        widget=_prose(3), max_length=PROSE_MAX_LENGTH, label="Reason for the change"
+    )
+
+    def __init__(self, *args, initial_parameters: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.field_aliases = {}
+        for key in POLICY_KEYS:
+            value = (initial_parameters or {}).get(key.name, key.default)
+            default = key.default
+            if isinstance(default, bool):
+                default = "yes" if default else "no"
+            help_text = f"{key.explanation} Default: {default}."
+            if key.type is bool:
+                field = forms.TypedChoiceField(
+                    choices=(("true", "Yes"), ("false", "No")),
+                    coerce=lambda v: v == "true",
+                    initial="true" if value else "false",
+                )
+            elif key.choices:
+                field = forms.ChoiceField(choices=[(c, c) for c in key.choices], initial=value)
+            else:
+                field = forms.IntegerField(
+                    min_value=key.minimum, max_value=key.maximum, initial=value
+                )
+            field.label, field.help_text = key.name.replace("_", " ").capitalize(), help_text
+            self.fields[f"p_{key.name}"] = field
+            self.field_aliases[f"parameters.{key.name}"] = f"p_{key.name}"
+
+    def parameter_fields(self):
+        return [self[f"p_{key.name}"] for key in POLICY_KEYS]
+
+    def parameters(self) -> dict:
+        return {key.name: self.cleaned_data[f"p_{key.name}"] for key in POLICY_KEYS}
+
+
+class SimulationForm(forms.Form):
+    """Which past cases a simulation settles again: any combination, all when left empty."""
+
+    incident = forms.IntegerField(required=False, min_value=1, label="Incident number")
+    crashed_from = forms.DateTimeField(required=False, label="Crashed from", **_DATETIME_INPUT)
+    crashed_until = forms.DateTimeField(required=False, label="Crashed before", **_DATETIME_INPUT)
+    rulebook = forms.CharField(required=False, max_length=64, label="Settled under rulebook")

@@ -19,6 +19,7 @@ from settlements.views import (
     prize_withdrawals,
     profile,
     queues,
+    rulebooks,
     settlement_review,
 )
 
@@ -44,6 +45,31 @@ urlpatterns = [
     path("accounts/2fa/", include("allauth.mfa.urls")),
     path("", dashboard.dashboard, name="dashboard"),
     path("policy/", policy.crash_policy, name="policy"),
+    path("rulebooks/", rulebooks.rulebook_list, name="rulebook_list"),
+    path("rulebooks/propose/", rulebooks.rulebook_version_new, name="rulebook_version_new"),
+    path("rulebooks/<str:key>/", rulebooks.rulebook_detail, name="rulebook_detail"),
+    path(
+        "rulebooks/<str:key>/versions/<int:number>/",
+        rulebooks.rulebook_version,
+        name="rulebook_version",
+    ),
+    path(
+        "rulebooks/<str:key>/versions/<int:number>/approve/",
+        rulebooks.rulebook_version_approve,
+        name="rulebook_version_approve",
+    ),
+    path(
+        "rulebooks/<str:key>/versions/<int:number>/withdraw/",
+        rulebooks.rulebook_version_withdraw,
+        name="rulebook_version_withdraw",
+    ),
+    path(
+        "rulebooks/<str:key>/versions/<int:number>/simulate/",
+        rulebooks.rulebook_version_simulate,
+        name="rulebook_version_simulate",
+    ),
+    path("simulations/<int:simulation_id>/", rulebooks.simulation_detail, name="simulation_detail"),
+    path("simulations/<int:simulation_id>.csv", rulebooks.simulation_csv, name="simulation_csv"),
     path("settings/", profile.user_settings, name="user_settings"),
     path("incidents/new/", incidents.incident_new, name="incident_new"),
     path(

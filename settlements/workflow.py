@@ -64,6 +64,12 @@ class CompensationStatus(models.TextChoices):
     WITHDRAWN = "withdrawn", "Withdrawn with its case"
 
 
+class RulebookVersionStatus(models.TextChoices):
+    PROPOSED = "proposed", "Awaiting approval"
+    APPROVED = "approved", "Approved"
+    WITHDRAWN = "withdrawn", "Withdrawn"
+
+
 class ReissueStatus(models.TextChoices):
     PROPOSED = "proposed", "Awaiting approval"
     APPROVED = "approved", "Approved"
@@ -164,6 +170,20 @@ _COMPENSATION_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
     ),
 }
 
+_RULEBOOK_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
+    "approve": (
+        frozenset({RulebookVersionStatus.PROPOSED}),
+        RulebookVersionStatus.APPROVED,
+        "approve",
+    ),
+    # An approved version only before it takes effect: the service checks the time.
+    "withdraw": (
+        frozenset({RulebookVersionStatus.PROPOSED, RulebookVersionStatus.APPROVED}),
+        RulebookVersionStatus.WITHDRAWN,
+        "withdraw",
+    ),
+}
+
 _REISSUE_MOVES: dict[str, tuple[frozenset[str], str, str]] = {
     "approve": (frozenset({ReissueStatus.PROPOSED}), ReissueStatus.APPROVED, "approve"),
     "reject": (frozenset({ReissueStatus.PROPOSED}), ReissueStatus.REJECTED, "reject"),
@@ -211,6 +231,7 @@ SETTLEMENT_FLOW = _flow(SettlementStatus, _SETTLEMENT_MOVES)
 COMPENSATION_FLOW = _flow(CompensationStatus, _COMPENSATION_MOVES)
 REISSUE_FLOW = _flow(ReissueStatus, _REISSUE_MOVES)
 PRIZE_WITHDRAWAL_FLOW = _flow(PrizeWithdrawalStatus, _PRIZE_WITHDRAWAL_MOVES)
+RULEBOOK_VERSION_FLOW = _flow(RulebookVersionStatus, _RULEBOOK_MOVES)
 
 CASE_FINAL = frozenset({CaseStatus.APPROVED, CaseStatus.RESOLVED, CaseStatus.WITHDRAWN})
 
@@ -319,6 +340,14 @@ def settlement_refusal(current: str, action: str, *, label: str) -> str | None:
 
 def compensation_refusal(current: str, action: str, *, label: str) -> str | None:
     return _refusal(_COMPENSATION_MOVES, CompensationStatus, current, action, label)
+
+
+def rulebook_version_refusal(current: str, action: str, *, label: str) -> str | None:
+    return _refusal(_RULEBOOK_MOVES, RulebookVersionStatus, current, action, label)
+
+
+def rulebook_version_next_status(current: str, action: str, *, label: str) -> str:
+    return _move(_RULEBOOK_MOVES, RulebookVersionStatus, current, action, label)
 
 
 def reissue_refusal(current: str, action: str, *, label: str) -> str | None:

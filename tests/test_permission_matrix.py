@@ -216,6 +216,24 @@ MATRIX: dict[str, Entry] = {
     "audit_verify": action(AU, post=302),
     "history_record": page(AU, args={"model": "history_model", "pk": "case_pk"}),
     "incident_timeline": page(AU),
+    # Rulebooks: every desk role reads; Tournament Managers propose, approve (another's
+    # proposal), withdraw and simulate. An empty body or form is re-shown or refused.
+    "rulebook_list": page(*ALL),
+    "rulebook_detail": page(*ALL),
+    "rulebook_version": page(*ALL),
+    "rulebook_version_new": form(TM),
+    "rulebook_version_approve": form(TM),
+    "rulebook_version_withdraw": form(TM),
+    "rulebook_version_simulate": action(TM, post=302),
+    "simulation_detail": page(*ALL),
+    "simulation_csv": page(*ALL),
+    "api:rulebooks": api(*ALL, get=200),
+    "api:rulebook": api(*ALL, get=200),
+    "api:rulebook_versions": api(TM, post=400),
+    "api:rulebook_version_approve": api(TM, post=400),
+    "api:rulebook_version_withdraw": api(TM, post=400),
+    "api:rulebook_version_simulations": api(TM, post=400),
+    "api:simulation": api(*ALL, get=200),
 }
 
 
@@ -251,8 +269,12 @@ class World:
     job: object
     reissue: object
     failed_key: str
+    simulation: object = None
     history_model: str = "case"
     queue_name: str = "to_prepare"
+    # A version proposed by the other Tournament Manager: the matrix's one answers it.
+    key: str = "eu-main"
+    number: int = 1
 
     @property
     def case_pk(self) -> int:
@@ -310,7 +332,19 @@ def world(users, snapshot_factory) -> World:
         ],
     )
     reissue = services.reissue_propose(actor=operator, idempotency_key=first.key, reason="fixed")
+    version = services.rulebook_version_propose(
+        key="eu-main",
+        parameters={},
+        text="Matrix.",
+        effective_from=timezone.now() + timedelta(days=7),
+        actor=other_manager,
+        reason="matrix",
+    )
+    simulation = services.simulation_start(
+        version=version, actor=other_manager, cases=selectors.simulation_cases(), selection={}
+    )
     return World(
+        simulation=simulation,
         job=job,
         reissue=reissue,
         failed_key=second.key,

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from settlements import services
 from settlements.checks import crash_policy_check, icm_flag_check
-from settlements.models import Case, Event
+from settlements.models import Case
 from settlements.rules import DEFAULT_POLICY, Policy, assess, parse_snapshot
 from settlements.site_policy import IcmFlag, icm_flag, policy_problems, site_policy
 from tests.api.conftest import post_snapshot
@@ -115,61 +115,31 @@ def test_a_bad_environment_variable_stops_manage_py():
     assert accepted.returncode == 0, accepted.stderr
 
 
-# --- Cases loaded under the site's policy ----------------------------------------------------
+# --- Cases loaded under the rulebook, whatever the environment says -------------------------
 
 pytestmark_db = pytest.mark.django_db
 
 
 @pytestmark_db
-@pytest.mark.parametrize(
-    ("eliminated", "published", "site"),
-    [(3, "early", "pre"), (11, "middle", "early"), (13, "middle", "middle")],
-)
-def test_a_case_is_staged_by_the_site_policy(operator, eliminated, published, site):
-    data = snapshot_with(eliminated)
-    assert assess(parse_snapshot(data), DEFAULT_POLICY).stage == published
+def test_the_environment_no_longer_stages_cases(operator):
+    """The variables only seeded `default` version 1 when the migration ran (W011 warns of
+    them since); a case is staged by the rulebook version in force."""
+    data = snapshot_with(3)
     with override_settings(CRASH_POLICY=SITE):
         case = services.case_load_snapshot(actor=operator, snapshot=data)
-    case.refresh_from_db()
-    assert case.stage == site
-    assert case.policy == SITE_POLICY
-    loaded = Event.objects.get(type=Event.Type.SNAPSHOT_LOADED, case=case)
-    assert loaded.data["policy"] == SITE_POLICY
-
-
-@pytestmark_db
-def test_the_settlement_records_the_policy_its_case_was_assessed_with(operator):
-    with override_settings(CRASH_POLICY=SITE):
-        case = services.case_load_snapshot(actor=operator, snapshot=snapshot_with(11))
-    assert case.stage == "early"
-    # The configuration changing later does not change the case or what it is settled by.
-    with override_settings(CRASH_POLICY={"pre_pct": "1", "early_pct": "2"}):
-        settlement = services.settlement_prepare(case=case, actor=operator)
-    settlement.refresh_from_db()
-    assert settlement.policy == SITE_POLICY
-    assert settlement.stage == "early"
-    assert settlement.remedy == "refund_even_split"
-
-
-@pytestmark_db
-def test_an_explicit_policy_still_wins(operator):
-    with override_settings(CRASH_POLICY=SITE):
-        case = services.case_load_snapshot(
-            actor=operator, snapshot=snapshot_with(3), policy=DEFAULT_POLICY
-        )
-    assert case.stage == "early"
+    assert case.stage == assess(parse_snapshot(data), DEFAULT_POLICY).stage == "early"
     assert case.policy == DEFAULT_POLICY.to_dict()
+    assert (case.rulebook_version.rulebook.key, case.rulebook_version.number) == ("default", 1)
 
 
 @pytestmark_db
-def test_the_api_loads_under_the_site_policy(operator):
+def test_the_api_loads_under_the_rulebook(operator):
     _, token = services.api_token_create(user=operator, name="game server")
     with override_settings(CRASH_POLICY=SITE):
         response = post_snapshot(Client(), token, snapshot_with(3))
     assert response.status_code == 201, response.content
     case = Case.objects.get(pk=response.json()["case"])
-    assert case.stage == "pre"
-    assert case.policy == SITE_POLICY
+    assert case.stage == "early"
 
 
 @pytest.mark.parametrize(

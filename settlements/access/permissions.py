@@ -25,6 +25,7 @@ from settlements.models import (
     Incident,
     PrizeWithdrawal,
     Reissue,
+    RulebookVersion,
     Settlement,
 )
 from settlements.workflow import (
@@ -34,6 +35,7 @@ from settlements.workflow import (
     compensation_refusal,
     prize_withdrawal_refusal,
     reissue_refusal,
+    rulebook_version_refusal,
     settlement_refusal,
 )
 
@@ -54,6 +56,8 @@ PAYMENT_READERS = desk_roles.PAYMENT_READERS
 REISSUE_PROPOSERS = desk_roles.REISSUE_PROPOSERS
 AMOUNT_READERS = desk_roles.AMOUNT_READERS
 ICM_READERS = desk_roles.ICM_READERS
+RULEBOOK_READERS = desk_roles.RULEBOOK_READERS
+RULEBOOK_WRITERS = desk_roles.RULEBOOK_WRITERS
 
 
 class Refusal(str):
@@ -451,6 +455,37 @@ def _role(user, *allowed: str, action: str) -> Refusal | None:
 
 def _state(text: str) -> Refusal:
     return Refusal(text, STATE)
+
+
+# --- Rulebooks -----------------------------------------------------------------------------------
+
+
+def rulebook_propose(*, user) -> Refusal | None:
+    return _role(user, *RULEBOOK_WRITERS, action="propose rulebook versions")
+
+
+def rulebook_version_approve(*, version: RulebookVersion, user) -> Refusal | None:
+    refusal = _role(user, *RULEBOOK_WRITERS, action="approve rulebook versions")
+    if refusal is None:
+        text = rulebook_version_refusal(version.status, "approve", label=str(version))
+        refusal = _state(text) if text else None
+    if refusal is None and user.pk == version.proposed_by_id:
+        refusal = Refusal(
+            f"You proposed {version}; another Tournament Manager must approve it.", OWN_WORK
+        )
+    return refusal
+
+
+def rulebook_version_withdraw(*, version: RulebookVersion, user, now) -> Refusal | None:
+    """A version not yet approved, or approved and not yet in effect: once it has taken effect,
+    cases may have been settled under it, and a newer version replaces it instead."""
+    refusal = _role(user, *RULEBOOK_WRITERS, action="withdraw rulebook versions")
+    if refusal is None:
+        text = rulebook_version_refusal(version.status, "withdraw", label=str(version))
+        if text is None and version.status == "approved" and version.effective_from <= now:
+            text = f"Cannot withdraw {version}: it has taken effect; propose a newer version."
+        refusal = _state(text) if text else None
+    return refusal
 
 
 def audit_verify(*, user) -> Refusal | None:

@@ -155,8 +155,17 @@ class AdjustmentAnswer(_Answer):
     document: SettlementAnswer
 
 
+class RulebookRef(_Answer):
+    key: str
+    version: int
+
+
 class CaseDetail(CaseSummary):
     policy: Annotated[dict | None, Meta(description="The crash policy the case was assessed with.")]
+    rulebook: Annotated[
+        RulebookRef | None,
+        Meta(description="The rulebook version in force when the tournament started."),
+    ]
     engine_version: str | None
     settlement_id: int | None
     settlement_status: str | None
@@ -294,6 +303,9 @@ class StatementDocument(_Answer):
     incident: int | None
     tournament: str
     tournament_name: str
+    rulebook: Annotated[
+        RulebookRef | None, Meta(description="The rulebook version the case was settled under.")
+    ]
     settlement_status: str | None
     currency: str
     stage: str
@@ -385,3 +397,67 @@ class IcmPage(_Answer):
     flag: IcmFlag
     values: Annotated[list[IcmPlayer], Meta(description="Empty while running.")]
     next: NextPage
+
+
+# --- Rulebooks -----------------------------------------------------------------------------------
+
+
+class RulebookVersionAnswer(_Answer):
+    rulebook: str
+    version: int
+    status: Annotated[str, Meta(examples=["proposed", "approved", "withdrawn"])]
+    effective_from: Time
+    parameters: Annotated[dict, Meta(description="Every policy parameter, defaults filled in.")]
+    text: Annotated[str, Meta(description="The text shown to players, in Markdown.")]
+    proposed_by: Annotated[str | None, Meta(description="Null for the first `default` version.")]
+    proposed_at: Time
+    proposal_reason: str
+    approved_by: str | None
+    approved_at: Time | None
+    approval_reason: str
+    withdrawn_by: str | None
+    withdrawn_at: Time | None
+    withdrawal_reason: str
+    url: Url
+
+
+class RulebookAnswer(_Answer):
+    key: str
+    in_force: Annotated[int | None, Meta(description="The number of the version in force now.")]
+    versions: list[RulebookVersionAnswer]
+
+
+class RulebookPage(_Answer):
+    results: list[RulebookAnswer]
+
+
+class SimulationCase(_Answer):
+    case: int
+    stage_then: str
+    remedy_then: str
+    totals_then: Annotated[dict[str, int], Meta(description="{unit: amount} under its version.")]
+    stage_draft: str
+    remedy_draft: str
+    totals_draft: Annotated[dict[str, int], Meta(description="{unit: amount} under the draft.")]
+    needs_decision: bool
+
+
+class SimulationAnswer(_Answer):
+    id: int
+    rulebook: str
+    version: int
+    requested_by: str
+    requested_at: Time
+    selection: dict
+    case_count: int
+    status: Annotated[str, Meta(examples=["queued", "running", "done", "failed"])]
+    done: int
+    summary: Annotated[
+        dict,
+        Meta(
+            description="Once done: cases, needs_decision (case ids) and by unit the players "
+            "better, worse and unchanged, the largest gain and loss, the totals then and draft."
+        ),
+    ]
+    results: list[SimulationCase]
+    url: Url

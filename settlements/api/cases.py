@@ -87,6 +87,8 @@ def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
         return problems.refusal(404, "$", f"There is no case #{case_id}.")
     data = _case_summary(request, found)
     data["policy"] = found.policy or None
+    version = found.rulebook_version
+    data["rulebook"] = {"key": version.rulebook.key, "version": version.number} if version else None
     data["engine_version"] = found.engine_version or None
     settlement = selectors.case_current_settlement(found) if found.is_crash else None
     adjustments, documents = [], []

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from settlements.api import cases, icm, ledger, openapi, snapshots, statements
+from settlements.api import cases, icm, ledger, openapi, rulebooks, snapshots, statements
 
 app_name = "api"
 urlpatterns = [
@@ -18,4 +18,23 @@ urlpatterns = [
         name="settlement_statements",
     ),
     path("settlements/<int:settlement_id>/icm", icm.settlement_icm, name="settlement_icm"),
+    path("rulebooks", rulebooks.rulebooks, name="rulebooks"),
+    path("rulebooks/<str:key>", rulebooks.rulebook, name="rulebook"),
+    path("rulebooks/<str:key>/versions", rulebooks.rulebook_versions, name="rulebook_versions"),
+    path(
+        "rulebooks/<str:key>/versions/<int:number>/approve",
+        rulebooks.rulebook_version_approve,
+        name="rulebook_version_approve",
+    ),
+    path(
+        "rulebooks/<str:key>/versions/<int:number>/withdraw",
+        rulebooks.rulebook_version_withdraw,
+        name="rulebook_version_withdraw",
+    ),
+    path(
+        "rulebooks/<str:key>/versions/<int:number>/simulations",
+        rulebooks.rulebook_version_simulations,
+        name="rulebook_version_simulations",
+    ),
+    path("simulations/<int:simulation_id>", rulebooks.simulation, name="simulation"),
 ]

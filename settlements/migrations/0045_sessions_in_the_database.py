@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("sessions", "0001_initial"),
-        ("settlements", "0042_job_item_leases"),
+        ("settlements", "0044_default_rulebook"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -15,7 +15,7 @@ def every_token_gets_an_end_and_every_scope(apps, schema_editor):
     ApiToken = apps.get_model("settlements", "ApiToken")
     scopes = [
         "snapshots:write", "cases:read", "ledger:read", "confirmations:write",
-        "statements:read", "icm:read",
+        "statements:read", "icm:read", "rulebooks:read", "rulebooks:write",
     ]  # fmt: skip
     ApiToken.objects.filter(expires_at__isnull=True).update(
         expires_at=timezone.now() + timedelta(days=90), scopes=scopes

@@ -69,6 +69,12 @@ from settlements.models.payments import (
     Reissue,
     idempotency_key,
 )
+from settlements.models.rulebooks import (
+    Rulebook,
+    RulebookVersion,
+    Simulation,
+    SimulationResult,
+)
 from settlements.models.settlements import (
     SETTLEMENT_FIXED,
     Settlement,
@@ -101,7 +107,11 @@ __all__ = [
     "PrizeWithdrawal",
     "Profile",
     "Reissue",
+    "Rulebook",
+    "RulebookVersion",
     "SETTLEMENT_FIXED",
+    "Simulation",
+    "SimulationResult",
     "Settlement",
     "SettlementLine",
     "SettlementPayout",

@@ -40,6 +40,8 @@ class TokenScope(models.TextChoices):
     CONFIRMATIONS_WRITE = "confirmations:write", "Confirm payments"
     STATEMENTS_READ = "statements:read", "Read statements"
     ICM_READ = "icm:read", "Read the ICM second opinion"
+    RULEBOOKS_READ = "rulebooks:read", "Read rulebooks and simulations"
+    RULEBOOKS_WRITE = "rulebooks:write", "Propose, review and simulate rulebook versions"
 
 
 class ApiToken(models.Model):

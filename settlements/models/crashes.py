@@ -2,6 +2,7 @@
 
 import hashlib
 
+import pgtrigger
 from django.db import models
 from django.db.models import F, Q
 
@@ -144,6 +145,14 @@ class Case(models.Model):
     paid_places = models.PositiveIntegerField(null=True, blank=True)
     pool = models.BigIntegerField(null=True, blank=True)
     policy = models.JSONField(default=dict, blank=True)
+    # The rulebook version in force when the tournament started: the case keeps it for good.
+    rulebook_version = models.ForeignKey(
+        "settlements.RulebookVersion",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="cases",
+    )
     decision_options = models.JSONField(default=list, blank=True)
     decision = models.CharField("option in force", max_length=32, blank=True)
     engine_version = models.CharField(max_length=32, blank=True)
@@ -212,7 +221,18 @@ class Case(models.Model):
             models.Index(fields=["status", "-created_at"], name="case_status_idx"),
             models.Index(fields=["incident", "status"], name="case_incident_status_idx"),
         ]
-        triggers = [KeepsRows(children=(("settlements_caseplayer", "case_id"),))]
+        triggers = [
+            KeepsRows(children=(("settlements_caseplayer", "case_id"),)),
+            # Set once: re-settlements and adjustments use the version the case was settled by.
+            pgtrigger.Protect(
+                name="keeps_its_rulebook_version",
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Condition(
+                    "OLD.rulebook_version_id IS NOT NULL AND "
+                    "NEW.rulebook_version_id IS DISTINCT FROM OLD.rulebook_version_id"
+                ),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"Case #{self.pk} ({self.tournament.operator_id})"

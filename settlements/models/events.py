@@ -51,6 +51,9 @@ class Event(models.Model):
         BASIS_NOT_RESTORED = "basis_not_restored", "Statement figures not restored"
         AUDIT_VERIFIED = "audit_verified", "Event log verified by the auditor"
         ICM_VALUED = "icm_valued", "Stacks valued by ICM"
+        RULEBOOK_VERSION_PROPOSED = "rulebook_version_proposed", "Rulebook version proposed"
+        RULEBOOK_VERSION_APPROVED = "rulebook_version_approved", "Rulebook version approved"
+        RULEBOOK_VERSION_WITHDRAWN = "rulebook_version_withdrawn", "Rulebook version withdrawn"
 
     type = models.CharField(max_length=32, choices=Type.choices)
     # The foreign keys are covered by the composite indexes in Meta.

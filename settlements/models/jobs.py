@@ -25,6 +25,7 @@ class Job(models.Model):
         UPLOAD = "upload", "Load snapshots"
         VERIFY = "verify", "Verify the event log"
         ICM = "icm", "Value stacks by ICM"
+        SIMULATE = "simulate", "Simulate a rulebook version"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Waiting for a worker"

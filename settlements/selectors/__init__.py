@@ -184,6 +184,15 @@ from settlements.selectors.queues import (
     overdue_line_count,
     waiting_queue,
 )
+from settlements.selectors.rulebooks import (
+    latest_approved_version,
+    latest_simulation,
+    rulebook_list,
+    simulation_cases,
+    simulation_results,
+    version_in_force,
+    versions_awaiting_approval,
+)
 from settlements.selectors.settlements import (
     Totals,
     line_amounts_by_kind,
@@ -198,6 +207,13 @@ from settlements.selectors.settlements import (
 )
 
 __all__ = [
+    "latest_simulation",
+    "simulation_cases",
+    "simulation_results",
+    "latest_approved_version",
+    "rulebook_list",
+    "version_in_force",
+    "versions_awaiting_approval",
     "DeskFigures",
     "desk_figures",
     "NEXT_STEP",

@@ -19,6 +19,8 @@ from settlements.models import (
     Incident,
     PrizeWithdrawal,
     Reissue,
+    Rulebook,
+    RulebookVersion,
     Settlement,
     Tournament,
 )
@@ -79,6 +81,8 @@ HISTORY_MODELS: dict[str, tuple[type, str | None, str | None, str | None]] = {
     "prizewithdrawal": (PrizeWithdrawal, "case__incident", "case", "case__tournament"),
     "reissue": (Reissue, "incident", "case", "case__tournament"),
     "apitoken": (ApiToken, None, None, None),
+    "rulebook": (Rulebook, None, None, None),
+    "rulebookversion": (RulebookVersion, None, None, None),
 }
 
 # The table of versions of each of them. ``Model.history`` builds a new manager class on every

@@ -112,7 +112,13 @@ def case_detail(case_id: int) -> Case:
     return case
 
 
-_CASE_JOINS = ("tournament", "incident", "snapshot", "created_by")
+_CASE_JOINS = (
+    "tournament",
+    "incident",
+    "snapshot",
+    "created_by",
+    "rulebook_version__rulebook",
+)
 # What the pages show of a case's settlements: the list with who prepared each, why the last
 # came back, and the withdrawal's confirmation. A third of the columns: less SQL to compile.
 _SETTLEMENT_ROW = (

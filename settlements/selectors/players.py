@@ -332,6 +332,9 @@ def settlement_facts(settlement: Settlement) -> statements.SettlementFacts:
         invite_scope=decision.invite_scope if decision else "",
         invited=frozenset(decision.invited_players) if decision else frozenset(),
         tournament_type=case.tournament.type,
+        rulebook=(version.rulebook.key, version.number)
+        if (version := case.rulebook_version) is not None
+        else None,
     )
 
 
@@ -444,7 +447,7 @@ def statement_settlements(incident: Incident) -> list[Settlement]:
         case__incident=incident,
         kind=Settlement.Kind.SETTLEMENT,
         status=SettlementStatus.APPROVED,
-    ).select_related("case__tournament", "case__incident")
+    ).select_related("case__tournament", "case__incident", "case__rulebook_version__rulebook")
     return list(lean(settlements, "case__tournament").order_by("case_id"))
 
 

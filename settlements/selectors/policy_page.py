@@ -2,7 +2,7 @@
 readings of them.
 
 Everything that can come from the engine does: the stage thresholds and late formula in
-force (the site's, from settings.CRASH_POLICY), the cell table and its wording
+force (a rulebook version's), the cell table and its wording
 (settlements.wording, over the engine's table), and the worked examples, settled by the engine
 when the page is read. No database: the engine works on the examples below.
 """

@@ -31,7 +31,9 @@ def settlement_detail(settlement_id: int, *, people: bool = True) -> Settlement:
     for a query that ran in 0.1 ms.
     """
     settlement = lean(
-        Settlement.objects.select_related("case__tournament", "case__incident"),
+        Settlement.objects.select_related(
+            "case__tournament", "case__incident", "case__rulebook_version__rulebook"
+        ),
         "case__tournament",
     ).get(pk=settlement_id)
     if people:

@@ -85,6 +85,12 @@ from settlements.services.payments import (
     reissue_reject,
 )
 from settlements.services.profiles import profile_set_time_zone, time_zone_names
+from settlements.services.rulebooks import (
+    rulebook_version_approve,
+    rulebook_version_propose,
+    rulebook_version_withdraw,
+    simulation_start,
+)
 from settlements.services.settlements import (
     LINE_SHAPES,
     SETTLEMENT_PAYOUT_FIELDS,
@@ -105,6 +111,10 @@ from settlements.services.tokens import (
 )
 
 __all__ = [
+    "simulation_start",
+    "rulebook_version_approve",
+    "rulebook_version_propose",
+    "rulebook_version_withdraw",
     "NewItem",
     "Progress",
     "audit_verification_start",

@@ -17,6 +17,7 @@ from settlements.services.settlements import (
     settlement_prepare,
     settlement_submit,
 )
+from settlements.services.simulations import simulation_step
 from settlements.services.snapshots import case_load_snapshot
 
 # --- The steps: one service call per item ---------------------------------------------------
@@ -89,6 +90,10 @@ def _verify(job: Job, item: JobItem) -> tuple[str, Case | None]:
     return f"Events {first} to {last} verified.", None
 
 
+def _simulate(job: Job, item: JobItem) -> tuple[str, Case | None]:
+    return simulation_step(simulation_id=job.params["simulation"], case_id=int(item.key))
+
+
 def _icm_batch(job: Job, item: JobItem) -> tuple[str, Case | None]:
     valuation_id, batch = map(int, item.key.split(":"))
     valuation = icm_batch_add(valuation_id=valuation_id, batch=batch, actor=job.created_by)
@@ -110,4 +115,5 @@ STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {
     Job.Kind.UPLOAD: _upload,
     Job.Kind.VERIFY: _verify,
     Job.Kind.ICM: _icm_batch,
+    Job.Kind.SIMULATE: _simulate,
 }

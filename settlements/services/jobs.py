@@ -60,6 +60,7 @@ from settlements.services.batches import lock_batch, write_batch
 from settlements.services.common import insert_bound_rows, record_event, update_rows
 from settlements.services.icm import batch_labels, valuation_started
 from settlements.services.job_steps import BATCHED, COUNTED_AFRESH, STEPS, VERIFY_EVENTS_PER_ITEM
+from settlements.services.simulations import simulation_summarise
 from settlements.services.staging import Batch
 
 log = logging.getLogger("crashdesk.jobs")
@@ -103,6 +104,7 @@ STARTERS = {
     Job.Kind.VERIFY: (roles.AUDITOR,),
     # Started by the prepare of a settlement whose field is sampled (services.icm).
     Job.Kind.ICM: (roles.OPERATOR,),
+    Job.Kind.SIMULATE: (roles.TOURNAMENT_MANAGER,),
 }
 
 
@@ -391,6 +393,8 @@ def job_finish(*, job_id: int) -> Progress:
             _forget_tasks(job.pk)
             if job.kind == Job.Kind.VERIFY:
                 audit_verification_record(job)
+            elif job.kind == Job.Kind.SIMULATE:
+                simulation_summarise(simulation_id=job.params["simulation"])
         elif job.is_active:
             now = timezone.now()
             until = pending.aggregate(until=Min("leased_until"))["until"]

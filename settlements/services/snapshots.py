@@ -8,7 +8,7 @@ from datetime import timedelta
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from settlements import audit_log, bounds, player_ids, seals
+from settlements import audit_log, bounds, player_ids, seals, selectors
 from settlements.access import permissions
 from settlements.errors import DomainError, Duplicate
 from settlements.models import (
@@ -19,12 +19,22 @@ from settlements.models import (
     Event,
     Incident,
     PrizeWithdrawal,
+    Rulebook,
+    RulebookVersion,
     Settlement,
     Snapshot,
     Tournament,
 )
 from settlements.money import is_currency
-from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, Problem, assess, parse_snapshot
+from settlements.rules import (
+    ENGINE_VERSION,
+    InvalidInput,
+    Policy,
+    Problem,
+    assess,
+    parse_policy,
+    parse_snapshot,
+)
 from settlements.rules.snapshot import FORMAT_V2 as SNAPSHOT_FORMAT_V2
 from settlements.rules.snapshot import name_players
 from settlements.selectors import crash_case_in_force
@@ -39,7 +49,6 @@ from settlements.services.common import (
     save_with_history,
 )
 from settlements.services.incidents import new_incident, record_incident_reported
-from settlements.site_policy import site_policy
 from settlements.workflow import (
     CaseStatus,
     CompensationStatus,
@@ -59,19 +68,21 @@ def case_load_snapshot(
     snapshot: bytes | str,
     incident: Incident | None = None,
     tournament: Tournament | None = None,
-    policy: Policy | None = None,
 ) -> Case:
     """Open a crash case from a snapshot, registering or updating its tournament.
 
     Without ``incident`` a new incident is reported for this crash. ``tournament``, when
     given, is the tournament the user picked: the snapshot must be about it. The case is
-    assessed with ``policy``, by default the site's (settings.CRASH_POLICY), and keeps it. An
-    invalid snapshot raises ``InvalidInput`` and nothing at all is stored.
+    assessed under the version of the snapshot's rulebook in force when the tournament started
+    (``rulebook_for``), and keeps it for good. An invalid snapshot, an unknown rulebook or a
+    start before its first version raises ``InvalidInput`` and nothing at all is stored.
     """
     # Asked before the snapshot is parsed, and again below once the incident is locked.
     permissions.enforce(permissions.case_load_snapshot(user=actor, incident=incident))
-    policy = policy or site_policy()
-    parsed, content, assessment = _read_snapshot(snapshot, policy)
+    parsed, content = _read_snapshot(snapshot)
+    version = rulebook_for(parsed, received_at=timezone.now())
+    policy = parse_policy(version.parameters)
+    assessment = _assessed(parsed, policy)
     info = parsed.tournament
     if tournament is not None and tournament.operator_id != info.id:
         raise DomainError(
@@ -110,7 +121,7 @@ def case_load_snapshot(
         content,
         parsed,
         assessment,
-        policy,
+        version,
         incident=incident,
         tournament=tournament,
         crashed_at=crashed_at,
@@ -170,22 +181,66 @@ def _entrants_digest(parsed) -> str:
     return audit_log.entrants_digest(parsed.players)
 
 
-def _read_snapshot(snapshot: bytes | str, policy: Policy) -> tuple:
-    """The snapshot parsed, its UTF-8 bytes, and its assessment under ``policy``; InvalidInput
-    for what the engine refuses and for what the desk cannot store."""
+def _read_snapshot(snapshot: bytes | str) -> tuple:
+    """The snapshot parsed and its UTF-8 bytes; InvalidInput for what the engine refuses and
+    for what the desk cannot store."""
     parsed = parse_snapshot(snapshot)
     problems = _storage_problems(parsed)
     if problems:
         raise InvalidInput(problems)
     content = snapshot if isinstance(snapshot, bytes) else snapshot.encode()
+    return parsed, content
+
+
+def _assessed(parsed, policy: Policy):
     assessment = assess(parsed, policy)
     if assessment.pool > MAX_AMOUNT:
         raise InvalidInput([Problem("tournament", "the prize pool is too large to store")])
-    return parsed, content, assessment
+    return assessment
+
+
+# The rulebook of a snapshot that names none.
+DEFAULT_RULEBOOK = "default"
+
+
+def rulebook_for(parsed, *, received_at) -> RulebookVersion:
+    """The version of the snapshot's rulebook (``default`` unless it names one) in force when
+    the tournament started: at ``tournament.starts_at``, else the crash, else ``received_at``.
+    InvalidInput with the path when there is none."""
+    info = parsed.tournament
+    key = info.rulebook or DEFAULT_RULEBOOK
+    if info.starts_at:
+        started, path = bounds.parse_rfc3339(info.starts_at), "tournament.starts_at"
+    elif parsed.crashed_at:
+        started, path = bounds.parse_rfc3339(parsed.crashed_at), "crashed_at"
+    else:
+        started, path = received_at, "tournament.starts_at"
+    version = selectors.version_in_force(key, started)
+    if version is not None:
+        return version
+    if not Rulebook.objects.filter(key=key).exists():
+        raise InvalidInput([Problem("tournament.rulebook", f"there is no rulebook {key!r}")])
+    raise InvalidInput(
+        [
+            Problem(
+                path,
+                f"the tournament started on {started.isoformat()}, before the first version "
+                f"of rulebook {key!r} took effect",
+            )
+        ]
+    )
 
 
 def _store_case(
-    content: bytes, parsed, assessment, policy: Policy, *, incident, tournament, crashed_at, actor
+    content: bytes,
+    parsed,
+    assessment,
+    version: RulebookVersion,
+    *,
+    incident,
+    tournament,
+    crashed_at,
+    actor,
 ) -> Case:
     """The snapshot stored (its digest and size taken from the bytes received, not from its
     text encoded again), and the case opened on it; Duplicate when another load of the same
@@ -211,7 +266,8 @@ def _store_case(
         remaining=assessment.remaining,
         paid_places=assessment.paid_places,
         pool=assessment.pool,
-        policy=policy.to_dict(),
+        policy=parse_policy(version.parameters).to_dict(),
+        rulebook_version=version,
         decision_options=list(assessment.decision_options),
         engine_version=ENGINE_VERSION,
         entrants_digest=_entrants_digest(parsed),
@@ -386,7 +442,19 @@ def _tournament_for_snapshot(
         Tournament.objects.select_for_update(no_key=True).filter(operator_id=info.id).first()
     )
     if tournament is None:
-        refuse_look_alike_tournament(info.id, field="snapshot")
+        try:
+            refuse_look_alike_tournament(info.id, field="snapshot")
+        except Duplicate:
+            # Registered under this very id by a load that committed since the look above:
+            # it is this tournament, to lock and bring up to date like any known one.
+            tournament = (
+                Tournament.objects.select_for_update(no_key=True)
+                .filter(operator_id=info.id)
+                .first()
+            )
+            if tournament is None:
+                raise
+    if tournament is None:
         try:
             with transaction.atomic():
                 key = player_ids.tournament_key(info.id)
@@ -431,6 +499,11 @@ def _storage_problems(parsed) -> list[Problem]:
         else:
             if crashed_at > timezone.now() + CLOCK_SKEW:
                 problems.append(Problem("crashed_at", "is in the future"))
+    if parsed.tournament.starts_at is not None:
+        try:
+            bounds.parse_rfc3339(parsed.tournament.starts_at)
+        except ValueError as refusal:
+            problems.append(Problem("tournament.starts_at", str(refusal)))
 
     def check_text(path: str, value: str) -> None:
         if len(value) > ID_MAX_LENGTH:

@@ -132,7 +132,10 @@ class Statement:
         where = tournament_words(facts)
         if facts.settlement_id is not None:
             where += f", settlement #{facts.settlement_id} ({facts.status_label.lower()})"
-        out = [title, where, "", self.headline]
+        out = [title, where]
+        if facts.rulebook:
+            out.append(f"Settled under rulebook {facts.rulebook[0]}, version {facts.rulebook[1]}")
+        out += ["", self.headline]
         for section in self.sections:
             out += ["", section.title, *section.paragraphs]
         if self.parts:
@@ -169,6 +172,9 @@ def document(statement: Statement) -> dict:
         "incident": facts.incident_id,
         "tournament": facts.tournament_id,
         "tournament_name": facts.tournament_name,
+        "rulebook": {"key": facts.rulebook[0], "version": facts.rulebook[1]}
+        if facts.rulebook
+        else None,
         "settlement_status": facts.status,
         "currency": facts.currency,
         "stage": facts.stage,

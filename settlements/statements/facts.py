@@ -91,6 +91,9 @@ class SettlementFacts:
     invite_scope: str = ""  # "entrants", "remaining", "custom" or "" (no reschedule)
     invited: frozenset[str] = frozenset()  # the hand-picked list of a "custom" scope
     tournament_type: str = ""  # regular, freeroll or satellite (also in the basis, when kept)
+    # (key, number) of the rulebook version the case was settled under; None for an engine
+    # result not stored.
+    rulebook: tuple[str, int] | None = None
 
     @property
     def type(self) -> str:

@@ -17,6 +17,7 @@ from settlements.models import (
     Settlement,
     SettlementLine,
     SettlementPayout,
+    SimulationResult,
     Snapshot,
 )
 from tests.db.conftest import execute, postgresql_only, refused
@@ -41,6 +42,7 @@ WRITTEN_ONCE = (
     LedgerRelease,
     PaymentConfirmation,
     IcmValue,
+    SimulationResult,
 )
 
 # The attacks of issue 10, verbatim.

@@ -5,14 +5,16 @@ and a ledger release for a record not approved, or approved by no event of its t
 Before issue 41 a settlement inserted as approved, with a release, reached the cashier's feed
 and `verify_audit --head` verified it."""
 
+from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
+from django.utils import timezone
 
 from settlements import services
-from settlements.models import Compensation, LedgerRelease, Settlement
+from settlements.models import Compensation, LedgerRelease, RulebookVersion, Settlement
 from tests.db.conftest import (
     behind_the_apps_back,
     execute,
@@ -134,4 +136,61 @@ def test_a_record_no_event_accounts_for_is_named_by_verify_audit(
     new = type(original).objects.order_by("-pk").values_list("pk", flat=True).first()
     with pytest.raises(CommandError) as caught:
         call_command("verify_audit", **({"head": str(exported)} if head else {}))
+    assert f"No event accounts for {table} row {new}" in str(caught.value)
+
+
+@pytest.fixture
+def approved_version(users, second_manager):
+    version = services.rulebook_version_propose(
+        key="eu-main",
+        parameters={"final_table_icm": 9},
+        text="Final tables by ICM.",
+        effective_from=timezone.now() + timedelta(days=7),
+        actor=users["tournament_manager"],
+        reason="published policy",
+    )
+    return services.rulebook_version_approve(version=version, actor=second_manager, reason="ok")
+
+
+def test_a_rulebook_version_is_not_inserted_already_approved(app_role, approved_version):
+    table = "settlements_rulebookversion"
+    copy = copy_row(table, approved_version.pk, number=approved_version.number + 1)
+    assert "starts as proposed, not approved" in refused(copy, role=app_role)
+    # Nor as the versions migration 0044 made from the old settings, approved by nobody:
+    # only the tables' owner writes those.
+    default = RulebookVersion.objects.get(rulebook__key="default", number=1)
+    assert default.approved_by is None
+    copy = copy_row(table, default.pk, number=default.number + 100)
+    assert "starts as proposed, not approved" in refused(copy, role=app_role)
+
+
+def test_a_rulebook_version_is_not_approved_by_its_proposer(app_role, users):
+    version = services.rulebook_version_propose(
+        key="eu-main",
+        parameters={},
+        text="As published.",
+        effective_from=timezone.now() + timedelta(days=7),
+        actor=users["tournament_manager"],
+        reason="published policy",
+    )
+    own = (
+        "UPDATE settlements_rulebookversion SET status = 'approved', approved_at = now(),"
+        f" approved_by_id = proposed_by_id WHERE id = {version.pk}"
+    )
+    assert "other than its preparer" in refused(own, role=app_role)
+    nobody = (
+        "UPDATE settlements_rulebookversion SET status = 'approved', approved_at = now()"
+        f" WHERE id = {version.pk}"
+    )
+    assert "other than its preparer" in refused(nobody, role=app_role)
+
+
+def test_a_rulebook_version_no_event_accounts_for_is_named_by_verify_audit(approved_version):
+    """As the owner with triggers off: a copy of an approved version, with no event."""
+    table = "settlements_rulebookversion"
+    call_command("verify_audit", stdout=StringIO())
+    behind_the_apps_back(copy_row(table, approved_version.pk, number=approved_version.number + 1))
+    new = RulebookVersion.objects.order_by("-pk").values_list("pk", flat=True).first()
+    with pytest.raises(CommandError) as caught:
+        call_command("verify_audit")
     assert f"No event accounts for {table} row {new}" in str(caught.value)

@@ -1,5 +1,7 @@
 """Small builders on top of the services, for the service tests."""
 
+from datetime import timedelta
+
 import pgtrigger
 from django.utils import timezone
 
@@ -51,6 +53,23 @@ def row_counts() -> dict[str, int]:
         if history is not None:
             counts[f"history:{model.__name__}"] = history.count()
     return counts
+
+
+def under_rulebook(key: str, proposer, approver, **parameters) -> dict:
+    """The snapshot fields of a tournament started under a new rulebook ``key`` with
+    ``parameters`` (approved, in force from a week on)."""
+    effective = timezone.now() + timedelta(days=7)
+    version = services.rulebook_version_propose(
+        key=key,
+        parameters=parameters,
+        text=f"The {key} rules.",
+        effective_from=effective,
+        actor=proposer,
+        reason="published policy",
+    )
+    services.rulebook_version_approve(version=version, actor=approver, reason="checked")
+    starts = (effective + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"rulebook": key, "starts_at": starts}
 
 
 def load(operator, snapshot_factory, **kwargs) -> Case:
@@ -118,6 +137,23 @@ def every_record(users, snapshot_factory) -> dict:
         actor=operator, idempotency_key=line.key, reason="new account"
     )
     reissue = services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    rulebook_version = services.rulebook_version_propose(
+        key="ontario",
+        parameters={"pre_pct": 10},
+        text="Fees are refunded first.",
+        effective_from=timezone.now() + timedelta(days=30),
+        actor=manager,
+        reason="new market",
+    )
+    services.simulation_start(
+        version=rulebook_version,
+        actor=manager,
+        cases=selectors.simulation_cases(),
+        selection={},
+    )
+    services.rulebook_version_approve(
+        version=rulebook_version, actor=users["second_manager"], reason="simulated"
+    )
     # Background work is not a business record; a row is enough for the admin's pages.
     job = Job.objects.create(kind=Job.Kind.PREPARE, target=f"case:{other.pk}", created_by=operator)
     JobItem.objects.create(job=job, position=0, key=str(other.pk), label="case", case=other)

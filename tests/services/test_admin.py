@@ -25,6 +25,10 @@ READ_ONLY = [
     "paymenttally",
     "paymentconfirmation",
     "reissue",
+    "rulebook",
+    "rulebookversion",
+    "simulation",
+    "simulationresult",
 ]
 
 
@@ -135,7 +139,11 @@ def test_no_admin_post_changes_a_record_or_its_history(
     admin_client, users, snapshot_factory, model
 ):
     every_record(users, snapshot_factory)
-    obj = model.objects.order_by("pk").first()
+    objects = model.objects.order_by("pk")
+    if hasattr(model, "history"):
+        # One with versions to revert to: not the `default` rulebook the migration wrote.
+        objects = objects.filter(pk__in=model.history.values("id"))
+    obj = objects.first()
     before = row_counts(), _values(model, obj)
     for kind, url in _admin_urls(model, obj).items():
         response = admin_client.post(url, _form_of(model, obj))

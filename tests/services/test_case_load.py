@@ -1,6 +1,7 @@
 """Loading a snapshot: what is stored, what is refused, and that a refusal stores nothing."""
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -112,14 +113,64 @@ def test_load_joins_a_given_open_incident(operator, snapshot_factory):
     assert Incident.objects.count() == 1
 
 
-def test_a_custom_policy_is_used_and_kept(operator, snapshot_factory):
+def test_the_version_in_force_when_the_tournament_started_is_used_and_kept(
+    operator, tournament_manager, second_manager, snapshot_factory
+):
     # 10 % eliminated is early by default, but middle when the early threshold is 10 %.
-    policy = Policy(pre_pct=5, early_pct=10)
+    effective = timezone.now() + timedelta(days=7)
+    version = services.rulebook_version_propose(
+        key="eu-main",
+        parameters={"early_pct": 10},
+        text="Stricter early stage.",
+        effective_from=effective,
+        actor=tournament_manager,
+        reason="New market",
+    )
+    version = services.rulebook_version_approve(version=version, actor=second_manager, reason="ok")
+    starts = (effective + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     case = services.case_load_snapshot(
-        actor=operator, snapshot=snapshot_factory(stage="early", entrants=20), policy=policy
+        actor=operator,
+        snapshot=snapshot_factory(stage="early", entrants=20, rulebook="eu-main", starts_at=starts),
     )
     assert case.stage == "middle"
-    assert case.policy == policy.to_dict()
+    assert case.rulebook_version == version
+    assert case.policy == Policy(**version.parameters).to_dict()
+    default = services.case_load_snapshot(
+        actor=operator, snapshot=snapshot_factory(stage="early", entrants=20, tournament_id="D")
+    )
+    assert default.stage == "early"
+    assert (default.rulebook_version.rulebook.key, default.rulebook_version.number) == (
+        "default",
+        1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "path"),
+    [
+        ({"rulebook": "nowhere"}, "tournament.rulebook"),
+        ({"rulebook": "eu-main"}, "tournament.starts_at"),
+        ({"rulebook": "eu-main", "starts_at": "2026-01-01T00:00:00Z"}, "tournament.starts_at"),
+    ],
+)
+def test_an_unknown_rulebook_or_an_earlier_start_is_refused_with_its_path(
+    fields, path, operator, tournament_manager, snapshot_factory
+):
+    services.rulebook_version_propose(
+        key="eu-main",
+        parameters={},
+        text="Text.",
+        effective_from=timezone.now() + timedelta(days=7),
+        actor=tournament_manager,
+        reason="New market",
+    )
+    before = row_counts()
+    with pytest.raises(InvalidInput) as caught:
+        services.case_load_snapshot(
+            actor=operator, snapshot=snapshot_factory(crashed_at=None, **fields)
+        )
+    assert [problem.path for problem in caught.value.problems] == [path]
+    assert row_counts() == before
 
 
 def test_an_existing_tournament_is_brought_up_to_date(operator, snapshot_factory):

@@ -110,3 +110,38 @@ def test_compensations_adjustments_and_reissues_verify(users, snapshot_factory, 
     )
     services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
     _verifies(tmp_path)
+
+
+def test_a_desk_with_rulebook_versions_verifies(users, second_manager, snapshot_factory, tmp_path):
+    """Versions proposed, approved by another manager and withdrawn, a case settled under an
+    approved one, and `default` version 1 made by the migration with no event: all verify."""
+    manager = users["tournament_manager"]
+    effective = timezone.now() + timedelta(days=7)
+
+    def propose(key, **parameters):
+        return services.rulebook_version_propose(
+            key=key,
+            parameters=parameters,
+            text=f"The {key} rules.",
+            effective_from=effective,
+            actor=manager,
+            reason="published policy",
+        )
+
+    eu = services.rulebook_version_approve(
+        version=propose("eu-main", early_pct=10), actor=second_manager, reason="checked"
+    )
+    withdrawn = services.rulebook_version_approve(
+        version=propose("ontario"), actor=second_manager, reason="checked"
+    )
+    services.rulebook_version_withdraw(version=withdrawn, actor=manager, reason="not yet")
+    propose("default", pre_pct=10)
+    starts = (effective + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    case = load(
+        users["operator"], snapshot_factory, stage="early", rulebook="eu-main", starts_at=starts
+    )
+    assert case.rulebook_version == eu
+    settlement = services.settlement_prepare(case=case, actor=users["operator"])
+    settlement = services.settlement_submit(settlement=settlement, actor=users["operator"])
+    services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
+    _verifies(tmp_path)

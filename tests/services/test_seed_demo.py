@@ -6,8 +6,18 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
+from settlements import selectors
 from settlements.access import roles
-from settlements.models import Case, Compensation, Event, PrizeWithdrawal, Settlement
+from settlements.models import (
+    Case,
+    Compensation,
+    Event,
+    PrizeWithdrawal,
+    Rulebook,
+    RulebookVersion,
+    Settlement,
+    Simulation,
+)
 from tests.services.helpers import row_counts
 
 pytestmark = pytest.mark.django_db
@@ -69,6 +79,17 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     # Built through the services: every record has its events.
     assert Event.objects.filter(type="settlement_approved").count() == 2
     assert Event.objects.filter(type="snapshot_loaded").count() == 10
+    # Two rulebooks, a future version of `default` waiting for manager2, simulated.
+    assert set(Rulebook.objects.values_list("key", flat=True)) == {"default", "eu-main"}
+    waiting = RulebookVersion.objects.get(status="proposed")
+    assert waiting.rulebook.key == "default" and waiting.proposed_by.username == "manager"
+    manager2 = get_user_model().objects.get(username="manager2")
+    assert list(selectors.versions_awaiting_approval(manager2)) == [waiting]
+    simulation = Simulation.objects.get(version=waiting)
+    assert (
+        simulation.finished_at is not None
+        and simulation.summary["cases"] == Event.objects.filter(type="snapshot_loaded").count()
+    )
 
     before = row_counts()
     assert "already there" in seed()

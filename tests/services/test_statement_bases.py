@@ -7,13 +7,18 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
-from django.test import override_settings
 
 from settlements import checks, selectors, services, statements
 from settlements.errors import DomainError, NotAllowed
 from settlements.models import Event, Settlement, SettlementPayout
 from tests.db.conftest import app_role, behind_the_apps_back  # noqa: F401 (a fixture)
-from tests.services.helpers import approved, as_before_the_figures_were_kept, load, submitted
+from tests.services.helpers import (
+    approved,
+    as_before_the_figures_were_kept,
+    load,
+    submitted,
+    under_rulebook,
+)
 from tests.test_statements import arithmetic_holds
 
 pytestmark = pytest.mark.django_db
@@ -44,13 +49,16 @@ CASES = {
 
 @pytest.mark.parametrize("name", CASES)
 def test_a_settlement_without_figures_gets_them_back_and_its_working_adds_up(
-    name, operator, tournament_manager, snapshot_factory
+    name, operator, tournament_manager, second_manager, snapshot_factory
 ):
-    policy = {"late_formula": "chip_position"} if "chip position" in name else {}
-    with override_settings(CRASH_POLICY=policy):
-        settlement = approved(
-            operator, tournament_manager, snapshot_factory, entrants=40, **CASES[name]
+    rulebook = {}
+    if "chip position" in name:
+        rulebook = under_rulebook(
+            "positions", tournament_manager, second_manager, late_formula="chip_position"
         )
+    settlement = approved(
+        operator, tournament_manager, snapshot_factory, entrants=40, **CASES[name], **rulebook
+    )
     kept_basis, kept_terms = settlement.basis, payout_terms(settlement)
     if "chip position" in name or "by rank" in name:
         assert any(place for _, _, place, _ in kept_terms), "payouts keep places to restore"

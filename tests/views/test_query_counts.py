@@ -59,9 +59,9 @@ BOUNDS = {
     "settlement review, a later page": 30,
     "settlement review, searched": 31,
     "settlement review, htmx page": 13,
-    "history browser": 64,
+    "history browser": 66,
     "history browser, a later view": 7,
-    "history browser, by player": 66,
+    "history browser, by player": 68,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed,
     # where each line's payment stands (its lines, releases, answers, re-issues) and the
     # player's totals (settlements, compensation).
@@ -73,7 +73,7 @@ BOUNDS = {
     "explain panel": 14,
     # Nobody found: the entrants paid nothing are read instead, and stored with the page.
     "settlement review, nobody found": 31,
-    "history browser, events": 63,
+    "history browser, events": 65,
     "history of one record": 9,
     "API case list": 4,
     "API case detail": 9,

@@ -18,16 +18,36 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import services
+from settlements import selectors, services
 from settlements.access import roles, second_factor
 from settlements.demo import snapshot_bytes
-from settlements.models import Case, Compensation, Incident, PrizeWithdrawal, Tournament
+from settlements.models import (
+    Case,
+    Compensation,
+    Incident,
+    PrizeWithdrawal,
+    Rulebook,
+    RulebookVersion,
+    Tournament,
+)
+from settlements.tasks import run_job
 
 DEFAULT_PASSWORD = "crashdesk-demo"
 # The demo's published TOTP secret (base32), given to every demo user who must have a second
 # factor, so that a newcomer can sign in: add it to an authenticator app, or print the current
 # code with `manage.py demo_totp_code`.
 DEMO_TOTP_SECRET = "CRASHDESKDEMO2FACRASHDESKDEMO2FA"
+EU_MAIN_TEXT = """# EU main: crashed tournaments
+
+If a tournament crashes, you get your **buy-in and fee** back before the money, and from the
+middle stage your fee too. At a final table of nine or fewer, what is left is shared by each
+stack's ICM value.
+"""
+DEFAULT_V2_TEXT = """# Crashed tournaments
+
+If a tournament crashes before a fifth of the field is out, you get your buy-in and fee back.
+Later, the prize money still in play is shared by the chips you held.
+"""
 INCIDENT_TITLE = "Demo: data-centre power loss"
 
 # username -> (role, display name)
@@ -87,6 +107,8 @@ class Command(BaseCommand):
                 "Nothing was written."
             )
         self._seed(password)
+        # Outside the seeding transaction, as a worker runs it (never inside one).
+        self._simulation()
 
     @transaction.atomic
     def _seed(self, password: str) -> None:
@@ -100,6 +122,7 @@ class Command(BaseCommand):
         ]
         self._individual_case(incident, people)
         self._compensation(people)
+        self._rulebooks(people)
 
         self.stdout.write("Demo users (sign in at /accounts/login/):")
         for name, (role, _full) in USERS.items():
@@ -217,6 +240,49 @@ class Command(BaseCommand):
             incident=incident,
             description="Player reports being disconnected two hands before the crash.",
         )
+
+    def _rulebooks(self, people) -> None:
+        """A second rulebook, approved, and a new version of `default` proposed by one
+        manager to take effect in a month, waiting for manager2."""
+        if Rulebook.objects.filter(key="eu-main").exists():
+            return
+        manager, manager2 = people["manager"], people["manager2"]
+        now = timezone.now()
+        eu = services.rulebook_version_propose(
+            key="eu-main",
+            parameters={"middle_fee_refund": True, "final_table_icm": 9},
+            text=EU_MAIN_TEXT,
+            effective_from=now + timedelta(days=1),
+            actor=manager,
+            reason="The EU licence publishes fee refunds and ICM at the final table.",
+        )
+        services.rulebook_version_approve(
+            version=eu, actor=manager2, reason="Matches the published EU policy."
+        )
+        services.rulebook_version_propose(
+            key="default",
+            parameters={"early_pct": 20},
+            text=DEFAULT_V2_TEXT,
+            effective_from=now + timedelta(days=30),
+            actor=manager,
+            reason="A shorter early stage, as the operator's terms now say.",
+        )
+
+    def _simulation(self) -> None:
+        version = RulebookVersion.objects.filter(rulebook__key="default", status="proposed").first()
+        if version is None or version.simulations.exists():
+            return
+        simulation = services.simulation_start(
+            version=version,
+            actor=version.proposed_by,
+            cases=selectors.simulation_cases(rulebook="default"),
+            selection={"rulebook": "default"},
+        )
+        job = simulation.job
+        job.refresh_from_db()
+        if job.is_active:
+            run_job.call(job.pk)
+        self.stdout.write(f"Simulation #{simulation.pk} of {version}, waiting for manager2.")
 
     def _compensation(self, people) -> None:
         case = Case.objects.get(tournament__operator_id="DEMO-REG-LATE", kind=Case.Kind.CRASH)

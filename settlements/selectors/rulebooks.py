@@ -1,0 +1,88 @@
+"""Reads of rulebooks: the version in force at a time, the versions waiting for approval."""
+
+from datetime import datetime
+
+from django.db.models import Prefetch
+
+from settlements.models import Case, Rulebook, RulebookVersion, Simulation
+from settlements.workflow import CaseStatus, RulebookVersionStatus
+
+
+def version_in_force(key: str, at: datetime) -> RulebookVersion | None:
+    """The approved version of rulebook ``key`` in force at ``at``, or None (unknown rulebook,
+    or ``at`` before its first version)."""
+    return (
+        RulebookVersion.objects.select_related("rulebook")
+        .filter(
+            rulebook__key=key,
+            status=RulebookVersionStatus.APPROVED,
+            effective_from__lte=at,
+        )
+        .order_by("-effective_from")
+        .first()
+    )
+
+
+def latest_approved_version(rulebook: Rulebook) -> RulebookVersion | None:
+    """The approved version of ``rulebook`` taking effect last, whether or not it has yet."""
+    return (
+        rulebook.versions.filter(status=RulebookVersionStatus.APPROVED)
+        .order_by("-effective_from")
+        .first()
+    )
+
+
+def rulebook_list():
+    """Every rulebook with its versions and who proposed, approved or withdrew each."""
+    versions = RulebookVersion.objects.select_related(
+        "proposed_by", "approved_by", "withdrawn_by"
+    ).order_by("-number")
+    return Rulebook.objects.prefetch_related(Prefetch("versions", queryset=versions)).order_by(
+        "key"
+    )
+
+
+def versions_awaiting_approval(user):
+    """Proposed versions someone other than ``user`` proposed: theirs to approve."""
+    return (
+        RulebookVersion.objects.select_related("rulebook", "proposed_by")
+        .filter(status=RulebookVersionStatus.PROPOSED)
+        .exclude(proposed_by=user)
+        .order_by("effective_from")
+    )
+
+
+def simulation_cases(
+    *,
+    incident: int | None = None,
+    crashed_from: datetime | None = None,
+    crashed_until: datetime | None = None,
+    rulebook: str | None = None,
+):
+    """The past crash cases a simulation runs over, picked by incident, crash dates (from
+    inclusive, until exclusive) and the rulebook they were settled under."""
+    cases = Case.objects.filter(kind=Case.Kind.CRASH, snapshot__isnull=False).exclude(
+        status=CaseStatus.WITHDRAWN
+    )
+    if incident is not None:
+        cases = cases.filter(incident_id=incident)
+    if crashed_from is not None:
+        cases = cases.filter(crashed_at__gte=crashed_from)
+    if crashed_until is not None:
+        cases = cases.filter(crashed_at__lt=crashed_until)
+    if rulebook:
+        cases = cases.filter(rulebook_version__rulebook__key=rulebook)
+    return cases
+
+
+def latest_simulation(version: RulebookVersion) -> Simulation | None:
+    return (
+        Simulation.objects.select_related("requested_by", "job")
+        .filter(version=version)
+        .order_by("-requested_at", "-id")
+        .first()
+    )
+
+
+def simulation_results(simulation: Simulation):
+    return simulation.results.select_related("case__tournament").order_by("case_id")
