@@ -27,7 +27,7 @@ length, nothing left to a language's text for a value::
             t  time          ISO 8601 in UTC with microseconds:
                              "t32:2026-01-02T03:04:05.000006+00:00"
             d  date          ISO 8601: "d10:2026-01-02"
-            j  JSON          sorted keys, no spaces, non-ASCII kept: 'j9:{"cash":1}'
+            j  JSON          sorted keys, no spaces, non-ASCII kept: 'j10:{"cash":1}'
 
 Any other type is refused rather than guessed at. A row is its values' encodings one after
 another and a newline. The digest is SHA-256 over the UTF-8 of a header row (the text
