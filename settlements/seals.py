@@ -16,7 +16,7 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime
-from functools import cache
+from functools import cache, partial
 from itertools import batched, groupby
 from operator import itemgetter
 
@@ -153,17 +153,24 @@ def rows_digest(kind: str, version: int | None = None, fields=None) -> Digest:
     holding the fields the format names for it, in its order. A writer passes the ``fields``
     its rows hold, which must be those."""
     form = seal_formats.get(version)
-    names = form.fields[kind]
-    if fields is not None and tuple(fields) != names:
+    if fields is not None and tuple(fields) != form.fields[kind]:
         raise ValueError(f"rows of {fields} are not the {kind} seal format {form.version} names")
+    return _digest_of(kind, form.version, tuple(seal_formats.RENAMED.items()))()
+
+
+@cache
+def _digest_of(kind: str, version: int, renamed: tuple) -> Callable[[], Digest]:
+    """What makes an empty digest of ``kind`` in format ``version``, worked out once for each
+    state of the ``renamed`` fields: a verification starts one per record."""
+    form = seal_formats.get(version)
     model = _rows_model(kind)
+    columns = _columns(model, form.fields[kind])
     if form.encoding == "tagged":
-        columns = _columns(model, names)
         text = seal_formats.rows_encoder([_kind_of(column) for column in columns])
-        return Digest(text=text, header=form.header(kind))
+        return partial(Digest, text=text, header=form.header(kind))
     if kind in (ENTRANTS, PAYOUTS):
-        return Digest(row_repr(model, tuple(column.name for column in _columns(model, names))))
-    return Digest()
+        return partial(Digest, row_repr(model, tuple(column.name for column in columns)))
+    return Digest
 
 
 def _rows_model(kind: str):
