@@ -33,7 +33,7 @@ from django.db import connection
 from django.db.models import Max
 from django.utils import timezone
 
-from settlements import seals, tallies
+from settlements import seals, tallies, unaccounted
 from settlements.access_record import access_outside_events
 from settlements.models import (
     Case,
@@ -211,7 +211,8 @@ def _settlement_facts(
 
 
 def canonical(event: Event) -> bytes:
-    """The bytes an event's hash covers: every field but its own hash, in a fixed form."""
+    """The bytes an event's hash covers: every field but its own hash, in a fixed form. The
+    seal format is covered from format 2 on; events of format 1 were hashed without it."""
     content = {
         "seq": event.seq,
         "prev": event.prev_hash,
@@ -226,6 +227,8 @@ def canonical(event: Event) -> bytes:
         "data": event.data,
         "facts": event.subject_facts,
     }
+    if event.seal_format != 1:
+        content["seal_format"] = event.seal_format
     return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -306,11 +309,11 @@ def loose_rows() -> str:
     """What no single event names: running counts that disagree with the rows they count,
     confirmations that belong to no batch, and records, lines, releases, memberships, user
     flags or API tokens no event accounts for."""
-    loose = seals.confirmations_outside_batches()
+    loose = unaccounted.confirmations_outside_batches()
     if loose is not None:
         return f"Payment confirmation #{loose} belongs to no batch of confirmations"
-    if unaccounted := seals.rows_outside_events() or access_outside_events():
-        return f"No event accounts for {unaccounted}"
+    if nameless := unaccounted.rows_outside_events() or access_outside_events():
+        return f"No event accounts for {nameless}"
     return tallies.tally_problem()
 
 
@@ -336,7 +339,7 @@ def _problem(event: Event, expected_seq: int, previous: str, facts: "Facts") -> 
     changed += [
         f"history of {label.replace(':', ' #')}"
         for label, (version, digest) in sorted(sealed.get("history", {}).items())
-        if facts.history.get((label, version)) != digest
+        if facts.history.get((event.seal_format, label, version)) != digest
     ]
     if changed:
         what = f"refers to {subject}, whose" if event.subject_type else "sealed rows whose"
@@ -346,16 +349,21 @@ def _problem(event: Event, expected_seq: int, previous: str, facts: "Facts") -> 
 
 @dataclass
 class Facts:
-    """The sealed records as they are now: by subject, by batch event, and the digests of
-    records' versions up to each version an event sealed."""
+    """The sealed records as they are now: by subject, their rows' digests by seal format and
+    subject, by batch event, and the digests by seal format of records' versions up to each
+    version an event sealed."""
 
     subjects: dict[tuple[str, int], dict]
+    rows: dict[tuple[int, str, int], dict]
     batches: dict[int, dict]
-    history: dict[tuple[str, int], str]
+    history: dict[tuple[int, str, int], str]
 
     def of(self, event: Event) -> dict | None:
         if event.subject_type:
-            return self.subjects.get((event.subject_type, event.subject_id))
+            key = (event.subject_type, event.subject_id)
+            if (subject := self.subjects.get(key)) is None:
+                return None
+            return subject | self.rows.get((event.seal_format, *key), {})
         return self.batches.get(event.pk, {})
 
 
@@ -409,25 +417,45 @@ def current_facts(events) -> Facts:
         if model is not Tournament:
             for pk, fields in seals.current_records(model, sealed(name)).items():
                 facts.setdefault((name, pk), {}).update(fields)
+    rows: dict[tuple[int, str, int], dict] = {}
+    batches: dict[int, dict] = {}
+    history: dict[tuple[int, str, int], str] = {}
+    formats = events.order_by().values_list("seal_format", flat=True).distinct()
+    for version in sorted(formats):
+        _rows_facts(events.filter(seal_format=version), version, facts, rows, batches, history)
+    return Facts(facts, rows, batches, history)
+
+
+def _rows_facts(events, version: int, subjects, rows, batches, history) -> None:
+    """What ``events`` (all sealed in format ``version``) sealed of rows, digested now in
+    that format: entrants, payouts, confirmations and versions."""
+
+    def sealed(subject_type: str, key: str):
+        chosen = events.filter(subject_type=subject_type, subject_facts__has_key=key)
+        return chosen.values("subject_id")
+
     # Rows of a record that is gone leave it gone: the event says so rather than list fields.
-    for key, digests in (
-        (("settlement", "payout_rows"), seals.payout_digests(sealed("settlement", "payout_rows"))),
-        (("case", "entrant_rows"), seals.entrant_digests(sealed("case", "entrant_rows"))),
+    for name, key, digests in (
+        ("settlement", "payout_rows", seals.payout_digests),
+        ("case", "entrant_rows", seals.entrant_digests),
     ):
-        for pk, digest in digests.items():
-            if (key[0], pk) in facts:
-                facts[key[0], pk][key[1]] = digest
-    batches = seals.confirmation_digests(
-        events.filter(type=Event.Type.PAYMENTS_CONFIRMED).values("pk")
+        for pk, digest in digests(sealed(name, key), version).items():
+            if (name, pk) in subjects:
+                rows.setdefault((version, name, pk), {})[key] = digest
+    batches.update(
+        seals.confirmation_digests(
+            events.filter(type=Event.Type.PAYMENTS_CONFIRMED).values("pk"), version
+        )
     )
     wanted: dict[str, set[int]] = {}
     versions = events.filter(subject_facts__has_key="history").values_list(
         "subject_facts__history", flat=True
     )
-    for history in versions.iterator(chunk_size=_ITERATOR_CHUNK):
-        for label, (version, _digest) in history.items():
-            wanted.setdefault(label, set()).add(version)
-    return Facts(facts, batches, seals.current_history(wanted))
+    for sealed_versions in versions.iterator(chunk_size=_ITERATOR_CHUNK):
+        for label, (point, _digest) in sealed_versions.items():
+            wanted.setdefault(label, set()).add(point)
+    for (label, point), digest in seals.current_history(wanted, version).items():
+        history[version, label, point] = digest
 
 
 def _digests(

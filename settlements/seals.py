@@ -4,9 +4,11 @@ the entrants and payouts as digests, the release that handed its lines to the ca
 confirmations a batch recorded, and the history versions written so far. The same facts read
 again from the rows as they are now, for ``verify`` to compare.
 
-Rows are digested as lines of text, one per row, hashed in chunks as they stream by: a
-300,000-entrant snapshot or settlement costs one formatting pass, no object per row. No value
-can imitate a field boundary: text is quoted (``repr``) or length-prefixed (``cell``).
+Which fields of those rows are digested, and how each value is written, is the event's seal
+format (``settlements.seal_formats``, where the encodings are spelled out): each event is
+verified under the format it was sealed in. Rows are digested as lines of text, one per row,
+hashed in chunks as they stream by: a 300,000-entrant snapshot or settlement costs one
+formatting pass, no object per row.
 """
 
 import hashlib
@@ -14,12 +16,13 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime
-from functools import cache
+from functools import cache, partial
 from itertools import batched, groupby
 from operator import itemgetter
 
-from django.db.models import Exists, IntegerField, OuterRef, Q
+from django.db.models import IntegerField
 
+from settlements import seal_formats
 from settlements.models import (
     Case,
     CasePlayer,
@@ -33,10 +36,10 @@ from settlements.models import (
     Reissue,
     RulebookVersion,
     Settlement,
-    SettlementLine,
     SettlementPayout,
     Tournament,
 )
+from settlements.seal_formats import CONFIRMATIONS, ENTRANTS, PAYOUTS
 
 _CHUNK = 20_000
 _ITERATOR_CHUNK = 10_000
@@ -68,17 +71,23 @@ def row_line(row: Iterable) -> str:
 
 
 class Digest:
-    """SHA-256 over rows, each written as one line by ``line``, hashed a chunk at a time.
+    """SHA-256 over rows, each written as one line by ``line``, hashed a chunk at a time; or
+    ``text`` writes a whole chunk (each row ending in a newline) after a ``header``.
 
-    Entrants and payouts (ints, text, booleans and None, their parent's id first) are written
-    as their tuple's repr, which is unambiguous, by ``row_repr``: cheaper than ``row_line`` for
-    the 300,000 rows a preparer waits for. ``row_line`` writes times in UTC, whatever zone they
-    were read in.
+    In format 1, entrants and payouts (ints, text, booleans and None, their parent's id first)
+    are written as their tuple's repr by ``row_repr``, other rows by ``row_line``, which writes
+    times in UTC whatever zone they were read in. Use ``rows_digest`` for a format's digest.
     """
 
-    def __init__(self, line: Callable[[tuple], str] = row_line) -> None:
-        self._hash = hashlib.sha256()
-        self._line = line
+    def __init__(
+        self,
+        line: Callable[[tuple], str] = row_line,
+        *,
+        text: Callable[[Sequence[tuple]], str] | None = None,
+        header: str = "",
+    ) -> None:
+        self._hash = hashlib.sha256(header.encode())
+        self._text = text or (lambda rows: "\n".join(map(line, rows)) + "\n")
         self._rows: list[tuple] = []
         self._hashed = 0
 
@@ -120,7 +129,7 @@ class Digest:
             self._rows.clear()
 
     def _hash_lines(self, rows: Sequence[tuple]) -> None:
-        self._hash.update(("\n".join(map(self._line, rows)) + "\n").encode())
+        self._hash.update(self._text(rows).encode())
         self._hashed += len(rows)
 
 
@@ -138,59 +147,80 @@ def _always_int(column) -> bool:
     return isinstance(kind, IntegerField) and not column.null
 
 
-def _digests(
-    rows, parent: str, fields: tuple[str, ...], order: str, parents=None
-) -> dict[int, str]:
+def rows_digest(kind: str, version: int | None = None, fields=None) -> Digest:
+    """An empty digest of rows of ``kind`` as seal format ``version`` writes them, each row
+    holding the fields the format names for it, in its order. A writer passes the ``fields``
+    its rows hold, which must be those."""
+    form = seal_formats.get(version)
+    if fields is not None and tuple(fields) != form.fields[kind]:
+        raise ValueError(f"rows of {fields} are not the {kind} seal format {form.version} names")
+    return _digest_of(kind, form.version, tuple(seal_formats.RENAMED.items()))()
+
+
+@cache
+def _digest_of(kind: str, version: int, renamed: tuple) -> Callable[[], Digest]:
+    """What makes an empty digest of ``kind`` in format ``version``, worked out once for each
+    state of the ``renamed`` fields: a verification starts one per record."""
+    form = seal_formats.get(version)
+    model = _rows_model(kind)
+    columns = _columns(model, form.fields[kind])
+    if form.encoding == "tagged":
+        text = seal_formats.rows_encoder([_kind_of(column) for column in columns])
+        return partial(Digest, text=text, header=form.header(kind))
+    if kind in (ENTRANTS, PAYOUTS):
+        return partial(Digest, row_repr(model, tuple(column.name for column in columns)))
+    return Digest
+
+
+def _rows_model(kind: str):
+    if kind.startswith("history:"):
+        return SEALED_MODELS[kind.removeprefix("history:")].history.model
+    return {ENTRANTS: CasePlayer, PAYOUTS: SettlementPayout}.get(kind, PaymentConfirmation)
+
+
+def _columns(model, names: Iterable[str]) -> list:
+    """The model's fields now holding the format's ``names`` (seal_formats.RENAMED): a
+    history model's by the names of its audited model."""
+    label = getattr(model, "instance_type", model)._meta.model_name
+    return [model._meta.get_field(seal_formats.current_name(label, name)) for name in names]
+
+
+def _current(model, kind: str, version: int) -> list[str]:
+    """What to read of the rows for ``kind`` under format ``version``, in its order."""
+    return [column.attname for column in _columns(model, seal_formats.get(version).fields[kind])]
+
+
+def _kind_of(column) -> str:
+    if _always_int(column):
+        return "int"
+    if column.get_internal_type() in ("CharField", "TextField") and not column.null:
+        return "str"
+    return "any"
+
+
+def _digests(rows, kind: str, order: str, parents, version: int) -> dict[int, str]:
     """One digest per parent over its rows (its id first, as written) in ``order``, streamed
     in one ordered pass. Each of ``parents`` (the ids of the parents that exist) without a row
     gets the digest of no rows, which is what the event that wrote none sealed: a settlement
     that pays nobody has a digest like any other."""
+    parent, *fields = _current(rows.model, kind, version)
     ordered = rows.order_by(parent, order).values_list(parent, *fields)
-    line = row_repr(rows.model, (parent.removesuffix("_id"), *fields))
     result = {}
     for key, group in groupby(ordered.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0)):
-        digest = Digest(line)
+        digest = rows_digest(kind, version)
         for row in group:
             digest.add(row)
         result[key] = digest.hexdigest()
     if parents is not None:
-        empty = Digest(line).hexdigest()
+        empty = rows_digest(kind, version).hexdigest()
         for key in parents.iterator(chunk_size=_ITERATOR_CHUNK):
             result.setdefault(key, empty)
     return result
 
 
-ENTRANT_FIELDS = ("position", "player", "chips", "entries", "add_ons", "bounty")
-PAYOUT_FIELDS = (
-    "position",
-    "player",
-    "chips",
-    "cash",
-    "tdollars",
-    "tickets",
-    "fpp",
-    "guaranteed",
-    "share",
-    "exact",
-    "capped",
-    "rounding_cent",
-    "weight",
-    "place_first",
-    "place_last",
-)
-CONFIRMATION_FIELDS = (
-    "release",
-    "line_no",
-    "idempotency_key",
-    "player",
-    "unit",
-    "amount",
-    "status",
-    "external_reference",
-    "at",
-    "recorded_at",
-    "recorded_by",
-)
+# The rows writers digest as they write them: what the current seal format names.
+ENTRANT_FIELDS = seal_formats.get().fields[ENTRANTS][1:]
+CONFIRMATION_FIELDS = seal_formats.get().fields[CONFIRMATIONS]
 
 
 # --- A subject's own fields --------------------------------------------------------------------
@@ -336,7 +366,7 @@ RELEASE_FIELDS = (
     "released_by",
     "released_at",
 )
-_RELEASE_LINK = {
+RELEASE_LINK = {
     Settlement: "settlement",
     Compensation: "compensation",
     PrizeWithdrawal: "prize_withdrawal",
@@ -354,7 +384,7 @@ def _plain(value):
 
 
 def _attnames(model, names: Iterable[str]) -> list[str]:
-    return [model._meta.get_field(name).attname for name in names]
+    return [column.attname for column in _columns(model, names)]
 
 
 def records_facts(pairs: Sequence[tuple[object, str]]) -> list[dict]:
@@ -381,11 +411,11 @@ def _releases_of(subjects: Iterable) -> dict[tuple[type, int], dict]:
     """{(model, pk): the release that handed its lines to the cashier} of those released."""
     wanted: dict[type, list[int]] = defaultdict(list)
     for subject in subjects:
-        if type(subject) in _RELEASE_LINK:
+        if type(subject) in RELEASE_LINK:
             wanted[type(subject)].append(subject.pk)
     releases = {}
     for model, ids in wanted.items():
-        link = f"{_RELEASE_LINK[model]}_id"
+        link = f"{RELEASE_LINK[model]}_id"
         rows = LedgerRelease.objects.filter(**{f"{link}__in": ids}).values(link, *RELEASE_FIELDS)
         for row in rows:
             pk = row.pop(link)
@@ -399,7 +429,7 @@ def current_records(model, ids) -> dict[int, dict]:
     names = _SEALED[model]
     fields = dict(zip(names, _attnames(model, names), strict=True))
     released = {f"release__{name}": name for name in RELEASE_FIELDS}
-    linked = model in _RELEASE_LINK
+    linked = model in RELEASE_LINK
     columns = ("pk", *fields.values(), *(released if linked else ()))
     rows = model.objects.filter(pk__in=ids).values(*columns)
     facts = {}
@@ -411,120 +441,73 @@ def current_records(model, ids) -> dict[int, dict]:
 
 
 SEALED_MODELS = {model._meta.model_name: model for model in _FIXED} | {"tournament": Tournament}
-# Records no event names, written by a migration rather than the desk: the rulebook versions
-# made from the old policy settings, approved by nobody. The database lets only the tables'
-# owner write an approved version without an approver (triggers.FollowsWorkflow).
-_BEFORE_EVENTS = {RulebookVersion: Q(status="approved", approved_by__isnull=True)}
 
 
 # --- Rows under a parent --------------------------------------------------------------------
 
 
-def entrant_digests(case_ids) -> dict[int, str]:
+def entrant_digests(case_ids, version: int | None = None) -> dict[int, str]:
     return _digests(
         CasePlayer.objects.filter(case_id__in=case_ids),
-        "case_id",
-        ENTRANT_FIELDS,
+        ENTRANTS,
         "position",
         Case.objects.filter(pk__in=case_ids).values_list("pk", flat=True),
+        version,
     )
 
 
-def payout_digests(settlement_ids) -> dict[int, str]:
+def payout_digests(settlement_ids, version: int | None = None) -> dict[int, str]:
     return _digests(
         SettlementPayout.objects.filter(settlement_id__in=settlement_ids),
-        "settlement_id",
-        PAYOUT_FIELDS,
+        PAYOUTS,
         "position",
         Settlement.objects.filter(pk__in=settlement_ids).values_list("pk", flat=True),
+        version,
     )
 
 
-def confirmation_digests(event_ids) -> dict[int, dict]:
+def confirmation_digests(event_ids, version: int | None = None) -> dict[int, dict]:
     """Per batch event, the digest and number of the confirmations recorded under it, in the
     order they were written (ids follow the order of the batch's rows)."""
     rows = PaymentConfirmation.objects.filter(event_id__in=event_ids)
     ordered = rows.order_by("event_id", "id").values_list(
-        "event_id", *_attnames(PaymentConfirmation, CONFIRMATION_FIELDS)
+        "event_id", *_current(PaymentConfirmation, CONFIRMATIONS, version)
     )
     result = {}
     for key, group in groupby(ordered.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0)):
-        digest = Digest()
+        digest = rows_digest(CONFIRMATIONS, version)
         for row in group:
             digest.add(row[1:])
         result[key] = {"confirmations": digest.hexdigest(), "confirmation_count": digest.count}
     return result
 
 
-def rows_outside_events() -> str:
-    """The first record, ledger line or release that no event accounts for (written behind
-    the app's back), named by table and key; "" when every one is. A record is accounted for
-    by an event naming it, a line by one naming its settlement, a release by its record's
-    approval event."""
-
-    def named(subject_type: str, event_type: str | None = None, ref: str = "pk"):
-        events = Event.objects.filter(subject_type=subject_type, subject_id=OuterRef(ref))
-        return Exists(events.filter(type=event_type) if event_type else events)
-
-    def first(rows) -> int | None:
-        return rows.order_by("pk").values_list("pk", flat=True).first()
-
-    for name, model in SEALED_MODELS.items():
-        rows = model.objects.filter(~named(name))
-        if model in _BEFORE_EVENTS:
-            rows = rows.exclude(_BEFORE_EVENTS[model])
-        if model is not Tournament and (pk := first(rows)):
-            return f"{model._meta.db_table} row {pk}"
-    lines = SettlementLine.objects.filter(~named("settlement", ref="settlement_id"))
-    if (pk := first(lines)) is not None:
-        return f"{SettlementLine._meta.db_table} row {pk}"
-    for model, link in _RELEASE_LINK.items():
-        releases = LedgerRelease.objects.filter(
-            ~named(model._meta.model_name, f"{link}_approved", ref=f"{link}_id"),
-            **{f"{link}__isnull": False},
-        )
-        if (pk := first(releases)) is not None:
-            return f"{LedgerRelease._meta.db_table} row {pk}"
-    return ""
-
-
-def confirmations_outside_batches() -> int | None:
-    """A confirmation row under no batch event (written behind the app's back), if any."""
-    batches = Event.objects.filter(type=T.PAYMENTS_CONFIRMED).values("pk")
-    return (
-        PaymentConfirmation.objects.exclude(event_id__in=batches)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-        .first()
-    )
-
-
 # --- History versions --------------------------------------------------------------------------
 
 
-def _history_fields(model) -> list[str]:
-    """A version's fields but the JSON ones (policies, totals, statement figures: sealed
-    elsewhere, and large): who, when, why, the kind of change and every plain column."""
-    return [
-        field.attname
-        for field in model.history.model._meta.concrete_fields
-        if field.get_internal_type() != "JSONField"
-    ]
+def _versions_of(model, version: int):
+    """Every version of ``model`` by record, in order, with the fields seal format ``version``
+    digests of them."""
+    history = model.history.model
+    fields = _current(history, seal_formats.history(model._meta.model_name), version)
+    return _versions(history, tuple(fields))
 
 
 @cache
-def _versions_of(model):
-    """Every version of ``model`` by record, in order, with the fields ``history_facts_of``
-    digests; built once, as resolving the forty-odd names of a settlement's version cost more
-    than the query (each batch filters a copy of it; the query is compiled as it runs)."""
-    versions = model.history.model.objects.order_by("id", "history_id")
-    return versions.values_list("id", "history_id", *_history_fields(model))
+def _versions(history, fields: tuple[str, ...]):
+    """Built once per set of columns, as resolving the forty-odd names of a settlement's
+    version cost more than the query (each batch filters a copy of it; the query is compiled
+    as it runs)."""
+    return history.objects.order_by("id", "history_id").values_list("id", "history_id", *fields)
 
 
-def history_facts_of(groups: Sequence[Iterable]) -> list[dict[str, list]]:
+def history_facts_of(
+    groups: Sequence[Iterable], version: int | None = None
+) -> list[dict[str, list]]:
     """For each group of records (an event's, of a job's batch of events), each audited
-    record's [latest version id, digest of its versions so far]; the versions of each model
-    read in one query."""
+    record's [latest version id, digest of its versions so far] in seal format ``version``;
+    the versions of each model read in one query."""
+    version = seal_formats.get(version).version
     groups = [
         [r for r in records if SEALED_MODELS.get(type(r)._meta.model_name) is type(r)]
         for records in groups
@@ -535,9 +518,10 @@ def history_facts_of(groups: Sequence[Iterable]) -> list[dict[str, list]]:
             wanted[type(record)].add(record.pk)
     versions: dict[tuple[type, int], list] = {}
     for model, pks in wanted.items():
-        rows = _versions_of(model).filter(id__in=pks)
+        rows = _versions_of(model, version).filter(id__in=pks)
+        kind = seal_formats.history(model._meta.model_name)
         for pk, group in groupby(rows.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0)):
-            digest, last = Digest(), None
+            digest, last = rows_digest(kind, version), None
             for row in group:
                 digest.add(row[2:])
                 last = row[1]
@@ -552,20 +536,22 @@ def history_facts_of(groups: Sequence[Iterable]) -> list[dict[str, list]]:
     ]
 
 
-def current_history(wanted: dict[str, set[int]]) -> dict[tuple[str, int], str]:
-    """The digest of each record's versions up to each version id in ``wanted`` ({"model:pk":
-    {version ids}}), as the versions are now; a version gone leaves its point out."""
+def current_history(
+    wanted: dict[str, set[int]], version: int | None = None
+) -> dict[tuple[str, int], str]:
+    """The digest in seal format ``version`` of each record's versions up to each version id
+    in ``wanted`` ({"model:pk": {version ids}}), as the versions are now; a version gone
+    leaves its point out."""
+    version = seal_formats.get(version).version
     by_model: dict[str, list[int]] = defaultdict(list)
     for label in wanted:
         name, pk = label.split(":")
         by_model[name].append(int(pk))
     result = {}
     for name, pks in by_model.items():
-        model = SEALED_MODELS[name]
-        rows = model.history.model.objects.filter(id__in=pks).order_by("id", "history_id")
-        values = rows.values_list("id", "history_id", *_history_fields(model))
+        values = _versions_of(SEALED_MODELS[name], version).filter(id__in=pks)
         for pk, group in groupby(values.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0)):
-            label, digest = f"{name}:{pk}", Digest()
+            label, digest = f"{name}:{pk}", rows_digest(seal_formats.history(name), version)
             points = wanted[label]
             for row in group:
                 digest.add(row[2:])

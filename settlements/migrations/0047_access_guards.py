@@ -25,7 +25,7 @@ def every_token_gets_an_end_and_every_scope(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("auth", "0012_alter_user_first_name_max_length"),
-        ("settlements", "0045_sessions_in_the_database"),
+        ("settlements", "0046_seal_formats"),
     ]
 
     operations = [

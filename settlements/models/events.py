@@ -88,6 +88,9 @@ class Event(models.Model):
     data = models.JSONField(default=dict, blank=True)
     # What the subject is that must never change, as this event sealed it.
     subject_facts = models.JSONField(default=dict, blank=True)
+    # The seal format its digests were written in (settlements.seal_formats); no default, as
+    # the writer that computes them says which.
+    seal_format = models.PositiveSmallIntegerField("seal format")
     seq = models.PositiveBigIntegerField("number in the chain", unique=True)
     prev_hash = models.CharField("previous event's hash", max_length=64)
     hash = models.CharField("SHA-256", max_length=64)

@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from simple_history.utils import get_history_manager_for_model
 
-from settlements import audit_log, bounds, player_ids, seals
+from settlements import audit_log, bounds, player_ids, seal_formats, seals
 from settlements.errors import DomainError, Duplicate
 from settlements.models import (
     ID_MAX_LENGTH,
@@ -205,8 +205,10 @@ def seal_facts(held: Sequence[staging.HeldEvent]) -> None:
     subjects = [h for h in held if h.subject is not None]
     facts = audit_log.subjects_facts([(h.subject, h.event.type) for h in subjects])
     of_subject = {id(h): f for h, f in zip(subjects, facts, strict=True)}
-    versions = seals.history_facts_of([h.records for h in held])
+    # The format the callers' digests were written in too (seals.rows_digest's default).
+    versions = seals.history_facts_of([h.records for h in held], seal_formats.CURRENT)
     for h, history in zip(held, versions, strict=True):
+        h.event.seal_format = seal_formats.CURRENT
         h.event.subject_facts = {**of_subject.get(id(h), {}), **h.facts}
         if history:
             h.event.subject_facts["history"] = history

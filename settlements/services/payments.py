@@ -283,7 +283,7 @@ def _record_batch(
         for state, item in batch.rows
     ]  # fmt: skip
     # The event seals the rows in the order they are written, which their ids keep.
-    sealed = seals.Digest()
+    sealed = seals.rows_digest(seals.CONFIRMATIONS)
     for row in rows:
         sealed.add(row)
     event = record_event(

@@ -155,7 +155,7 @@ def _insert_payouts_and_lines(settlement_id: int, result) -> str:
     """Write the payouts and lines; the payouts' digest, for the event to seal. The payout
     rows are built and digested a chunk at a time on their way to the database, while it
     inserts the chunks before."""
-    payouts = seals.Digest(seals.row_repr(SettlementPayout, SETTLEMENT_PAYOUT_FIELDS))
+    payouts = seals.rows_digest(seals.PAYOUTS, fields=SETTLEMENT_PAYOUT_FIELDS)
     rows = payouts.passing(payout_rows(settlement_id, result))
     insert_rows(SettlementPayout, SETTLEMENT_PAYOUT_FIELDS, rows)
     insert_rows(

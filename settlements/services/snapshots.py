@@ -156,7 +156,7 @@ def _insert_entrants(case_id: int, parsed) -> str:
     players = parsed.players
     ids = [player.id for player in players]
     by_id = sorted(range(len(players)), key=ids.__getitem__)
-    entrants = seals.Digest(seals.row_repr(CasePlayer, ENTRANT_ROW))
+    entrants = seals.rows_digest(seals.ENTRANTS, fields=ENTRANT_ROW)
     rows = entrants.passing(
         _entrant_rows(case_id, players, by_id),
         digested=_entrant_rows(case_id, players, range(len(players))),

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import seal_formats, selectors, services
 from settlements.access import roles
 from settlements.models import Event, LedgerRelease, PaymentConfirmation
 from tests.db.conftest import behind_the_apps_back, execute, postgresql_only
@@ -21,11 +21,16 @@ from tests.services.helpers import every_record, load
 pytestmark = [pytest.mark.django_db, postgresql_only]
 
 
-@pytest.fixture
-def desk(users, snapshot_factory):
+@pytest.fixture(params=[1, 2], ids=["seal format 1", "seal format 2"])
+def desk(request, monkeypatch, users, snapshot_factory):
     """every_record's desk, and what it lacks: a paid line, a prize taken back (a debit in
-    the feed), a compensation rejected, a case withdrawn."""
+    the feed), a compensation rejected, a case withdrawn; sealed in each seal format, as the
+    record of an older release and of this one."""
+    monkeypatch.setattr(seal_formats, "CURRENT", request.param)
+    before = Event.objects.count()
     records = every_record(users, snapshot_factory)
+    written = Event.objects.filter(seq__gt=before).values_list("seal_format", flat=True)
+    assert set(written) == {request.param}
     settlement = records["settlement"]
     case, manager = settlement.case, users["tournament_manager"]
     withdrawal = services.prize_withdrawal_decide(

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.db import connection
 from msgspec.structs import astuple
 
-from settlements import audit_log, seals, services
+from settlements import audit_log, seal_formats, seals, services
 from settlements.models import CasePlayer, Event, Settlement, SettlementPayout
 from settlements.rules import Line
 from settlements.services.settlements import SETTLEMENT_PAYOUT_FIELDS
@@ -108,6 +108,7 @@ def test_canonical_content_covers_every_field(settled):
         "reason",
         "data",
         "facts",
+        "seal_format",
     }
 
 
@@ -127,13 +128,21 @@ def test_concurrent_writers_extend_one_chain(users, snapshot_factory):
 
 
 def test_an_event_seals_the_rows_it_rests_on_as_digests_of_the_rows(settled):
-    """What the services digest as they write is what the rows give back when read."""
-    case, digest = settled.case, seals.Digest(repr)
-    for row in case.entries.order_by("position").values_list("case", *seals.ENTRANT_FIELDS):
-        digest.add(row)
+    """What the services digest as they write is what the rows give back when read: in the
+    current seal format, each value tagged and length-prefixed; in format 1, as the reprs of
+    the rows (what events sealed before formats were recorded, verified as format 1)."""
+    case = settled.case
+    rows = case.entries.order_by("position").values_list("case", *seals.ENTRANT_FIELDS)
+    current = seal_formats.get()
+    text = current.header(seal_formats.ENTRANTS) + "".join(map(seal_formats.encode_row, rows))
     loaded = Event.objects.get(type="snapshot_loaded")
-    assert loaded.subject_facts["entrant_rows"] == digest.hexdigest()
-    assert seals.entrant_digests([case.pk]) == {case.pk: digest.hexdigest()}
+    assert loaded.seal_format == current.version
+    assert loaded.subject_facts["entrant_rows"] == hashlib.sha256(text.encode()).hexdigest()
+    assert seals.entrant_digests([case.pk]) == {case.pk: loaded.subject_facts["entrant_rows"]}
+    digest = seals.Digest(repr)
+    for row in rows:
+        digest.add(row)
+    assert seals.entrant_digests([case.pk], 1) == {case.pk: digest.hexdigest()}
     prepared = Event.objects.get(type="settlement_prepared")
     assert seals.payout_digests([settled.pk]) == {settled.pk: prepared.subject_facts["payout_rows"]}
     approval = Event.objects.get(type="settlement_approved")
