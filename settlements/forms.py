@@ -320,17 +320,10 @@ class PrizeWithdrawalForm(DomainErrorsMixin, forms.Form):
         label="The prize given in error",
         help_text="e.g. “Cash paid instead of a seat ticket for the Sunday Main”.",
     )
-    # Needed to withdraw the prize (the cashier takes back exactly this), not to keep it.
-    amount = forms.CharField(
-        required=False,
-        max_length=30,
-        label="Amount to take back",
-        help_text="Needed when the prize is withdrawn; leave it empty when the player keeps it.",
-    )
+    amount = forms.CharField(required=False, max_length=30, label="Amount to take back")
     unit = forms.ChoiceField(
         required=False,
         label="Unit of the amount",
-        help_text="Needed with an amount.",
         choices=[("", "—"), *Unit.choices],
     )
     outcome = forms.ChoiceField(widget=forms.RadioSelect, choices=PrizeWithdrawal.Outcome.choices)
@@ -339,6 +332,7 @@ class PrizeWithdrawalForm(DomainErrorsMixin, forms.Form):
     def __init__(self, *args, currency: str, **kwargs):
         super().__init__(*args, **kwargs)
         self.currency = currency
+        self.fields["amount"].help_text = "Needed to withdraw the prize; empty when it is kept."
 
     def clean(self):
         cleaned = super().clean()

@@ -139,6 +139,20 @@ _CONFIRMATIONS = (
     "external_reference", "at", "recorded_at", "recorded_by",
 )  # fmt: skip
 
+# Audited records that came after format 1 was named: format 2 seals their versions too.
+_HISTORY_SINCE_V2 = {
+    "rulebook": ("id", "key", "created_at", *_HISTORY, *_HISTORY_USER),
+    "rulebookversion": (
+        "id", "number", "status", "text", "effective_from", "proposed_at", "proposal_reason",
+        "approved_at", "approval_reason", "withdrawn_at", "withdrawal_reason", "rulebook_id",
+        "proposed_by_id", "approved_by_id", "withdrawn_by_id", *_HISTORY, *_HISTORY_USER,
+    ),
+    "simulation": (
+        "id", "requested_at", "case_count", "finished_at", "version_id", "job_id",
+        "requested_by_id", *_HISTORY, *_HISTORY_USER,
+    ),
+}  # fmt: skip
+
 _FIELDS = {
     ENTRANTS: _ENTRANTS,
     PAYOUTS: _PAYOUTS,
@@ -147,7 +161,11 @@ _FIELDS = {
 }
 FORMATS = {
     1: Format(1, "cells", _FIELDS),
-    2: Format(2, "tagged", _FIELDS),
+    2: Format(
+        2,
+        "tagged",
+        _FIELDS | {history(name): fields for name, fields in _HISTORY_SINCE_V2.items()},
+    ),
 }
 
 

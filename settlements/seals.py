@@ -295,6 +295,8 @@ _FIXED: dict[type, tuple[str, ...]] = {
         "description",
         "created_by",
         "created_at",
+        # The rulebook version it is settled under, chosen at the load (a trigger keeps it).
+        "rulebook_version",
     ),
     Decision: (
         "case",
@@ -507,9 +509,17 @@ def history_facts_of(
     """For each group of records (an event's, of a job's batch of events), each audited
     record's [latest version id, digest of its versions so far] in seal format ``version``;
     the versions of each model read in one query."""
-    version = seal_formats.get(version).version
+    sealing = seal_formats.get(version)
+    version = sealing.version
+    # A record whose versions the format names: format 1 predates the rulebooks' records,
+    # so an event sealed in it leaves their versions out.
     groups = [
-        [r for r in records if SEALED_MODELS.get(type(r)._meta.model_name) is type(r)]
+        [
+            r
+            for r in records
+            if SEALED_MODELS.get(name := type(r)._meta.model_name) is type(r)
+            and seal_formats.history(name) in sealing.fields
+        ]
         for records in groups
     ]
     wanted: dict[type, set[int]] = defaultdict(set)

@@ -28,9 +28,9 @@ def test_a_signed_in_page_reads_the_session_the_user_and_the_roles(
     operator, django_assert_num_queries
 ):
     client = signed_in(operator)
-    # The session, the user with their roles, and the page's own query: the `default`
-    # rulebook's version in force.
-    with django_assert_num_queries(3):
+    # The session, the user, their roles, and the page's own query: the `default` rulebook's
+    # version in force.
+    with django_assert_num_queries(4):
         response = client.get(reverse("policy"))
     assert response.status_code == 200
 

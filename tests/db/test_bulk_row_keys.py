@@ -77,7 +77,19 @@ def test_on_postgresql_the_keys_go_back_and_forth_on_a_seeded_desk():
 
         _manage("migrate", "-v0", url=url)
         assert _shape(url) == keyed
-        assert "events verified" in _manage("verify_audit", url=url)
+        # Going back past the rulebooks' migration (0043) drops their tables: the records of
+        # the demo's rulebook are gone, and the seal says so rather than verify.
+        lost = subprocess.run(
+            [sys.executable, "manage.py", "verify_audit"],
+            cwd=ROOT,
+            env={**os.environ, "DATABASE_URL": url, "DEBUG": "true"},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert lost.returncode == 1
+        assert "refers to rulebookversion" in lost.stderr and "which is gone" in lost.stderr
     finally:
         with connection.cursor() as cursor:
             cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

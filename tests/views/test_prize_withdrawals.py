@@ -133,4 +133,4 @@ def test_the_amount_is_not_called_optional_since_a_withdrawal_needs_it(as_manage
     html = as_manager.get(reverse("prize_withdrawal_new", args=[case.pk])).content.decode()
     label = html[html.index('for="id_amount"') :].split("</label>")[0]
     assert "Amount to take back" in label and "optional" not in label
-    assert "Needed when the prize is withdrawn" in html
+    assert "Needed to withdraw the prize" in html
