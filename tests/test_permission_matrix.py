@@ -142,6 +142,9 @@ MATRIX: dict[str, Entry] = {
     "policy": page(*ALL),  # the crash policy, for every role
     # Each desk role's own settings; the cashier and a user without a role open no page.
     "user_settings": form(*ALL),
+    # Where they are signed in; ending no session of theirs says so on that page (302).
+    "user_sessions": page(*ALL),
+    "user_sessions_end": action(*ALL, post=302),
     # An empty POST shows the empty form again, as a GET would.
     "incident_new": form(OP, post=200),
     "incident_tournaments": Entry(by_role(ALL, 200), by_role(ALL, 200)),

@@ -128,12 +128,16 @@ class ApiToken(models.Model):
 
 
 class SignedInSession(models.Model):
-    """A session a user signed in with, so that signing out can end every one of them
-    (access.authentication). Goes with its session row (``clearsessions`` included). Not
-    business data, so not audited."""
+    """A session a user signed in with, so that signing out can end every one of them, and a
+    person can see and end each (services.sessions). Goes with its
+    session row (``clearsessions`` included). Not business data, so not audited."""
 
     session = models.OneToOneField("sessions.Session", on_delete=models.CASCADE, primary_key=True)
     user = models.ForeignKey(USER, on_delete=models.CASCADE, related_name="signed_in_sessions")
+    # What the person is shown to tell their sessions apart (the settings page).
+    signed_in_at = models.DateTimeField(default=timezone.now)
+    user_agent = models.CharField(max_length=200, blank=True)
+    ip_address = models.GenericIPAddressField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"Session of user #{self.user_id}"

@@ -173,7 +173,7 @@ from settlements.selectors.previews import (
     settlement_chart_points,
     settlement_payout_curve,
 )
-from settlements.selectors.profiles import profile_time_zone
+from settlements.selectors.profiles import profile_time_zone, signed_in_sessions
 from settlements.selectors.queues import (
     CASE_SORTS,
     WAITING_SORTS,
@@ -340,6 +340,7 @@ __all__ = [
     "job_detail",
     "job_items",
     "profile_time_zone",
+    "signed_in_sessions",
     "waiting_queue",
     "CASE_SORTS",
     "WAITING_SORTS",

@@ -91,6 +91,7 @@ from settlements.services.rulebooks import (
     rulebook_version_withdraw,
     simulation_start,
 )
+from settlements.services.sessions import session_end, user_sessions_end
 from settlements.services.settlements import (
     LINE_SHAPES,
     SETTLEMENT_PAYOUT_FIELDS,
@@ -170,6 +171,8 @@ __all__ = [
     "reissue_approve",
     "reissue_reject",
     "profile_set_time_zone",
+    "session_end",
+    "user_sessions_end",
     "time_zone_names",
     "TOKEN_USE_RESOLUTION",
     "api_token_create",

@@ -28,6 +28,7 @@ from simple_history.models import HistoricalRecords
 from settlements.access import roles
 from settlements.models import Event
 from settlements.services.common import record_event
+from settlements.services.sessions import sessions_of_user_end
 
 User = get_user_model()
 FLAGS = ("is_active", "is_staff", "is_superuser")
@@ -146,6 +147,9 @@ def _record_membership(user, groups: list[str], added: bool) -> None:
     labels = ", ".join(roles.LABELS.get(name, name) for name in groups)
     words = [f"{'added to' if added else 'removed from'} {labels}"]
     _record(user, {"groups_added" if added else "groups_removed": groups}, words)
+    if not added:
+        # Pages open in those sessions assumed the role: the person signs in again.
+        sessions_of_user_end(user=user)
 
 
 @receiver(post_save, sender=LogEntry)

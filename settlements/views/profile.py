@@ -1,6 +1,8 @@
 """The signed-in user's own settings.
 
-GET/POST /settings/     the time zone their pages show times in
+GET/POST /settings/                 the time zone their pages show times in
+GET      /settings/sessions/        where they are signed in
+POST     /settings/sessions/end     end one of those sessions (``session``) or all (``all``)
 
 Only for the desk roles, like every other page: the cashier and a user without a role open
 no page, so a settings page would only tell them the desk exists.
@@ -11,11 +13,12 @@ from django.conf import settings
 from django.contrib import messages
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.http import require_POST, require_safe
 
 from settlements import selectors, services
 from settlements.access import roles
 from settlements.access.decorators import role_required
-from settlements.errors import DomainError
+from settlements.errors import DomainError, NotAllowed
 from settlements.forms import DomainErrorsMixin
 from settlements.middleware import remember_time_zone
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -58,3 +61,34 @@ def user_settings(request):
             messages.success(request, f"Times are now shown in {zone} time.")
             return go_to(request, reverse("user_settings"))
     return render_invalid(request, template, context, partial="settings_form")
+
+
+@require_safe
+@role_required(*roles.DESK_ROLES)
+def user_sessions(request):
+    context = {
+        "sessions": selectors.signed_in_sessions(request.user),
+        "current": request.session.session_key,
+    }
+    return render_page(request, "settlements/user_sessions.html", context, partial="sessions")
+
+
+@require_POST
+@role_required(*roles.DESK_ROLES)
+def user_sessions_end(request):
+    if request.POST.get("all"):
+        services.user_sessions_end(user=request.user, actor=request.user)
+        # This browser's session went with the others: start it afresh, signed out.
+        request.session.flush()
+        return go_to(request, reverse("login"))
+    key = request.POST.get("session", "")
+    try:
+        services.session_end(user=request.user, session_key=key)
+    except NotAllowed as refusal:
+        messages.error(request, refusal.message)
+        return go_to(request, reverse("user_sessions"))
+    if key == request.session.session_key:
+        request.session.flush()
+        return go_to(request, reverse("login"))
+    messages.success(request, "That browser is signed out.")
+    return go_to(request, reverse("user_sessions"))

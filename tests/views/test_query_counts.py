@@ -22,7 +22,7 @@ from tests.views.conftest import HTMX, signed_in
 pytestmark = pytest.mark.django_db
 
 # The most queries each page may run: the session, the user and their roles (three queries, see
-# settlements.access.authentication), then the page's own reads. Pages keep their costly
+# settlements.services.sessions), then the page's own reads. Pages keep their costly
 # fragments in each process's memory ({% cache ... using="pages" %}: no query). The decision page
 # stores its previews in Django's database cache: a first view looks them up (one query) and,
 # missing them, computes and stores them (in a test's transaction: a savepoint, Django's count of
