@@ -192,6 +192,7 @@ from settlements.selectors.rulebooks import (
     simulation_results,
     version_in_force,
     versions_awaiting_approval,
+    versions_in_force,
 )
 from settlements.selectors.settlements import (
     Totals,
@@ -213,6 +214,7 @@ __all__ = [
     "latest_approved_version",
     "rulebook_list",
     "version_in_force",
+    "versions_in_force",
     "versions_awaiting_approval",
     "DeskFigures",
     "desk_figures",

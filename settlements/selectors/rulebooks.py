@@ -23,6 +23,19 @@ def version_in_force(key: str, at: datetime) -> RulebookVersion | None:
     )
 
 
+def versions_in_force(at: datetime) -> list[RulebookVersion]:
+    """Each rulebook's version in force at ``at``, by rulebook key (those with none left out)."""
+    approved = (
+        RulebookVersion.objects.select_related("rulebook")
+        .filter(status=RulebookVersionStatus.APPROVED, effective_from__lte=at)
+        .order_by("rulebook__key", "-effective_from")
+    )
+    latest: dict[str, RulebookVersion] = {}
+    for version in approved:  # few: versions change with the operator's policy
+        latest.setdefault(version.rulebook.key, version)
+    return list(latest.values())
+
+
 def latest_approved_version(rulebook: Rulebook) -> RulebookVersion | None:
     """The approved version of ``rulebook`` taking effect last, whether or not it has yet."""
     return (

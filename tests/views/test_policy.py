@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from settlements import wording
-from settlements.models import RulebookVersion
+from settlements.models import Rulebook, RulebookVersion
 from settlements.money import format_minor_units
 from settlements.rules import Policy, parse_snapshot, settle
 from settlements.rules.snapshot import MAX_AMOUNT, MAX_CHIPS
@@ -276,3 +276,26 @@ def _in_force_now(first):
         proposal_reason="test",
         approved_at=timezone.now(),
     )
+
+
+def test_the_page_shows_another_rulebook_in_force_when_asked(as_auditor):
+    first = RulebookVersion.objects.get(rulebook__key="default", number=1)
+    ontario = Rulebook.objects.create(key="ontario")
+    with pgtrigger.ignore("settlements.RulebookVersion:follows_workflow"):
+        RulebookVersion.objects.create(
+            rulebook=ontario,
+            number=1,
+            status="approved",
+            parameters={**first.parameters, "pre_pct": 8},
+            text="Ontario's rules.",
+            effective_from=timezone.now() - timedelta(minutes=1),
+            proposed_at=timezone.now(),
+            proposal_reason="test",
+            approved_at=timezone.now(),
+        )
+    default = page(as_auditor)
+    assert "?rulebook=ontario" in default and "rulebook default, version 1" in text(default)
+    html = as_auditor.get(reverse("policy") + "?rulebook=ontario").content.decode()
+    assert "rulebook ontario, version 1" in text(html)
+    assert "Pre-stage mark 8 % (published: 5 %)" in text(html)
+    assert as_auditor.get(reverse("policy") + "?rulebook=nowhere").status_code == 404
