@@ -354,15 +354,25 @@ def _now():
 def _settlement_models():
     from django.apps import apps
 
-    from settlements.models import ApiToken, SignedInSession
+    from settlements.models import (
+        ApiToken,
+        Rulebook,
+        RulebookVersion,
+        SignedInSession,
+        Simulation,
+        SimulationResult,
+    )
 
     # API tokens are not copied: their hashes are unique and no page here lists them. Sessions
-    # belong to the (uncopied) users.
-    skipped = (ApiToken, SignedInSession)
+    # belong to the (uncopied) users, and so do the memberships the guards' proxies stand for.
+    # Rulebooks are few and keyed by name: every copied case keeps the version it names.
+    skipped = (ApiToken, SignedInSession, Rulebook, RulebookVersion, Simulation, SimulationResult)
     return [
         model
         for model in apps.get_app_config("settlements").get_models()
-        if model not in skipped and getattr(model, "instance_type", None) not in skipped
+        if model not in skipped
+        and getattr(model, "instance_type", None) not in skipped
+        and not model._meta.proxy
     ]
 
 
