@@ -290,6 +290,10 @@ JOB_ITEM_ATTEMPTS = env_int("JOB_ITEM_ATTEMPTS", 3)
 # outage settled in seven jobs waits for a worker seven times. Ten looks a second cost each idle
 # worker about 2 % of a core (the Python of each look, 2 ms, more than the database's share).
 JOB_POLL_MILLISECONDS = env_int("JOB_POLL_MILLISECONDS", 100)
+# How often `manage.py seal_loose_versions --repeat` seals the history versions written outside
+# the services (settlements.loose_versions): at most this long, such a version is sealed by no
+# event, and verify_audit names it.
+HISTORY_SWEEP_SECONDS = env_int("HISTORY_SWEEP_SECONDS", 3600)
 # Each job is queued as this many tasks (at most one per item), so that as many workers share
 # its items; on a machine of N cores, N workers running one bulk action use them all.
 JOB_WORKERS_PER_JOB = env_int("JOB_WORKERS_PER_JOB", 2)

@@ -30,10 +30,10 @@ from operator import itemgetter
 
 from django.core import signing
 from django.db import connection
-from django.db.models import Max
+from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
-from settlements import seals, tallies, unaccounted
+from settlements import job_outcomes, loose_versions, seals, tallies, unaccounted
 from settlements.access_record import access_outside_events
 from settlements.models import (
     Case,
@@ -172,17 +172,14 @@ def subjects_facts(pairs: Sequence[tuple[object, str]]) -> list[dict]:
     creation or by the event (settlements.seals). What that reads from other rows (ICM
     figures, releases) is read for them all at once: a job's batch seals its events together."""
     settled = [subject.pk for subject, _ in pairs if isinstance(subject, Settlement)]
-    icm = dict(
-        IcmValuation.objects.filter(
-            settlement_id__in=settled, status=IcmValuation.Status.DONE
-        ).values_list("settlement_id", "digest")
-        if settled
-        else ()
-    )
+    icm = icm_runs(settled) if settled else {}
     found = []
     for (subject, _), fields in zip(pairs, seals.records_facts(pairs), strict=True):
         if isinstance(subject, Settlement):
-            facts = _settlement_facts(subject, icm=icm.get(subject.pk))
+            run = icm.get(subject.pk)
+            facts = _settlement_facts(
+                subject, icm=run and run["digest"], icm_run=run and run["run"]
+            )
         elif isinstance(subject, Compensation):
             facts = {"totals": subject.totals, "items": subject.items_digest}
         elif isinstance(subject, Case) and subject.snapshot_id is not None:
@@ -193,8 +190,30 @@ def subjects_facts(pairs: Sequence[tuple[object, str]]) -> list[dict]:
     return found
 
 
+# What an ICM run was asked and drew from, fixed once it is done: with its figures' digest,
+# the seed that reproduces a sampled run.
+ICM_RUN_FIELDS = ("method", "seed", "samples", "players", "prizes_in_play")
+
+
+def icm_runs(settlement_ids) -> dict[int, dict]:
+    """{settlement id: {"digest": its done ICM figures' digest, "run": ICM_RUN_FIELDS}}."""
+    done = IcmValuation.objects.filter(
+        settlement_id__in=settlement_ids, status=IcmValuation.Status.DONE
+    )
+    return {
+        row["settlement_id"]: {
+            "digest": row["digest"],
+            "run": {name: row[name] for name in ICM_RUN_FIELDS},
+        }
+        for row in done.values("settlement_id", "digest", *ICM_RUN_FIELDS)
+    }
+
+
 def _settlement_facts(
-    settlement: Settlement, ledger: str | None = None, icm: str | None = None
+    settlement: Settlement,
+    ledger: str | None = None,
+    icm: str | None = None,
+    icm_run: dict | None = None,
 ) -> dict:
     facts = {
         "totals": settlement.totals,
@@ -207,6 +226,13 @@ def _settlement_facts(
     # Only once the ICM figures are written: events sealed before then do not name them.
     if icm is not None:
         facts["icm"] = icm
+    if icm_run is not None:
+        facts["icm_run"] = icm_run
+    # The statement figures, once the engine's basis is kept: an empty basis (an adjustment's,
+    # or a settlement's prepared before bases were kept and not yet restored) is not sealed,
+    # so that restoring it once (services.bases) breaks no seal.
+    if settlement.basis:
+        facts["basis"] = settlement.basis
     return facts
 
 
@@ -307,13 +333,20 @@ def verify(*, after: tuple[int, str] | None = None, upto: int | None = None) -> 
 
 def loose_rows() -> str:
     """What no single event names: running counts that disagree with the rows they count,
-    confirmations that belong to no batch, and records, lines, releases, memberships, user
-    flags or API tokens no event accounts for."""
+    confirmations that belong to no batch, records, lines, releases, memberships, user flags,
+    API tokens or history versions no event accounts for, and rows that are not their latest
+    version."""
     loose = unaccounted.confirmations_outside_batches()
     if loose is not None:
         return f"Payment confirmation #{loose} belongs to no batch of confirmations"
-    if nameless := unaccounted.rows_outside_events() or access_outside_events():
+    if nameless := (
+        unaccounted.rows_outside_events()
+        or access_outside_events()
+        or loose_versions.first_loose_version()
+    ):
         return f"No event accounts for {nameless}"
+    if off := loose_versions.first_row_off_its_version():
+        return f"The record is not its history: {off}"
     return tallies.tally_problem()
 
 
@@ -357,8 +390,13 @@ class Facts:
     rows: dict[tuple[int, str, int], dict]
     batches: dict[int, dict]
     history: dict[tuple[int, str, int], str]
+    # Events whose subject has changed since by a later event that seals it afresh (a job
+    # retried and finished again): what they sealed is the chain's, not the row's.
+    superseded: frozenset[int] = frozenset()
 
     def of(self, event: Event) -> dict | None:
+        if event.pk in self.superseded:
+            return event.subject_facts
         if event.subject_type:
             key = (event.subject_type, event.subject_id)
             if (subject := self.subjects.get(key)) is None:
@@ -394,11 +432,14 @@ def current_facts(events) -> Facts:
         icm_digest,
         order="position",
     )
+    runs = icm_runs(settlement_ids)
     for settlement in Settlement.objects.filter(pk__in=settlement_ids).iterator():
+        run = runs.get(settlement.pk)
         facts["settlement", settlement.pk] = _settlement_facts(
             settlement,
             ledgers.get(settlement.pk, ledger_digest(())),
             icm_figures.get(settlement.pk),
+            run and run["run"],
         )
     compensation_ids = sealed("compensation")
     items = _digests(
@@ -417,13 +458,23 @@ def current_facts(events) -> Facts:
         if model is not Tournament:
             for pk, fields in seals.current_records(model, sealed(name)).items():
                 facts.setdefault((name, pk), {}).update(fields)
+    for pk, outcome in job_outcomes.outcomes(sealed("job")).items():
+        facts["job", pk] = outcome
     rows: dict[tuple[int, str, int], dict] = {}
     batches: dict[int, dict] = {}
     history: dict[tuple[int, str, int], str] = {}
     formats = events.order_by().values_list("seal_format", flat=True).distinct()
     for version in sorted(formats):
         _rows_facts(events.filter(seal_format=version), version, facts, rows, batches, history)
-    return Facts(facts, rows, batches, history)
+    return Facts(facts, rows, batches, history, _superseded(events))
+
+
+def _superseded(events) -> frozenset[int]:
+    """Of ``events``, the ``job_finished`` ones followed by another about the same job."""
+    finished = Event.objects.filter(type=Event.Type.JOB_FINISHED)
+    latest = finished.filter(subject_id=OuterRef("subject_id")).order_by("-seq").values("seq")[:1]
+    earlier = events.filter(type=Event.Type.JOB_FINISHED).exclude(seq=Subquery(latest))
+    return frozenset(earlier.values_list("pk", flat=True))
 
 
 def _rows_facts(events, version: int, subjects, rows, batches, history) -> None:

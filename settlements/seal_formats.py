@@ -151,6 +151,16 @@ _HISTORY_SINCE_V2 = {
         "id", "requested_at", "case_count", "finished_at", "version_id", "job_id",
         "requested_by_id", *_HISTORY, *_HISTORY_USER,
     ),
+    # Audited before, sealed from issue 41 on: no event of format 2 had sealed their versions,
+    # so format 2 takes them without changing what any event sealed (docs/operations.md).
+    "apitoken": (
+        "id", "name", "prefix", "token_hash", "created_at", "revoked_at", "expires_at", "scopes",
+        "user_id", *_HISTORY, *_HISTORY_USER,
+    ),
+    "icmvaluation": (
+        "id", "method", "status", "players", "prizes_in_play", "seed", "samples", "digest",
+        "started_at", "finished_at", "settlement_id", *_HISTORY, *_HISTORY_USER,
+    ),
 }  # fmt: skip
 
 _FIELDS = {

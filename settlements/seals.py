@@ -24,11 +24,13 @@ from django.db.models import IntegerField
 
 from settlements import seal_formats
 from settlements.models import (
+    ApiToken,
     Case,
     CasePlayer,
     Compensation,
     Decision,
     Event,
+    IcmValuation,
     Incident,
     LedgerRelease,
     PaymentConfirmation,
@@ -174,7 +176,7 @@ def _digest_of(kind: str, version: int, renamed: tuple) -> Callable[[], Digest]:
 
 def _rows_model(kind: str):
     if kind.startswith("history:"):
-        return SEALED_MODELS[kind.removeprefix("history:")].history.model
+        return VERSIONED_MODELS[kind.removeprefix("history:")].history.model
     return {ENTRANTS: CasePlayer, PAYOUTS: SettlementPayout}.get(kind, PaymentConfirmation)
 
 
@@ -443,6 +445,12 @@ def current_records(model, ids) -> dict[int, dict]:
 
 
 SEALED_MODELS = {model._meta.model_name: model for model in _FIXED} | {"tournament": Tournament}
+# Every audited model whose versions events seal: those above, and records whose own fields
+# no event seals but whose versions are part of the record (settlements.loose_versions). Not a
+# person's profile: a display setting, no business change, writes no event (services.profiles).
+VERSIONED_MODELS = SEALED_MODELS | {
+    model._meta.model_name: model for model in (ApiToken, IcmValuation)
+}
 
 
 # --- Rows under a parent --------------------------------------------------------------------
@@ -517,7 +525,7 @@ def history_facts_of(
         [
             r
             for r in records
-            if SEALED_MODELS.get(name := type(r)._meta.model_name) is type(r)
+            if VERSIONED_MODELS.get(name := type(r)._meta.model_name) is type(r)
             and seal_formats.history(name) in sealing.fields
         ]
         for records in groups
@@ -559,7 +567,7 @@ def current_history(
         by_model[name].append(int(pk))
     result = {}
     for name, pks in by_model.items():
-        values = _versions_of(SEALED_MODELS[name], version).filter(id__in=pks)
+        values = _versions_of(VERSIONED_MODELS[name], version).filter(id__in=pks)
         for pk, group in groupby(values.iterator(chunk_size=_ITERATOR_CHUNK), itemgetter(0)):
             label, digest = f"{name}:{pk}", rows_digest(seal_formats.history(name), version)
             points = wanted[label]

@@ -325,6 +325,63 @@ class ReleasedOnApproval(pgtrigger.Trigger):
         """)
 
 
+class ReleaseMatchesLines(pgtrigger.Trigger):
+    """A ledger release's count and totals are its record's lines: at commit (deferred, as a
+    job's batch writes its releases at its end), ``line_count`` is the number of the record's
+    lines and ``totals`` their signed sums by unit, units summing to nothing left out (as
+    ``services.payments.release_lines`` writes them), and the release's case is the record's.
+    Error 23514 (check_violation).
+
+    ``lines``: per link of the release to a record, SQL selecting that record's lines as
+    (unit, signed amount) for the record ``NEW."<link>_id"``, and the record's table.
+    """
+
+    when = pgtrigger.After
+    operation = pgtrigger.Insert
+    timing = pgtrigger.Deferred
+    declare = [("found_count", "bigint"), ("found_totals", "jsonb"), ("found_case", "bigint")]
+
+    def __init__(self, *, lines: tuple[tuple[str, str], ...], **kwargs):
+        self.lines = lines
+        # Named to come after released_on_approval (PostgreSQL fires them by name): a release for a
+        # record not approved is refused as such before its lines are summed.
+        super().__init__(name="released_with_its_lines", **kwargs)
+
+    def get_func(self, model):
+        branches = []
+        for link, select in self.lines:
+            field = model._meta.get_field(link)
+            table = field.related_model._meta.db_table
+            branches.append(f"""
+            IF NEW."{field.column}" IS NOT NULL THEN
+                SELECT case_id INTO found_case FROM "{table}" WHERE id = NEW."{field.column}";
+                SELECT coalesce(sum(n), 0), coalesce(
+                    jsonb_object_agg(unit, total) FILTER (WHERE total <> 0), '{{}}'::jsonb
+                ) INTO found_count, found_totals
+                FROM (
+                    SELECT unit, sum(amount) AS total, count(*) AS n
+                    FROM ({select.format(record=f'NEW."{field.column}"')}) AS lines
+                    GROUP BY unit
+                ) AS by_unit;
+            END IF;""")
+        return self.format_sql(f"""
+            {"".join(branches)}
+            IF found_count IS DISTINCT FROM NEW.line_count::bigint THEN
+                RAISE EXCEPTION 'release % refused: % lines, its record has %', NEW.id,
+                    NEW.line_count, found_count USING ERRCODE = 'check_violation';
+            END IF;
+            IF found_totals IS DISTINCT FROM NEW.totals::jsonb THEN
+                RAISE EXCEPTION 'release % refused: totals % are not its lines'' %', NEW.id,
+                    NEW.totals, found_totals USING ERRCODE = 'check_violation';
+            END IF;
+            IF found_case IS DISTINCT FROM NEW.case_id THEN
+                RAISE EXCEPTION 'release % refused: its case is not its record''s', NEW.id
+                    USING ERRCODE = 'check_violation';
+            END IF;
+            RETURN NULL;
+        """)
+
+
 class AccountedByEvent(pgtrigger.Trigger):
     """A row that decides who may act (a group membership, a user's flags, an API token) is
     written only in a transaction that also writes an event about it: at commit (deferred, as

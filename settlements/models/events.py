@@ -54,6 +54,8 @@ class Event(models.Model):
         RULEBOOK_VERSION_PROPOSED = "rulebook_version_proposed", "Rulebook version proposed"
         RULEBOOK_VERSION_APPROVED = "rulebook_version_approved", "Rulebook version approved"
         RULEBOOK_VERSION_WITHDRAWN = "rulebook_version_withdrawn", "Rulebook version withdrawn"
+        HISTORY_SWEPT = "history_swept", "Loose history versions sealed"
+        JOB_FINISHED = "job_finished", "Background job finished"
 
     type = models.CharField(max_length=32, choices=Type.choices)
     # The foreign keys are covered by the composite indexes in Meta.

@@ -11,6 +11,7 @@ from settlements.models.settlements import Settlement
 from settlements.triggers import (
     FollowsWorkflow,
     ReleasedOnApproval,
+    ReleaseMatchesLines,
     RowsRecordedInBatch,
     final_when_approved,
     fixed_fields,
@@ -107,6 +108,27 @@ class LedgerRelease(models.Model):
                     ("compensation", "compensation_approved"),
                     ("prize_withdrawal", "prize_withdrawal_approved"),
                     ("reissue", "reissue_approved"),
+                ),
+            ),
+            # Each record's lines as (unit, signed amount): what the feed hands the cashier.
+            ReleaseMatchesLines(
+                lines=(
+                    (
+                        "settlement",
+                        "SELECT unit, CASE WHEN reversal THEN -amount ELSE amount END AS amount"
+                        " FROM settlements_settlementline WHERE settlement_id = {record}",
+                    ),
+                    (
+                        "compensation",
+                        "SELECT unit, amount FROM settlements_compensationitem"
+                        " WHERE compensation_id = {record}",
+                    ),
+                    (
+                        "prize_withdrawal",
+                        "SELECT unit, -amount AS amount FROM settlements_prizewithdrawal"
+                        " WHERE id = {record}",
+                    ),
+                    ("reissue", "SELECT unit, amount FROM settlements_reissue WHERE id = {record}"),
                 ),
             ),
         ]

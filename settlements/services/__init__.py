@@ -50,6 +50,7 @@ from settlements.services.compensation import (
     compensation_reject,
 )
 from settlements.services.decisions import check_invitees, check_reschedule_date, decision_record
+from settlements.services.history_sweep import history_sweep
 from settlements.services.icm import icm_batch_add, icm_valuation_begin
 from settlements.services.incidents import incident_close, incident_report, tournament_create
 from settlements.services.individual_cases import (
@@ -112,6 +113,7 @@ from settlements.services.tokens import (
 )
 
 __all__ = [
+    "history_sweep",
     "simulation_start",
     "rulebook_version_approve",
     "rulebook_version_propose",

@@ -130,6 +130,7 @@ def icm_batch_add(*, valuation_id: int, batch: int, actor) -> IcmValuation:
         actor=actor,
         case=valuation.settlement.case,
         subject=valuation.settlement,
+        sealed=[valuation],
         data={"method": valuation.method, "samples": valuation.samples, "seed": valuation.seed},
     )
     return valuation

@@ -51,7 +51,7 @@ from django.db.models import Count, F, Min, Q
 from django.dispatch import Signal, receiver
 from django.utils import timezone
 
-from settlements import audit_log
+from settlements import audit_log, job_outcomes
 from settlements.access import permissions, roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
 from settlements.models import Case, Event, IcmValuation, Incident, Job, JobItem, Settlement
@@ -375,9 +375,11 @@ def job_database_failed(*, job_id: int, error: Exception) -> None:
 def job_stop(*, job: Job, error: Exception) -> None:
     """Mark the job failed by an error that stopped its task (called while handling it)."""
     log.exception("job %s stopped", job.pk)
-    Job.objects.filter(pk=job.pk).update(
-        status=Job.Status.FAILED, error=_why(error), finished_at=timezone.now()
-    )
+    with transaction.atomic():
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.FAILED, error=_why(error), finished_at=timezone.now()
+        )
+        _record_outcome(job)
 
 
 def job_finish(*, job_id: int) -> Progress:
@@ -395,6 +397,7 @@ def job_finish(*, job_id: int) -> Progress:
                 audit_verification_record(job)
             elif job.kind == Job.Kind.SIMULATE:
                 simulation_summarise(simulation_id=job.params["simulation"])
+            _record_outcome(job)
         elif job.is_active:
             now = timezone.now()
             until = pending.aggregate(until=Min("leased_until"))["until"]
@@ -405,6 +408,20 @@ def job_finish(*, job_id: int) -> Progress:
                 until = now + timedelta(seconds=settings.JOB_LEASE_SECONDS)
             job_queued.send(sender=Job, job=job, runs=1, after=until, unless_waiting=True)
     return job_progress(job)
+
+
+def _record_outcome(job: Job) -> None:
+    """The job's end as an event sealing what it came to (settlements.job_outcomes), written
+    by the server rather than a user."""
+    outcome = job_outcomes.outcomes([job.pk])[job.pk]
+    record_event(
+        Event.Type.JOB_FINISHED,
+        actor=None,
+        incident=job.incident,
+        subject=job,
+        data={"kind": job.kind, "status": outcome["outcome"]["status"]},
+        facts=outcome,
+    )
 
 
 def job_hand_over(*, job: Job) -> None:

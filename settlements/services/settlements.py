@@ -99,7 +99,7 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
         raise InvalidTransition(f"{case} already has a settlement in progress.") from None
     payouts = _insert_payouts_and_lines(settlement.pk, result)
     # Before the event, which then seals the figures of a field valued here and now.
-    icm_valuation_begin(settlement=settlement, snapshot=parsed, actor=actor)
+    valuation = icm_valuation_begin(settlement=settlement, snapshot=parsed, actor=actor)
     case.status = next_status
     save_with_history(case, actor=actor, reason=f"{settlement} prepared", fields=CASE_MOVED)
     record_event(
@@ -109,6 +109,7 @@ def settlement_prepare(*, case: Case, actor, note: str = "") -> Settlement:
         subject=settlement,
         reason=settlement.note,
         facts={"payout_rows": payouts},
+        sealed=[valuation] if valuation is not None else [],
         data={
             "remedy": settlement.remedy,
             "decision": settlement.decision,

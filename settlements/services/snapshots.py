@@ -380,7 +380,7 @@ def case_withdraw(*, case: Case, actor, reason: str) -> Case:
         case=case,
         subject=case,
         reason=reason,
-        sealed=[*in_flight, *voided],
+        sealed=[*in_flight, *voided, *prizes],
         data={
             "status": previous,
             "settlements_withdrawn": [settlement.pk for settlement in in_flight],
