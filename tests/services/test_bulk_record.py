@@ -5,7 +5,7 @@ import pytest
 from django.utils import timezone
 
 from settlements import audit_log, services
-from settlements.models import Case, Event, Job, Settlement
+from settlements.models import Case, Event, IcmValuation, Job, Settlement
 from settlements.services import jobs
 
 pytestmark = pytest.mark.django_db
@@ -72,6 +72,9 @@ def described(incident) -> list:
             f"case:{case.pk}": "case",
             f"settlement:{settlement.pk}": "settlement",
         }
+        # The ICM valuation's versions are sealed with the settlement's events.
+        for valuation in IcmValuation.objects.filter(settlement=settlement):
+            labels[f"icmvaluation:{valuation.pk}"] = "icmvaluation"
 
         def plain(text, labels=labels):
             for label, kept in labels.items():
