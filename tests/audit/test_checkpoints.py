@@ -42,7 +42,7 @@ def test_a_first_verification_reads_the_whole_chain_and_leaves_a_checkpoint(desk
 def test_the_next_reads_what_came_after_and_a_sample(desk, users, snapshot_factory, capsys):
     call_command("verify_audit")
     first = AuditCheckpoint.objects.get()
-    load(users["operator"], snapshot_factory)
+    load(users["operator"], snapshot_factory, type="satellite", stage="middle")
     call_command("verify_audit")
     second = AuditCheckpoint.objects.order_by("-pk").first()
     assert not second.full

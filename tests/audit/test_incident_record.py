@@ -63,7 +63,7 @@ def test_it_holds_every_kind_of_record(archive):
     names = zipfile.ZipFile(archive).namelist()
     for kind in ("entrants", "payouts", "confirmations", "lines", "items"):
         assert layout.rows_file(kind) in names
-    for model in ("settlement", "case", "decision", "compensation", "incident"):
+    for model in ("settlement", "case", "compensation", "incident"):
         assert layout.rows_file(f"history:{model}") in names
     assert any(name.startswith("snapshots/") for name in names)
 
