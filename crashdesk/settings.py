@@ -425,6 +425,20 @@ CODE_RELEASE = os.environ.get("CRASHDESK_RELEASE", "").strip() or source_digest(
 SIMPLE_HISTORY_REVERT_DISABLED = True
 SIMPLE_HISTORY_HISTORY_CHANGE_REASON_USE_TEXT_FIELD = True
 
+# --- Audit checkpoints -----------------------------------------------------------------------
+# Each verification of the event log ends with a checkpoint signed with this key, kept out of
+# the database so that a checkpoint altered there is caught (settlements/checkpoints.py). Unset,
+# a key derived from SECRET_KEY signs them; `check --deploy` asks for one of its own.
+AUDIT_CHECKPOINT_KEY = os.environ.get("AUDIT_CHECKPOINT_KEY", "").strip()
+# Keys checkpoints may still be signed with while the key is replaced, comma-separated.
+AUDIT_CHECKPOINT_KEY_FALLBACKS = [
+    key.strip()
+    for key in os.environ.get("AUDIT_CHECKPOINT_KEY_FALLBACKS", "").split(",")
+    if key.strip()
+]
+# Events before the last checkpoint that each verification from it checks again, at random.
+AUDIT_CHECKPOINT_SAMPLE = int(os.environ.get("AUDIT_CHECKPOINT_SAMPLE", "200"))
+
 # --- Monitoring -----------------------------------------------------------------------------
 # /metrics (Prometheus) answers only a scraper sending this as a bearer token; unset, there is
 # no such page (docs/operations.md#metrics).

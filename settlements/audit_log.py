@@ -21,8 +21,7 @@ writer).
 """
 
 import hashlib
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import groupby
@@ -33,7 +32,7 @@ from django.db import connection
 from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
-from settlements import job_outcomes, loose_versions, seals, tallies, unaccounted
+from settlements import job_outcomes, loose_versions, seal_formats, seals, tallies, unaccounted
 from settlements.access_record import access_outside_events
 from settlements.models import (
     Case,
@@ -47,6 +46,7 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
+from settlements.seal_formats import icm_digest, items_digest, ledger_digest
 
 GENESIS = "0" * 64
 ICM_FIELDS = (
@@ -63,24 +63,6 @@ ICM_FIELDS = (
 # Rows hashed per encode/update: whole-string work instead of a call per line.
 _CHUNK = 20_000
 _ITERATOR_CHUNK = 10_000
-
-
-def ledger_digest(lines: Iterable[tuple]) -> str:
-    """SHA-256 over (line_no, player, kind, unit, amount, source, reversal) rows, in line order.
-
-    The player id is length-prefixed so that no id can imitate a field boundary.
-    """
-    digest = hashlib.sha256()
-    chunk: list[str] = []
-    for line_no, player, kind, unit, amount, source, reversal in lines:
-        chunk.append(
-            f"{line_no}\t{len(player)}:{player}\t{kind}\t{unit}\t{amount}\t{source}\t{reversal:d}\n"
-        )
-        if len(chunk) == _CHUNK:
-            digest.update("".join(chunk).encode())
-            chunk.clear()
-    digest.update("".join(chunk).encode())
-    return digest.hexdigest()
 
 
 def new_ledger_digest(lines: Sequence) -> str:
@@ -113,24 +95,6 @@ def new_ledger_digest(lines: Sequence) -> str:
 
 # A line of ledger_digest that is not a reversal, as new_ledger_digest writes it.
 _NEW_LINE = "%d\t%d:%s\t%s\t%s\t%d\t%s\t0\n"
-
-
-def items_digest(items: Iterable[tuple]) -> str:
-    """SHA-256 over compensation items (line_no, player, unit, amount), in line order."""
-    return ledger_digest(
-        (line_no, player, "compensation", unit, amount, "house", False)
-        for line_no, player, unit, amount in items
-    )
-
-
-def icm_digest(rows: Iterable[tuple]) -> str:
-    """SHA-256 over ICM rows (position, player, chips, chip_rank, value, amount,
-    standard_error, policy_amount, difference), in position order."""
-    digest = hashlib.sha256()
-    for position, player, *figures in rows:
-        rest = "\t".join(map(str, figures))
-        digest.update(f"{position}\t{len(player)}:{player}\t{rest}\n".encode())
-    return digest.hexdigest()
 
 
 def entrants_digest(players: Sequence) -> str:
@@ -253,9 +217,7 @@ def canonical(event: Event) -> bytes:
         "data": event.data,
         "facts": event.subject_facts,
     }
-    if event.seal_format != 1:
-        content["seal_format"] = event.seal_format
-    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return seal_formats.event_bytes(content, event.seal_format)
 
 
 # Any constant unique to this use among the site's advisory locks (payments has the other).
@@ -314,7 +276,7 @@ def verify(*, after: tuple[int, str] | None = None, upto: int | None = None) -> 
     count, head_hash = seq, previous
     for event in events.iterator(chunk_size=_ITERATOR_CHUNK):
         count += 1
-        problem = _problem(event, count, head_hash, facts)
+        problem = event_problem(event, count, head_hash, facts)
         if problem:
             return Verification(
                 count=count,
@@ -350,7 +312,7 @@ def loose_rows() -> str:
     return tallies.tally_problem()
 
 
-def _problem(event: Event, expected_seq: int, previous: str, facts: "Facts") -> str:
+def event_problem(event: Event, expected_seq: int, previous: str, facts: "Facts") -> str:
     if event.seq != expected_seq:
         return f"is numbered {event.seq} where {expected_seq} was expected (one is missing)"
     if event.prev_hash != previous:

@@ -103,3 +103,31 @@ def metrics_token_check(app_configs, **kwargs) -> list[Warning]:
             id="settlements.W010",
         )
     ]
+
+
+# A checkpoint key shorter than this is within reach of guessing; then a checkpoint can be forged.
+CHECKPOINT_KEY_MIN_LENGTH = 32
+
+
+@register(Tags.security, deploy=True)
+def checkpoint_key_check(app_configs, **kwargs) -> list[Warning]:
+    """`check --deploy` asks for a key of the audit checkpoints' own: derived from SECRET_KEY,
+    one cannot be replaced without the other, nor handed to whoever checks the checkpoints."""
+    key = settings.AUDIT_CHECKPOINT_KEY
+    if key and len(key) >= CHECKPOINT_KEY_MIN_LENGTH:
+        return []
+    problem = (
+        f"AUDIT_CHECKPOINT_KEY is {len(key)} characters long, shorter than "
+        f"{CHECKPOINT_KEY_MIN_LENGTH}."
+        if key
+        else "AUDIT_CHECKPOINT_KEY is not set: audit checkpoints are signed with a key derived "
+        "from SECRET_KEY."
+    )
+    return [
+        Warning(
+            problem,
+            hint="Generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+            " and keep it outside the database (docs/operations.md).",
+            id="settlements.W012",
+        )
+    ]

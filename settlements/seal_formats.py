@@ -39,8 +39,9 @@ A field renamed by a migration keeps the name the formats give it: ``RENAMED`` m
 model's current field. Adding a new format is described in docs/operations.md ("Seal formats").
 """
 
+import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
@@ -240,3 +241,77 @@ def rows_encoder(kinds: Sequence[str]) -> Callable[[Sequence[tuple]], str]:
         return "".join(map(template.__mod__, zip(*parts, strict=True)))
 
     return text
+
+
+# --- Format 1's cells, and the digests of lines, items and ICM figures ----------------------
+# Pure, like the rest of this module: the offline verifier (settlements.audit) recomputes them.
+
+# Rows hashed per encode/update: whole-string work instead of a call per line.
+_CHUNK = 20_000
+
+
+def cell(value) -> str:
+    """One value as digested: types cannot be mistaken for each other (``None`` is not "",
+    ``True`` is not 1) and a time is the same instant whatever zone it was read in."""
+    if value is None:
+        return "~"
+    if isinstance(value, str):
+        return f"{len(value)}:{value}"
+    if isinstance(value, bool):
+        return "T" if value else "F"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return f"j{len(text)}:{text}"
+
+
+def row_line(row: Iterable) -> str:
+    return "\t".join(map(cell, row))
+
+
+def ledger_digest(lines: Iterable[tuple]) -> str:
+    """SHA-256 over (line_no, player, kind, unit, amount, source, reversal) rows, in line order.
+
+    The player id is length-prefixed so that no id can imitate a field boundary.
+    """
+    digest = hashlib.sha256()
+    chunk: list[str] = []
+    for line_no, player, kind, unit, amount, source, reversal in lines:
+        chunk.append(
+            f"{line_no}\t{len(player)}:{player}\t{kind}\t{unit}\t{amount}\t{source}\t{reversal:d}\n"
+        )
+        if len(chunk) == _CHUNK:
+            digest.update("".join(chunk).encode())
+            chunk.clear()
+    digest.update("".join(chunk).encode())
+    return digest.hexdigest()
+
+
+def items_digest(items: Iterable[tuple]) -> str:
+    """SHA-256 over compensation items (line_no, player, unit, amount), in line order."""
+    return ledger_digest(
+        (line_no, player, "compensation", unit, amount, "house", False)
+        for line_no, player, unit, amount in items
+    )
+
+
+def icm_digest(rows: Iterable[tuple]) -> str:
+    """SHA-256 over ICM rows (position, player, chips, chip_rank, value, amount,
+    standard_error, policy_amount, difference), in position order."""
+    digest = hashlib.sha256()
+    for position, player, *figures in rows:
+        rest = "\t".join(map(str, figures))
+        digest.update(f"{position}\t{len(player)}:{player}\t{rest}\n".encode())
+    return digest.hexdigest()
+
+
+def event_bytes(content: dict, seal_format: int) -> bytes:
+    """The bytes an event's hash covers (``audit_log.canonical`` gathers its ``content``). The
+    seal format is covered from format 2 on; events of format 1 were hashed without it."""
+    if seal_format != 1:
+        content = content | {"seal_format": seal_format}
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()

@@ -12,7 +12,6 @@ formatting pass, no object per row.
 """
 
 import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime
@@ -41,35 +40,12 @@ from settlements.models import (
     SettlementPayout,
     Tournament,
 )
-from settlements.seal_formats import CONFIRMATIONS, ENTRANTS, PAYOUTS
+from settlements.seal_formats import CONFIRMATIONS, ENTRANTS, PAYOUTS, row_line
 
 _CHUNK = 20_000
 _ITERATOR_CHUNK = 10_000
 
 T = Event.Type
-
-
-def cell(value) -> str:
-    """One value as digested: types cannot be mistaken for each other (``None`` is not "",
-    ``True`` is not 1) and a time is the same instant whatever zone it was read in."""
-    if value is None:
-        return "~"
-    if isinstance(value, str):
-        return f"{len(value)}:{value}"
-    if isinstance(value, bool):
-        return "T" if value else "F"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat()
-    if isinstance(value, date):
-        return value.isoformat()
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return f"j{len(text)}:{text}"
-
-
-def row_line(row: Iterable) -> str:
-    return "\t".join(map(cell, row))
 
 
 class Digest:

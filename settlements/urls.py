@@ -250,6 +250,12 @@ urlpatterns = [
     ),
     path("history/audit-head.json", history.audit_head, name="audit_head"),
     path("history/verify/", audit.audit_verify, name="audit_verify"),
+    path("history/checkpoints/", audit.audit_checkpoints, name="audit_checkpoints"),
+    path(
+        "history/incidents/<int:incident_id>/record.zip",
+        audit.incident_record,
+        name="incident_record",
+    ),
     path(
         "history/incidents/<int:incident_id>/",
         history.incident_timeline,

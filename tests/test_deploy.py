@@ -32,6 +32,7 @@ def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 PRODUCTION = {
     "DEBUG": "false",
     "SECRET_KEY": secrets.token_urlsafe(50),
+    "AUDIT_CHECKPOINT_KEY": secrets.token_urlsafe(32),
     "ALLOWED_HOSTS": "crashdesk.example.com",
     "DATABASE_URL": "postgres://crashdesk:secret@db.internal:5432/crashdesk",
 }
@@ -114,3 +115,9 @@ def test_a_short_metrics_token_is_flagged_by_the_deploy_check():
     assert "settlements.W010" in short.stderr + short.stdout
     long = manage("check", "--deploy", env={**PRODUCTION, "METRICS_TOKEN": "x" * 32})
     assert "settlements.W010" not in long.stderr + long.stdout
+
+
+def test_a_missing_checkpoint_key_is_flagged_by_the_deploy_check():
+    env = {key: value for key, value in PRODUCTION.items() if key != "AUDIT_CHECKPOINT_KEY"}
+    unset = manage("check", "--deploy", env=env)
+    assert "settlements.W012" in unset.stderr + unset.stdout

@@ -137,6 +137,7 @@ MATRIX: dict[str, Entry] = {
     "api:settlement_statements": api(*ALL, get=200),
     # The ICM second opinion's figures, to the same roles.
     "api:settlement_icm": api(TM, AU, get=200),
+    "api:incident_record": api(AU, get=200),
     # Dashboard and the report-a-crash wizard.
     "dashboard": Entry(by_role(ALL, 200), by_role(ALL, 200)),
     "policy": page(*ALL),  # the crash policy, for every role
@@ -219,6 +220,9 @@ MATRIX: dict[str, Entry] = {
     "audit_verify": action(AU, post=302),
     "history_record": page(AU, args={"model": "history_model", "pk": "case_pk"}),
     "incident_timeline": page(AU),
+    # The checkpoints verifications left, and an incident's sealed record to take away.
+    "audit_checkpoints": page(AU),
+    "incident_record": page(AU),
     # Rulebooks: every desk role reads; Tournament Managers propose, approve (another's
     # proposal), withdraw and simulate. An empty body or form is re-shown or refused.
     "rulebook_list": page(*ALL),

@@ -491,3 +491,8 @@ def rulebook_version_withdraw(*, version: RulebookVersion, user, now) -> Refusal
 def audit_verify(*, user) -> Refusal | None:
     """The auditor verifies the whole event log in the background (the history page)."""
     return _role(user, *desk_roles.HISTORY_READERS, action="verify the event log")
+
+
+def incident_record_export(*, user) -> Refusal | None:
+    """The auditor takes an incident's sealed record away, to verify it offline."""
+    return _role(user, *desk_roles.HISTORY_READERS, action="export an incident's sealed record")

@@ -72,6 +72,12 @@ class Refusal(_Answer):
     errors: list[Problem]
 
 
+class ZipArchive:
+    """Not JSON: a file (an incident's sealed record), described by its media type."""
+
+    media_type = "application/zip"
+
+
 class DuplicateSnapshot(_Answer):
     """The tournament already has a case. ``same_snapshot`` true: this very snapshot was loaded
     before (a retry after a lost answer), nothing was written twice."""

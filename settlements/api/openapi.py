@@ -174,7 +174,9 @@ def _operation(pattern, operation: Operation, path_parameters, method, types, na
 
 def _response(status, type_, method, operation, types, names) -> dict:
     response: dict = {"description": _COMMON.get(status) or _DESCRIPTIONS.get(status, "")}
-    if method != "HEAD":
+    if method != "HEAD" and (media_type := getattr(type_, "media_type", None)):
+        response["content"] = {media_type: {"schema": {"type": "string", "format": "binary"}}}
+    elif method != "HEAD":
         if type_ is dict:
             schema = {"type": "object"}
         else:

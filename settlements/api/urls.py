@@ -2,7 +2,16 @@
 
 from django.urls import path
 
-from settlements.api import cases, icm, ledger, openapi, rulebooks, snapshots, statements
+from settlements.api import (
+    cases,
+    icm,
+    ledger,
+    openapi,
+    records,
+    rulebooks,
+    snapshots,
+    statements,
+)
 
 app_name = "api"
 urlpatterns = [
@@ -18,6 +27,7 @@ urlpatterns = [
         name="settlement_statements",
     ),
     path("settlements/<int:settlement_id>/icm", icm.settlement_icm, name="settlement_icm"),
+    path("incidents/<int:incident_id>/record", records.incident_record, name="incident_record"),
     path("rulebooks", rulebooks.rulebooks, name="rulebooks"),
     path("rulebooks/<str:key>", rulebooks.rulebook, name="rulebook"),
     path("rulebooks/<str:key>/versions", rulebooks.rulebook_versions, name="rulebook_versions"),

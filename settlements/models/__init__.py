@@ -30,6 +30,9 @@ from settlements.models.base import (
     PROSE_MAX_LENGTH,
     validate_storable_time,
 )
+from settlements.models.checkpoints import (
+    AuditCheckpoint,
+)
 from settlements.models.choices import (
     LineKind,
     Source,
@@ -84,6 +87,7 @@ from settlements.models.settlements import (
 
 __all__ = [
     "ApiToken",
+    "AuditCheckpoint",
     "Case",
     "CasePlayer",
     "Compensation",

@@ -11,6 +11,7 @@ from simple_history.utils import get_history_model_for_model
 
 from settlements.models import (
     ApiToken,
+    AuditCheckpoint,
     Case,
     Compensation,
     CompensationItem,
@@ -282,3 +283,8 @@ def model_field(meta, field: str):
 def related_model(meta, field: str):
     found = model_field(meta, field)
     return found.related_model if found is not None else None
+
+
+def audit_checkpoints() -> QuerySet:
+    """The checkpoints verifications ended with, newest first."""
+    return AuditCheckpoint.objects.order_by("-pk")

@@ -42,6 +42,7 @@ from settlements.services.bases import (
     settlements_awaiting_basis,
     settlements_without_basis,
 )
+from settlements.services.checkpoints import checkpoint_record
 from settlements.services.common import MAX_AMOUNT
 from settlements.services.compensation import (
     CompensationEntry,
@@ -121,6 +122,7 @@ __all__ = [
     "NewItem",
     "Progress",
     "audit_verification_start",
+    "checkpoint_record",
     "case_being_prepared",
     "job_begin",
     "job_finish",

@@ -51,12 +51,13 @@ from django.db.models import Count, F, Min, Q
 from django.dispatch import Signal, receiver
 from django.utils import timezone
 
-from settlements import audit_log, job_outcomes
+from settlements import audit_log, checkpoints, job_outcomes
 from settlements.access import permissions, roles
 from settlements.errors import DomainError, Duplicate, NotAllowed
 from settlements.models import Case, Event, IcmValuation, Incident, Job, JobItem, Settlement
 from settlements.rules import InvalidInput
 from settlements.services.batches import lock_batch, write_batch
+from settlements.services.checkpoints import checkpoint_record
 from settlements.services.common import insert_bound_rows, record_event, update_rows
 from settlements.services.icm import batch_labels, valuation_started
 from settlements.services.job_steps import BATCHED, COUNTED_AFRESH, STEPS, VERIFY_EVENTS_PER_ITEM
@@ -501,6 +502,9 @@ def audit_verification_record(job: Job) -> None:
     )  # fmt: skip
     # The history page's status goes on from this head rather than verify the chain again.
     result = audit_log.Verification(count=events, head=head, problem=problem)
+    if not problem:
+        outcome = checkpoints.Outcome(result, first=1, counts=checkpoints.type_counts(0, events))
+        checkpoint_record(outcome=outcome)
     transaction.on_commit(lambda: audit_log.remember(result, cache=cache))
 
 

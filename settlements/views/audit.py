@@ -1,18 +1,30 @@
-"""The auditor starts a verification of the whole event log as background work.
+"""The auditor's verification of the event log, its checkpoints, and an incident's record.
 
-POST /history/verify/     queue the verification, then follow it on its job's page; its
-                          outcome is recorded as an event and shown on the history page
+POST /history/verify/                       queue the verification, then follow it on its
+                                            job's page; its outcome is recorded as an event
+                                            and shown on the history page
+GET  /history/checkpoints/                  the checkpoints verifications ended with, newest
+                                            first: what each read, and whether its signature
+                                            still holds
+GET  /history/incidents/<id>/record.zip     the incident's sealed record, to verify offline
+                                            (``python -m settlements.audit verify``)
 """
 
 from django.contrib import messages
+from django.http import Http404
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
-from settlements import services
-from settlements.access import roles
+from settlements import checkpoints, selectors, services
+from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import Duplicate
-from settlements.views.rendering import go_to
+from settlements.exports.incident_record import record_download
+from settlements.models import Incident
+from settlements.views.paging import peek_page
+from settlements.views.rendering import go_to, render_page
+
+CHECKPOINTS_PER_PAGE = 25
 
 
 @require_POST
@@ -26,3 +38,26 @@ def audit_verify(request):
         messages.info(request, duplicate.message)
         job = duplicate.existing
     return go_to(request, reverse("job_detail", args=[job.pk]))
+
+
+@require_safe
+@role_required(roles.AUDITOR)
+def audit_checkpoints(request):
+    page = peek_page(selectors.audit_checkpoints(), request.GET.get("page"), CHECKPOINTS_PER_PAGE)
+    for checkpoint in page.items:
+        checkpoint.signed = checkpoints.is_signed(checkpoint)
+        checkpoint.read = checkpoint.events - checkpoint.first + 1
+    return render_page(
+        request, "settlements/audit_checkpoints.html", {"page": page}, partial="checkpoints"
+    )
+
+
+@require_safe
+@role_required(roles.AUDITOR)
+def incident_record(request, incident_id: int):
+    permissions.enforce(permissions.incident_record_export(user=request.user))
+    try:
+        incident = selectors.incident_detail(incident_id)
+    except Incident.DoesNotExist:
+        raise Http404("No such incident.") from None
+    return record_download(incident)

@@ -30,13 +30,13 @@ def settled(users, snapshot_factory):
     )
     services.compensation_approve(compensation=compensation, actor=manager, reason="fair")
     with open(os.devnull, "w") as quiet:
-        call_command("verify_audit", stdout=quiet)
+        call_command("verify_audit", full=True, stdout=quiet)
     return settlement
 
 
 def named(event: Event, words: str) -> None:
     with pytest.raises(CommandError) as caught:
-        call_command("verify_audit")
+        call_command("verify_audit", full=True)
     message = str(caught.value)
     assert message.startswith(f"Event #{event.pk} (number {event.seq}, {event.type},"), message
     assert words in message
@@ -103,7 +103,7 @@ def test_the_auditors_page_shows_a_failed_verification(settled, users, client):
     event = first(type="settlement_approved")
     behind_the_apps_back("UPDATE settlements_event SET actor_id = NULL WHERE id = %s", [event.pk])
     with pytest.raises(CommandError):
-        call_command("verify_audit")
+        call_command("verify_audit", full=True)
     status = audit_log.status(cache=cache)
     assert not status.ok and f"Event #{event.pk}" in status.problem
     client.force_login(users["auditor"])

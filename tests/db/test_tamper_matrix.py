@@ -62,7 +62,7 @@ def desk(request, monkeypatch, users, snapshot_factory):
         reason="the wrong tournament's file",
     )
     with open(os.devnull, "w") as quiet:
-        call_command("verify_audit", stdout=quiet)
+        call_command("verify_audit", full=True, stdout=quiet)
     return {
         "withdrawn": withdrawn.pk,
         "settlement": settlement.pk,
@@ -83,7 +83,7 @@ def first_event(**filters) -> Event:
 
 def failure() -> str:
     with pytest.raises(CommandError) as caught:
-        call_command("verify_audit")
+        call_command("verify_audit", full=True)
     return str(caught.value)
 
 

@@ -81,7 +81,9 @@ def test_a_new_settlements_ledger_digest_is_the_digest_of_its_rows():
 def test_verify_audit_prints_the_count_and_the_head(settled, capsys):
     call_command("verify_audit")
     count, head = audit_log.head()
-    assert capsys.readouterr().out.strip() == f"{count} events verified; head {head}"
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == f"{count} events verified; head {head}"
+    assert printed[1].startswith("Read: the whole chain read. Checkpoint #")
 
 
 def test_verification_from_a_verified_event_checks_only_what_follows(settled, users):
