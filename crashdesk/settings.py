@@ -66,6 +66,9 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "allauth.mfa",
+    # Single sign-on over OpenID Connect (access.sso), off until OIDC_ISSUER is set.
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
     "settlements",
 ]
 
@@ -201,6 +204,43 @@ MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
 MFA_PASSKEY_LOGIN_ENABLED = False
 # How recent the last proof of the second factor must be for what moves money (step-up).
 STEP_UP_MAX_AGE = env_int("STEP_UP_MAX_AGE_SECONDS", 10 * 60)
+
+# --- Single sign-on (OpenID Connect; settlements/access/sso.py, docs/access.md) ----------------
+# Off while OIDC_ISSUER is empty; local passwords always work (a break-glass administrator, the
+# demo). Roles follow the provider's groups at every sign-in: OIDC_ROLE_GROUPS maps each group
+# to a role ("desk-approvers=tournament_manager,desk-audit=auditor").
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "").strip()
+SSO = {
+    "provider_id": "sso",
+    "name": os.environ.get("OIDC_NAME", "").strip() or "your organisation's sign-in",
+    "groups_claim": os.environ.get("OIDC_GROUPS_CLAIM", "").strip() or "groups",
+    "roles": dict(item.split("=", 1) for item in env_list("OIDC_ROLE_GROUPS") if "=" in item),
+    # Whether the provider's "amr" claim naming a second factor (RFC 8176) stands in for ours.
+    "amr_counts": env_bool("OIDC_AMR_COUNTS_AS_SECOND_FACTOR", False),
+    "amr_values": env_list("OIDC_AMR_SECOND_FACTORS", "mfa,otp,hwk,swk,fpt,face,sc"),
+}
+SOCIALACCOUNT_ADAPTER = "settlements.views.sign_on.SignOnAdapter"
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+SOCIALACCOUNT_STORE_TOKENS = False
+SOCIALACCOUNT_PROVIDERS = {
+    "openid_connect": {
+        # Proof Key for Code Exchange: a code taken from another sign-in is worthless here.
+        "OAUTH_PKCE_ENABLED": True,
+        "APPS": [
+            {
+                "provider_id": SSO["provider_id"],
+                "name": SSO["name"],
+                "client_id": os.environ.get("OIDC_CLIENT_ID", "").strip(),
+                "secret": os.environ.get("OIDC_CLIENT_SECRET", "").strip(),
+                # The ID token's claims are what roles are read from; no userinfo call.
+                "settings": {"server_url": OIDC_ISSUER, "fetch_userinfo": False},
+            }
+        ]
+        if OIDC_ISSUER
+        else [],
+    }
+}
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
 

@@ -6,6 +6,7 @@ from django.db import connections
 from django.db.migrations.recorder import MigrationRecorder
 
 from settlements import services
+from settlements.desk_roles import KNOWN_ROLES
 from settlements.site_policy import VARIABLES, icm_flag_problems, policy_problems
 
 
@@ -102,4 +103,24 @@ def metrics_token_check(app_configs, **kwargs) -> list[Warning]:
             hint="Generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'",
             id="settlements.W010",
         )
+    ]
+
+
+@register()
+def sign_on_check(app_configs, **kwargs) -> list[Error]:
+    """Single sign-on with a client but no issuer, or a group mapped to a role the desk does not
+    know, stops the site before anyone signs in with roles nobody meant."""
+    problems = [
+        f"OIDC_ROLE_GROUPS maps the group {group!r} to {role!r}, which is not a role "
+        f"(roles: {', '.join(KNOWN_ROLES)})."
+        for group, role in settings.SSO["roles"].items()
+        if role not in KNOWN_ROLES
+    ]
+    if (
+        settings.OIDC_ISSUER
+        and not settings.SOCIALACCOUNT_PROVIDERS["openid_connect"]["APPS"][0]["client_id"]
+    ):
+        problems.append("OIDC_ISSUER is set but OIDC_CLIENT_ID is not.")
+    return [
+        Error(problem, hint="See docs/access.md.", id="settlements.E004") for problem in problems
     ]

@@ -102,6 +102,7 @@ from settlements.services.settlements import (
     settlement_reject,
     settlement_submit,
 )
+from settlements.services.sign_on import user_roles_follow_provider
 from settlements.services.snapshots import case_load_snapshot, case_withdraw
 from settlements.services.tokens import (
     TOKEN_USE_RESOLUTION,
@@ -173,6 +174,7 @@ __all__ = [
     "profile_set_time_zone",
     "session_end",
     "user_sessions_end",
+    "user_roles_follow_provider",
     "time_zone_names",
     "TOKEN_USE_RESOLUTION",
     "api_token_create",
