@@ -241,6 +241,8 @@ SOCIALACCOUNT_PROVIDERS = {
         else [],
     }
 }
+# How often the auditor reviews who holds which access (the access review's due date).
+ACCESS_REVIEW_DAYS = env_int("ACCESS_REVIEW_DAYS", 90)
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
 

@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from settlements.access import sso
 from settlements.views import (
+    access_review,
     audit,
     bulk,
     cases,
@@ -262,6 +263,23 @@ urlpatterns = [
     ),
     path("history/audit-head.json", history.audit_head, name="audit_head"),
     path("history/verify/", audit.audit_verify, name="audit_verify"),
+    # The auditor's access review (views.access_review).
+    path("access-review/", access_review.access_review, name="access_review"),
+    path(
+        "access-review/users.csv",
+        access_review.access_review_users_csv,
+        name="access_review_users_csv",
+    ),
+    path(
+        "access-review/changes.csv",
+        access_review.access_review_changes_csv,
+        name="access_review_changes_csv",
+    ),
+    path(
+        "access-review/complete",
+        access_review.access_review_complete,
+        name="access_review_complete",
+    ),
     path(
         "history/incidents/<int:incident_id>/",
         history.incident_timeline,

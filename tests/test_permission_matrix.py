@@ -220,6 +220,11 @@ MATRIX: dict[str, Entry] = {
     "audit_head": page(AU),
     # Starts the background verification of the event log, then follows its job.
     "audit_verify": action(AU, post=302),
+    # The auditor's access review; an empty review is re-shown with its errors.
+    "access_review": page(AU),
+    "access_review_users_csv": page(AU),
+    "access_review_changes_csv": page(AU),
+    "access_review_complete": action(AU, post=422),
     "history_record": page(AU, args={"model": "history_model", "pk": "case_pk"}),
     "incident_timeline": page(AU),
     # Rulebooks: every desk role reads; Tournament Managers propose, approve (another's

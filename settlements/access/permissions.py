@@ -58,6 +58,7 @@ AMOUNT_READERS = desk_roles.AMOUNT_READERS
 ICM_READERS = desk_roles.ICM_READERS
 RULEBOOK_READERS = desk_roles.RULEBOOK_READERS
 RULEBOOK_WRITERS = desk_roles.RULEBOOK_WRITERS
+ACCESS_REVIEWERS = desk_roles.ACCESS_REVIEWERS
 
 
 class Refusal(str):
@@ -491,3 +492,8 @@ def rulebook_version_withdraw(*, version: RulebookVersion, user, now) -> Refusal
 def audit_verify(*, user) -> Refusal | None:
     """The auditor verifies the whole event log in the background (the history page)."""
     return _role(user, *desk_roles.HISTORY_READERS, action="verify the event log")
+
+
+def access_review(*, user) -> Refusal | None:
+    """The auditor reads the access review and records each review done."""
+    return _role(user, *ACCESS_REVIEWERS, action="review who holds which access")

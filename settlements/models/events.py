@@ -54,6 +54,7 @@ class Event(models.Model):
         RULEBOOK_VERSION_PROPOSED = "rulebook_version_proposed", "Rulebook version proposed"
         RULEBOOK_VERSION_APPROVED = "rulebook_version_approved", "Rulebook version approved"
         RULEBOOK_VERSION_WITHDRAWN = "rulebook_version_withdrawn", "Rulebook version withdrawn"
+        ACCESS_REVIEW_COMPLETED = "access_review_completed", "Access review completed"
 
     type = models.CharField(max_length=32, choices=Type.choices)
     # The foreign keys are covered by the composite indexes in Meta.

@@ -35,6 +35,7 @@ The public names are re-exported here, so callers write ``services.settlement_pr
 whichever module holds it.
 """
 
+from settlements.services.access_review import access_review_complete
 from settlements.services.bases import (
     BasisCheck,
     settlement_basis_check,
@@ -113,6 +114,7 @@ from settlements.services.tokens import (
 )
 
 __all__ = [
+    "access_review_complete",
     "simulation_start",
     "rulebook_version_approve",
     "rulebook_version_propose",
