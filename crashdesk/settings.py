@@ -7,6 +7,7 @@ set SECRET_KEY and ALLOWED_HOSTS (see the README's operations section).
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -219,6 +220,8 @@ SSO = {
     "amr_counts": env_bool("OIDC_AMR_COUNTS_AS_SECOND_FACTOR", False),
     "amr_values": env_list("OIDC_AMR_SECOND_FACTORS", "mfa,otp,hwk,swk,fpt,face,sc"),
 }
+# Where a sign-on sends the browser (the Content-Security-Policy's form-action lets it go there).
+SSO_ORIGINS = ["{0.scheme}://{0.netloc}".format(urlsplit(OIDC_ISSUER))] if OIDC_ISSUER else []
 SOCIALACCOUNT_ADAPTER = "settlements.views.sign_on.SignOnAdapter"
 SOCIALACCOUNT_AUTO_SIGNUP = True
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
@@ -291,7 +294,8 @@ SECURE_CSP = {
     "style-src": [CSP.SELF],
     "img-src": [CSP.SELF, "data:"],
     "connect-src": [CSP.SELF],
-    "form-action": [CSP.SELF],
+    # A sign-on posts here, then goes on to the identity provider: its origin too.
+    "form-action": [CSP.SELF, *SSO_ORIGINS],
     "frame-ancestors": [CSP.NONE],
     "base-uri": [CSP.NONE],
     "object-src": [CSP.NONE],

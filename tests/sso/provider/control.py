@@ -36,6 +36,11 @@ def main(command: str, *args: str) -> None:
         username, *names = args
         user = User.objects.get(username=username)
         user.groups.set([Group.objects.get_or_create(name=name)[0] for name in names])
+    elif command == "redirect":
+        (uri,) = args
+        application = Application.objects.get()
+        application.redirect_uris = f"{application.redirect_uris} {uri}"
+        application.save()
     else:
         raise SystemExit(f"unknown command {command}")
 
