@@ -66,6 +66,10 @@ def provider_process(tmp_path_factory):
         "SSO_PROVIDER_ISSUER": issuer,
         "SSO_PROVIDER_MODE_FILE": str(folder / "mode"),
     }
+    # The desk (allauth's requests) and the tests reach the provider directly, never through
+    # a proxy the environment may name for the outside world.
+    for name in ("NO_PROXY", "no_proxy"):
+        os.environ[name] = ",".join(filter(None, [os.environ.get(name), "127.0.0.1", "localhost"]))
     provider = Provider(issuer, environment, folder / "mode")
     provider.control("setup", CLIENT_ID, CLIENT_SECRET, CALLBACK, PASSWORD)
     log = (folder / "server.log").open("w")
