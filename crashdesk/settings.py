@@ -7,6 +7,7 @@ set SECRET_KEY and ALLOWED_HOSTS (see the README's operations section).
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -66,6 +67,9 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "allauth.mfa",
+    # Single sign-on over OpenID Connect (access.sso), off until OIDC_ISSUER is set.
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
     "settlements",
 ]
 
@@ -201,6 +205,47 @@ MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
 MFA_PASSKEY_LOGIN_ENABLED = False
 # How recent the last proof of the second factor must be for what moves money (step-up).
 STEP_UP_MAX_AGE = env_int("STEP_UP_MAX_AGE_SECONDS", 10 * 60)
+
+# --- Single sign-on (OpenID Connect; settlements/access/sso.py, docs/access.md) ----------------
+# Off while OIDC_ISSUER is empty; local passwords always work (a break-glass administrator, the
+# demo). Roles follow the provider's groups at every sign-in: OIDC_ROLE_GROUPS maps each group
+# to a role ("desk-approvers=tournament_manager,desk-audit=auditor").
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "").strip()
+SSO = {
+    "provider_id": "sso",
+    "name": os.environ.get("OIDC_NAME", "").strip() or "your organisation's sign-in",
+    "groups_claim": os.environ.get("OIDC_GROUPS_CLAIM", "").strip() or "groups",
+    "roles": dict(item.split("=", 1) for item in env_list("OIDC_ROLE_GROUPS") if "=" in item),
+    # Whether the provider's "amr" claim naming a second factor (RFC 8176) stands in for ours.
+    "amr_counts": env_bool("OIDC_AMR_COUNTS_AS_SECOND_FACTOR", False),
+    "amr_values": env_list("OIDC_AMR_SECOND_FACTORS", "mfa,otp,hwk,swk,fpt,face,sc"),
+}
+# Where a sign-on sends the browser (the Content-Security-Policy's form-action lets it go there).
+SSO_ORIGINS = ["{0.scheme}://{0.netloc}".format(urlsplit(OIDC_ISSUER))] if OIDC_ISSUER else []
+SOCIALACCOUNT_ADAPTER = "settlements.views.sign_on.SignOnAdapter"
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+SOCIALACCOUNT_STORE_TOKENS = False
+SOCIALACCOUNT_PROVIDERS = {
+    "openid_connect": {
+        # Proof Key for Code Exchange: a code taken from another sign-in is worthless here.
+        "OAUTH_PKCE_ENABLED": True,
+        "APPS": [
+            {
+                "provider_id": SSO["provider_id"],
+                "name": SSO["name"],
+                "client_id": os.environ.get("OIDC_CLIENT_ID", "").strip(),
+                "secret": os.environ.get("OIDC_CLIENT_SECRET", "").strip(),
+                # The ID token's claims are what roles are read from; no userinfo call.
+                "settings": {"server_url": OIDC_ISSUER, "fetch_userinfo": False},
+            }
+        ]
+        if OIDC_ISSUER
+        else [],
+    }
+}
+# How often the auditor reviews who holds which access (the access review's due date).
+ACCESS_REVIEW_DAYS = env_int("ACCESS_REVIEW_DAYS", 90)
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -249,7 +294,8 @@ SECURE_CSP = {
     "style-src": [CSP.SELF],
     "img-src": [CSP.SELF, "data:"],
     "connect-src": [CSP.SELF],
-    "form-action": [CSP.SELF],
+    # A sign-on posts here, then goes on to the identity provider: its origin too.
+    "form-action": [CSP.SELF, *SSO_ORIGINS],
     "frame-ancestors": [CSP.NONE],
     "base-uri": [CSP.NONE],
     "object-src": [CSP.NONE],

@@ -20,6 +20,7 @@ class SettlementsConfig(AppConfig):
             middleware,  # the time zone taken at sign-in
             tasks,  # queues the tasks of a job's run
         )
+        from settlements.access import refusals  # noqa: F401  (receivers)
         from settlements.services import access_changes, sessions  # noqa: F401  (receivers)
 
         # Each trigger a migration installs rewrites pgtrigger's ignore function; this runs

@@ -6,6 +6,7 @@ from django.db import connections
 from django.db.migrations.recorder import MigrationRecorder
 
 from settlements import services
+from settlements.desk_roles import KNOWN_ROLES
 from settlements.site_policy import VARIABLES, icm_flag_problems, policy_problems
 
 
@@ -130,4 +131,24 @@ def checkpoint_key_check(app_configs, **kwargs) -> list[Warning]:
             " and keep it outside the database (docs/operations.md).",
             id="settlements.W012",
         )
+    ]
+
+
+@register()
+def sign_on_check(app_configs, **kwargs) -> list[Error]:
+    """Single sign-on with a client but no issuer, or a group mapped to a role the desk does not
+    know, stops the site before anyone signs in with roles nobody meant."""
+    problems = [
+        f"OIDC_ROLE_GROUPS maps the group {group!r} to {role!r}, which is not a role "
+        f"(roles: {', '.join(KNOWN_ROLES)})."
+        for group, role in settings.SSO["roles"].items()
+        if role not in KNOWN_ROLES
+    ]
+    if (
+        settings.OIDC_ISSUER
+        and not settings.SOCIALACCOUNT_PROVIDERS["openid_connect"]["APPS"][0]["client_id"]
+    ):
+        problems.append("OIDC_ISSUER is set but OIDC_CLIENT_ID is not.")
+    return [
+        Error(problem, hint="See docs/access.md.", id="settlements.E004") for problem in problems
     ]

@@ -52,6 +52,8 @@ CASHIERS = (CASHIER,)
 ICM_READERS = (TOURNAMENT_MANAGER, AUDITOR)
 # Who reads the event log and its history pages.
 HISTORY_READERS = (AUDITOR,)
+# Who reviews who holds which access (the access review), and records each review done.
+ACCESS_REVIEWERS = (AUDITOR,)
 # Who reads the rulebooks, their versions and simulations: every desk person, as every case is
 # settled under one. Tournament Managers propose, approve (another's) and withdraw versions.
 RULEBOOK_READERS = (OPERATOR, MARKETING_MANAGER, TOURNAMENT_MANAGER, AUDITOR)

@@ -18,6 +18,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from settlements import selectors
+from settlements.access.refusals import REFUSALS
 
 # Not registered globally: each scrape builds its registry (see ``exposition``).
 REQUESTS = Counter(
@@ -135,5 +136,6 @@ def exposition() -> bytes:
     else:
         registry.register(REQUESTS)
         registry.register(LATENCY)
+        registry.register(REFUSALS)
     registry.register(DeskCollector())
     return generate_latest(registry)

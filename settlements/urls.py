@@ -2,7 +2,9 @@ from allauth.account import views as allauth_views
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from settlements.access import sso
 from settlements.views import (
+    access_review,
     audit,
     bulk,
     cases,
@@ -21,12 +23,15 @@ from settlements.views import (
     queues,
     rulebooks,
     settlement_review,
+    sign_on,
 )
 
 urlpatterns = [
     path(
         "accounts/login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        auth_views.LoginView.as_view(
+            redirect_authenticated_user=True, extra_context={"sign_on": sso.offered}
+        ),
         name="login",
     ),
     # Sign-out is a POST form in the top bar; Django's LogoutView refuses GET.
@@ -43,6 +48,14 @@ urlpatterns = [
     # no sign-up, no e-mail, no password reset by mail.
     path("accounts/reauthenticate/", allauth_views.reauthenticate, name="account_reauthenticate"),
     path("accounts/2fa/", include("allauth.mfa.urls")),
+    # Single sign-on (views.sign_on): allauth's OpenID Connect views, with the ID token's
+    # signature always checked; the names are allauth's, which it reverses.
+    path("accounts/oidc/<str:provider_id>/login/", sign_on.login, name="openid_connect_login"),
+    path(
+        "accounts/oidc/<str:provider_id>/login/callback/",
+        sign_on.callback,
+        name="openid_connect_callback",
+    ),
     path("", dashboard.dashboard, name="dashboard"),
     path("policy/", policy.crash_policy, name="policy"),
     path("rulebooks/", rulebooks.rulebook_list, name="rulebook_list"),
@@ -255,6 +268,23 @@ urlpatterns = [
         "history/incidents/<int:incident_id>/record.zip",
         audit.incident_record,
         name="incident_record",
+    ),
+    # The auditor's access review (views.access_review).
+    path("access-review/", access_review.access_review, name="access_review"),
+    path(
+        "access-review/users.csv",
+        access_review.access_review_users_csv,
+        name="access_review_users_csv",
+    ),
+    path(
+        "access-review/changes.csv",
+        access_review.access_review_changes_csv,
+        name="access_review_changes_csv",
+    ),
+    path(
+        "access-review/complete",
+        access_review.access_review_complete,
+        name="access_review_complete",
     ),
     path(
         "history/incidents/<int:incident_id>/",

@@ -125,6 +125,9 @@ MATRIX: dict[str, Entry] = {
     "mfa_reauthenticate_webauthn": second_factor(302, 302),
     "mfa_edit_webauthn": second_factor(302, 302, args={"pk": "incident"}),
     "mfa_remove_webauthn": second_factor(302, 302, args={"pk": "incident"}),
+    # Single sign-on (tests/sso/): no provider is configured here, so there is no such page.
+    "openid_connect_login": Entry(everyone(404), everyone(404)),
+    "openid_connect_callback": Entry(everyone(404), everyone(404)),
     # The API (bearer tokens); its OpenAPI document needs none.
     "api:openapi": Entry(everyone(200), everyone(405), api=True),
     "api:snapshots": api(OP, post=400),
@@ -218,6 +221,11 @@ MATRIX: dict[str, Entry] = {
     "audit_head": page(AU),
     # Starts the background verification of the event log, then follows its job.
     "audit_verify": action(AU, post=302),
+    # The auditor's access review; an empty review is re-shown with its errors.
+    "access_review": page(AU),
+    "access_review_users_csv": page(AU),
+    "access_review_changes_csv": page(AU),
+    "access_review_complete": action(AU, post=422),
     "history_record": page(AU, args={"model": "history_model", "pk": "case_pk"}),
     "incident_timeline": page(AU),
     # The checkpoints verifications left, and an incident's sealed record to take away.
@@ -279,6 +287,7 @@ class World:
     simulation: object = None
     history_model: str = "case"
     queue_name: str = "to_prepare"
+    provider: str = "sso"
     # A version proposed by the other Tournament Manager: the matrix's one answers it.
     key: str = "eu-main"
     number: int = 1

@@ -58,6 +58,7 @@ AMOUNT_READERS = desk_roles.AMOUNT_READERS
 ICM_READERS = desk_roles.ICM_READERS
 RULEBOOK_READERS = desk_roles.RULEBOOK_READERS
 RULEBOOK_WRITERS = desk_roles.RULEBOOK_WRITERS
+ACCESS_REVIEWERS = desk_roles.ACCESS_REVIEWERS
 
 
 class Refusal(str):
@@ -496,3 +497,8 @@ def audit_verify(*, user) -> Refusal | None:
 def incident_record_export(*, user) -> Refusal | None:
     """The auditor takes an incident's sealed record away, to verify it offline."""
     return _role(user, *desk_roles.HISTORY_READERS, action="export an incident's sealed record")
+
+
+def access_review(*, user) -> Refusal | None:
+    """The auditor reads the access review and records each review done."""
+    return _role(user, *ACCESS_REVIEWERS, action="review who holds which access")

@@ -18,7 +18,7 @@ from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
 from settlements import problems, services
-from settlements.access import permissions, roles
+from settlements.access import permissions, refusals, roles
 from settlements.errors import SecondFactorStale
 from settlements.rules import InvalidInput
 
@@ -126,9 +126,8 @@ def _bearer_token(request: HttpRequest) -> str | None:
 
 def _unauthenticated(request: HttpRequest, *, offered: bool) -> JsonResponse:
     if offered:
-        log.warning(
-            "API request with an unknown or revoked token",
-            extra={"path": request.path, "client": request.META.get("REMOTE_ADDR")},
+        refusals.refused(
+            refusals.API_TOKEN_INVALID, path=request.path, client=request.META.get("REMOTE_ADDR")
         )
         message = "This token is not valid: unknown, revoked, expired, or its user is deactivated."
         challenge = 'Bearer realm="crashdesk", error="invalid_token"'
@@ -141,9 +140,8 @@ def _unauthenticated(request: HttpRequest, *, offered: bool) -> JsonResponse:
 
 
 def _out_of_scope(request: HttpRequest, token, scope: str) -> JsonResponse:
-    log.warning(
-        "API request outside its token's scopes",
-        extra={"path": request.path, "token": token.prefix, "scope": scope},
+    refusals.refused(
+        refusals.API_TOKEN_OUT_OF_SCOPE, path=request.path, token=token.prefix, scope=scope
     )
     return problems.refusal(
         403,

@@ -56,6 +56,7 @@ class Event(models.Model):
         RULEBOOK_VERSION_WITHDRAWN = "rulebook_version_withdrawn", "Rulebook version withdrawn"
         HISTORY_SWEPT = "history_swept", "Loose history versions sealed"
         JOB_FINISHED = "job_finished", "Background job finished"
+        ACCESS_REVIEW_COMPLETED = "access_review_completed", "Access review completed"
 
     type = models.CharField(max_length=32, choices=Type.choices)
     # The foreign keys are covered by the composite indexes in Meta.

@@ -6,6 +6,13 @@ public names are re-exported here, so callers write ``selectors.case_detail`` wh
 holds it.
 """
 
+from settlements.selectors.access_review import (
+    ReviewDue,
+    UserAccess,
+    access_by_user,
+    access_changes,
+    access_review_due,
+)
 from settlements.selectors.approvals import (
     ApprovalFilter,
     ApprovalRow,
@@ -209,6 +216,11 @@ from settlements.selectors.settlements import (
 )
 
 __all__ = [
+    "ReviewDue",
+    "UserAccess",
+    "access_by_user",
+    "access_changes",
+    "access_review_due",
     "latest_simulation",
     "simulation_cases",
     "simulation_results",

@@ -35,6 +35,7 @@ The public names are re-exported here, so callers write ``services.settlement_pr
 whichever module holds it.
 """
 
+from settlements.services.access_review import access_review_complete
 from settlements.services.bases import (
     BasisCheck,
     settlement_basis_check,
@@ -104,6 +105,7 @@ from settlements.services.settlements import (
     settlement_reject,
     settlement_submit,
 )
+from settlements.services.sign_on import user_roles_follow_provider
 from settlements.services.snapshots import case_load_snapshot, case_withdraw
 from settlements.services.tokens import (
     TOKEN_USE_RESOLUTION,
@@ -115,6 +117,7 @@ from settlements.services.tokens import (
 
 __all__ = [
     "history_sweep",
+    "access_review_complete",
     "simulation_start",
     "rulebook_version_approve",
     "rulebook_version_propose",
@@ -177,6 +180,7 @@ __all__ = [
     "profile_set_time_zone",
     "session_end",
     "user_sessions_end",
+    "user_roles_follow_provider",
     "time_zone_names",
     "TOKEN_USE_RESOLUTION",
     "api_token_create",

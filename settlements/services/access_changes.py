@@ -36,6 +36,8 @@ FLAGS = ("is_active", "is_staff", "is_superuser")
 WATCHED = (*FLAGS, "password")
 FLAG_LABELS = {"is_active": "active", "is_staff": "staff", "is_superuser": "superuser"}
 _actor: ContextVar = ContextVar("crashdesk_access_actor", default=None)
+# Who outside the desk made the change (the identity provider at a sign-in), when no one did.
+_source: ContextVar = ContextVar("crashdesk_access_source", default=None)
 
 
 @contextmanager
@@ -46,6 +48,16 @@ def acting_as(actor):
         yield
     finally:
         _actor.reset(token)
+
+
+@contextmanager
+def made_by(source: str):
+    """Changes made inside are recorded as ``source``'s (no actor): the identity provider's."""
+    token = _source.set(source)
+    try:
+        yield
+    finally:
+        _source.reset(token)
 
 
 def _current_actor():
@@ -60,7 +72,12 @@ def _current_actor():
 def _record(user, data: dict, words: list[str]) -> None:
     actor = _current_actor()
     reason = f"{user.get_username()}: {'; '.join(words)}"
-    if actor is None:
+    source = _source.get()
+    if source is not None:
+        actor = None
+        data = {**data, "source": source}
+        reason = f"{reason}, as the {source} said at sign-in"
+    elif actor is None:
         data = {**data, "actor_unknown": True}
         reason = f"Actor unknown (changed outside the app and the admin). {reason}"
     with transaction.atomic():

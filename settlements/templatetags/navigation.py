@@ -20,6 +20,7 @@ NAVIGATION = (
     ("Individual cases", "individual_case_list", desk_roles.INDIVIDUAL_CASE_READERS),
     ("Payments", "payments", desk_roles.PAYMENT_READERS),
     ("History", "history", desk_roles.HISTORY_READERS),
+    ("Access review", "access_review", desk_roles.ACCESS_REVIEWERS),
     ("Crash policy", "policy", desk_roles.DESK_ROLES),
 )
 

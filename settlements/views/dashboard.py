@@ -31,6 +31,8 @@ def dashboard(request):
         # Tournament Managers approve others' rulebook versions (their own are left out).
         "rulebook_versions": partial(_rulebook_versions_waiting, user),
         "incidents": partial(selectors.dashboard_incidents, page),
+        # Auditors review who holds which access every ACCESS_REVIEW_DAYS.
+        "access_review": partial(_access_review_due, user),
     }
     return render_page(request, TEMPLATE, context, partial="incident_list")
 
@@ -39,3 +41,9 @@ def _rulebook_versions_waiting(user) -> list:
     if not roles.has_role(user, *permissions.RULEBOOK_WRITERS):
         return []
     return list(selectors.versions_awaiting_approval(user)[:DASHBOARD_RULEBOOK_VERSIONS])
+
+
+def _access_review_due(user):
+    if not roles.has_role(user, *permissions.ACCESS_REVIEWERS):
+        return None
+    return selectors.access_review_due()

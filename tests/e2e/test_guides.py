@@ -362,7 +362,7 @@ def test_the_auditors_guide(signed_in_page, screenshot):
     settlement = settled(incident, "late", "T-0042", approve=True)
 
     page = signed_in_page("auditor")
-    expect(page.locator("#waiting")).to_contain_text("Nothing waits for an auditor")
+    expect(page.locator("#waiting")).to_contain_text("Access review due now")
     page.get_by_role("link", name="History").click()
     expect(page.get_by_role("heading", name="Event log")).to_be_visible()
     expect(page.get_by_text("Verifies", exact=True)).to_be_visible()
