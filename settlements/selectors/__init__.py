@@ -191,7 +191,6 @@ from settlements.selectors.rulebooks import (
     simulation_cases,
     simulation_results,
     version_in_force,
-    versions_awaiting_approval,
     versions_in_force,
 )
 from settlements.selectors.settlements import (
@@ -215,7 +214,6 @@ __all__ = [
     "rulebook_list",
     "version_in_force",
     "versions_in_force",
-    "versions_awaiting_approval",
     "DeskFigures",
     "desk_figures",
     "NEXT_STEP",

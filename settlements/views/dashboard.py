@@ -5,16 +5,12 @@ from functools import partial
 from django.core.paginator import Paginator
 
 from settlements import selectors
-from settlements.access import permissions, roles
+from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.views.paging import page_number
 from settlements.views.rendering import render_page
 
 TEMPLATE = "settlements/dashboard.html"
-
-
-# The proposed rulebook versions listed at most under "Waiting for you".
-DASHBOARD_RULEBOOK_VERSIONS = 10
 
 
 @role_required(*roles.DESK_ROLES)
@@ -28,14 +24,6 @@ def dashboard(request):
         "page": page,
         "counts": selectors.case_status_counts,
         "waiting": partial(selectors.dashboard_queues, user),
-        # Tournament Managers approve others' rulebook versions (their own are left out).
-        "rulebook_versions": partial(_rulebook_versions_waiting, user),
         "incidents": partial(selectors.dashboard_incidents, page),
     }
     return render_page(request, TEMPLATE, context, partial="incident_list")
-
-
-def _rulebook_versions_waiting(user) -> list:
-    if not roles.has_role(user, *permissions.RULEBOOK_WRITERS):
-        return []
-    return list(selectors.versions_awaiting_approval(user)[:DASHBOARD_RULEBOOK_VERSIONS])
