@@ -255,10 +255,12 @@ CASE_WORK_ORDER = (
 class Awaits:
     """Records of ``model`` ("app_label.Model") in one of ``statuses`` (and matching ``where``,
     field -> value) wait for a person of ``role``: the queue ``name`` titled ``title``, oldest
-    ``since`` first, each record opened at the URL named ``opens`` (given its id). ``not_by``
-    names the record's user fields whose user may not answer it (their own work). ``together``
-    is (URL name given an incident id, link words) of the page that answers an incident's
-    records in one go, if there is one."""
+    ``since`` first, each record opened at the URL named ``opens`` given the record's fields
+    ``opens_with`` (its id unless said otherwise; ``__`` follows a relation). ``not_by`` names
+    the record's user fields whose user may not answer it (their own work). ``together`` is
+    (URL name given an incident id, link words) of the page that answers an incident's records
+    in one go, if there is one. A record waits either as a case, as part of one (it has a
+    ``case``), or on its own (a rulebook version), when no tournament or incident goes with it."""
 
     name: str
     title: str
@@ -270,6 +272,17 @@ class Awaits:
     where: tuple[tuple[str, str], ...] = ()
     not_by: tuple[str, ...] = ()
     together: tuple[str, str] = ("", "")
+    opens_with: tuple[str, ...] = ("pk",)
+
+    def opens_args(self, record) -> list:
+        """The arguments of the ``opens`` URL for ``record``."""
+        args = []
+        for path in self.opens_with:
+            value = record
+            for name in path.split("__"):
+                value = getattr(value, name)
+            args.append(value)
+        return args
 
 
 AWAITING = (
@@ -312,6 +325,11 @@ AWAITING = (
         "individual_cases", "Individual cases to resolve", "settlements.Case",
         (CaseStatus.OPEN,), TOURNAMENT_MANAGER, "case_detail", "created_at",
         where=(("kind", "individual"),),
+    ),
+    Awaits(
+        "rulebook_versions", "Rulebook versions to approve", "settlements.RulebookVersion",
+        (RulebookVersionStatus.PROPOSED,), TOURNAMENT_MANAGER, "rulebook_version_approve",
+        "proposed_at", not_by=("proposed_by",), opens_with=("rulebook__key", "number"),
     ),
 )  # fmt: skip
 

@@ -129,4 +129,4 @@ def test_every_waiting_state_names_a_desk_role_a_model_and_its_statuses(state):
     assert set(state.statuses) <= statuses
     for field in (state.since, *(name for name, _ in state.where)):
         model._meta.get_field(field)
-    reverse(state.opens, args=[1])
+    reverse(state.opens, args=[1] * len(state.opens_with))

@@ -29,7 +29,9 @@ from .snapshot import (
 )
 
 # Bumped whenever a change to the engine could change an amount; stored with every settlement.
-ENGINE_VERSION = "1.1.1"
+# 1.2.0: the rulebook keys of RULES.md §9 (ICM, fee refunds, overlay, bounties, seats as cash)
+# and the snapshot's rulebook, start and late registration; the default rulebook pays as 1.1.1.
+ENGINE_VERSION = "1.2.0"
 
 __all__ = [
     "DEFAULT_POLICY",

@@ -42,6 +42,7 @@ from settlements.selectors.bulk import (
     awaiting_decision,
     decision_group_cases,
     decision_groups,
+    decision_versions,
     incident_counts,
     incident_workbench,
     invited_by_reschedule,
@@ -199,7 +200,6 @@ from settlements.selectors.rulebooks import (
     simulation_cases,
     simulation_results,
     version_in_force,
-    versions_awaiting_approval,
     versions_in_force,
 )
 from settlements.selectors.settlements import (
@@ -228,7 +228,6 @@ __all__ = [
     "rulebook_list",
     "version_in_force",
     "versions_in_force",
-    "versions_awaiting_approval",
     "DeskFigures",
     "desk_figures",
     "NEXT_STEP",
@@ -259,6 +258,7 @@ __all__ = [
     "icm_valuation",
     "incident_counts",
     "incident_workbench",
+    "decision_versions",
     "invited_by_reschedule",
     "open_work_count",
     "prepared_settlements",

@@ -4,7 +4,8 @@ An outage's approval takes in 2,000 settlements: its pages count them, add up wh
 and find those the user may not approve in the database, and read a page of rows.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -172,6 +173,8 @@ class ApprovalSummary:
     # The first SKIPPED_SHOWN settlements skipped, each with why, in its own words.
     skipped: list[tuple[ApprovalRow, str]]
     to_approve: QuerySet[Settlement]  # unread: only a confirmed approval lists them
+    # Those the user may approve, by the rulebook version their cases are settled under.
+    versions: list["VersionGroup"]
 
     @property
     def skipped_more(self) -> int:
@@ -219,10 +222,11 @@ def approval_summary(settlements: QuerySet[Settlement], user) -> ApprovalSummary
         "own_loaded": _by_user("loaded_by_id", user),
     }
     facts = ("kind", "status", "case__status", *own)
+    versions = VersionGroups("case__")
     groups = (
         settlements.annotate(**own)
         .order_by()
-        .values("currency", *facts)
+        .values("currency", *facts, *versions.fields)
         .annotate(settlements=Count("pk"), **unit_sums())
     )
     sums: dict[tuple[str, str], int] = defaultdict(int)
@@ -233,6 +237,7 @@ def approval_summary(settlements: QuerySet[Settlement], user) -> ApprovalSummary
             continue
         count += group["settlements"]
         add_unit_sums(sums, group)
+        versions.add(group, group["settlements"], add_unit_sums)
     in_refused = Q(pk__in=[])
     for group in refused:
         in_refused |= Q(**{fact: group[fact] for fact in facts})
@@ -244,6 +249,7 @@ def approval_summary(settlements: QuerySet[Settlement], user) -> ApprovalSummary
         skipped_count=sum(group["settlements"] for group in refused),
         skipped=[(row, str(_approval_refusal(row, user))) for row in skipped],
         to_approve=marked.exclude(in_refused),
+        versions=versions.groups(),
     )
 
 
@@ -308,3 +314,39 @@ def sorted_totals(sums: dict[tuple[str, str], int]) -> list[tuple[str, str, int]
         ((currency, unit, amount) for (currency, unit), amount in sums.items()),
         key=lambda row: (not row[0], row[0], unit_rank(row[1])),
     )
+
+
+@dataclass(frozen=True)
+class VersionGroup:
+    """The records of a bulk confirmation whose cases are settled under one rulebook version
+    (``key`` and ``number``): how many, and what they pay as ``unit_totals`` counts it (for
+    cases not prepared yet, their prize pools; nothing where no money is at stake yet)."""
+
+    key: str | None  # None for a case settled under no version (an individual case)
+    number: int | None
+    count: int
+    totals: list[tuple[str, str, int]]
+
+
+class VersionGroups:
+    """Rows grouped in the database by (at least) the rulebook version of their case, reached
+    from them through ``case`` ("" for cases, "case__" for settlements), added up by version:
+    an outage whose tournaments ran under several rulebooks is confirmed version by version."""
+
+    def __init__(self, case: str):
+        self.fields = (f"{case}rulebook_version__rulebook__key", f"{case}rulebook_version__number")
+        self._counts: Counter = Counter()
+        self._sums: dict[tuple, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
+
+    def add(self, row: dict, count: int, add_sums: Callable[[dict, dict], None]) -> None:
+        version = tuple(row[field] for field in self.fields)
+        self._counts[version] += count
+        add_sums(self._sums[version], row)
+
+    def groups(self) -> list[VersionGroup]:
+        return [
+            VersionGroup(key, number, count, sorted_totals(self._sums[key, number]))
+            for (key, number), count in sorted(
+                self._counts.items(), key=lambda item: (item[0][0] or "", item[0][1] or 0)
+            )
+        ]

@@ -21,6 +21,8 @@ from settlements.models import (
     TournamentType,
 )
 from settlements.selectors.approvals import (
+    VersionGroup,
+    VersionGroups,
     add_unit_sums,
     incident_settlements,
     sorted_totals,
@@ -186,14 +188,16 @@ class BulkSummary:
     """What a bulk prepare or submit will do, restated before it starts: how many records it
     takes (``records``, unread: only the confirmed start lists them), what they pay
     (``totals``, as ``unit_totals``; for cases not prepared yet, their prize pools), how many
-    of each remedy, and what of the incident it leaves aside, as (how many, of what, why).
-    Counted and added up in the database: an outage's 2,000 records are never read to say it."""
+    of each remedy, and what of the incident it leaves aside, as (how many, of what, why);
+    the same count and totals by rulebook version (``versions``). Counted and added up in the
+    database: an outage's 2,000 records are never read to say it."""
 
     count: int
     records: QuerySet
     totals: list[tuple[str, str, int]]
     remedies: list[tuple[str, int]]
     skipped: list[tuple[int, str, str]]
+    versions: list[VersionGroup]
 
 
 _LEFT_ASIDE = {
@@ -215,11 +219,15 @@ def prepare_summary(incident: Incident) -> BulkSummary:
     """Every case ready, counted by what its remedy depends on (its tournament's type, its
     stage, decision and policy), with their prize pools by currency."""
     cases = ready_to_prepare(incident).order_by("pk")
+    versions = VersionGroups("")
     kinds = (
         cases.order_by()
-        .values("tournament__currency", "tournament__type", "stage", "decision", "policy")
+        .values(
+            "tournament__currency", "tournament__type", "stage", "decision", "policy",
+            *versions.fields,
+        )
         .annotate(cases=Count("pk"), pool=Sum("pool"))
-    )
+    )  # fmt: skip
     pools: dict[str, int] = defaultdict(int)
     remedies: Counter = Counter()
     for kind in kinds:
@@ -232,17 +240,29 @@ def prepare_summary(incident: Incident) -> BulkSummary:
             tournament=Tournament(type=kind["tournament__type"]),
         )
         remedies[wording.case_remedy(case) or ""] += kind["cases"]
+        versions.add(kind, kind["cases"], _add_pool)
     totals = [(currency, "cash", pool) for currency, pool in sorted(pools.items()) if pool]
     return BulkSummary(
-        sum(remedies.values()), cases, totals, _counted(remedies), _left_aside(incident, "prepare")
+        sum(remedies.values()),
+        cases,
+        totals,
+        _counted(remedies),
+        _left_aside(incident, "prepare"),
+        versions.groups(),
     )
+
+
+def _add_pool(sums: dict[tuple[str, str], int], kind: dict) -> None:
+    if kind["pool"]:
+        sums[kind["tournament__currency"], "cash"] += kind["pool"]
 
 
 def submit_summary(incident: Incident) -> BulkSummary:
     settlements = prepared_settlements(incident)
+    versions = VersionGroups("case__")
     kinds = (
         settlements.order_by()
-        .values("currency", "remedy")
+        .values("currency", "remedy", *versions.fields)
         .annotate(settlements=Count("pk"), **unit_sums())
     )
     sums: dict[tuple[str, str], int] = defaultdict(int)
@@ -250,6 +270,7 @@ def submit_summary(incident: Incident) -> BulkSummary:
     for kind in kinds:
         remedies[kind["remedy"]] += kind["settlements"]
         add_unit_sums(sums, kind)
+        versions.add(kind, kind["settlements"], add_unit_sums)
     skipped = _left_aside(incident, "submit")
     adjustments = (
         incident_settlements(incident)
@@ -259,7 +280,12 @@ def submit_summary(incident: Incident) -> BulkSummary:
     if adjustments:
         skipped.append((adjustments, "adjustment", "each is submitted from its own page"))
     return BulkSummary(
-        sum(remedies.values()), settlements, sorted_totals(sums), _counted(remedies), skipped
+        sum(remedies.values()),
+        settlements,
+        sorted_totals(sums),
+        _counted(remedies),
+        skipped,
+        versions.groups(),
     )
 
 
@@ -321,6 +347,14 @@ def decision_group_cases(incident: Incident, group: DecisionGroup | None) -> Que
         .filter(tournament__type=group.type, stage=group.stage, decision_options=group.options)
         .order_by("pk")
     )
+
+
+def decision_versions(cases: QuerySet[Case]) -> list[VersionGroup]:
+    """``cases`` (one decision's) counted by the rulebook version each is settled under."""
+    versions = VersionGroups("")
+    for row in cases.order_by().values(*versions.fields).annotate(cases=Count("pk")):
+        versions.add(row, row["cases"], lambda sums, row: None)
+    return versions.groups()
 
 
 def invited_by_reschedule(cases: QuerySet[Case], stage: str) -> int:

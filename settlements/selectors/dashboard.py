@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django.apps import apps
 from django.core.paginator import Page
 from django.db.models import QuerySet
+from django.urls import reverse
 
 from settlements.access import roles
 from settlements.models import Case, Incident
@@ -44,16 +45,31 @@ def waiting_for(user) -> WaitingFor:
     )
 
 
+def case_path(model) -> str | None:
+    """How a waiting record of ``model`` reaches its case: "" for a case, "case__" for a
+    record of one, None for a record on its own (a rulebook version)."""
+    if model is Case:
+        return ""
+    fields = {field.name for field in model._meta.get_fields()}
+    return "case__" if "case" in fields else None
+
+
 def waiting_records(state: Awaits, user) -> QuerySet:
     """The records waiting in ``state`` for ``user``, oldest first."""
     model = apps.get_model(state.model)
-    # Every record that waits is a case or belongs to one; the queue shows it with its
-    # tournament and incident (without the tournament's bulky fields).
-    case = "" if model is Case else "case__"
-    records = lean(
-        model.objects.select_related(f"{case}tournament", f"{case}incident"),
-        f"{case}tournament",
-    ).filter(status__in=state.statuses, **dict(state.where))
+    case = case_path(model)
+    if case is None:
+        # What its link and label read (a rulebook version's key), in the same query.
+        related = {path.rsplit("__", 1)[0] for path in state.opens_with if "__" in path}
+        records = model.objects.select_related(*related)
+    else:
+        # Every other record that waits is a case or belongs to one; the queue shows it with
+        # its tournament and incident (without the tournament's bulky fields).
+        records = lean(
+            model.objects.select_related(f"{case}tournament", f"{case}incident"),
+            f"{case}tournament",
+        )
+    records = records.filter(status__in=state.statuses, **dict(state.where))
     for field in state.not_by:
         records = records.exclude(**{field: user})
     return records.order_by(state.since, "pk")
@@ -63,23 +79,29 @@ def waiting_rows(state: Awaits, records) -> list[dict]:
     """What a queue shows of each of ``records`` (waiting in ``state``)."""
     rows = []
     for record in records:
-        case = record if isinstance(record, Case) else record.case
-        rows.append(
-            {
-                "pk": record.pk,
-                "opens": state.opens,
-                "label": f"Case #{record.pk}" if case is record else str(record),
-                "operator_id": case.tournament.operator_id,
-                "tournament_name": case.tournament.name,
-                "incident_title": case.incident.title if case.incident else None,
-                "incident_id": case.incident_id,
+        case = record if isinstance(record, Case) else getattr(record, "case", None)
+        row = {
+            "url": reverse(state.opens, args=state.opens_args(record)),
+            "label": f"Case #{record.pk}" if case is record else str(record),
+            "operator_id": "",
+            "tournament_name": "",
+            "incident_title": None,
+            "incident_id": None,
+            "together": ("", ""),
+            "status": record.status,
+            "status_display": record.get_status_display(),
+            "since": getattr(record, state.since),
+        }
+        if case is not None:
+            row.update(
+                operator_id=case.tournament.operator_id,
+                tournament_name=case.tournament.name,
+                incident_title=case.incident.title if case.incident else None,
+                incident_id=case.incident_id,
                 # (URL name, words) of the page answering the incident's records together.
-                "together": state.together if case.incident_id else ("", ""),
-                "status": record.status,
-                "status_display": record.get_status_display(),
-                "since": getattr(record, state.since),
-            }
-        )
+                together=state.together if case.incident_id else ("", ""),
+            )
+        rows.append(row)
     return rows
 
 

@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from settlements.models import Case, Compensation, Incident, LedgerRelease
 from settlements.selectors.cases import case_list, incident_list
 from settlements.selectors.compensation import compensation_list
-from settlements.selectors.dashboard import waiting_records
+from settlements.selectors.dashboard import case_path, waiting_records
 from settlements.selectors.payments import overdue_releases
 from settlements.workflow import Awaits, CompensationStatus
 
@@ -43,10 +43,13 @@ def waiting_queue(
     """The records waiting in ``state`` for ``user``, narrowed to one incident if given,
     sorted by ``sort`` (a key of WAITING_SORTS)."""
     records = waiting_records(state, user)
-    case = "" if records.model is Case else "case__"
+    case = case_path(records.model)
     if incident is not None:
-        records = records.filter(**{f"{case}incident_id": incident})
-    field = state.since if WAITING_SORTS[sort] is None else case + WAITING_SORTS[sort]
+        # A record with no case (a rulebook version) belongs to no incident.
+        in_incident = {f"{case}incident_id": incident}
+        records = records.none() if case is None else records.filter(**in_incident)
+    by_case = WAITING_SORTS[sort] is not None and case is not None
+    field = case + WAITING_SORTS[sort] if by_case else state.since
     return records.order_by(f"-{field}" if descending else field, "pk")
 
 

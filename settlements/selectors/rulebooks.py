@@ -55,16 +55,6 @@ def rulebook_list():
     )
 
 
-def versions_awaiting_approval(user):
-    """Proposed versions someone other than ``user`` proposed: theirs to approve."""
-    return (
-        RulebookVersion.objects.select_related("rulebook", "proposed_by")
-        .filter(status=RulebookVersionStatus.PROPOSED)
-        .exclude(proposed_by=user)
-        .order_by("effective_from")
-    )
-
-
 def simulation_cases(
     *,
     incident: int | None = None,

@@ -101,10 +101,18 @@ def _icm_batch(job: Job, item: JobItem) -> tuple[str, Case | None]:
     return ("Samples drawn; the figures are written" if done else "Samples drawn"), None
 
 
-# Run several to a transaction: an outage's bulk work, short items. A verification's part or
-# an ICM batch takes seconds, and shows its progress.
+# Run several to a transaction: an outage's bulk work and a simulation's cases, short items
+# (a lease and a commit of their own cost a simulated case of 500 entrants as much as its
+# work). A verification's part or an ICM batch takes seconds, and shows its progress.
 BATCHED = frozenset(
-    {Job.Kind.PREPARE, Job.Kind.SUBMIT, Job.Kind.APPROVE, Job.Kind.DECIDE, Job.Kind.UPLOAD}
+    {
+        Job.Kind.PREPARE,
+        Job.Kind.SUBMIT,
+        Job.Kind.APPROVE,
+        Job.Kind.DECIDE,
+        Job.Kind.UPLOAD,
+        Job.Kind.SIMULATE,
+    }
 )
 
 STEPS: dict[str, Callable[[Job, JobItem], tuple[str, Case | None]]] = {

@@ -208,6 +208,7 @@ def incident_decide(request, incident_id: int):
         # cases it goes to, and what each of their players gets under it.
         context["confirming"] = confirming.step(request) != confirming.EDIT
         context.update(chosen=chosen[:CONFIRM_NAMED], chosen_count=count)
+        context["versions"] = selectors.decision_versions(chosen)
         context["chosen_more"] = count - min(count, CONFIRM_NAMED)
         context["description"] = wording.option_description(group.type, group.stage, option)
         context["invited"] = (

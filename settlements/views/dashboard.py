@@ -13,10 +13,6 @@ from settlements.views.rendering import render_page
 TEMPLATE = "settlements/dashboard.html"
 
 
-# The proposed rulebook versions listed at most under "Waiting for you".
-DASHBOARD_RULEBOOK_VERSIONS = 10
-
-
 @role_required(*roles.DESK_ROLES)
 def dashboard(request):
     user = request.user
@@ -28,19 +24,11 @@ def dashboard(request):
         "page": page,
         "counts": selectors.case_status_counts,
         "waiting": partial(selectors.dashboard_queues, user),
-        # Tournament Managers approve others' rulebook versions (their own are left out).
-        "rulebook_versions": partial(_rulebook_versions_waiting, user),
         "incidents": partial(selectors.dashboard_incidents, page),
         # Auditors review who holds which access every ACCESS_REVIEW_DAYS.
         "access_review": partial(_access_review_due, user),
     }
     return render_page(request, TEMPLATE, context, partial="incident_list")
-
-
-def _rulebook_versions_waiting(user) -> list:
-    if not roles.has_role(user, *permissions.RULEBOOK_WRITERS):
-        return []
-    return list(selectors.versions_awaiting_approval(user)[:DASHBOARD_RULEBOOK_VERSIONS])
 
 
 def _access_review_due(user):

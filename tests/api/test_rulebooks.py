@@ -3,8 +3,10 @@ Tournament Managers, every refusal at its path and nothing stored; answers hold 
 OpenAPI document."""
 
 import json
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from settlements import services
 from settlements.access import roles
@@ -96,6 +98,12 @@ def test_only_tournament_managers_propose(api, tokens, kind):
         ({**PROPOSAL, "parameters": {"pre_pct": "5"}}, "parameters.pre_pct"),
         ({**PROPOSAL, "parameters": {"bounty_refund": "all"}}, "parameters.bounty_refund"),
         ({**PROPOSAL, "parameters": {"nonsense": 1}}, "parameters.nonsense"),
+        ({**PROPOSAL, "parameters": {"pre_pct": True}}, "parameters.pre_pct"),
+        ({**PROPOSAL, "parameters": {"middle_fee_refund": "yes"}}, "parameters.middle_fee_refund"),
+        ({**PROPOSAL, "parameters": {"final_table_icm": 1}}, "parameters.final_table_icm"),
+        ({**PROPOSAL, "parameters": {"final_table_icm": 11}}, "parameters.final_table_icm"),
+        ({**PROPOSAL, "parameters": {"early_pct": 101}}, "parameters.early_pct"),
+        ({**PROPOSAL, "text": '<img src="x" onerror="steal()">'}, "text"),
         ({**PROPOSAL, "parameters": []}, "parameters"),
         ({**PROPOSAL, "effective_from": "2020-01-01T00:00:00Z"}, "effective_from"),
         ({**PROPOSAL, "effective_from": "next week"}, "effective_from"),
@@ -165,3 +173,46 @@ def test_a_simulation_over_the_api(api, tokens, document, operator, snapshot_fac
     _check(document, none, "/rulebooks/{key}/versions/{number}/simulations", "post")
     missing = api.get("/api/v1/simulations/999", **bearer(tokens[roles.AUDITOR]))
     assert missing.status_code == 404
+
+
+def test_an_effective_time_not_after_the_version_approved_is_refused(
+    api, tokens, tournament_manager, second_manager
+):
+    first = services.rulebook_version_propose(
+        key="eu-main",
+        parameters={},
+        text="One.",
+        effective_from=timezone.now() + timedelta(days=7),
+        actor=tournament_manager,
+        reason="first",
+    )
+    services.rulebook_version_approve(version=first, actor=second_manager, reason="ok")
+    before = Event.objects.count()
+    earlier = {**PROPOSAL, "effective_from": (timezone.now() + timedelta(days=3)).isoformat()}
+    refused = post(api, "/api/v1/rulebooks/eu-main/versions", earlier, tokens["tournament_manager"])
+    assert refused.status_code == 400, refused.content
+    assert refused.json()["errors"][0]["path"] == "effective_from"
+    assert RulebookVersion.objects.filter(rulebook__key="eu-main").count() == 1
+    assert Event.objects.count() == before
+
+
+def test_a_withdrawn_version_is_not_approved(api, tokens, tournament_manager):
+    version = services.rulebook_version_propose(
+        key="eu-main",
+        parameters={},
+        text="One.",
+        effective_from=timezone.now() + timedelta(days=7),
+        actor=tournament_manager,
+        reason="first",
+    )
+    services.rulebook_version_withdraw(version=version, actor=tournament_manager, reason="no")
+    before = Event.objects.count()
+    refused = post(
+        api,
+        "/api/v1/rulebooks/eu-main/versions/1/approve",
+        {"reason": "ok"},
+        tokens["second_manager"],
+    )
+    assert refused.status_code == 409 and "withdrawn" in refused.content.decode()
+    version.refresh_from_db()
+    assert version.status == "withdrawn" and Event.objects.count() == before

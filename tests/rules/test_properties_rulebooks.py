@@ -13,6 +13,7 @@ from settlements.rules.icm import exact_equity
 from settlements.rules.terms import terms_of
 
 from .test_properties import PROPERTY_SETTINGS, pool_value, settle_any, snapshots
+from .test_properties_v2 import by_kind, settle_v2, v2_snapshots
 
 
 @st.composite
@@ -185,3 +186,72 @@ def test_satellite_cash_pays_what_the_seats_were_worth(document, policy):
     seat = document["tournament"]["seat_value"]
     assert pool_value(tickets, seat) == pool_value(cash, seat)
     assert all(line.unit == "cash" for line in cash.lines)
+
+
+@PROPERTY_SETTINGS
+@given(document=v2_snapshots(), policy=rulebooks())
+def test_bounty_refund_entry_pays_each_head_one_entrys_bounty_and_nothing_else_moves(
+    document, policy
+):
+    current = settle_v2(document, replace(policy, bounty_refund="current"), choose_first)
+    entry = settle_v2(document, replace(policy, bounty_refund="entry"), choose_first)
+    if current is None:
+        assert entry is None
+        return
+    assert (entry.stage, entry.remedy) == (current.stage, current.remedy)
+    assert [line for line in entry.lines if line.kind != "bounty"] == [
+        line for line in current.lines if line.kind != "bounty"
+    ]
+    bounty = document["tournament"].get("entry_bounty", 0)
+    heads = by_kind(current)["bounty"]
+    if current.stage == "pre" or not heads:
+        assert by_kind(entry)["bounty"] == heads
+        return
+    # Each head that was paid its bounties is paid one entry's instead, never more.
+    assert by_kind(entry)["bounty"] == Counter(dict.fromkeys(heads, bounty))
+    assert all(line.source == "bounty" for line in entry.lines if line.kind == "bounty")
+    assert sum(by_kind(entry)["bounty"].values()) <= sum(heads.values())
+
+
+@PROPERTY_SETTINGS
+@given(document=v2_snapshots(), policy=rulebooks())
+def test_every_rulebook_on_rebuys_and_bounties_pays_out_of_the_pool_no_more_than_it_holds(
+    document, policy
+):
+    result = settle_v2(document, policy, choose_first)
+    if result is None:
+        return
+    seat = document["tournament"].get("seat_value", 0)
+    assert sum(pool_value(result, seat).values()) == result.pool_distributed <= result.pool
+    assert all(line.amount > 0 for line in result.lines)
+
+
+@PROPERTY_SETTINGS
+@given(
+    document=snapshots().filter(lambda document: document["tournament"]["type"] == "regular"),
+    policy=rulebooks(),
+)
+def test_chip_proportional_middle_pays_equal_stacks_alike_within_its_bounds(document, policy):
+    # No pre or early stage by eliminations: a started regular before the money is middle.
+    policy = replace(
+        policy,
+        pre_pct=0,
+        early_pct=0,
+        middle_formula="chip_proportional",
+        late_registration="ignore",
+    )
+    result = settle_any(document, policy, choose_first)
+    if result is None or (document["tournament"]["type"], result.stage) != ("regular", "middle"):
+        return
+    t = document["tournament"]
+    chips = {p["id"]: p["chips"] for p in document["players"] if p["chips"]}
+    prizes = by_kind(result)["prize"]
+    assert result.remedy == "chip_proportional"
+    assert sum(prizes.values()) == result.pool_distributed
+    floor = t["buy_in"] if policy.middle_floor == "buy_in" else 0
+    for player in chips:
+        assert floor <= prizes[player] <= max(t["payouts"][0], floor)
+    for a in chips:
+        for b in chips:
+            if chips[a] == chips[b]:
+                assert abs(prizes[a] - prizes[b]) <= 1

@@ -157,8 +157,8 @@ def test_the_text_renders_without_raw_html():
 
 def test_versions_awaiting_approval_are_another_managers(tournament_manager, second_manager):
     version = propose(tournament_manager)
-    assert list(selectors.versions_awaiting_approval(second_manager)) == [version]
-    assert list(selectors.versions_awaiting_approval(tournament_manager)) == []
+    assert list(selectors.waiting_for(second_manager)["rulebook_versions"]) == [version]
+    assert not selectors.waiting_for(tournament_manager)["rulebook_versions"].exists()
 
 
 def test_a_crash_policy_variable_still_set_is_warned_of():

@@ -5,6 +5,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from settlements import selectors
 from settlements.access import roles
@@ -84,7 +85,8 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     waiting = RulebookVersion.objects.get(status="proposed")
     assert waiting.rulebook.key == "default" and waiting.proposed_by.username == "manager"
     manager2 = get_user_model().objects.get(username="manager2")
-    assert list(selectors.versions_awaiting_approval(manager2)) == [waiting]
+    assert waiting.effective_from > timezone.now()
+    assert list(selectors.waiting_for(manager2)["rulebook_versions"]) == [waiting]
     simulation = Simulation.objects.get(version=waiting)
     assert (
         simulation.finished_at is not None

@@ -80,6 +80,10 @@ def test_a_proposal_through_the_form(as_manager):
         ({"p_pre_pct": "30", "p_early_pct": "20"}, "p_early_pct"),
         ({"p_late_formula": "coin"}, "p_late_formula"),
         ({"text": "<script>x</script>"}, "text"),
+        ({"text": '<p onmouseover="x()">hi</p>'}, "text"),
+        ({"p_final_table_icm": "1"}, "p_final_table_icm"),
+        ({"p_final_table_icm": "many"}, "p_final_table_icm"),
+        ({"p_middle_fee_refund": "maybe"}, "p_middle_fee_refund"),
         ({"effective_from": "2020-01-01T00:00"}, "effective_from"),
         ({"reason": ""}, "reason"),
     ],
@@ -89,6 +93,17 @@ def test_bad_input_shows_on_its_field_and_stores_nothing(as_manager, changes, fi
     assert answer.status_code == 422
     assert field in answer.context["form"].errors
     assert not RulebookVersion.objects.filter(rulebook__key="eu-main").exists()
+
+
+def test_an_effective_time_before_the_version_approved_shows_on_its_field(
+    proposed, as_manager, second_manager
+):
+    services.rulebook_version_approve(version=proposed, actor=second_manager, reason="ok")
+    earlier = (proposed.effective_from - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    answer = as_manager.post("/rulebooks/propose/", form_data(effective_from=earlier), **HTMX)
+    assert answer.status_code == 422
+    assert "effective_from" in answer.context["form"].errors
+    assert RulebookVersion.objects.filter(rulebook__key="eu-main").count() == 1
 
 
 def test_the_approval_page_restates_the_change_and_the_proposer_is_refused(
@@ -163,7 +178,10 @@ def test_waiting_for_you_lists_versions_for_another_manager_only(
     other = signed_in(second_manager).get("/").content.decode()
     assert "Rulebook versions to approve" in other
     assert "/rulebooks/eu-main/versions/1/approve/" in other
-    assert "Rulebook versions to approve" not in as_manager.get("/").content.decode()
+    # Its proposer sees the list empty; an operator, who approves nothing, not at all.
+    own = as_manager.get("/").content.decode()
+    assert 'Rulebook versions to approve <span class="muted">(0)</span>' in own
+    assert "/rulebooks/eu-main/versions/1/approve/" not in own
     assert "Rulebook versions to approve" not in as_operator.get("/").content.decode()
 
 

@@ -2,6 +2,7 @@
 shows its records on that role's dashboard and in the full queue, never to their author."""
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
@@ -16,6 +17,7 @@ from settlements.workflow import (
     CompensationStatus,
     PrizeWithdrawalStatus,
     ReissueStatus,
+    RulebookVersionStatus,
     SettlementStatus,
 )
 from tests.views.conftest import HTMX, assert_partial, signed_in
@@ -101,6 +103,16 @@ BUILDERS = {
             unit="cash",
         )
     ),
+    ("settlements.RulebookVersion", RulebookVersionStatus.PROPOSED): lambda load, users: (
+        services.rulebook_version_propose(
+            key="eu-main",
+            parameters={"final_table_icm": 9},
+            text="Paid by ICM at the final table.",
+            effective_from=timezone.now() + timedelta(days=30),
+            actor=users[roles.TOURNAMENT_MANAGER],
+            reason="the new terms",
+        )
+    ),
     ("settlements.Case", CaseStatus.OPEN): lambda load, users: services.individual_case_open(
         tournament=load(stage="late", tournament_id="INDIV").tournament,
         actor=users[roles.TOURNAMENT_MANAGER],
@@ -126,7 +138,7 @@ def test_every_waiting_state_is_on_its_roles_dashboard_and_queue(state, status, 
     record = builder(load_case, users)
     record.refresh_from_db()
     assert record.status == status
-    link = f'href="{reverse(state.opens, args=[record.pk])}"'
+    link = f'href="{reverse(state.opens, args=state.opens_args(record))}"'
 
     client = signed_in(_viewer(users, state.role))
     panel = WAITING_PANEL.search(client.get(reverse("dashboard")).content.decode()).group(0)
@@ -156,7 +168,7 @@ def test_waiting_states_name_known_roles_queues_and_links():
     assert len({state.name for state in AWAITING}) == len(AWAITING)
     for state in AWAITING:
         assert state.role in roles.DESK_ROLES
-        reverse(state.opens, args=[1])
+        reverse(state.opens, args=[1] * len(state.opens_with))
 
 
 def test_decisions_and_approvals_waiting_link_to_answering_them_together(users, load_case):
@@ -170,3 +182,14 @@ def test_decisions_and_approvals_waiting_link_to_answering_them_together(users, 
     )
     html = signed_in(users["second_manager"]).get(reverse("dashboard")).content.decode()
     assert f'href="{reverse("incident_approve", args=[settlement.case.incident_id])}"' in html
+
+
+def test_a_rulebook_version_waits_for_no_incident_and_sorts_by_its_own_time(users):
+    version = BUILDERS["settlements.RulebookVersion", RulebookVersionStatus.PROPOSED](None, users)
+    state = selectors.awaiting("rulebook_versions")
+    manager = users["second_manager"]
+    assert list(selectors.waiting_queue(manager, state, sort="tournament")) == [version]
+    assert not selectors.waiting_queue(manager, state, incident=1).exists()
+    (row,) = selectors.waiting_rows(state, selectors.waiting_records(state, manager))
+    assert row["url"] == reverse("rulebook_version_approve", args=["eu-main", 1])
+    assert (row["label"], row["operator_id"], row["incident_id"]) == ("eu-main v1", "", None)
