@@ -217,8 +217,9 @@ MATRIX: dict[str, Entry] = {
     "audit_head": page(AU),
     # Starts the background verification of the event log, then follows its job.
     "audit_verify": action(AU, post=302),
-    "history_record": page(AU, args={"model": "history_model", "pk": "case_pk"}),
-    "incident_timeline": page(AU),
+    # A case's own history: the Tournament Managers who approve it read it too.
+    "history_record": page(TM, AU, args={"model": "history_model", "pk": "case_pk"}),
+    "incident_timeline": page(TM, AU),
     # Rulebooks: every desk role reads; Tournament Managers propose, approve (another's
     # proposal), withdraw and simulate. An empty body or form is re-shown or refused.
     "rulebook_list": page(*ALL),

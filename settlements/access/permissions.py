@@ -58,6 +58,7 @@ AMOUNT_READERS = desk_roles.AMOUNT_READERS
 ICM_READERS = desk_roles.ICM_READERS
 RULEBOOK_READERS = desk_roles.RULEBOOK_READERS
 RULEBOOK_WRITERS = desk_roles.RULEBOOK_WRITERS
+CASE_HISTORY_READERS = desk_roles.CASE_HISTORY_READERS
 
 
 class Refusal(str):
@@ -491,3 +492,11 @@ def rulebook_version_withdraw(*, version: RulebookVersion, user, now) -> Refusal
 def audit_verify(*, user) -> Refusal | None:
     """The auditor verifies the whole event log in the background (the history page)."""
     return _role(user, *desk_roles.HISTORY_READERS, action="verify the event log")
+
+
+def history_record_read(*, user, case_record: bool) -> Refusal | None:
+    """A record's versions: the auditor reads every kind; a Tournament Manager those of the
+    crashes and cases they approve (``case_record``), not tokens or rulebooks."""
+    if case_record:
+        return _role(user, *CASE_HISTORY_READERS, action="read the history of cases")
+    return _role(user, *desk_roles.HISTORY_READERS, action="read this history")
