@@ -26,8 +26,8 @@ from django.views.decorators.http import require_safe
 
 from settlements import audit_log, desk_roles, selectors, wording
 from settlements.access import permissions, roles
-from settlements.access.roles import has_role
 from settlements.access.decorators import role_required
+from settlements.access.roles import has_role
 from settlements.exports.spreadsheets import csv_chunks, csv_download
 from settlements.forms import HistoryFilterForm
 from settlements.models import Incident
