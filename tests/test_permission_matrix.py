@@ -142,6 +142,7 @@ MATRIX: dict[str, Entry] = {
     "policy": page(*ALL),  # the crash policy, for every role
     # Each desk role's own settings; the cashier and a user without a role open no page.
     "user_settings": form(*ALL),
+    "user_digest": form(*ALL),
     # Where they are signed in; ending no session of theirs says so on that page (302).
     "user_sessions": page(*ALL),
     "user_sessions_end": action(*ALL, post=302),
