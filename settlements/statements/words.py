@@ -18,7 +18,7 @@ KIND_LABELS = {
     "refund_fpp": "FPP buy-in back",
     "prize": "prize",
     "ticket": "seat ticket",
-    "bounty": "bounty on your head",
+    "bounty": "your own bounty, returned",
 }
 SOURCE_LABELS = {
     "pool": "from the prize pool",
