@@ -68,7 +68,7 @@ def test_every_page_and_swap_leaves_the_console_clean(signed_in_page):
     manager = signed_in_page(roles.TOURNAMENT_MANAGER, username="manager")
     for url in (
         "/",
-        f"/incidents/{desk['incident'].pk}/",
+        f"/incidents/{desk['incident'].pk}/tournaments/",
         f"/cases/{settlement.case_id}/",
         f"/settlements/{settlement.pk}/",
         f"/settlements/{to_approve.pk}/",
