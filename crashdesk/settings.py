@@ -310,6 +310,37 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 # Approved lines the cashier has not confirmed after this many hours are listed as overdue.
 PAYMENT_CONFIRMATION_HOURS = env_int("PAYMENT_CONFIRMATION_HOURS", 24)
 
+# --- Email ----------------------------------------------------------------------------------
+# The digests of what waits for each person (settlements.services.notifications). The console
+# backend (the demo's) writes each email to the worker's output; production names SMTP's.
+EMAIL_BACKEND_PATH = os.environ.get(
+    "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
+)
+MAILERS = {
+    "default": {
+        "BACKEND": EMAIL_BACKEND_PATH,
+        "OPTIONS": {
+            "host": os.environ.get("EMAIL_HOST", "localhost"),
+            "port": env_int("EMAIL_PORT", 25),
+            "username": os.environ.get("EMAIL_HOST_USER", ""),
+            "password": os.environ.get("EMAIL_HOST_PASSWORD", ""),
+            "use_tls": env_bool("EMAIL_USE_TLS", False),
+            "use_ssl": env_bool("EMAIL_USE_SSL", False),
+            "timeout": env_int("EMAIL_TIMEOUT", 20),
+        }
+        # Only SMTP takes a server's options; the console and file backends refuse them.
+        if EMAIL_BACKEND_PATH.endswith("smtp.EmailBackend")
+        else {},
+    }
+}
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "CrashDesk <crashdesk@localhost>")
+# Where the desk is reached, for the links in emails (no request to read the host from).
+SITE_URL = os.environ.get("SITE_URL", "http://localhost:8000").rstrip("/")
+# A digest that failed to send is tried again this many times, waiting twice as long each time
+# from DIGEST_RETRY_SECONDS.
+DIGEST_RETRIES = env_int("DIGEST_RETRIES", 5)
+DIGEST_RETRY_SECONDS = env_int("DIGEST_RETRY_SECONDS", 60)
+
 # --- Background work ------------------------------------------------------------------------
 # Long work (a large prepare, bulk actions, many snapshots) runs as django.tasks tasks stored in
 # the database; `manage.py run_worker` runs them, on as many machines as share the database.

@@ -21,6 +21,7 @@ writer).
 """
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -340,6 +341,26 @@ def event_problem(event: Event, expected_seq: int, previous: str, facts: "Facts"
         what = f"refers to {subject}, whose" if event.subject_type else "sealed rows whose"
         return f"{what} {', '.join(changed)} no longer match what it sealed"
     return ""
+
+
+_ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)?")
+_CODE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
+
+
+def problem_in_words(problem: str) -> str:
+    """A verification's ``problem`` for the person at the screen: the kind of event by its
+    name, the time as a reader writes it (UTC), field and row names as words ("payout rows",
+    "approved by"). The event's own data keeps the problem as the verifier wrote it."""
+    labels = dict(Event.Type.choices)
+
+    def time(match: re.Match) -> str:
+        return datetime.fromisoformat(match[0]).astimezone(UTC).strftime("%-d %b %Y, %H:%M:%S UTC")
+
+    def code(match: re.Match) -> str:
+        word = match[0]
+        return labels[word].lower() if word in labels else word.replace("_", " ")
+
+    return _CODE.sub(code, _ISO_TIME.sub(time, problem))
 
 
 @dataclass

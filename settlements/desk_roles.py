@@ -54,6 +54,9 @@ ICM_READERS = (TOURNAMENT_MANAGER, AUDITOR)
 HISTORY_READERS = (AUDITOR,)
 # Who reviews who holds which access (the access review), and records each review done.
 ACCESS_REVIEWERS = (AUDITOR,)
+# Who reads the history of a case's records (their versions) and its incident's timeline: the
+# auditor, and the Tournament Managers, who approve what those records hold.
+CASE_HISTORY_READERS = (TOURNAMENT_MANAGER, AUDITOR)
 # Who reads the rulebooks, their versions and simulations: every desk person, as every case is
 # settled under one. Tournament Managers propose, approve (another's) and withdraw versions.
 RULEBOOK_READERS = (OPERATOR, MARKETING_MANAGER, TOURNAMENT_MANAGER, AUDITOR)

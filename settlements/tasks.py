@@ -5,12 +5,20 @@ A job's tasks are queued when a service asks for them (``jobs.job_queued``), in 
 transaction; this module is imported when the app is ready, so that is answered.
 """
 
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
 from django.dispatch import receiver
 from django.tasks import task
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from settlements.models import Job
-from settlements.services import jobs
+from settlements.services import jobs, notifications
+from settlements.services.common import events_committed
+
+logger = logging.getLogger(__name__)
 
 
 @task
@@ -69,3 +77,52 @@ def queue_run(sender, *, job, runs: int, after=None, unless_waiting=False, **kwa
             return False
     results = [queued.enqueue(job_id=job.pk) for _ in range(runs)]
     return any(result.is_finished for result in results)
+
+
+@task
+def send_digest(user_id: int, attempt: int = 0) -> dict:
+    """Email one person what waits for them (services.notifications.digest_send). Too soon
+    after their last digest, it is queued again for when their interval allows; a failed send
+    is tried again later, DIGEST_RETRIES times at most, waiting twice as long each time."""
+    try:
+        outcome = notifications.digest_send(user_id=user_id)
+    except Exception as error:
+        if attempt >= settings.DIGEST_RETRIES:
+            logger.exception("digest to user %s not sent after %s tries", user_id, attempt + 1)
+            return {"sent": False, "gave_up": True}
+        delay = timedelta(seconds=settings.DIGEST_RETRY_SECONDS * 2**attempt)
+        logger.warning("digest to user %s not sent (%s); trying again in %s", user_id, error, delay)
+        _queue_digest(user_id, after=timezone.now() + delay, attempt=attempt + 1)
+        return {"sent": False, "retry": attempt + 1}
+    if isinstance(outcome, datetime):
+        _queue_digest(user_id, after=outcome)
+        return {"sent": False, "after": outcome.isoformat()}
+    return {"sent": outcome == notifications.SENT, "outcome": outcome}
+
+
+@receiver(events_committed)
+def queue_digests(sender, **kwargs) -> None:
+    """After business events commit: a digest for each person who may be told, unless one of
+    theirs waits to run already (it will read what waits when it runs)."""
+    users = notifications.digest_recipients()
+    if not users:
+        return
+    waiting = set(
+        DBTaskResult.objects.filter(
+            status="READY",
+            task_path=send_digest.module_path,
+            args_kwargs__kwargs__user_id__in=users,
+        ).values_list("args_kwargs__kwargs__user_id", flat=True)
+    )
+    for user_id in users:
+        if user_id not in waiting:
+            _queue_digest(user_id)
+
+
+def _queue_digest(user_id: int, *, after: datetime | None = None, attempt: int = 0) -> None:
+    queued = send_digest
+    if after is not None:
+        if not queued.get_backend().supports_defer:
+            return  # the immediate backend (tests) runs nothing later: the next event asks again
+        queued = queued.using(run_after=after)
+    queued.enqueue(user_id=user_id, attempt=attempt)

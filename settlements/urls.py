@@ -84,6 +84,7 @@ urlpatterns = [
     path("simulations/<int:simulation_id>/", rulebooks.simulation_detail, name="simulation_detail"),
     path("simulations/<int:simulation_id>.csv", rulebooks.simulation_csv, name="simulation_csv"),
     path("settings/", profile.user_settings, name="user_settings"),
+    path("settings/digest", profile.user_digest, name="user_digest"),
     path("settings/sessions/", profile.user_sessions, name="user_sessions"),
     path("settings/sessions/end", profile.user_sessions_end, name="user_sessions_end"),
     path("incidents/new/", incidents.incident_new, name="incident_new"),

@@ -288,7 +288,7 @@ class Awaits:
 AWAITING = (
     Awaits(
         "decisions", "Decisions to make", "settlements.Case",
-        (CaseStatus.AWAITING_DECISION,), MARKETING_MANAGER, "case_detail", "created_at",
+        (CaseStatus.AWAITING_DECISION,), MARKETING_MANAGER, "case_decision", "created_at",
         together=("incident_decide", "decide alike cases together"),
     ),
     Awaits(

@@ -146,6 +146,7 @@ MATRIX: dict[str, Entry] = {
     "policy": page(*ALL),  # the crash policy, for every role
     # Each desk role's own settings; the cashier and a user without a role open no page.
     "user_settings": form(*ALL),
+    "user_digest": form(*ALL),
     # Where they are signed in; ending no session of theirs says so on that page (302).
     "user_sessions": page(*ALL),
     "user_sessions_end": action(*ALL, post=302),
@@ -226,11 +227,12 @@ MATRIX: dict[str, Entry] = {
     "access_review_users_csv": page(AU),
     "access_review_changes_csv": page(AU),
     "access_review_complete": action(AU, post=422),
-    "history_record": page(AU, args={"model": "history_model", "pk": "case_pk"}),
-    "incident_timeline": page(AU),
     # The checkpoints verifications left, and an incident's sealed record to take away.
     "audit_checkpoints": page(AU),
     "incident_record": page(AU),
+    # A case's own history: the Tournament Managers who approve it read it too.
+    "history_record": page(TM, AU, args={"model": "history_model", "pk": "case_pk"}),
+    "incident_timeline": page(TM, AU),
     # Rulebooks: every desk role reads; Tournament Managers propose, approve (another's
     # proposal), withdraw and simulate. An empty body or form is re-shown or refused.
     "rulebook_list": page(*ALL),

@@ -46,13 +46,13 @@ def test_the_worked_example_explains_buy_ins_share_and_bounty():
     a = statements_of("31-rebuy-ko-regular-middle-worked-example")["a"]
     words = " ".join(" ".join(section.paragraphs) for section in a.sections)
     assert "You bought in twice and took one add-on: 30.00 USD back first" in words
-    assert "Your bounty of 12.50 USD is paid to you" in words
+    assert "Your own bounty of 12.50 USD is paid back to you" in words
     assert [(part.code, part.amount) for part in a.parts] == [
         ("guaranteed", 3000),
         ("share", 2334),
         ("bounty", 1250),
     ]
-    assert {step.label: step.result for step in a.steps}["Plus the bounty on your head"] == 1250
+    assert {step.label: step.result for step in a.steps}["Plus your own bounty, returned"] == 1250
 
 
 def test_a_refund_before_the_start_counts_every_entry_add_on_and_bounty():

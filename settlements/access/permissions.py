@@ -59,6 +59,7 @@ ICM_READERS = desk_roles.ICM_READERS
 RULEBOOK_READERS = desk_roles.RULEBOOK_READERS
 RULEBOOK_WRITERS = desk_roles.RULEBOOK_WRITERS
 ACCESS_REVIEWERS = desk_roles.ACCESS_REVIEWERS
+CASE_HISTORY_READERS = desk_roles.CASE_HISTORY_READERS
 
 
 class Refusal(str):
@@ -502,3 +503,11 @@ def incident_record_export(*, user) -> Refusal | None:
 def access_review(*, user) -> Refusal | None:
     """The auditor reads the access review and records each review done."""
     return _role(user, *ACCESS_REVIEWERS, action="review who holds which access")
+
+
+def history_record_read(*, user, case_record: bool) -> Refusal | None:
+    """A record's versions: the auditor reads every kind; a Tournament Manager those of the
+    crashes and cases they approve (``case_record``), not tokens or rulebooks."""
+    if case_record:
+        return _role(user, *CASE_HISTORY_READERS, action="read the history of cases")
+    return _role(user, *desk_roles.HISTORY_READERS, action="read this history")

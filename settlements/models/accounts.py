@@ -12,14 +12,29 @@ from settlements.models.base import USER, audited
 from settlements.triggers import AccountedByEvent
 
 
+class DigestEvery(models.IntegerChoices):
+    """How often, at most, a person is emailed what waits for them (minutes; 0 for never)."""
+
+    NEVER = 0, "Never: I look at the dashboard"
+    QUARTER_HOUR = 15, "At most every 15 minutes"
+    HOUR = 60, "At most every hour"
+    FOUR_HOURS = 240, "At most every 4 hours"
+    DAY = 1440, "At most once a day"
+
+
 class Profile(models.Model):
     """A user's own settings. A user without one sees the site's defaults."""
 
     user = models.OneToOneField(USER, on_delete=models.PROTECT, related_name="profile")
     # An IANA zone name ("Europe/Paris"); empty for the site's TIME_ZONE.
     time_zone = models.CharField(max_length=64, blank=True)
+    digest_every = models.PositiveIntegerField(choices=DigestEvery, default=DigestEvery.HOUR)
+    # The last digest sent and the waiting records it named ("queue:id"): the sender's own
+    # bookkeeping, written with update() and kept out of the history like a token's last use.
+    digest_sent_at = models.DateTimeField(null=True, blank=True)
+    digest_told = models.JSONField(default=list, blank=True)
 
-    history = audited()
+    history = audited(excluded_fields=["digest_sent_at", "digest_told"])
 
     def __str__(self) -> str:
         return f"Profile of {self.user}"

@@ -93,6 +93,7 @@ from settlements.selectors.dashboard import (
     waiting_records,
     waiting_rows,
 )
+from settlements.selectors.digests import digest_every
 from settlements.selectors.entrants import (
     ENTRANT_SORTS,
     EntrantSearch,
@@ -264,6 +265,7 @@ __all__ = [
     "prepared_settlements",
     "ready_to_prepare",
     "BIG_TOURNAMENT_FIELDS",
+    "digest_every",
     "incident_list",
     "incident_detail",
     "case_list",

@@ -86,6 +86,12 @@ HISTORY_MODELS: dict[str, tuple[type, str | None, str | None, str | None]] = {
     "rulebookversion": (RulebookVersion, None, None, None),
 }
 
+# The kinds that belong to a crash and its cases (filtered by incident, case or tournament):
+# the history a Tournament Manager reads besides the auditor (permissions.history_record_read).
+CASE_RECORDS = frozenset(
+    name for name, (_model, *paths) in HISTORY_MODELS.items() if any(path for path in paths)
+)
+
 # The table of versions of each of them. ``Model.history`` builds a new manager class on every
 # access (about 90 µs); a page that reads the versions of every record type uses these.
 HISTORICAL_MODELS = {

@@ -87,7 +87,11 @@ from settlements.services.payments import (
     reissue_propose,
     reissue_reject,
 )
-from settlements.services.profiles import profile_set_time_zone, time_zone_names
+from settlements.services.profiles import (
+    profile_set_digest,
+    profile_set_time_zone,
+    time_zone_names,
+)
 from settlements.services.rulebooks import (
     rulebook_version_approve,
     rulebook_version_propose,
@@ -177,6 +181,7 @@ __all__ = [
     "reissue_propose",
     "reissue_approve",
     "reissue_reject",
+    "profile_set_digest",
     "profile_set_time_zone",
     "session_end",
     "user_sessions_end",

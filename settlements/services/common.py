@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from django.db import connection, transaction
+from django.dispatch import Signal
 from django.utils import timezone
 from simple_history.utils import get_history_manager_for_model
 
@@ -214,10 +215,22 @@ def seal_facts(held: Sequence[staging.HeldEvent]) -> None:
             h.event.subject_facts["history"] = history
 
 
+# Sent once a transaction that wrote business events has committed: something may have
+# started waiting for someone (services.notifications tells them).
+events_committed = Signal()
+
+
+def _events_committed() -> None:
+    events_committed.send(sender=None)
+
+
 def write_events(events: Sequence[Event]) -> None:
     """Chain ``events`` onto the head, in order, and insert them in one statement."""
     if not events:
         return
+    # ``robust``: whatever follows the commit is logged if it fails, never raised into the
+    # workflow that has committed.
+    transaction.on_commit(_events_committed, robust=True)
     audit_log.hold_chain()
     at = timezone.now()
     for event in events:

@@ -84,7 +84,7 @@ def _verify(job: Job, item: JobItem) -> tuple[str, Case | None]:
             raise DomainError(f"Event number {first - 1} is missing from the chain.")
     result = audit_log.verify(after=(first - 1, previous), upto=last)
     if not result.ok:
-        raise DomainError(result.problem)
+        raise DomainError(audit_log.problem_in_words(result.problem))
     if result.count != last:
         raise DomainError(f"The chain ends at event {result.count}, short of {last}.")
     return f"Events {first} to {last} verified.", None

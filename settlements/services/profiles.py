@@ -1,4 +1,5 @@
-"""A user's own settings: the time zone their screens show times in.
+"""A user's own settings: the time zone their screens show times in, and how often they are
+emailed what waits for them.
 
 A setting is not a business event: it changes how one person's pages read, never a record of
 the workflow, so it writes no ``Event`` (it is no business change); its history
@@ -11,7 +12,7 @@ from django.db import IntegrityError, transaction
 
 from settlements.access import permissions
 from settlements.errors import DomainError
-from settlements.models import Profile
+from settlements.models import DigestEvery, Profile
 from settlements.services.common import save_with_history
 
 
@@ -28,16 +29,37 @@ def profile_set_time_zone(*, user, actor, time_zone: str) -> Profile:
     if time_zone and time_zone not in time_zone_names():
         raise DomainError(f"“{time_zone[:64]}” is not a time zone name.", field="time_zone")
     reason = f"Time zone: {time_zone or 'the site default'}"
+    return _profile_set(user, actor, reason, time_zone=time_zone)
+
+
+@transaction.atomic
+def profile_set_digest(*, user, actor, every: int) -> Profile:
+    """Email ``user`` what waits for them at most every ``every`` minutes (0: never)."""
+    permissions.enforce(permissions.profile_update(owner=user, user=actor))
+    if every not in DigestEvery.values:
+        raise DomainError("Choose how often to be emailed from the list.", field="digest_every")
+    reason = f"Email digest: {DigestEvery(every).label}"
+    return _profile_set(user, actor, reason, digest_every=every)
+
+
+def locked_profile(user, actor=None, reason: str = "Settings first kept", **values) -> Profile:
+    """``user``'s profile, locked; created with ``values`` (the site's defaults besides) if they
+    have none yet."""
     profile = Profile.objects.select_for_update().filter(user=user).first()
     if profile is None:
         try:
             with transaction.atomic():  # a second tab may be creating it at the same moment
-                profile = Profile(user=user, time_zone=time_zone)
+                profile = Profile(user=user, **values)
                 save_with_history(profile, actor=actor, reason=reason)
-                return profile
         except IntegrityError:
             profile = Profile.objects.select_for_update().get(user=user)
-    if profile.time_zone != time_zone:
-        profile.time_zone = time_zone
+    return profile
+
+
+def _profile_set(user, actor, reason: str, **values) -> Profile:
+    profile = locked_profile(user, actor, reason, **values)
+    if any(getattr(profile, field) != value for field, value in values.items()):
+        for field, value in values.items():
+            setattr(profile, field, value)
         save_with_history(profile, actor=actor, reason=reason)
     return profile

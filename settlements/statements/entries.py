@@ -1,5 +1,5 @@
 """RULES.md §8 in a player's statement: what their rebuys, re-entries and add-ons paid, what
-comes back of it, and the bounty on their head."""
+comes back of it, and their own bounty, returned."""
 
 from fractions import Fraction
 
@@ -70,9 +70,10 @@ def bounty_words(draft: Draft) -> list[str]:
     bounty = sum(line.amount for line in draft.player.lines if line.kind == "bounty")
     if not bounty:
         return []
-    draft.step("Plus the bounty on your head", draft.figure(bounty), Fraction(bounty))
+    draft.step("Plus your own bounty, returned", draft.figure(bounty), Fraction(bounty))
     return [
-        f"Your bounty of {draft.money(bounty)} is paid to you as well: it was on your head "
-        "when the tournament crashed. It comes from the bounty money the entries paid, not "
+        f"Your own bounty of {draft.money(bounty)} is paid back to you as well: it is the part "
+        "of your entries set aside as the prize for whoever knocked you out, and nobody did "
+        "before the tournament crashed. It comes from the bounty money the entries paid, not "
         "from the prize pool."
     ]

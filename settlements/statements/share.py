@@ -136,7 +136,7 @@ def _own_parts(basis: Basis, explained: Explained, lines: dict[str, int], curren
     share = explained.rounded - explained.guaranteed
     parts.append(Part("share", share_label, share, value_text(share, basis, currency)))
     bounty = lines.get("bounty", 0)
-    parts.append(Part("bounty", "Bounty on their head", bounty, money(bounty, currency)))
+    parts.append(Part("bounty", "Their own bounty, returned", bounty, money(bounty, currency)))
     return tuple(parts)
 
 

@@ -18,7 +18,7 @@ KIND_LABELS = {
     "refund_fpp": "FPP buy-in back",
     "prize": "prize",
     "ticket": "seat ticket",
-    "bounty": "bounty on your head",
+    "bounty": "your own bounty, returned",
 }
 SOURCE_LABELS = {
     "pool": "from the prize pool",
@@ -208,8 +208,10 @@ def _day(payment: PaymentFacts) -> str:
     return f"{moment.day} {moment:%b %Y} (UTC)"
 
 
-def payment_words(payment: PaymentFacts) -> str:
-    """Where the payment of one line stands, as a sentence's end ("paid on …")."""
+def payment_words(payment: PaymentFacts, *, keys: bool = False) -> str:
+    """Where the payment of one line stands, as a sentence's end ("paid on …"). The desk's own
+    pages name the lines' keys (``keys``); what a player reads does not: a key means nothing
+    to them, the wallet's reference does."""
     answered = f", wallet reference {payment.reference}" if payment.reference else ""
     match payment.state:
         case "not_sent":
@@ -217,15 +219,18 @@ def payment_words(payment: PaymentFacts) -> str:
         case "withdrawn":
             return "not to be paid: the case was withdrawn as loaded in error"
         case "unconfirmed":
-            return f"sent to the wallet as {payment.key}, not yet confirmed"
+            sent_as = f" as {payment.key}" if keys else ""
+            return f"sent to the wallet{sent_as}, not yet confirmed"
         case "paid":
             return f"paid on {_day(payment)}{answered}"
         case "failed":
             return f"the wallet could not pay it on {_day(payment)}{answered}; not paid yet"
         case "reissued":
-            then = payment_words(payment.then) if payment.then else "sent to the wallet"
-            again = payment.reissued_as
-            return f"the wallet could not pay {payment.key}; paid again as {again}: {then}"
+            then = payment_words(payment.then, keys=keys) if payment.then else "sent to the wallet"
+            if keys:
+                again = payment.reissued_as
+                return f"the wallet could not pay {payment.key}; paid again as {again}: {then}"
+            return f"the wallet could not pay it at first; paid again: {then}"
     raise ValueError(f"unknown payment state {payment.state!r}")
 
 

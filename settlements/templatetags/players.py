@@ -39,7 +39,8 @@ def line_source(source: str) -> str:
 
 
 @register.filter
-def payment_state(payment) -> str:
-    """Where a line's payment stands (statements.PaymentFacts), as a sentence of its own."""
-    words = statements.payment_words(payment)
+def payment_state(payment, keys: str = "") -> str:
+    """Where a line's payment stands (statements.PaymentFacts), as a sentence of its own; with
+    ``"keys"``, naming the ledger's line keys, for the desk's own pages (not a statement)."""
+    words = statements.payment_words(payment, keys=keys == "keys")
     return words[:1].upper() + words[1:] + "."

@@ -50,7 +50,7 @@ def entrant_columns(case: Case) -> dict[str, str]:
     if tournament.add_on is not None:
         columns["add_ons"] = "Add-ons"
     if tournament.entry_bounty:
-        columns["bounty"] = "Bounty on their head"
+        columns["bounty"] = "Their own bounty, returned"
     return columns
 
 

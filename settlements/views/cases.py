@@ -186,6 +186,7 @@ def _context(request, case: Case) -> dict:
         is None,
         "can_decide_prize": permissions.prize_withdrawal_decide(case=case, user=user) is None,
         "can_resolve": permissions.individual_case_resolve(case=case, user=user) is None,
+        "can_read_history": permissions.history_record_read(user=user, case_record=True) is None,
         "entry_figures": case.entry_figures,
         "entrants_list": case_entries.case_entrants(request, case),
     }

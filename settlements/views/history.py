@@ -17,15 +17,17 @@ from functools import partial
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
-from settlements import audit_log, selectors, wording
-from settlements.access import roles
+from settlements import audit_log, desk_roles, selectors, wording
+from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
+from settlements.access.roles import has_role
 from settlements.exports.spreadsheets import csv_chunks, csv_download
 from settlements.forms import HistoryFilterForm
 from settlements.models import Incident
@@ -130,10 +132,13 @@ def audit_head(request):
 
 
 @require_safe
-@role_required(roles.AUDITOR)
+@role_required(*permissions.CASE_HISTORY_READERS)
 def history_record(request, model: str, pk: int):
     if model not in selectors.HISTORY_MODELS:
         raise Http404("No such kind of record.")
+    case_record = model in selectors.audit.CASE_RECORDS
+    if permissions.history_record_read(user=request.user, case_record=case_record):
+        raise PermissionDenied
     versions = selectors.audit.record_versions(model, pk)
     page = peek_page(versions, request.GET.get("page"), VERSIONS_PER_PAGE)
     if not page.items and page.number == 1:
@@ -160,12 +165,13 @@ def history_record(request, model: str, pk: int):
         "events": list(selectors.event_list(subject_type=model, subject_id=pk)[:50]),
         "title": str(page.items[0].instance) if page.items else f"{MODEL_LABELS[model]} #{pk}",
         "live": _live_link(model, pk, page.items[0] if page.items else None),
+        "browses_history": has_role(request.user, *desk_roles.HISTORY_READERS),
     }
     return render_page(request, "settlements/history_record.html", context, partial="versions")
 
 
 @require_safe
-@role_required(roles.AUDITOR)
+@role_required(*permissions.CASE_HISTORY_READERS)
 def incident_timeline(request, incident_id: int):
     try:
         incident = selectors.incident_detail(incident_id)
@@ -175,7 +181,11 @@ def incident_timeline(request, incident_id: int):
         selectors.incident_timeline(incident), request.GET.get("page"), TIMELINE_PER_PAGE
     )
     _annotate_events(page.items)
-    context = {"incident": incident, "page": page}
+    context = {
+        "incident": incident,
+        "page": page,
+        "browses_history": has_role(request.user, *desk_roles.HISTORY_READERS),
+    }
     return render_page(request, "settlements/incident_timeline.html", context, partial="timeline")
 
 

@@ -1,6 +1,7 @@
 """The signed-in user's own settings.
 
 GET/POST /settings/                 the time zone their pages show times in
+GET/POST /settings/digest           how often they are emailed what waits for them, or never
 GET      /settings/sessions/        where they are signed in
 POST     /settings/sessions/end     end one of those sessions (``session``) or all (``all``)
 
@@ -21,6 +22,7 @@ from settlements.access.decorators import role_required
 from settlements.errors import DomainError, NotAllowed
 from settlements.forms import DomainErrorsMixin
 from settlements.middleware import remember_time_zone
+from settlements.models import DigestEvery
 from settlements.views.rendering import go_to, render_invalid, render_page
 
 
@@ -44,7 +46,12 @@ class TimeZoneForm(DomainErrorsMixin, forms.Form):
 def user_settings(request):
     chosen = selectors.profile_time_zone(request.user)
     form = TimeZoneForm(request.POST or None, initial={"time_zone": chosen})
-    context = {"form": form, "now": timezone.now()}
+    context = {
+        "form": form,
+        "now": timezone.now(),
+        "digest_form": DigestForm(initial={"digest_every": selectors.digest_every(request.user)}),
+        "email": request.user.email,
+    }
     template = "settlements/user_settings.html"
     if request.method != "POST":
         return render_page(request, template, context, partial="settings_form")
@@ -61,6 +68,40 @@ def user_settings(request):
             messages.success(request, f"Times are now shown in {zone} time.")
             return go_to(request, reverse("user_settings"))
     return render_invalid(request, template, context, partial="settings_form")
+
+
+class DigestForm(DomainErrorsMixin, forms.Form):
+    digest_every = forms.TypedChoiceField(
+        coerce=int,
+        choices=DigestEvery.choices,
+        label="Email me what waits for me",
+        help_text="When something starts waiting for you (a settlement to approve, a decision "
+        "to make…), one email lists it with a link to where you answer it. Never more often "
+        "than you choose here.",
+    )
+
+
+@role_required(*roles.DESK_ROLES)
+def user_digest(request):
+    """The email digest's setting: how often at most, or never."""
+    every = selectors.digest_every(request.user)
+    form = DigestForm(request.POST or None, initial={"digest_every": every})
+    context = {"digest_form": form, "email": request.user.email}
+    template = "settlements/user_settings.html"
+    if request.method != "POST":
+        return render_page(request, template, context, partial="digest_form")
+    if form.is_valid():
+        try:
+            services.profile_set_digest(
+                user=request.user, actor=request.user, every=form.cleaned_data["digest_every"]
+            )
+        except DomainError as error:
+            form.add_domain_error(error)
+        else:
+            label = DigestEvery(form.cleaned_data["digest_every"]).label
+            messages.success(request, f"Email digests: {label[0].lower()}{label[1:]}.")
+            return go_to(request, reverse("user_settings"))
+    return render_invalid(request, template, context, partial="digest_form")
 
 
 @require_safe

@@ -140,4 +140,13 @@
       event.preventDefault();
     }
   });
+
+  // A button with data-print prints the page (the printable statement); an inline onclick
+  // would be refused by the strict CSP.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("[data-print]");
+    if (button) {
+      window.print();
+    }
+  });
 })();

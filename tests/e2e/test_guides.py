@@ -190,11 +190,9 @@ def test_the_marketing_managers_guide(signed_in_page, screenshot):
     screenshot(page, "guide-marketing-01-waiting")
 
     # One case: compare the options, choose, check, record.
+    # The waiting item opens the decision itself.
     waiting.get_by_role("link", name=f"Case #{satellite.pk}").click()
-    expect(
-        page.get_by_role("heading", name="Waiting for the Marketing Manager’s decision")
-    ).to_be_visible()
-    page.get_by_role("link", name="Compare the options and decide").click()
+    page.wait_for_url(f"**/cases/{satellite.pk}/decision/")
     expect(page.locator(".option-card svg.payout-chart")).to_have_count(2)
     page.get_by_role("radio", name="Split in proportion to chips").check()
     page.get_by_label("Why this option").fill("Site custom for satellites.")

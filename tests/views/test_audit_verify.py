@@ -1,6 +1,8 @@
 """The auditor verifies the whole event log from the history page, as background work with its
 progress; the outcome is recorded as an event and shown on the history page."""
 
+import re
+
 import pytest
 
 from settlements.models import Event, Job, JobItem
@@ -49,6 +51,7 @@ def test_a_verification_runs_as_a_job_and_its_outcome_is_an_event(
     assert event.data["head"] == Event.objects.get(seq=events).hash
     progress = as_auditor.get(f"/jobs/{job.pk}/")
     assert b"Verify the event log" in progress.content
+    assert b"Nothing to do" in progress.content and b"Back to the history" in progress.content
     polled = as_auditor.get(f"/jobs/{job.pk}/", headers={"HX-Request": "true"})
     assert b'id="job-progress"' in polled.content and b"<html" not in polled.content
     assert b"Verifies" in as_auditor.get("/history/").content
@@ -68,10 +71,17 @@ def test_a_tampered_record_is_recorded_as_not_verified_and_shown(settled, as_aud
     as_auditor.post("/history/verify/")
     event = verification()
     assert event.data["verified"] is False
-    assert "approved_by no longer match" in event.data["problem"]
+    assert "approved by no longer match" in event.data["problem"]
     job = Job.objects.get(kind=Job.Kind.VERIFY)
     failed = job.items.get(status=JobItem.Status.FAILED)
-    assert "approved_by" in failed.message
+    # The page says it in words: the event's kind by name, a time as people write it.
+    assert "approved by no longer match" in failed.message
+    assert "settlement approved" in failed.message and "UTC)" in failed.message
+    assert not re.search(r"\d{4}-\d{2}-\d{2}T", failed.message)
+    html = as_auditor.get(f"/jobs/{job.pk}/").content.decode()
+    assert "The record does not verify" in html and "tell whoever runs the database" in html
+    assert 'href="/history/">Back to the history' in html
+    assert '<li><a href="/history/">History</a></li>' in html
     page = as_auditor.get("/history/")
     assert b"Does not verify" in page.content
 

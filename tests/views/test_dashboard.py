@@ -56,7 +56,9 @@ def test_waiting_for_me_depends_on_the_role(
     marketing = as_marketing.get(reverse("dashboard")).content.decode()
     assert 'Decisions to make <span class="muted">(1)</span>' in marketing
     assert "Settlements to prepare" not in marketing
-    assert f'href="{reverse("case_detail", args=[deciding.pk])}">Case #{deciding.pk}' in marketing
+    # Straight to the decision waiting on it, not the case page above it.
+    decision = reverse("case_decision", args=[deciding.pk])
+    assert f'href="{decision}">Case #{deciding.pk}' in marketing
 
     operator = as_operator.get(reverse("dashboard")).content.decode()
     assert 'Settlements to prepare <span class="muted">(1)</span>' in operator

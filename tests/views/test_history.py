@@ -45,10 +45,26 @@ def test_only_auditors_browse_and_only_by_reading(
     for url in urls:
         assert client.get(url).status_code == 302
         assert as_operator.get(url).status_code == 403
-        assert as_manager.get(url).status_code == 403
         assert as_auditor.get(url).status_code == 200
         assert as_auditor.post(url).status_code == 405
         assert as_auditor.delete(url).status_code == 405
+    for url in urls[:2]:
+        assert as_manager.get(url).status_code == 403
+
+
+def test_managers_read_the_history_of_the_cases_they_approve(as_manager, operator, approved):
+    """The Tournament Manager who approves a case's settlement reads its versions and its
+    incident's timeline, from the case page, but not the desk-wide browser or a token's."""
+    case_page = assert_full_page(as_manager.get(reverse("case_detail", args=[approved.case_id])))
+    record = reverse("history_record", args=["case", approved.case_id])
+    timeline = reverse("incident_timeline", args=[approved.case.incident_id])
+    assert f'href="{record}"' in case_page and f'href="{timeline}"' in case_page
+    for url in (record, reverse("history_record", args=["settlement", approved.pk]), timeline):
+        html = assert_full_page(as_manager.get(url))
+        assert f'href="{reverse("history")}"' not in html
+    assert_partial(as_manager.get(timeline, **HTMX), "timeline")
+    token, _raw = services.api_token_create(user=operator, name="feed", actor=operator)
+    assert as_manager.get(reverse("history_record", args=["apitoken", token.pk])).status_code == 403
 
 
 def test_every_change_is_listed_newest_first(as_auditor, approved):

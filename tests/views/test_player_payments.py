@@ -12,7 +12,7 @@ from django.urls import reverse
 from settlements import selectors, services
 from settlements.access import roles
 from tests.payment_helpers import answer, paid_out
-from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
+from tests.views.conftest import HTMX, assert_csp_clean, assert_full_page, assert_partial, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -48,11 +48,21 @@ def test_the_statement_and_its_printable_page_say_where_the_payment_stands(out, 
     html = assert_full_page(page)
     assert 'data-payment="paid"' in html and "wallet reference TX-PAID" in html
     printable = as_auditor.get(reverse("settlement_statement_print", args=[settlement.pk]), query)
-    assert "wallet reference TX-PAID" in printable.content.decode()
+    printed = printable.content.decode()
+    assert "wallet reference TX-PAID" in printed
+    # A way to print it and a way back, in a block the printer leaves out (.form-actions).
+    assert '<button class="button button--primary" type="button" data-print>Print</button>' in (
+        printed
+    )
+    back = f"{reverse('settlement_statement', args=[settlement.pk])}?player={out.paid.player}"
+    assert f'href="{back}">Back to the statement</a>' in printed
+    assert_csp_clean(printed)
     unpaid = as_auditor.get(
         reverse("settlement_statement", args=[settlement.pk]), {"player": out.unconfirmed.player}
     ).content.decode()
-    assert f"Sent to the wallet as {out.unconfirmed.key}, not yet confirmed." in unpaid
+    # A statement is for the player: the ledger's line keys mean nothing to them.
+    assert "Sent to the wallet, not yet confirmed." in unpaid
+    assert out.unconfirmed.key not in unpaid.split('id="statement"')[-1]
 
 
 def test_a_statement_before_approval_says_nothing_was_sent(users, load_case, as_auditor):

@@ -12,7 +12,7 @@ from tests.views.conftest import HTMX, assert_full_page, assert_partial
 
 pytestmark = pytest.mark.django_db
 
-HEADS = ["Own buy-ins back", "Share of the rest of the pool", "Bounty on their head"]
+HEADS = ["Own buy-ins back", "Share of the rest of the pool", "Their own bounty, returned"]
 
 
 def cells(html: str, player: str) -> list[str]:
@@ -51,7 +51,7 @@ def test_the_explain_panel_shows_a_players_own_buy_ins_and_bounty(as_operator, o
         as_operator.get(url, **HTMX, HTTP_HX_TARGET="player-detail"), "player-detail"
     )
     assert 'own buy-ins back</dt><dd data-part="guaranteed">30.00 USD</dd>' in panel
-    assert "Plus the bounty on your head" in panel and 'data-part="bounty"' in panel
+    assert "Plus your own bounty, returned" in panel and 'data-part="bounty"' in panel
     assert "From the bounty money the entries paid" in panel
 
 
@@ -63,4 +63,21 @@ def test_the_statement_page_says_what_the_player_bought_and_their_bounty(
     url = reverse("settlement_statement", args=[settlement.pk]) + "?player=p000001"
     html = assert_full_page(as_operator.get(url))
     assert "You bought in twice and took one add-on: 30.00 USD back first" in html
-    assert "Your bounty of 10.00 USD is paid to you as well" in html
+    assert "Your own bounty of 10.00 USD is paid back to you as well" in html
+
+
+def test_the_players_page_names_a_bounty_by_where_it_comes_from(
+    as_operator, operator, tournament_manager, load_case
+):
+    case = load_case(stage="middle", entrants=30, tournament_id="KO-P", rebuys=True)
+    settlement = services.settlement_prepare(case=case, actor=operator)
+    services.settlement_submit(settlement=settlement, actor=operator)
+    services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    html = assert_full_page(as_operator.get(reverse("players"), {"q": "p000001"}))
+    # A bounty is not prize money: never called "pool".
+    assert 'data-source="bounty">from the bounty money the entries paid</span>' in html
+    assert 'data-source="pool">from the prize pool</span>' in html
+    partial = assert_partial(
+        as_operator.get(reverse("players"), {"q": "p000001"}, **HTMX), "player-results"
+    )
+    assert 'data-source="bounty"' in partial

@@ -151,7 +151,9 @@ class Command(BaseCommand):
     def _user(self, username: str, role: str, full_name: str, password: str):
         first, _, last = full_name.partition(" ")
         user, _ = get_user_model().objects.get_or_create(
-            username=username, defaults={"first_name": first, "last_name": last}
+            username=username,
+            # The demo's digests are printed by the console email backend (docs/operations.md).
+            defaults={"first_name": first, "last_name": last, "email": f"{username}@demo.invalid"},
         )
         _set_password(user, password)
         user.groups.add(Group.objects.get_or_create(name=role)[0])
