@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("settlements", "0049_session_details"),
+        ("settlements", "0050_more_seals"),
     ]
 
     operations = [

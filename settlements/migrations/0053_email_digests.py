@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("settlements", "0049_session_details"),
+        ("settlements", "0052_access_review_completed"),
     ]
 
     operations = [
