@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from settlements import audit_log, services
 from settlements.access import roles
-from settlements.models import Settlement
+from settlements.models import Job, Settlement
+from settlements.services import jobs
 from settlements.services import payments as payment_services
 from tests.conftest import make_user
 from tests.races import RACES, TIMEOUT, start_thread
@@ -117,5 +118,38 @@ def test_two_prepares_on_different_incidents_commit_side_by_side(desk, monkeypat
         release,
     )
 
+    assert Settlement.objects.filter(case__in=[north, south]).count() == 2
+    assert audit_log.verify().ok
+
+
+def _prepare_job(operator, case) -> Job:
+    """A bulk prepare of the case's incident, run where it is started (as a worker runs it)."""
+    return jobs.job_start(
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target=f"incident:{case.incident_id}",
+        items=[jobs.NewItem(key=str(case.pk), label=str(case))],
+        incident=case.incident,
+    )
+
+
+def test_two_jobs_on_different_incidents_commit_side_by_side(desk, monkeypatch):
+    """Two workers' jobs: the first is held inside its item, its settlement written and its
+    events not yet; the second job prepares, chains its events and finishes meanwhile."""
+    operator, _, (north, south) = desk
+    reached, release = _held_open(monkeypatch, audit_log, "hold_chain", before=True)
+
+    _side_by_side(
+        lambda: _prepare_job(operator, north),
+        lambda: _prepare_job(operator, south),
+        reached,
+        release,
+    )
+
+    finished = Job.objects.filter(kind=Job.Kind.PREPARE, status=Job.Status.DONE)
+    assert set(finished.values_list("incident", flat=True)) == {
+        north.incident_id,
+        south.incident_id,
+    }
     assert Settlement.objects.filter(case__in=[north, south]).count() == 2
     assert audit_log.verify().ok
