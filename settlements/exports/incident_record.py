@@ -139,7 +139,7 @@ class _Writer:
         )
         for name, pks in sorted(history.items()):
             kind = seal_formats.history(name)
-            model = seals.SEALED_MODELS[name].history.model
+            model = seals.VERSIONED_MODELS[name].history.model
             fields = _union(kind)
             versions = model.objects.filter(id__in=pks).order_by("id", "history_id")
             self.put_rows(
