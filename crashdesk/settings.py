@@ -311,10 +311,13 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 PAYMENT_CONFIRMATION_HOURS = env_int("PAYMENT_CONFIRMATION_HOURS", 24)
 
 # --- Email ----------------------------------------------------------------------------------
-# The digests of what waits for each person (settlements.services.notifications). The console
-# backend (the demo's) writes each email to the worker's output; production names SMTP's.
+# The digests of what waits for each person (settlements.services.notifications). Run for
+# development (the demo), each email goes to the worker's output; in production, to SMTP.
 EMAIL_BACKEND_PATH = os.environ.get(
-    "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.smtp.EmailBackend",
 )
 MAILERS = {
     "default": {

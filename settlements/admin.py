@@ -16,6 +16,7 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from settlements.models import (
     ApiToken,
+    AuditCheckpoint,
     Case,
     Compensation,
     CompensationItem,
@@ -286,3 +287,9 @@ class SimulationAdmin(HistoryWindowAdmin):
 class SimulationResultAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["id", "simulation", "case", "stage_then", "stage_draft", "needs_decision"]
     list_filter = ["needs_decision"]
+
+
+@admin.register(AuditCheckpoint)
+class AuditCheckpointAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ["id", "at", "events", "first", "full", "head"]
+    list_filter = ["full"]

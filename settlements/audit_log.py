@@ -174,20 +174,22 @@ def icm_runs(settlement_ids) -> dict[int, dict]:
     }
 
 
+# A record's figures an event seals as they stand, beside the fields seals.py names: the
+# archive (exports.incident_record) writes these same columns so that it can be verified.
+SEALED_FIGURES = {
+    "settlement": ("totals", "line_count", "payout_count", "pool", "pool_distributed", "basis"),
+    "compensation": ("totals",),
+}
+
+
 def _settlement_facts(
     settlement: Settlement,
     ledger: str | None = None,
     icm: str | None = None,
     icm_run: dict | None = None,
 ) -> dict:
-    facts = {
-        "totals": settlement.totals,
-        "line_count": settlement.line_count,
-        "payout_count": settlement.payout_count,
-        "pool": settlement.pool,
-        "pool_distributed": settlement.pool_distributed,
-        "ledger": settlement.ledger_digest if ledger is None else ledger,
-    }
+    facts = {name: getattr(settlement, name) for name in SEALED_FIGURES["settlement"]}
+    facts["ledger"] = settlement.ledger_digest if ledger is None else ledger
     # Only once the ICM figures are written: events sealed before then do not name them.
     if icm is not None:
         facts["icm"] = icm
@@ -196,8 +198,8 @@ def _settlement_facts(
     # The statement figures, once the engine's basis is kept: an empty basis (an adjustment's,
     # or a settlement's prepared before bases were kept and not yet restored) is not sealed,
     # so that restoring it once (services.bases) breaks no seal.
-    if settlement.basis:
-        facts["basis"] = settlement.basis
+    if not settlement.basis:
+        del facts["basis"]
     return facts
 
 

@@ -28,6 +28,7 @@ from settlements.models import (
     IcmValue,
     Incident,
     PaymentConfirmation,
+    Settlement,
     SettlementLine,
     SettlementPayout,
     Snapshot,
@@ -36,13 +37,9 @@ from settlements.models import (
 from settlements.seal_formats import CONFIRMATIONS, ENTRANTS, PAYOUTS
 
 _CHUNK = 10_000
+
+
 # Figures of a record that its events seal beside its fields (audit_log.subjects_facts).
-_FIGURES = {
-    "settlement": ("totals", "line_count", "payout_count", "pool", "pool_distributed"),
-    "compensation": ("totals",),
-}
-
-
 def file_name(incident: Incident) -> str:
     return f"crashdesk-incident-{incident.pk}.zip"
 
@@ -191,11 +188,14 @@ def _records(subjects: dict[str, set[int]]) -> Iterable[bytes]:
             continue
         ids = sorted(subjects[name])
         found = seals.current_records(model, ids)
-        figures = _FIGURES.get(name, ())
+        figures = audit_log.SEALED_FIGURES.get(name, ())
         extra = {}
         if figures:
             rows = model.objects.filter(pk__in=ids).values("pk", *figures)
             extra = {row.pop("pk"): row for row in rows}
+        if model is Settlement:
+            for pk, run in audit_log.icm_runs(ids).items():
+                extra.setdefault(pk, {})["icm_run"] = run["run"]
         for pk in ids:
             if pk in found:
                 fields = found[pk] | extra.get(pk, {})

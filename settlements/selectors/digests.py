@@ -18,7 +18,7 @@ DIGEST_ROWS_SHOWN = 10
 @dataclass(frozen=True)
 class DigestQueue:
     """One queue of the digest: its title, how many records wait in it, and the first
-    ``rows`` (each with ``key``, ``label``, ``operator_id``, ``path`` and ``new``)."""
+    ``rows`` (each with ``key``, ``label``, ``operator_id``, ``url`` and ``new``)."""
 
     name: str
     title: str
@@ -55,10 +55,10 @@ def digest_queues(user, new: set[str]) -> list[DigestQueue]:
         count = records.count()
         if not count:
             continue
-        rows = waiting_rows(state, records[:DIGEST_ROWS_SHOWN])
-        for row in rows:
-            row["key"] = f"{state.name}:{row['pk']}"
-            row["path"] = reverse(row["opens"], args=[row["pk"]])
+        shown = list(records[:DIGEST_ROWS_SHOWN])
+        rows = waiting_rows(state, shown)
+        for record, row in zip(shown, rows, strict=True):
+            row["key"] = f"{state.name}:{record.pk}"
             row["new"] = row["key"] in new
         queues.append(DigestQueue(state.name, state.title, count, rows))
     return queues

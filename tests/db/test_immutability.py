@@ -8,6 +8,7 @@ from django.db import connection
 
 from settlements import services
 from settlements.models import (
+    AuditCheckpoint,
     CasePlayer,
     CompensationItem,
     Event,
@@ -43,6 +44,7 @@ WRITTEN_ONCE = (
     PaymentConfirmation,
     IcmValue,
     SimulationResult,
+    AuditCheckpoint,
 )
 
 # The attacks of issue 10, verbatim.

@@ -29,6 +29,7 @@ READ_ONLY = [
     "rulebookversion",
     "simulation",
     "simulationresult",
+    "auditcheckpoint",
 ]
 
 

@@ -32,7 +32,8 @@ pytestmark = pytest.mark.django_db
 # the batches of confirmations, a settlement's ICM figures, and the payment tallies counted
 # afresh, one a kind of row no event may leave unaccounted for, and eight for who may act: the
 # access events, memberships, users' flags, tokens issued, revoked and working, and their
-# terms) and stores the outcome; a later view reads the head and that outcome, then the page.
+# terms; and, per audited table, its versions no event sealed and its rows against their latest
+# version) and stores the outcome; a later view reads the head and that outcome, then the page.
 BOUNDS = {
     "dashboard": 37,
     "case page": 7,
@@ -59,9 +60,9 @@ BOUNDS = {
     "settlement review, a later page": 30,
     "settlement review, searched": 31,
     "settlement review, htmx page": 13,
-    "history browser": 66,
+    "history browser": 107,
     "history browser, a later view": 7,
-    "history browser, by player": 68,
+    "history browser, by player": 109,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed,
     # where each line's payment stands (its lines, releases, answers, re-issues) and the
     # player's totals (settlements, compensation).
@@ -73,7 +74,7 @@ BOUNDS = {
     "explain panel": 14,
     # Nobody found: the entrants paid nothing are read instead, and stored with the page.
     "settlement review, nobody found": 31,
-    "history browser, events": 65,
+    "history browser, events": 106,
     "history of one record": 9,
     "API case list": 4,
     "API case detail": 9,

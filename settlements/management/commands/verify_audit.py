@@ -7,9 +7,9 @@ who approved or rejected what, the history versions), or the payment tally that 
 counts what its confirmations say.
 
 By default it goes on from the last checkpoint (settlements.checkpoints): the events after it,
-and a sample of older ones drawn at random; ``--full`` reads the whole chain and counts the
-payment tallies afresh. Every checkpoint's signature is checked, and a verification that finds
-nothing wrong ends with a new one.
+a sample of older ones drawn at random, and every row no event names; ``--full`` reads the
+whole chain. Every checkpoint's signature is checked, and a verification that finds nothing
+wrong ends with a new one.
 
 The chain alone cannot tell a rewrite with fresh hashes: keep its head outside the database.
 ``--export-head FILE`` writes the head once verified (on a schedule: docs/operations.md);
