@@ -158,7 +158,9 @@ FIT_PROBLEMS = """
       continue;
     }
     if (box.closest(".visually-hidden")) continue;
-    if (box.tabIndex < 0 || !box.getAttribute("aria-label")) {
+    const labelledBy = document.getElementById(box.getAttribute("aria-labelledby") || "");
+    const named = box.getAttribute("aria-label") || (labelledBy && labelledBy.textContent.trim());
+    if (box.tabIndex < 0 || !named) {
       problems.push(`${box.tagName.toLowerCase()}.${box.className}: scrolls, no focus or name`);
     }
   }
@@ -315,15 +317,15 @@ def test_the_states_after_each_swap_and_each_refused_form(browsing, users, world
     page.goto(reverse("incident_approve", args=[world.incident.pk]))
     after(page, lambda: page.get_by_role("link", name=re.compile("^Leave out")).first.click())
     state("bulk approval with one left out")
-    for name, args in (
-        ("individual_case_new", []),
-        ("prize_withdrawal_new", [world.case.pk]),
-        ("reissue_new", [world.failed_key]),
-        ("case_withdraw", [world.ready_case.pk]),
-        ("user_settings", []),
+    for name, args, form in (
+        ("individual_case_new", [], "main form[method=post]"),
+        ("prize_withdrawal_new", [world.case.pk], "main form[method=post]"),
+        ("reissue_new", [world.failed_key], "main form[method=post]"),
+        ("case_withdraw", [world.ready_case.pk], "main form[method=post]"),
+        ("user_settings", [], "#settings-form"),
     ):
         page.goto(reverse(name, args=args))
-        refuse(page, "main form[method=post]")
+        refuse(page, form)
         state(f"{name} refused")
 
     sign_in(users[roles.OPERATOR])
