@@ -48,3 +48,16 @@ def test_prometheus_scrapes_the_metrics_page_with_the_compose_secret():
     assert secret in compose["services"]["prometheus"]["secrets"]
     assert config["rule_files"] == ["/etc/prometheus/alerts.yml"]
     assert ",app" in compose["services"]["app"]["environment"]["ALLOWED_HOSTS"]
+
+
+def test_compose_runs_the_sweep_that_seals_loose_versions_beside_the_workers():
+    """Issue 41: a version written outside the services is sealed within HISTORY_SWEEP_SECONDS
+    only if something runs the sweep on a deployed desk."""
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    assert compose["services"]["sweeper"]["command"] == [
+        "python",
+        "manage.py",
+        "seal_loose_versions",
+        "--repeat",
+    ]
+    assert "seal_loose_versions --repeat" in (ROOT / "scripts" / "run").read_text()
