@@ -61,3 +61,6 @@ CASE_HISTORY_READERS = (TOURNAMENT_MANAGER, AUDITOR)
 # settled under one. Tournament Managers propose, approve (another's) and withdraw versions.
 RULEBOOK_READERS = (OPERATOR, MARKETING_MANAGER, TOURNAMENT_MANAGER, AUDITOR)
 RULEBOOK_WRITERS = (TOURNAMENT_MANAGER,)
+# Who must prove a second factor to sign in: those who approve money or read the whole record
+# (superusers too, whatever their roles).
+SECOND_FACTOR_HOLDERS = (TOURNAMENT_MANAGER, AUDITOR)

@@ -31,6 +31,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django_htmx.http import HttpResponseClientRedirect
 
+from settlements import desk_roles
 from settlements.access import permissions, roles
 from settlements.errors import SecondFactorStale
 
@@ -47,8 +48,8 @@ OPEN_PREFIXES = ("/accounts/", "/static/", "/healthz", "/metrics", "/api/")
 
 
 def second_factor_required(user) -> bool:
-    """Tournament Managers, auditors and superusers must have a second factor."""
-    return bool(user.is_superuser or roles.has_role(user, roles.TOURNAMENT_MANAGER, roles.AUDITOR))
+    """Superusers and the roles of ``desk_roles.SECOND_FACTOR_HOLDERS`` must have one."""
+    return bool(user.is_superuser or roles.has_role(user, *desk_roles.SECOND_FACTOR_HOLDERS))
 
 
 def has_second_factor(user) -> bool:
