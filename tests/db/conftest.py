@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
+from settlements import checkpoints, services
 from tests.services.helpers import every_record
 
 postgresql_only = pytest.mark.skipif(
@@ -65,4 +66,7 @@ def refused_at_commit(sql: str, *, role: str) -> str:
 
 @pytest.fixture
 def full_desk(users, snapshot_factory):
-    return every_record(users, snapshot_factory)
+    records = every_record(users, snapshot_factory)
+    # A verification that found nothing wrong leaves its signed checkpoint.
+    services.checkpoint_record(outcome=checkpoints.verify())
+    return records
