@@ -547,3 +547,14 @@ def test_the_approval_list_shows_each_settlements_total_remedy_stage_and_decisio
     assert table.count("<td>Chip equity split</td>") == 2
     assert table.count("<td>—</td>") == 1 and "<td>Split by chip equity</td>" in table
     assert '<td class="num" data-total><span class="amount">200.00 USD</span>' in table
+
+
+def test_bulk_prepare_names_a_satellite_pool_by_the_seats_it_pays(as_operator, incident, load_case):
+    load_case(stage="late", tournament_id="R-CASH")
+    load_case(type="satellite", stage="late", tournament_id="S-SEATS")
+    html = assert_full_page(as_operator.get(reverse("incident_prepare_ready", args=[incident.pk])))
+    totals = re.search(r'<table[^>]*id="bulk-totals".*?</table>', html, re.S).group()
+    rows = re.findall(r"<tr><td>USD</td><td>([^<]*)</td>", totals)
+    # The regular's pool is cash; the satellite's is paid out as seats, and is never "Cash".
+    assert rows == ["Cash", "Seats and T$"]
+    assert "in seats and T$" in html  # the by-version column says so too
