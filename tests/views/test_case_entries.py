@@ -242,3 +242,16 @@ def test_a_tournament_without_add_ons_or_bounties_shows_neither_column(
     assert "sort-entries" in html and "sort-add_ons" not in html and "sort-bounty" not in html
     # A sort by a column the tournament lacks is no sort it knows.
     assert entrants_of(entrants_partial(as_operator, case, entrants_sort="-bounty"))[0] == "p000001"
+
+
+def test_preparing_and_its_settlement_sit_above_the_entrants(as_operator, load_case):
+    # A long list of entrants must not push the action, nor its result, to the page's foot.
+    case = load_case(stage="middle", entrants=60, tournament_id="KO-60", rebuys=True)
+    html = assert_full_page(as_operator.get(case_url(case)))
+    assert html.index("Prepare the settlement</button>") < html.index('id="entrants-table"')
+
+    as_operator.post(reverse("case_prepare", args=[case.pk]))
+    settlement = case.settlements.get()
+    html = assert_full_page(as_operator.get(case_url(case)))
+    link = reverse("settlement_review", args=[settlement.pk])
+    assert html.index(f'href="{link}"') < html.index('id="entrants-table"')
