@@ -29,7 +29,7 @@ def test_a_rebuy_knock_out_case_shows_its_entries_add_ons_and_bounties(as_operat
         ("Rebuys and re-entries", "10 by 10 players"),
         ("Add-ons", "6"),
         ("Bounty money paid in", "200.00 USD"),
-        ("On the heads of players still in", "150.00 USD"),
+        ("Bounties of the players still in", "150.00 USD"),
     ]:
         assert f"<dt>{label}</dt><dd>{value}</dd>" in html
     assert "<dt>Bounty in every entry</dt>" in html and "<dt>Add-on + fee</dt>" in html
@@ -255,3 +255,24 @@ def test_preparing_and_its_settlement_sit_above_the_entrants(as_operator, load_c
     html = assert_full_page(as_operator.get(case_url(case)))
     link = reverse("settlement_review", args=[settlement.pk])
     assert html.index(f'href="{link}"') < html.index('id="entrants-table"')
+
+
+def _words(html: str) -> str:
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def test_bounties_are_named_in_plain_words_not_by_a_head(as_operator, operator, knock_out):
+    # "The bounty on their head" is jargon to a new desk hand and to a player reading along.
+    services.settlement_prepare(case=knock_out, actor=operator)
+    settlement = knock_out.settlements.get()
+    pages = [
+        case_url(knock_out),
+        reverse("policy"),
+        reverse("settlement_player", args=[settlement.pk]) + "?player=p000001",
+    ]
+    for url in pages:
+        words = _words(assert_full_page(as_operator.get(url)))
+        assert not re.search(r"\bheads?\b", words, re.I), url
+    assert "the bounty others could have won by knocking them out" in _words(
+        as_operator.get(case_url(knock_out)).content.decode()
+    )

@@ -390,6 +390,6 @@ def test_a_knock_out_satellites_previews_show_the_bounties_each_option_pays(
         shown = format_minor_units(bounties, "USD")
         section = html.split(f'id="option-{option}"')[1]
         assert (
-            f'<dt>Bounties on the heads of players still in</dt><dd><span class="amount">{shown}'
-            in section
+            "<dt>Bounties of the players still in, paid back to them</dt>"
+            f'<dd><span class="amount">{shown}' in section
         )
