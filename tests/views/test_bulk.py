@@ -558,3 +558,22 @@ def test_bulk_prepare_names_a_satellite_pool_by_the_seats_it_pays(as_operator, i
     # The regular's pool is cash; the satellite's is paid out as seats, and is never "Cash".
     assert rows == ["Cash", "Seats and T$"]
     assert "in seats and T$" in html  # the by-version column says so too
+
+
+def test_the_bulk_approval_shows_bounty_money_apart_from_prizes(
+    as_manager, operator, incident, load_case
+):
+    cases = [load_case(stage="late", tournament_id="PLAIN")]
+    cases.append(load_case(stage="middle", entrants=30, tournament_id="KO", rebuys=True))
+    settlements = submitted_settlements(cases, operator)
+    bounties = sum(s.totals["cash"].get("bounty", 0) for s in settlements)
+    cash = sum(sum(s.totals["cash"].values()) for s in settlements)
+    assert bounties > 0
+    url = reverse("incident_approve", args=[incident.pk])
+    chosen = ",".join(str(s.pk) for s in settlements)
+    html = assert_partial(as_manager.post(url, {"selection": chosen}, **HTMX), "bulk-form")
+    table = html[html.index('id="approve-totals"') : html.index("</table>")]
+    assert '<th scope="col" class="num">Bounties</th>' in table
+    assert f'data-part="bounties">{bounties / 100:,.2f} USD<' in table
+    assert f'data-part="prizes">{(cash - bounties) / 100:,.2f} USD<' in table
+    assert f">{cash / 100:,.2f} USD<" in table
