@@ -393,3 +393,15 @@ def test_a_knock_out_satellites_previews_show_the_bounties_each_option_pays(
             "<dt>Bounties of the players still in, paid back to them</dt>"
             f'<dd><span class="amount">{shown}' in section
         )
+
+
+def test_a_reschedule_is_compared_as_a_replay_not_as_nobody_gaining(as_marketing, load_case):
+    # "35 players get more with Split, 0 with Reschedule" read as if a replay were worth nothing.
+    case = load_case(type="freeroll", stage="middle", entrants=60, tournament_id="F-REPLAY")
+    html = assert_full_page(as_marketing.get(url(case)))
+    section = html[html.index('id="comparison"') :]
+    assert "more with" not in section and "Better off with" not in section
+    assert re.search(r"With <strong>[^<]+</strong>, 30 players are paid now\.", section)
+    assert "nobody is paid now" in section and "a seat in the replay" in section
+    table = section[section.index('id="comparison-table"') : section.index("</table>")]
+    assert table.count("<td>A seat in the replay</td>") == 20
