@@ -405,3 +405,12 @@ def test_a_reschedule_is_compared_as_a_replay_not_as_nobody_gaining(as_marketing
     assert "nobody is paid now" in section and "a seat in the replay" in section
     table = section[section.index('id="comparison-table"') : section.index("</table>")]
     assert table.count("<td>A seat in the replay</td>") == 20
+
+
+def test_an_fpp_refund_is_described_without_chip_ranks(as_marketing, load_case, incident):
+    # Every entrant gets their FPP back whatever their chips: a chip rank says nothing of it.
+    case = load_case(type="freeroll", stage="early", entrants=20, tournament_id="F-FPP")
+    for page in (url(case), reverse("incident_decide", args=[incident.pk])):
+        html = assert_full_page(as_marketing.get(page))
+        assert "chip rank" not in html, page
+        assert "gets back the 250 FPP they paid to enter" in html, page
