@@ -202,11 +202,18 @@ def _x_at(count: int, whole: int) -> float:
 def _stage_bands(
     entrants: int, paid_places: int, policy: Policy, lines: list[float]
 ) -> list[StageBand]:
-    """One band per stage, its name placed clear of the marks drawn at ``lines``."""
+    """One band per stage, its name placed clear of the marks drawn at ``lines``.
+
+    A band begins at the share of entrants eliminated where the rules begin its stage (the
+    policy's percentages, or where the paid places begin), not at the first whole count past
+    it: a band drawn to the count (under 6.7 % of 30 for a 5 % rule) ran past its own mark."""
+    segments = stage_segments(entrants=entrants, paid_places=paid_places, policy=policy)
+    money_count = max(entrants - paid_places, 0)
+    starts = [_share_start(segment, money_count, entrants, policy) for segment in segments]
+    ends = [*starts[1:], (1, 1)]
     bands = []
-    for segment in stage_segments(entrants=entrants, paid_places=paid_places, policy=policy):
-        x0 = _x_at(segment.start, entrants)
-        x1 = _x_at(min(segment.end, entrants), entrants)
+    for segment, start, end in zip(segments, starts, ends, strict=True):
+        x0, x1 = _x_at(*start), _x_at(*end)
         label = STAGE_LABELS.get(segment.stage, segment.stage)
         bands.append(
             StageBand(
@@ -214,11 +221,28 @@ def _stage_bands(
                 label=label,
                 x=_pct(x0),
                 width=_pct(max(x1 - x0, 0)),
-                range_text=_range_text(segment, entrants),
+                range_text=_range_text(segment, entrants, start, end),
                 label_x=_label_spot(x0, x1, lines, len(label)),
             )
         )
     return bands
+
+
+def _share_start(
+    segment: StageSegment, money_count: int, entrants: int, policy: Policy
+) -> tuple[int, int]:
+    """Where the rules begin ``segment``'s stage, as a share (part, whole) of the entrants
+    eliminated (RULES.md §2): pre from none, early from pre_pct, middle from early_pct, late
+    where the paid places begin, or from pre_pct when the money comes before it."""
+    if segment.start == 0:
+        return (0, 1)
+    if segment.stage == "early":
+        return (policy.pre_pct, 100)
+    if segment.stage == "middle":
+        return (policy.early_pct, 100)
+    if segment.start == money_count:
+        return (money_count, entrants)
+    return (policy.pre_pct, 100)
 
 
 def _threshold_mark(pct: int) -> Mark:
@@ -247,12 +271,26 @@ def _label_spot(x0: float, x1: float, lines: list[float], characters: int) -> fl
     return _pct((start + end) / 2)
 
 
-def _range_text(segment: StageSegment, entrants: int) -> str:
-    low = percent_text(segment.start, entrants)
+def _range_text(
+    segment: StageSegment, entrants: int, start: tuple[int, int], end: tuple[int, int]
+) -> str:
+    """The share eliminated a band covers, as its marks show it, and the counts of players
+    knocked out that fall in it (the counts are what the engine reads)."""
+    last = min(segment.end, entrants + 1) - 1
+    if segment.start == last:
+        counts = f"{last:,} of {entrants:,} players out"
+    else:
+        counts = f"{segment.start:,} to {last:,} of {entrants:,} players out"
+    low, high = _share_text(*start), _share_text(*end)
     if segment.end > entrants:
-        return f"from {low} eliminated"
-    high = percent_text(segment.end, entrants)
-    return f"under {high} eliminated" if segment.start == 0 else f"{low} to under {high}"
+        return f"from {low} eliminated ({counts})"
+    if segment.start == 0:
+        return f"under {high} eliminated ({counts})"
+    return f"{low} to under {high} ({counts})"
+
+
+def _share_text(part: int, whole: int) -> str:
+    return f"{part} %" if whole == 100 else percent_text(part, whole)
 
 
 def _stage_text(

@@ -16,6 +16,13 @@ import pycountry
 UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
 # Units that are amounts of the currency; seats (tickets) and FPP are counts.
 MONEY_UNITS = frozenset({"cash", "tdollars"})
+# A satellite's prize pool before it is settled: an amount of the currency that is paid out as
+# seats (and T$ for what is under a seat), or as cash when the rulebook converts seats. Never a
+# payout's unit; it only names a pool on pages that add pools up.
+SATELLITE_POOL_UNITS = {
+    "seats": ("Seats and T$", "in seats and T$"),
+    "seats_in_cash": ("Seats, paid in cash", "in seats paid in cash"),
+}
 
 # ISO 4217 minor-unit exponents that differ from the usual 2.
 _EXPONENTS = {
@@ -102,7 +109,7 @@ def format_fpp(points: int) -> str:
 
 
 def format_in_unit(amount: int, unit: str, currency: str) -> str:
-    """One amount in its own unit: cash, tdollars, tickets or fpp."""
+    """One amount in its own unit: cash, tdollars, tickets or fpp (or a satellite's pool)."""
     if unit == "cash":
         return format_minor_units(amount, currency)
     if unit == "tdollars":
@@ -111,6 +118,8 @@ def format_in_unit(amount: int, unit: str, currency: str) -> str:
         return format_tickets(amount)
     if unit == "fpp":
         return format_fpp(amount)
+    if unit in SATELLITE_POOL_UNITS:
+        return f"{format_minor_units(amount, currency)} {SATELLITE_POOL_UNITS[unit][1]}"
     raise ValueError(f"unknown unit {unit!r}")
 
 

@@ -42,7 +42,8 @@ _HOW = {
 }
 
 _FLOOR = {
-    "buy_in": f"Each {_STILL_IN} first gets the buy-in back.",
+    # "every buy-in": with rebuys a player paid several, and gets each of them back (§8).
+    "buy_in": f"Each {_STILL_IN} first gets back every buy-in they paid.",
     "next_payout": (
         f"Each {_STILL_IN} first gets the prize of the lowest place still in play, which is "
         "what the next player knocked out would have won."
@@ -151,8 +152,9 @@ def describe(
     if remedy == "refund":
         return (
             "The tournament is called off as if it never ran: every entrant, including the "
-            "players already knocked out, gets the buy-in and the fee back in cash. No prize is "
-            "paid, so no overlay from a guarantee is paid either."
+            "players already knocked out, gets back in cash every buy-in and fee they paid, "
+            "rebuys and add-ons included. No prize is paid, so no overlay from a guarantee is "
+            "paid either."
         )
     if remedy == "fpp_refund":
         return _fpp_refund(stage, decision)
@@ -180,10 +182,10 @@ def describe(
         )
     if terms.fees_refunded:
         words = (
-            f"Each {_STILL_IN} gets the buy-in and the fee back in cash. What the prize pool "
-            "holds beyond those buy-ins (the knocked-out players' buy-ins and any overlay) is "
-            "then shared equally among them, with no cap. Players already knocked out get "
-            "nothing."
+            f"Each {_STILL_IN} gets back in cash every buy-in and fee they paid. What the "
+            "prize pool holds beyond those buy-ins (the knocked-out players' buy-ins and any "
+            "overlay) is then shared equally among them, with no cap. Players already knocked "
+            "out get nothing."
         )
         return words + (" " + _TICKETS if tournament_type == "satellite" else "")
     return _split(tournament_type, stage, remedy, terms)

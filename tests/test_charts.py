@@ -300,3 +300,21 @@ def test_the_nested_drawings_are_not_images_of_their_own():
     ):
         nested = parse(svg).findall(f".//{SVG}svg")
         assert nested and all(inner.get("aria-hidden") == "true" for inner in nested)
+
+
+def test_the_legend_and_the_bands_agree_with_the_marks_when_counts_fall_between():
+    # 30 entrants: 5 % is 1.5 players. The rule is a share (100·E < 5·N), so the pre band ends
+    # at the 5 % mark, not at 2 players (6.7 %), and the legend says 5 %, with the counts.
+    bar = stage_bar(entrants=30, eliminated=10, paid_places=3, policy=Policy(5, 25))
+    html = render_to_string("settlements/charts/stage_bar.html", {"bar": bar})
+    legend = re.sub(r"<[^>]+>", "", html[html.index('<ul class="chart-legend"') :])
+    assert "Pre: under 5 % eliminated (0 to 1 of 30 players out)" in legend
+    assert "Early: 5 % to under 25 % (2 to 7 of 30 players out)" in legend
+    assert "Middle: 25 % to under 90 % (8 to 26 of 30 players out)" in legend
+    assert "Late: from 90 % eliminated (27 to 30 of 30 players out)" in legend
+    assert "6.7 %" not in legend and "26.7 %" not in legend
+    pre, early, middle, late = bar.bands
+    five, twenty_five = (mark.x for mark in bar.thresholds)
+    assert pre.x + pre.width == pytest.approx(five, abs=0.02) == early.x
+    assert early.x + early.width == pytest.approx(twenty_five, abs=0.02) == middle.x
+    assert late.x == bar.money.x

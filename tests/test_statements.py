@@ -184,7 +184,9 @@ def test_a_settlement_kept_without_its_basis_still_answers_from_its_lines():
     statement = statements.build(old, statements.PlayerFacts("p01", 500, None, lines))
     assert statement.totals == built["p01"].totals and statement.steps == ()
     assert "a regular tournament, crashed" in statement.text()
-    assert "first gets the buy-in back" in statement.text()  # the policy's words still hold
+    assert (
+        "first gets back every buy-in they paid" in statement.text()
+    )  # the policy's words still hold
 
 
 def test_the_evaluator_reads_amounts_and_counts():

@@ -48,7 +48,7 @@ def test_every_description_follows_the_split_terms(kind, stage, decision, remedy
     if terms is None or terms.floor is None:
         assert "first gets" not in text
     elif terms.floor == "buy_in":
-        assert "first gets the buy-in back" in text
+        assert "first gets back every buy-in they paid" in text
     else:
         assert "first gets the prize of the lowest place still in play" in text
     if terms is not None and terms.cap == "first_prize":
@@ -67,7 +67,9 @@ def test_every_description_follows_the_split_terms(kind, stage, decision, remedy
 
 def test_a_regular_middle_split_pays_the_buy_in_first_and_caps_at_the_first_prize():
     text = wording.describe("regular", "middle", "chip_equity")
-    assert text.startswith("Each player still holding chips first gets the buy-in back.")
+    assert text.startswith(
+        "Each player still holding chips first gets back every buy-in they paid."
+    )
     assert "half in proportion to chips and half equally" in text
     assert "Nobody gets more than the first prize" in text
     assert "No fee is given back." in text
@@ -117,7 +119,7 @@ def test_chip_position_is_described_by_chip_rank():
 @pytest.mark.parametrize("kind", ["regular", "satellite"])
 def test_the_early_split_refunds_buy_in_and_fee_and_shares_the_rest_evenly_uncapped(kind):
     text = wording.describe(kind, "early", "refund_even_split")
-    assert "gets the buy-in and the fee back in cash" in text
+    assert "gets back in cash every buy-in and fee they paid" in text
     assert "beyond those buy-ins" in text and "shared equally" in text and "no cap" in text
     assert "Players already knocked out get nothing." in text
 
@@ -126,7 +128,7 @@ def test_a_pre_stage_refund_reaches_every_entrant():
     for kind in ("regular", "satellite"):
         text = wording.describe(kind, "pre", "refund")
         assert "every entrant, including the players already knocked out" in text
-        assert "buy-in and the fee back" in text and "no overlay" in text
+        assert "every buy-in and fee they paid" in text and "no overlay" in text
     assert "gets back the FPP paid to enter" in wording.describe("freeroll", "pre", "fpp_refund")
 
 

@@ -117,8 +117,8 @@ POLICY_KEYS: tuple[PolicyKey, ...] = (
         "bounty_refund",
         str,
         "current",
-        "Knock-out bounties after the first stage: current pays each player the bounty on their "
-        "head, entry only one entry's bounty.",
+        "Knock-out bounties after the first stage: current pays each player still in their own "
+        "bounty (what others could win by knocking them out), entry only one entry's bounty.",
         choices=("current", "entry"),
     ),
     PolicyKey(

@@ -21,6 +21,8 @@ from django.db.models import (
     When,
 )
 from django.db.models import Case as DbCase
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 
 from settlements.access import permissions
 from settlements.models import Case, Incident, Settlement, Stage, Tournament, TournamentType
@@ -175,11 +177,35 @@ class ApprovalSummary:
     to_approve: QuerySet[Settlement]  # unread: only a confirmed approval lists them
     # Those the user may approve, by the rulebook version their cases are settled under.
     versions: list["VersionGroup"]
+    # Of ``totals``, the knock-out bounties by (currency, unit): money the entries paid apart
+    # from the prize pool, which an approver weighs apart from the prizes.
+    bounties: dict[tuple[str, str], int]
+
+    @property
+    def totals_apart(self) -> list["TotalApart"]:
+        """``totals`` with each row's bounties apart from the rest (prizes and refunds)."""
+        return [
+            TotalApart(currency, unit, amount - bounty, bounty, amount)
+            for currency, unit, amount in self.totals
+            for bounty in [self.bounties.get((currency, unit), 0)]
+        ]
 
     @property
     def skipped_more(self) -> int:
         """Those skipped beyond the ones named."""
         return self.skipped_count - len(self.skipped)
+
+
+class TotalApart(NamedTuple):
+    currency: str
+    unit: str
+    prizes: int  # prizes and refunds: everything but the bounties
+    bounties: int
+    total: int
+
+
+# Bounties are paid in cash only (RULES.md §8), under their own source.
+_BOUNTIES = Sum(Cast(KT("totals__cash__bounty"), BigIntegerField()))
 
 
 class _UnitTotal(Func):
@@ -227,9 +253,10 @@ def approval_summary(settlements: QuerySet[Settlement], user) -> ApprovalSummary
         settlements.annotate(**own)
         .order_by()
         .values("currency", *facts, *versions.fields)
-        .annotate(settlements=Count("pk"), **unit_sums())
+        .annotate(settlements=Count("pk"), bounties=_BOUNTIES, **unit_sums())
     )
     sums: dict[tuple[str, str], int] = defaultdict(int)
+    bounties: dict[tuple[str, str], int] = defaultdict(int)
     count, refused = 0, []
     for group in groups:
         if _approval_refusal(_as_row(group, user), user) is not None:
@@ -237,6 +264,8 @@ def approval_summary(settlements: QuerySet[Settlement], user) -> ApprovalSummary
             continue
         count += group["settlements"]
         add_unit_sums(sums, group)
+        if group["bounties"]:
+            bounties[group["currency"], "cash"] += int(group["bounties"])
         versions.add(group, group["settlements"], add_unit_sums)
     in_refused = Q(pk__in=[])
     for group in refused:
@@ -250,6 +279,7 @@ def approval_summary(settlements: QuerySet[Settlement], user) -> ApprovalSummary
         skipped=[(row, str(_approval_refusal(row, user))) for row in skipped],
         to_approve=marked.exclude(in_refused),
         versions=versions.groups(),
+        bounties=dict(bounties),
     )
 
 

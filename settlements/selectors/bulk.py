@@ -228,10 +228,10 @@ def prepare_summary(incident: Incident) -> BulkSummary:
         )
         .annotate(cases=Count("pk"), pool=Sum("pool"))
     )  # fmt: skip
-    pools: dict[str, int] = defaultdict(int)
+    pools: dict[tuple[str, str], int] = defaultdict(int)
     remedies: Counter = Counter()
     for kind in kinds:
-        pools[kind["tournament__currency"]] += kind["pool"] or 0
+        _add_pool(pools, kind)
         case = Case(
             kind=Case.Kind.CRASH,
             stage=kind["stage"],
@@ -241,11 +241,10 @@ def prepare_summary(incident: Incident) -> BulkSummary:
         )
         remedies[wording.case_remedy(case) or ""] += kind["cases"]
         versions.add(kind, kind["cases"], _add_pool)
-    totals = [(currency, "cash", pool) for currency, pool in sorted(pools.items()) if pool]
     return BulkSummary(
         sum(remedies.values()),
         cases,
-        totals,
+        sorted_totals(pools),
         _counted(remedies),
         _left_aside(incident, "prepare"),
         versions.groups(),
@@ -254,7 +253,16 @@ def prepare_summary(incident: Incident) -> BulkSummary:
 
 def _add_pool(sums: dict[tuple[str, str], int], kind: dict) -> None:
     if kind["pool"]:
-        sums[kind["tournament__currency"], "cash"] += kind["pool"]
+        sums[kind["tournament__currency"], _pool_unit(kind)] += kind["pool"]
+
+
+def _pool_unit(kind: dict) -> str:
+    """What a case's prize pool is paid in: a satellite's goes out as seats, not as cash."""
+    if kind["tournament__type"] != "satellite":
+        return "cash"
+    if (kind["policy"] or {}).get("satellite_prizes", "tickets") == "cash":
+        return "seats_in_cash"
+    return "seats"
 
 
 def submit_summary(incident: Incident) -> BulkSummary:

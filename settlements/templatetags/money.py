@@ -37,4 +37,6 @@ register.simple_tag(amounts.format_in_unit, name="amount_in_unit")
 @register.filter
 def unit_name(unit: str) -> str:
     """{{ "tdollars"|unit_name }} -> "T$": a unit by the name the screens give it."""
+    if unit in amounts.SATELLITE_POOL_UNITS:
+        return amounts.SATELLITE_POOL_UNITS[unit][0]
     return Unit(unit).label if unit in Unit.values else unit

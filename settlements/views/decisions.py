@@ -170,9 +170,17 @@ def _comparison(comparison, form: DecisionForm) -> dict | None:
     if comparison is None:
         return None
     first, second = comparison.options
+    # A reschedule pays nothing now but gives a seat in the replay: it is not "0 players get
+    # more", so the page says what each option gives instead of counting who gains.
+    replay = "reschedule" in comparison.options
     return {
         "first": _label(form, first),
         "second": _label(form, second),
+        "replay": replay,
+        "rescheduled_first": first == "reschedule",
+        "paid_now": comparison.better_first if second == "reschedule" else comparison.better_second,
+        "split": _label(form, first if second == "reschedule" else second) if replay else "",
+        "reschedule": _label(form, "reschedule") if replay else "",
         "better_first": comparison.better_first,
         "better_second": comparison.better_second,
         "same": comparison.same,

@@ -547,3 +547,33 @@ def test_the_approval_list_shows_each_settlements_total_remedy_stage_and_decisio
     assert table.count("<td>Chip equity split</td>") == 2
     assert table.count("<td>—</td>") == 1 and "<td>Split by chip equity</td>" in table
     assert '<td class="num" data-total><span class="amount">200.00 USD</span>' in table
+
+
+def test_bulk_prepare_names_a_satellite_pool_by_the_seats_it_pays(as_operator, incident, load_case):
+    load_case(stage="late", tournament_id="R-CASH")
+    load_case(type="satellite", stage="late", tournament_id="S-SEATS")
+    html = assert_full_page(as_operator.get(reverse("incident_prepare_ready", args=[incident.pk])))
+    totals = re.search(r'<table[^>]*id="bulk-totals".*?</table>', html, re.S).group()
+    rows = re.findall(r"<tr><td>USD</td><td>([^<]*)</td>", totals)
+    # The regular's pool is cash; the satellite's is paid out as seats, and is never "Cash".
+    assert rows == ["Cash", "Seats and T$"]
+    assert "in seats and T$" in html  # the by-version column says so too
+
+
+def test_the_bulk_approval_shows_bounty_money_apart_from_prizes(
+    as_manager, operator, incident, load_case
+):
+    cases = [load_case(stage="late", tournament_id="PLAIN")]
+    cases.append(load_case(stage="middle", entrants=30, tournament_id="KO", rebuys=True))
+    settlements = submitted_settlements(cases, operator)
+    bounties = sum(s.totals["cash"].get("bounty", 0) for s in settlements)
+    cash = sum(sum(s.totals["cash"].values()) for s in settlements)
+    assert bounties > 0
+    url = reverse("incident_approve", args=[incident.pk])
+    chosen = ",".join(str(s.pk) for s in settlements)
+    html = assert_partial(as_manager.post(url, {"selection": chosen}, **HTMX), "bulk-form")
+    table = html[html.index('id="approve-totals"') : html.index("</table>")]
+    assert '<th scope="col" class="num">Bounties</th>' in table
+    assert f'data-part="bounties">{bounties / 100:,.2f} USD<' in table
+    assert f'data-part="prizes">{(cash - bounties) / 100:,.2f} USD<' in table
+    assert f">{cash / 100:,.2f} USD<" in table

@@ -29,7 +29,7 @@ def test_a_rebuy_knock_out_case_shows_its_entries_add_ons_and_bounties(as_operat
         ("Rebuys and re-entries", "10 by 10 players"),
         ("Add-ons", "6"),
         ("Bounty money paid in", "200.00 USD"),
-        ("On the heads of players still in", "150.00 USD"),
+        ("Bounties of the players still in", "150.00 USD"),
     ]:
         assert f"<dt>{label}</dt><dd>{value}</dd>" in html
     assert "<dt>Bounty in every entry</dt>" in html and "<dt>Add-on + fee</dt>" in html
@@ -242,3 +242,37 @@ def test_a_tournament_without_add_ons_or_bounties_shows_neither_column(
     assert "sort-entries" in html and "sort-add_ons" not in html and "sort-bounty" not in html
     # A sort by a column the tournament lacks is no sort it knows.
     assert entrants_of(entrants_partial(as_operator, case, entrants_sort="-bounty"))[0] == "p000001"
+
+
+def test_preparing_and_its_settlement_sit_above_the_entrants(as_operator, load_case):
+    # A long list of entrants must not push the action, nor its result, to the page's foot.
+    case = load_case(stage="middle", entrants=60, tournament_id="KO-60", rebuys=True)
+    html = assert_full_page(as_operator.get(case_url(case)))
+    assert html.index("Prepare the settlement</button>") < html.index('id="entrants-table"')
+
+    as_operator.post(reverse("case_prepare", args=[case.pk]))
+    settlement = case.settlements.get()
+    html = assert_full_page(as_operator.get(case_url(case)))
+    link = reverse("settlement_review", args=[settlement.pk])
+    assert html.index(f'href="{link}"') < html.index('id="entrants-table"')
+
+
+def _words(html: str) -> str:
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def test_bounties_are_named_in_plain_words_not_by_a_head(as_operator, operator, knock_out):
+    # "The bounty on their head" is jargon to a new desk hand and to a player reading along.
+    services.settlement_prepare(case=knock_out, actor=operator)
+    settlement = knock_out.settlements.get()
+    pages = [
+        case_url(knock_out),
+        reverse("policy"),
+        reverse("settlement_player", args=[settlement.pk]) + "?player=p000001",
+    ]
+    for url in pages:
+        words = _words(assert_full_page(as_operator.get(url)))
+        assert not re.search(r"\bheads?\b", words, re.I), url
+    assert "the bounty others could have won by knocking them out" in _words(
+        as_operator.get(case_url(knock_out)).content.decode()
+    )

@@ -390,6 +390,27 @@ def test_a_knock_out_satellites_previews_show_the_bounties_each_option_pays(
         shown = format_minor_units(bounties, "USD")
         section = html.split(f'id="option-{option}"')[1]
         assert (
-            f'<dt>Bounties on the heads of players still in</dt><dd><span class="amount">{shown}'
-            in section
+            "<dt>Bounties of the players still in, paid back to them</dt>"
+            f'<dd><span class="amount">{shown}' in section
         )
+
+
+def test_a_reschedule_is_compared_as_a_replay_not_as_nobody_gaining(as_marketing, load_case):
+    # "35 players get more with Split, 0 with Reschedule" read as if a replay were worth nothing.
+    case = load_case(type="freeroll", stage="middle", entrants=60, tournament_id="F-REPLAY")
+    html = assert_full_page(as_marketing.get(url(case)))
+    section = html[html.index('id="comparison"') :]
+    assert "more with" not in section and "Better off with" not in section
+    assert re.search(r"With <strong>[^<]+</strong>, 30 players are paid now\.", section)
+    assert "nobody is paid now" in section and "a seat in the replay" in section
+    table = section[section.index('id="comparison-table"') : section.index("</table>")]
+    assert table.count("<td>A seat in the replay</td>") == 20
+
+
+def test_an_fpp_refund_is_described_without_chip_ranks(as_marketing, load_case, incident):
+    # Every entrant gets their FPP back whatever their chips: a chip rank says nothing of it.
+    case = load_case(type="freeroll", stage="early", entrants=20, tournament_id="F-FPP")
+    for page in (url(case), reverse("incident_decide", args=[incident.pk])):
+        html = assert_full_page(as_marketing.get(page))
+        assert "chip rank" not in html, page
+        assert "gets back the 250 FPP they paid to enter" in html, page

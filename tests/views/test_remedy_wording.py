@@ -71,7 +71,8 @@ def test_a_decided_freeroll_middle_split_no_longer_promises_a_buy_in(
     )
     html = page(as_operator, "case_detail", case.pk)
     next_step = html[html.index('id="case-next-step"') : html.index('id="case-settlements"')]
-    assert "buy-in back" not in next_step and "first gets" not in next_step
+    assert "buy-in back" not in next_step and "every buy-in" not in next_step
+    assert "first gets" not in next_step
     assert "Nobody gets more than the first prize" in next_step
 
 
@@ -129,3 +130,12 @@ def test_the_tags_take_a_case_or_a_settlement(operator, load_case):
         words, url = template.render(Context({"subject": subject})).split("|")
         assert html_lib.unescape(words) == wording.describe("regular", "late", "chip_equity")
         assert url == f"{reverse('policy')}#cell-regular-late"
+
+
+def test_a_rebuy_case_promises_back_every_buy_in_not_the_buy_in(as_operator, load_case):
+    # Players who rebought paid several buy-ins: the words must not speak of a single one.
+    case = load_case(stage="middle", entrants=30, tournament_id="KO-WORDS", rebuys=True)
+    html = page(as_operator, "case_detail", case.pk)
+    next_step = html[html.index('id="case-next-step"') : html.index('id="case-settlements"')]
+    assert "first gets back every buy-in they paid" in next_step
+    assert "the buy-in back" not in next_step
