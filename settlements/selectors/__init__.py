@@ -116,6 +116,7 @@ from settlements.selectors.icm import (
 from settlements.selectors.incidents import (
     chosen_for_approval,
     incident_jobs,
+    incident_refused_files,
     tournament_detail,
     tournaments_without_crash_case,
 )
@@ -354,6 +355,7 @@ __all__ = [
     "tournaments_without_crash_case",
     "tournament_detail",
     "incident_jobs",
+    "incident_refused_files",
     "chosen_for_approval",
     "job_detail",
     "job_items",

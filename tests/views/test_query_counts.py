@@ -38,8 +38,9 @@ BOUNDS = {
     "dashboard": 37,
     "case page": 7,
     # The workbench: a page of cases, their count, the counts by status, the latest jobs,
-    # and the payments of the incident (one query over its releases and their tallies).
-    "incident page": 9,
+    # the files its loads refused, and the payments of the incident (one query over its
+    # releases and their tallies).
+    "incident page": 10,
     # Three entries stored on a first view: the two previews and the per-player comparison.
     "decision page": 21,
     # The lists behind the dashboard's counts, and the approval of many settlements: the
