@@ -78,6 +78,7 @@ from settlements.selectors.compensation import (
     compensation_list,
     prize_withdrawal_detail,
     prize_withdrawal_list,
+    prizes_taken_back,
 )
 from settlements.selectors.dashboard import (
     DASHBOARD_INCIDENTS_PER_PAGE,
@@ -328,6 +329,7 @@ __all__ = [
     "compensation_detail",
     "prize_withdrawal_detail",
     "prize_withdrawal_list",
+    "prizes_taken_back",
     "audit_checkpoints",
     "event_list",
     "incident_timeline",

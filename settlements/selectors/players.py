@@ -535,6 +535,13 @@ def _followups(settlement: Settlement, player: str) -> Iterator[statements.Follo
         if withdrawal.status != PrizeWithdrawalStatus.RECORDED:
             # A prize taken back is collected only once a second manager approves it.
             decided = f"{decided}: {withdrawal.get_status_display().lower()}"
+        # Once approved, the amount is a debit on what the player is owed: the statement says
+        # how much, signed as the cashier collects it.
+        taken = withdrawal.status == PrizeWithdrawalStatus.APPROVED and withdrawal.amount
         yield statements.Followup(
-            "prize_withdrawal", withdrawal.pk, decided, words=withdrawal.prize
+            "prize_withdrawal",
+            withdrawal.pk,
+            decided,
+            ((withdrawal.unit, -withdrawal.amount),) if taken else (),
+            words=withdrawal.prize,
         )

@@ -66,7 +66,7 @@ BOUNDS = {
     "history browser, by player": 109,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed,
     # where each line's payment stands (its lines, releases, answers, re-issues) and the
-    # player's totals (settlements, compensation).
+    # player's totals (settlements, compensation, prizes taken back).
     "players page": 30,
     "players page, by prefix": 13,
     # A statement reads where its lines' payments stand: the release, the answers, re-issues.
