@@ -183,8 +183,10 @@ def followup_words(followup: Followup, currency: str) -> str:
     if followup.kind == "compensation":
         words = (
             f"Compensation #{followup.number} ({followup.status.lower()}), paid by the house: "
-            f"{amounts}. Reason: {followup.words}"
+            f"{amounts}."
         )
+        if followup.words:
+            words += f" Reason: {followup.words}"
         if followup.icm is not None:
             policy, icm = followup.icm
             words += (
