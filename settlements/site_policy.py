@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from settlements import money
 from settlements.rules import InvalidInput, Policy, parse_policy
 from settlements.rules.policy import ROOT
 
@@ -86,6 +87,15 @@ class IcmFlag:
         (selectors.icm asks the database the same, in integers)."""
         loss = -difference
         return loss > 0 and loss >= self.min_amount and loss * 100 >= self.percent * amount
+
+    def shortfall_reason(self, currency: str) -> str:
+        """The reason the compensation form is filled with from the second opinion. One
+        source: a statement leaves it out for a player the threshold does not flag."""
+        return (
+            "The settlement pays these players less than their stacks' ICM value by at least "
+            f"{self.percent} % and {money.format_minor_units(self.min_amount, currency)}; "
+            "compensated for the difference."
+        )
 
 
 def icm_flag() -> IcmFlag:

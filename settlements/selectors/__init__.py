@@ -78,6 +78,7 @@ from settlements.selectors.compensation import (
     compensation_list,
     prize_withdrawal_detail,
     prize_withdrawal_list,
+    prizes_taken_back,
 )
 from settlements.selectors.dashboard import (
     DASHBOARD_INCIDENTS_PER_PAGE,
@@ -116,6 +117,7 @@ from settlements.selectors.icm import (
 from settlements.selectors.incidents import (
     chosen_for_approval,
     incident_jobs,
+    incident_refused_files,
     tournament_detail,
     tournaments_without_crash_case,
 )
@@ -327,6 +329,7 @@ __all__ = [
     "compensation_detail",
     "prize_withdrawal_detail",
     "prize_withdrawal_list",
+    "prizes_taken_back",
     "audit_checkpoints",
     "event_list",
     "incident_timeline",
@@ -354,6 +357,7 @@ __all__ = [
     "tournaments_without_crash_case",
     "tournament_detail",
     "incident_jobs",
+    "incident_refused_files",
     "chosen_for_approval",
     "job_detail",
     "job_items",

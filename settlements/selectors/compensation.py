@@ -5,7 +5,7 @@ from django.db.models.functions import Coalesce
 
 from settlements.models import Case, Compensation, CompensationItem, PrizeWithdrawal
 from settlements.selectors.common import lean
-from settlements.workflow import CompensationStatus
+from settlements.workflow import CompensationStatus, PrizeWithdrawalStatus
 
 
 def compensation_list(
@@ -94,3 +94,16 @@ def prize_withdrawal_list(*, case: Case | None = None) -> QuerySet[PrizeWithdraw
     if case is not None:
         withdrawals = withdrawals.filter(case=case)
     return withdrawals.order_by("-decided_at", "-id")
+
+
+def prizes_taken_back(player: str, case_id: int) -> list[PrizeWithdrawal]:
+    """The prizes given in error ``player`` is to give back in the case: approved take-backs,
+    oldest first. What is paid them again should weigh these."""
+    return list(
+        PrizeWithdrawal.objects.filter(
+            case_id=case_id,
+            player=player,
+            status=PrizeWithdrawalStatus.APPROVED,
+            outcome=PrizeWithdrawal.Outcome.WITHDRAW,
+        ).order_by("decided_at", "id")
+    )

@@ -15,7 +15,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet, Sum
 from django.db.models.functions import Collate
 
-from settlements import statements
+from settlements import site_policy, statements
 from settlements.models import (
     Case,
     CasePlayer,
@@ -520,13 +520,13 @@ def _followups(settlement: Settlement, player: str) -> Iterator[statements.Follo
         by_compensation[item.compensation_id].append(item)
     for listed in by_compensation.values():
         compensation = listed[0].compensation
-        icm = compensation.icm_figures.get("players", {}).get(player)
+        reason, icm = _compensation_reason(compensation, player)
         yield statements.Followup(
             "compensation",
             compensation.pk,
             compensation.get_status_display(),
             tuple((item.unit, item.amount) for item in listed),
-            compensation.reason,
+            reason,
             icm=(icm["policy"], icm["icm"]) if icm else None,
         )
     withdrawals = PrizeWithdrawal.objects.filter(case=settlement.case_id, player=player)
@@ -535,6 +535,28 @@ def _followups(settlement: Settlement, player: str) -> Iterator[statements.Follo
         if withdrawal.status != PrizeWithdrawalStatus.RECORDED:
             # A prize taken back is collected only once a second manager approves it.
             decided = f"{decided}: {withdrawal.get_status_display().lower()}"
+        # Once approved, the amount is a debit on what the player is owed: the statement says
+        # how much, signed as the cashier collects it.
+        taken = withdrawal.status == PrizeWithdrawalStatus.APPROVED and withdrawal.amount
         yield statements.Followup(
-            "prize_withdrawal", withdrawal.pk, decided, words=withdrawal.prize
+            "prize_withdrawal",
+            withdrawal.pk,
+            decided,
+            ((withdrawal.unit, -withdrawal.amount),) if taken else (),
+            words=withdrawal.prize,
         )
+
+
+def _compensation_reason(compensation, player: str) -> tuple[str, dict | None]:
+    """The reason and ICM figures ``player``'s statement gives for ``compensation``. A player
+    the proposer added by hand to a proposal from the second opinion was not flagged: the
+    reason the form was filled with (a shortfall) is not theirs, nor are the ICM figures."""
+    figures = compensation.icm_figures
+    icm = figures.get("players", {}).get(player)
+    if "flag" not in figures:
+        return compensation.reason, icm
+    flag = site_policy.IcmFlag(**figures["flag"])
+    if icm is not None and flag.flags(icm["difference"], icm["icm"]):
+        return compensation.reason, icm
+    shortfall = flag.shortfall_reason(compensation.currency)
+    return compensation.reason.replace(shortfall, "").strip(), None

@@ -183,8 +183,10 @@ def followup_words(followup: Followup, currency: str) -> str:
     if followup.kind == "compensation":
         words = (
             f"Compensation #{followup.number} ({followup.status.lower()}), paid by the house: "
-            f"{amounts}. Reason: {followup.words}"
+            f"{amounts}."
         )
+        if followup.words:
+            words += f" Reason: {followup.words}"
         if followup.icm is not None:
             policy, icm = followup.icm
             words += (
@@ -193,10 +195,14 @@ def followup_words(followup: Followup, currency: str) -> str:
                 f"valued your chips at {unit_amount(icm, 'cash', currency)}."
             )
         return words
-    return (
+    words = (
         f"Prize given in error ({followup.words}): decision #{followup.number}, "
         f"{followup.status.lower()}."
     )
+    if followup.amounts:
+        taken = " + ".join(unit_amount(-a, u, currency) for u, a in followup.amounts)
+        words += f" {taken} is taken back from what you are owed."
+    return words
 
 
 # --- Payments ---------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from settlements.workflow import CaseStatus
 TOURNAMENTS_PER_PAGE = 10
 CASES_PER_PAGE = 25
 JOBS_SHOWN = 5
+REFUSED_SHOWN = 20
 SORT_LABELS = {
     "case": "Case",
     "tournament": "Tournament",
@@ -81,6 +82,7 @@ def incident_tournaments(request, incident_id: int):
     cases = paginator.get_page(page_number(request, "cases_page"))
     for case in cases:
         case.next_step = selectors.NEXT_STEP[case.status]
+    refused = selectors.incident_refused_files(incident, limit=REFUSED_SHOWN)
     context = {
         "incident": incident,
         "cases": cases,
@@ -94,6 +96,8 @@ def incident_tournaments(request, incident_id: int):
         "in_status": {row["status"]: row["count"] for row in counts},
         "open_work": sum(row["count"] for row in counts if row["who"]),
         "jobs": selectors.incident_jobs(incident, limit=JOBS_SHOWN),
+        "refused_files": refused[:REFUSED_SHOWN],
+        "more_refused": len(refused) > REFUSED_SHOWN,
         # None hides the panel: only those who follow payments see them.
         "incident_payments": _incident_payments(request.user, incident),
         "choices": {

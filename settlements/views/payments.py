@@ -94,7 +94,13 @@ def reissue_new(request, key: str):
         raise Http404("No approved line has this key.")
     state = next(selectors.with_payments([line]))
     form = ReasonForm(request.POST if request.method == "POST" else None)
-    context = {"line": line, "state": state, "form": form, "key": key}
+    context = {
+        "line": line,
+        "state": state,
+        "form": form,
+        "key": key,
+        "taken_back": selectors.prizes_taken_back(line.player, line.release.case_id),
+    }
     template = "settlements/reissue_new.html"
     if request.method == "POST" and form.is_valid():
         try:

@@ -91,10 +91,6 @@ def compensation_initial(case, currency: str) -> dict | None:
         return None
     return {
         "entries": "\n".join(lines),
-        "reason": (
-            "The settlement pays these players less than their stacks' ICM value by at least "
-            f"{flag.percent} % and {money.format_minor_units(flag.min_amount, currency)}; "
-            "compensated for the difference."
-        ),
+        "reason": flag.shortfall_reason(currency),
         "from_icm": True,
     }

@@ -10,6 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape
 
 from settlements import services
 from settlements.models import Event, Job, JobItem
@@ -577,3 +578,31 @@ def test_the_bulk_approval_shows_bounty_money_apart_from_prizes(
     assert f'data-part="bounties">{bounties / 100:,.2f} USD<' in table
     assert f'data-part="prizes">{(cash - bounties) / 100:,.2f} USD<' in table
     assert f">{cash / 100:,.2f} USD<" in table
+
+
+def test_a_file_a_load_refused_stays_on_the_incident_page_until_loaded(
+    as_operator, incident, snapshot_factory
+):
+    url = reverse("incident_upload_many", args=[incident.pk])
+    files = [
+        SimpleUploadedFile("good.json", snapshot_factory(tournament_id="G1")),
+        SimpleUploadedFile("broken.json", b'{"tournament": {}}'),
+    ]
+    job = job_of(as_operator.post(url, {"files": files}))
+    why = job.items.get(key="broken.json").message
+    assert why
+    single = reverse("incident_upload", args=[incident.pk])
+    page = as_operator.get(reverse("incident_tournaments", args=[incident.pk])).content.decode()
+    refused = page.split('id="refused-files"')[1].split("</table>")[0]
+    assert "broken.json" in refused and "good.json" not in refused
+    assert escape(why) in refused
+    assert f'href="{single}">Load it on its own' in refused
+    assert "1 file not loaded" in page and ", 1 failed" in page
+    job_page = as_operator.get(reverse("job_detail", args=[job.pk])).content.decode()
+    assert f'href="{single}">Load it on its own' in job_page
+
+    # The same file, fixed, taken by a later load: nothing is left out any more.
+    fixed = SimpleUploadedFile("broken.json", snapshot_factory(tournament_id="B1"))
+    job_of(as_operator.post(url, {"files": [fixed]}))
+    page = as_operator.get(reverse("incident_tournaments", args=[incident.pk])).content.decode()
+    assert 'id="refused-files"' not in page and "not loaded" not in page

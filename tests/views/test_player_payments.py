@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from settlements import selectors, services
 from settlements.access import roles
+from settlements.money import format_in_unit
 from tests.payment_helpers import answer, paid_out
 from tests.views.conftest import HTMX, assert_csp_clean, assert_full_page, assert_partial, signed_in
 
@@ -169,3 +170,41 @@ def test_an_adjustments_lines_say_where_their_payment_stands_too(out, users, as_
     answer(users[roles.CASHIER], line, "paid", "TX-ADJ")
     html = assert_full_page(as_auditor.get(reverse("players"), {"q": player}))
     assert "wallet reference TX-ADJ" in html and 'data-payment="not_sent"' not in html
+
+
+def test_an_approved_prize_withdrawal_is_taken_off_what_the_player_is_owed(out, users, as_auditor):
+    player, case = out.failed.player, out.settlement.case
+    currency = case.tournament.currency
+    owed_before = dict(((c, u), a) for c, u, a in selectors.player_totals(player))
+    proposal = services.prize_withdrawal_decide(
+        case=case,
+        actor=users[roles.TOURNAMENT_MANAGER],
+        player=player,
+        prize="A bounty paid twice",
+        outcome="withdraw",
+        reason="the wallet paid it twice",
+        amount=300,
+        unit="cash",
+    )
+    # A proposal may still be rejected: nothing is taken off yet.
+    assert dict(((c, u), a) for c, u, a in selectors.player_totals(player)) == owed_before
+    services.prize_withdrawal_approve(
+        withdrawal=proposal, actor=users["second_manager"], reason="checked"
+    )
+    owed = owed_before[currency, "cash"] - 300
+    html = as_auditor.get(reverse("players"), {"q": player}).content.decode()
+    totals = html[html.index('id="player-totals"') :].split("</dl>")[0]
+    assert format_in_unit(owed, "cash", currency) in totals
+
+    statement = as_auditor.get(
+        reverse("settlement_statement", args=[out.settlement.pk]), {"player": player}
+    ).content.decode()
+    also = statement[statement.index("Also on record") :]
+    assert f"{format_in_unit(300, 'cash', currency)} is taken back" in also
+
+    reissue = signed_in(users[roles.TOURNAMENT_MANAGER]).get(
+        reverse("reissue_new", args=[out.failed.key])
+    )
+    page = assert_full_page(reissue)
+    taken = page[page.index('id="taken-back"') :].split("</dd>")[0]
+    assert format_in_unit(300, "cash", currency) in taken and "A bounty paid twice" in taken

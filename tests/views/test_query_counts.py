@@ -38,8 +38,9 @@ BOUNDS = {
     "dashboard": 37,
     "case page": 7,
     # The workbench: a page of cases, their count, the counts by status, the latest jobs,
-    # and the payments of the incident (one query over its releases and their tallies).
-    "incident page": 9,
+    # the files its loads refused, and the payments of the incident (one query over its
+    # releases and their tallies).
+    "incident page": 10,
     # Three entries stored on a first view: the two previews and the per-player comparison.
     "decision page": 21,
     # The lists behind the dashboard's counts, and the approval of many settlements: the
@@ -65,7 +66,7 @@ BOUNDS = {
     "history browser, by player": 109,
     # A player's cases: the ids matching, a page of cases, what each owed and what followed,
     # where each line's payment stands (its lines, releases, answers, re-issues) and the
-    # player's totals (settlements, compensation).
+    # player's totals (settlements, compensation, prizes taken back).
     "players page": 30,
     "players page, by prefix": 13,
     # A statement reads where its lines' payments stand: the release, the answers, re-issues.

@@ -5,7 +5,7 @@ import pytest
 from django.core.cache import caches
 from django.urls import reverse
 
-from settlements import selectors, services
+from settlements import selectors, services, site_policy
 from settlements.models import IcmValue, Job
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
@@ -208,3 +208,61 @@ def test_the_approver_sees_the_icm_figures_and_who_the_proposer_added(
     assert "Flagged" in flagged_row
     added_row = table[table.index(other.player) :].split("</tr>")[0]
     assert "added by the proposer" in added_row
+
+
+def test_a_player_added_by_hand_is_not_given_the_shortfall_reason(
+    as_manager, late, settings, tournament_manager, second_manager
+):
+    settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = 1, 1
+    rows = list(IcmValue.objects.filter(valuation__settlement=late).order_by("difference"))
+    loser, other = rows[0], rows[-1]
+    url = reverse("compensation_new", args=[late.case_id])
+    html = assert_full_page(as_manager.get(url + "?from=icm"))
+    shortfall = "less than their stacks&#x27; ICM value by at least 1 % and 0.01 USD"
+    assert shortfall in html
+    # The manager keeps the filled-in reason, adds a player by hand and a word about them.
+    reason = (
+        "The settlement pays these players less than their stacks' ICM value by at least "
+        "1 % and 0.01 USD; compensated for the difference."
+    )
+    entries = f"{loser.player} {-loser.difference / 100:.2f}\n{other.player} 5.00"
+    response = as_manager.post(url, {"entries": entries, "reason": reason, "from_icm": "True"})
+    assert response.status_code == 302
+    compensation = late.case.compensations.get()
+    services.compensation_approve(compensation=compensation, actor=second_manager, reason="ok")
+
+    def also(player):
+        page = as_manager.get(reverse("settlement_statement", args=[late.pk]), {"player": player})
+        text = page.content.decode()
+        return text[text.index("Also on record") :].split("</ul>")[0]
+
+    assert "stacks&#x27; ICM value" in also(loser.player)
+    assert "It was proposed from the ICM comparison" in also(loser.player)
+    added = also(other.player)
+    assert f"Compensation #{compensation.pk}" in added
+    assert "ICM" not in added and "Reason" not in added
+
+
+def test_a_player_added_by_hand_keeps_the_words_written_for_them(
+    as_manager, late, settings, tournament_manager, second_manager
+):
+    settings.ICM_FLAG_PERCENT, settings.ICM_FLAG_MIN_AMOUNT = 1, 1
+    rows = list(IcmValue.objects.filter(valuation__settlement=late).order_by("difference"))
+    loser, other = rows[0], rows[-1]
+    shortfall = site_policy.icm_flag().shortfall_reason("USD")
+    compensation = services.compensation_propose(
+        case=late.case,
+        actor=tournament_manager,
+        reason=f"{shortfall} Another player lost their seat at the crash.",
+        entries=[
+            services.CompensationEntry(player=loser.player, amount=-loser.difference),
+            services.CompensationEntry(player=other.player, amount=500),
+        ],
+        from_icm=True,
+    )
+    services.compensation_approve(compensation=compensation, actor=second_manager, reason="ok")
+    page = as_manager.get(reverse("settlement_statement", args=[late.pk]), {"player": other.player})
+    text = page.content.decode()
+    added = text[text.index("Also on record") :].split("</ul>")[0]
+    assert "Reason: Another player lost their seat at the crash." in added
+    assert "ICM" not in added

@@ -17,6 +17,7 @@ from settlements.models import (
     CompensationItem,
     LedgerRelease,
     PaymentConfirmation,
+    PrizeWithdrawal,
     Reissue,
     Settlement,
     SettlementLine,
@@ -25,7 +26,12 @@ from settlements.models import (
 from settlements.money import MONEY_UNITS, unit_rank
 from settlements.selectors.payments.reconciliation import line_outcome
 from settlements.statements import PaymentFacts
-from settlements.workflow import CompensationStatus, ReissueStatus, SettlementStatus
+from settlements.workflow import (
+    CompensationStatus,
+    PrizeWithdrawalStatus,
+    ReissueStatus,
+    SettlementStatus,
+)
 
 Record = LedgerRelease.Record
 
@@ -140,8 +146,9 @@ def _reissue_payments(reissue_ids: set[int]) -> dict[int, PaymentFacts]:
 
 def player_totals(player: str) -> list[tuple[str, str, int]]:
     """What approved records owe ``player`` across every case, as (currency, unit, amount):
-    approved settlements and adjustments (reversals taken off) and approved compensation.
-    Seats and points are counts, not money: their currency is empty. Two queries."""
+    approved settlements and adjustments (reversals taken off) and approved compensation,
+    less the prizes given in error whose taking back was approved. Seats and points are
+    counts, not money: their currency is empty. Three queries."""
     totals: dict[tuple[str, str], int] = defaultdict(int)
     signed = Case(
         When(reversal=True, then=-F("amount")), default=F("amount"), output_field=BigIntegerField()
@@ -160,7 +167,19 @@ def player_totals(player: str) -> list[tuple[str, str, int]]:
         .annotate(total=Sum("amount"))
         .order_by()
     )
-    for currency, unit, total in [*lines, *items]:
+    # Only an approved take-back is a debit: a proposal may still be rejected, and a prize
+    # left with the player moves no money.
+    taken_back = (
+        PrizeWithdrawal.objects.filter(
+            player=player,
+            status=PrizeWithdrawalStatus.APPROVED,
+            outcome=PrizeWithdrawal.Outcome.WITHDRAW,
+        )
+        .values_list("case__tournament__currency", "unit")
+        .annotate(total=-Sum("amount"))
+        .order_by()
+    )
+    for currency, unit, total in [*lines, *items, *taken_back]:
         totals[currency if unit in MONEY_UNITS else "", unit] += total
     return sorted(
         ((currency, unit, amount) for (currency, unit), amount in totals.items() if amount),
