@@ -38,6 +38,8 @@ def test_an_approved_settlement_exports_every_line(operator, tournament_manager,
         assert row["amount"] == decimal_amount(line.amount, line.unit, "USD")
         assert row["currency"] == "USD"
         assert row["tournament"] == settlement.case.tournament.operator_id
+        # Issue 40: the export says under which rules the amounts were worked out.
+        assert row["rulebook"] == str(settlement.case.rulebook_version) == "default v1"
     kinds = {row["kind"] for row in rows}
     assert kinds == {"refund_buy_in", "refund_fee", "prize"}
     assert (

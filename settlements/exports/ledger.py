@@ -10,7 +10,8 @@ Columns: the idempotency key ("<settlement id>-<line no>", "C<compensation id>-<
 exactly once even when a file is imported twice; ``sequence`` is the line's place in the
 feed; ``amount_minor`` is the integer in minor units (seats for tickets, points for FPP) and
 ``amount`` the same figure as a decimal string in the currency's minor unit; the currency
-column is empty for tickets and FPP, which are not money. A reversal in an adjustment and a
+column is empty for tickets and FPP, which are not money; ``rulebook`` names the version of
+the rules the case was settled under. A reversal in an adjustment and a
 prize withdrawal take money back: their amounts are negative. The CSV leaves out two of the
 feed's fields that repeat on every line of a record (its id, already in the key, and its
 approval time): 22 MB of an 810,000-line ledger. Text cells are made safe for
@@ -57,6 +58,7 @@ HEADER = (
     "currency",
     "source",
     "reissue_of",
+    "rulebook",
 )
 SUMMARY_HEADER = ("total", "currency", "unit", "lines", "amount_minor", "amount")
 CHUNK_SIZE = 5000
@@ -126,7 +128,7 @@ def _release_row(release: Release) -> tuple:
         release.incident_id or "",
         release.tournament,
     )
-    tail = (release.reissue_of or "",)
+    tail = (release.reissue_of or "", release.rulebook)
     key = f"{KEY_PREFIXES[release.record]}{release.record_id}-"
     exponent = currency_exponent(release.currency)
     return key, release.first_position - 1, head, tail, release.currency, exponent

@@ -72,6 +72,9 @@ class Release:
     released_at: datetime
     # A re-issue's line replaces this key, of the failed line.
     reissue_of: str | None
+    # The rulebook version the case is settled under ("default v1"; empty for a case kept
+    # from before rulebooks).
+    rulebook: str
 
     @property
     def last_position(self) -> int:
@@ -253,6 +256,8 @@ def _releases(
         "reissue__original_key",
         "reissue__original_release__settlement_id",
         "reissue__original_release__compensation_id",
+        "case__rulebook_version__rulebook__key",
+        "case__rulebook_version__number",
     )
     # An export may cover thousands of releases; a page or a lookup, a few.
     for row in rows.iterator(chunk_size=2000) if until is None and stream else rows:
@@ -273,6 +278,8 @@ def _releases(
             original,
             original_settlement,
             original_compensation,
+            rulebook,
+            version,
         ) = row
         yield Release(
             id=pk,
@@ -288,6 +295,7 @@ def _releases(
             currency=currency,
             released_at=at,
             reissue_of=original,
+            rulebook=f"{rulebook} v{version}" if rulebook else "",
         )
 
 
