@@ -63,6 +63,25 @@ def test_a_first_sign_on_makes_the_account_with_the_roles_its_groups_grant(provi
     assert client.get("/")["Location"].startswith(reverse("mfa_activate_totp"))
 
 
+# allauth says a factor was added once its transaction commits, inside the request: a real
+# commit, so that the session saved with the answer carries the proof.
+@pytest.mark.django_db(transaction=True)
+def test_a_signed_on_approver_sets_up_totp_without_a_password_to_give(provider):
+    """Someone who signs on has no password at the desk: adding the second factor the desk
+    asks of them must not ask for one."""
+    client = signed_on(provider, "ana", "desk-approvers")
+    setup = client.get("/", follow=True)
+    assert setup.redirect_chain[-1][0].startswith(reverse("mfa_activate_totp"))
+    assert "password" not in setup.content.decode().lower()
+    secret = setup.context["form"].secret
+
+    answer = client.post(reverse("mfa_activate_totp"), {"code": second_factor.totp_code(secret)})
+
+    assert answer.status_code == 302
+    assert second_factor.has_second_factor(user_of("ana"))
+    assert client.get("/").status_code == 200
+
+
 def test_the_providers_second_factor_counts_where_the_operator_says_so(provider, settings):
     settings.SSO = {**settings.SSO, "amr_counts": True}
 
