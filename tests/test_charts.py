@@ -1,6 +1,8 @@
-"""The charts: the stage bar drawn from the engine's classification, and payouts by chip rank."""
+"""The charts: the stage bar drawn from the engine's classification, payouts by chip rank and
+a simulation's per-player differences."""
 
 import re
+from itertools import pairwise
 from xml.etree import ElementTree
 
 import pytest
@@ -17,6 +19,7 @@ from settlements.charts import (
     stage_bar,
     stage_segments,
 )
+from settlements.difference_chart import MAX_BINS, bin_width, difference_bins, difference_chart
 from settlements.rules import DEFAULT_POLICY, Policy
 from settlements.rules.stage import classify
 
@@ -318,3 +321,92 @@ def test_the_legend_and_the_bands_agree_with_the_marks_when_counts_fall_between(
     assert pre.x + pre.width == pytest.approx(five, abs=0.02) == early.x
     assert early.x + early.width == pytest.approx(twenty_five, abs=0.02) == middle.x
     assert late.x == bar.money.x
+
+
+# The histogram of a simulation's per-player differences (settlements/difference_chart.py).
+
+
+def draw_differences(differences, **options) -> str:
+    chart = difference_chart(differences, **({"unit": "cash", "currency": "USD"} | options))
+    html = render_to_string("settlements/charts/differences.html", {"chart": chart})
+    return html
+
+
+def drawing_of(html: str) -> str:
+    return html[: html.index("</svg>") + len("</svg>")].strip()
+
+
+@given(st.lists(st.integers(-(10**12), 10**12), min_size=1, max_size=200))
+def test_every_difference_falls_in_exactly_one_bar(differences):
+    bins = difference_bins(differences)
+    assert len(bins) <= MAX_BINS
+    assert sum(count for _, _, count in bins) == len(differences)
+    # The bars follow one another without gaps, and the players unchanged have their own.
+    assert all(high + 1 == low for (_, high, _), (low, _, _) in pairwise(bins))
+    assert (0, 0, differences.count(0)) in bins
+    widths = {high - low + 1 for low, high, _ in bins if (low, high) != (0, 0)}
+    assert len(widths) <= 1
+    for low, high, count in bins:
+        assert count == sum(1 for d in differences if low <= d <= high)
+
+
+@pytest.mark.parametrize(
+    ("lowest", "highest", "width"),
+    [(0, 0, 1), (-3, 7, 1), (-4, 7, 2), (-1000, 250, 200), (0, 99_999, 10_000), (-1, 0, 1)],
+)
+def test_bars_are_a_round_width(lowest, highest, width):
+    assert bin_width(lowest, highest) == width
+
+
+def test_a_chart_labels_its_bars_with_money_and_says_who_gains_and_loses():
+    chart = difference_chart(
+        [-1000, -1, 0, 0, 1, 250, 5], unit="cash", currency="USD", unit_label="Cash"
+    )
+    assert [b.label for b in chart.bins][4:7] == [
+        "-2.00 USD to -0.01 USD",
+        "Unchanged",
+        "+0.01 USD to +2.00 USD",
+    ]
+    assert [b.kind for b in chart.bins] == ["loss"] * 5 + ["same"] + ["gain"] * 2
+    assert [e.text for e in chart.edges] == ["-10.00 USD", "+4.00 USD"]
+    assert chart.text == (
+        "Cash: of 7 players, 2 worse off (the largest loss -10.00 USD), 2 unchanged, "
+        "3 better off (the largest gain +2.50 USD)."
+    )
+    # The tallest bar fills the plot; an empty bin draws nothing.
+    heights = {b.count: b.height for b in chart.bins}
+    assert heights[2] == chart.bottom - chart.top and heights[0] == 0
+    assert all(b.x >= chart.left and b.x + b.width <= chart.right for b in chart.bins)
+
+
+def test_a_chart_of_seats_counts_them_and_mixed_currencies_stay_in_minor_units():
+    seats = difference_chart([1, 2], unit="tickets", currency="USD")
+    assert [b.label for b in seats.bins] == ["Unchanged", "+1 seat", "+2 seats"]
+    assert seats.same_label.anchor == "start" and [e.text for e in seats.edges] == ["+2 seats"]
+    mixed = difference_chart([-250, 0], unit="cash", currency=None)
+    assert mixed.edges[0].text == "-250 in minor units"
+
+
+def test_no_differences_no_chart():
+    assert difference_chart([], unit="cash", currency="USD") is None
+
+
+def test_a_lone_player_among_many_still_shows():
+    chart = difference_chart([0] * 10_000 + [5], unit="cash", currency="USD")
+    assert chart.bins[-1].height == 2
+
+
+def test_the_drawn_histogram_has_a_title_and_a_table_of_its_bars():
+    html = draw_differences([-300, 0, 0, 120], unit_label="Cash")
+    root = parse(drawing_of(html))
+    assert root.get("role") == "img" and root.get("width") == "100%"
+    assert root.get("viewBox") is None
+    assert root.find(f"{SVG}title").text == "Difference per player, Cash"
+    assert len(root.findall(f"{SVG}rect")) == 3  # empty bins are not drawn
+    for text in root.iter(f"{SVG}text"):
+        assert text.get("x").endswith("%") or text.get("x") == "0"
+    table = ElementTree.fromstring(html[html.index("<table") :])
+    assert "visually-hidden" in table.get("class")
+    rows = [(r.find("th").text, r.find("td").text) for r in table.find("tbody").iter("tr")]
+    assert ("Unchanged", "2") in rows and ("-3.00 USD to -2.51 USD", "1") in rows
+    assert len(rows) == len(difference_bins([-300, 0, 0, 120]))

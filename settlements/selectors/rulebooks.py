@@ -5,6 +5,7 @@ from datetime import datetime
 from django.db.models import Prefetch
 
 from settlements.models import Case, Rulebook, RulebookVersion, Simulation
+from settlements.money import unit_rank
 from settlements.workflow import CaseStatus, RulebookVersionStatus
 
 
@@ -89,3 +90,19 @@ def latest_simulation(version: RulebookVersion) -> Simulation | None:
 
 def simulation_results(simulation: Simulation):
     return simulation.results.select_related("case__tournament").order_by("case_id")
+
+
+def simulation_differences(simulation: Simulation) -> tuple[dict[str, list[int]], str | None]:
+    """Every player's difference (under the version minus then) across the simulation's
+    cases, by unit in the usual order, and the cases' currency (None when they are in
+    several, as their amounts cannot then be read as one currency). One query."""
+    by_unit: dict[str, list[int]] = {}
+    currencies = set()
+    rows = simulation.results.values_list("differences", "case__tournament__currency")
+    for differences, currency in rows:
+        if differences:  # a case that needs a new decision has none, and says nothing
+            currencies.add(currency)
+        for unit, amounts in differences.items():
+            by_unit.setdefault(unit, []).extend(amounts)
+    ordered = {unit: by_unit[unit] for unit in sorted(by_unit, key=unit_rank) if by_unit[unit]}
+    return ordered, currencies.pop() if len(currencies) == 1 else None

@@ -20,13 +20,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import markdown, selectors, services
+from settlements import difference_chart, markdown, selectors, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, NotAllowed
 from settlements.exports.spreadsheets import csv_chunks, csv_download, safe_cell
 from settlements.forms import ReasonForm, RulebookVersionForm, SimulationForm
-from settlements.models import Rulebook, RulebookVersion, Simulation
+from settlements.models import Rulebook, RulebookVersion, Simulation, Unit
 from settlements.rules import parse_policy
 from settlements.rules.policy import KEYS_BY_NAME, POLICY_KEYS
 from settlements.views import confirming
@@ -262,8 +262,22 @@ def simulation_detail(request, simulation_id: int):
         "simulation": simulation,
         "results": selectors.simulation_results(simulation),
         "progress": services.job_progress(simulation.job) if simulation.job else None,
+        "difference_charts": _difference_charts(simulation) if simulation.finished_at else [],
     }
     return render_page(request, "settlements/simulation_detail.html", context, partial="figures")
+
+
+def _difference_charts(simulation: Simulation) -> list[difference_chart.DifferenceChart]:
+    by_unit, currency = selectors.simulation_differences(simulation)
+    return [
+        difference_chart.difference_chart(
+            amounts,
+            unit=unit,
+            currency=currency,
+            unit_label=Unit(unit).label if unit in Unit.values else unit,
+        )
+        for unit, amounts in by_unit.items()
+    ]
 
 
 @require_safe

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from settlements import services
-from settlements.models import RulebookVersion
+from settlements import selectors, services
+from settlements.models import RulebookVersion, Simulation
 from settlements.rules.policy import POLICY_KEYS
 from tests.views.conftest import HTMX, signed_in
 
@@ -214,3 +214,24 @@ def test_a_simulation_from_the_version_page_shows_on_the_approval_page(
 def test_a_simulation_over_no_case_says_so(proposed, as_manager):
     answer = as_manager.post("/rulebooks/eu-main/versions/1/simulate/", {"incident": "999"})
     assert answer.status_code == 302 and answer["Location"].endswith("/versions/1/")
+
+
+def test_a_finished_simulation_charts_the_differences_per_player(
+    proposed, operator, snapshot_factory, as_manager, django_assert_num_queries
+):
+    for tournament in ("L", "M"):
+        services.case_load_snapshot(
+            actor=operator, snapshot=snapshot_factory(stage="late", tournament_id=tournament)
+        )
+    started = as_manager.post("/rulebooks/eu-main/versions/1/simulate/", {"rulebook": "default"})
+    simulation = Simulation.objects.get(pk=started["Location"].rstrip("/").rsplit("/", 1)[1])
+    assert simulation.finished_at is not None
+    page = as_manager.get(started["Location"]).content.decode()
+    assert "Differences per player" in page
+    assert 'class="difference-chart"' in page and "Difference per player, Cash" in page
+    # The chart's text alternative: its summary and a table of every bar with its count.
+    assert "Cash: of " in page and "players by difference</caption>" in page
+    # However many cases, the differences are read in one query.
+    with django_assert_num_queries(1):
+        by_unit, currency = selectors.simulation_differences(simulation)
+    assert list(by_unit)[0] == "cash" and currency == "USD"
