@@ -231,6 +231,9 @@ def test_a_finished_simulation_charts_the_differences_per_player(
     assert 'class="difference-chart"' in page and "Difference per player, Cash" in page
     # The chart's text alternative: its summary and a table of every bar with its count.
     assert "Cash: of " in page and "players by difference</caption>" in page
+    # Each case's totals are money as the desk writes it, not minor units.
+    cases = page[page.index('aria-label="Cases simulated"') :]
+    assert "<td>Late, " in cases and " USD" in cases
     # However many cases, the differences are read in one query.
     with django_assert_num_queries(1):
         by_unit, currency = selectors.simulation_differences(simulation)
