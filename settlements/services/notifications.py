@@ -5,8 +5,9 @@ submitted, compensation proposed, a case awaiting its decision): once the transa
 ``common.events_committed`` is sent, and the tasks module queues a digest for each person who
 may be told (``settlements.tasks.send_digest``), one at a time per person. The digest itself
 decides: it names what waits for the person now, read as their dashboard's "Waiting for you"
-reads it, and is sent only when something in it is new to them, and at most once per the
-interval they chose (``Profile.digest_every``). A failed send raises, for the task to try
+reads it (an access review fallen due included, for those who review access), and is sent
+only when something in it is new to them, and at most once per the interval they chose
+(``Profile.digest_every``). A failed send raises, for the task to try
 again later; nothing of it ever holds up the event that started it.
 """
 
@@ -59,6 +60,7 @@ def digest_send(*, user_id: int, now: datetime | None = None) -> str | datetime:
     context = {
         "user": user,
         "queues": queues,
+        "access_review": digests.digest_review(user, new),
         "new": len(new),
         "total": len(keys),
         "site": settings.SITE_URL,

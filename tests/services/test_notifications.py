@@ -15,6 +15,7 @@ from settlements import services
 from settlements.access import roles
 from settlements.errors import DomainError
 from settlements.models import DigestEvery, Profile
+from settlements.selectors import digests
 from settlements.services import notifications
 from settlements.tasks import send_digest
 from tests.conftest import make_user
@@ -131,3 +132,47 @@ def test_digests_may_be_set_to_the_offered_intervals_only(manager):
     assert profile.history.first().history_change_reason == "Email digest: At most once a day"
     with pytest.raises(DomainError):
         services.profile_set_digest(user=manager, actor=manager, every=7)
+
+
+@pytest.fixture
+def reviewer(django_user_model):
+    return make_user(django_user_model, "auditor-mail", roles.AUDITOR, email="au@desk.example")
+
+
+def test_an_access_review_due_reaches_the_auditor_with_its_link(reviewer, submit, settings):
+    # No review recorded yet: it is due today, and the next digest queued carries it.
+    submit("T-MAIL-1")
+    [email] = [message for message in mail.outbox if message.to == ["au@desk.example"]]
+    assert "1 new for you to answer" in email.subject
+    assert "Access review due" in email.body and "no review recorded yet" in email.body
+    assert f"{settings.SITE_URL}{reverse('access_review')}" in email.body
+    told = Profile.objects.get(user=reviewer).digest_told
+    assert told == [f"access_review:{timezone.localdate().isoformat()}"]
+
+
+def test_a_review_recorded_leaves_the_next_digest(django_user_model, submit, settings):
+    # A Tournament Manager who is an auditor too: settlements keep coming after the review.
+    both = make_user(
+        django_user_model, "tm-au-mail", roles.TOURNAMENT_MANAGER, roles.AUDITOR, email="b@d.ex"
+    )
+    link = f"{settings.SITE_URL}{reverse('access_review')}"
+    submit("T-MAIL-1")
+    assert link in mail.outbox[0].body
+    today = timezone.localdate()
+    services.access_review_complete(actor=both, start=today, end=today, note="All in order.")
+    submit("T-MAIL-2")
+    later = timezone.now() + timedelta(hours=1, seconds=1)
+    assert notifications.digest_send(user_id=both.pk, now=later) == notifications.SENT
+    body = mail.outbox[-1].body
+    assert "Settlements to approve (2)" in body
+    assert link not in body and "Access review" not in body
+
+
+def test_without_the_role_the_access_review_never_comes(manager, operator, submit, settings):
+    operator.email = "op@desk.example"
+    operator.save()
+    submit("T-MAIL-1")
+    assert ["tm@desk.example"] in [message.to for message in mail.outbox]
+    assert all(reverse("access_review") not in message.body for message in mail.outbox)
+    for person in (manager, operator):
+        assert not any(key.startswith("access_review") for key in digests.digest_keys(person))
