@@ -120,8 +120,8 @@ def entry_problems(
         problems.append(
             Problem(
                 "players",
-                f"the bounties on heads add up to {on_heads}, more than the {total_entries} "
-                f"entries paid for bounties ({total_entries} × {bounty} = "
+                f"the bounties the players carry add up to {on_heads}, more than the "
+                f"{total_entries} entries paid for bounties ({total_entries} × {bounty} = "
                 f"{total_entries * bounty})",
             )
         )

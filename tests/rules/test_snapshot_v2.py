@@ -171,7 +171,9 @@ def test_heads_cannot_hold_more_than_the_entries_paid_for_bounties():
     document = v2(regular([5, 3, 0]), entry_bounty=100)
     document["players"][0]["bounty"] = 250
     document["players"][1]["bounty"] = 100
-    assert list(problems(document)) == ["players"]  # 3 entries paid 300; 350 on heads
+    refused = problems(document)  # 3 entries paid 300; the players carry 350
+    assert list(refused) == ["players"]
+    assert refused["players"].startswith("the bounties the players carry add up to 350,")
     document["players"][2]["entries"] = 2  # 4 entries paid 400
     document["tournament"]["payouts"] = [4000]
     assert parse_snapshot(encode(document)).players[0].bounty == 250
