@@ -346,6 +346,12 @@ def decision_groups(incident: Incident) -> list[DecisionGroup]:
     ]
 
 
+def next_decision_group(groups: list[DecisionGroup], answered: str | None) -> DecisionGroup | None:
+    """The first of ``groups`` other than the one just answered (key ``answered``): where
+    the Marketing Manager goes on from one grouped decision."""
+    return next((group for group in groups if group.key != answered), None)
+
+
 def decision_group_cases(incident: Incident, group: DecisionGroup | None) -> QuerySet[Case]:
     """The cases of ``group`` (none without one), in the order they were loaded."""
     if group is None:

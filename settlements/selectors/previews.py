@@ -12,7 +12,9 @@ from django.db.models.functions import RowNumber
 
 from settlements.charts import ChartPoint, sample_by_rank
 from settlements.models import Case, Settlement, SettlementPayout
+from settlements.money import MONEY_UNITS
 from settlements.rules import ENGINE_VERSION, InvalidInput, Policy, parse_snapshot, settle
+from settlements.selectors.approvals import sorted_totals
 from settlements.selectors.settlements import Totals, totals_from
 
 
@@ -121,6 +123,32 @@ def decision_reads_computed(case: Case, names: list[str]) -> dict:
         else _preview(snapshot, case, name, results[name])
         for name in names
     }
+
+
+@dataclass(frozen=True)
+class OptionTotals:
+    """What one option pays over many cases, as (currency, unit, amount) the way
+    ``unit_totals`` counts it, and how many of the cases the engine refuses under it."""
+
+    totals: list[tuple[str, str, int]]
+    refused: int
+
+
+def option_totals(cases, previews: dict[int, list[DecisionPreview]], option: str) -> OptionTotals:
+    """``option``'s previews of ``cases`` added up: the same figures their rows show, so the
+    check before a grouped decision agrees with the table the choice was made from."""
+    sums: dict[tuple[str, str], int] = {}
+    refused = 0
+    for case in cases:
+        preview = next((p for p in previews[case.pk] if p.option == option), None)
+        if preview is None or preview.problem:
+            refused += 1
+            continue
+        for unit, amount in preview.totals.by_unit.items():
+            # Seats and points are counts, not money: they add up across currencies.
+            key = (case.tournament.currency if unit in MONEY_UNITS else "", unit)
+            sums[key] = sums.get(key, 0) + amount
+    return OptionTotals(sorted_totals(sums), refused)
 
 
 def payout_worth(*, cash: int, tdollars: int, tickets: int, seat_value: int | None) -> int:

@@ -172,14 +172,20 @@ def incident_decide(request, incident_id: int):
     incident = incident_or_404(incident_id)
     template = "settlements/incident_decide.html"
     groups = selectors.decision_groups(incident)
-    group = next((g for g in groups if g.key == request.GET.get("group")), None) or (
-        groups[0] if groups else None
-    )
+    asked = request.GET.get("group")
+    group = next((g for g in groups if g.key == asked), None)
+    # A kind asked for by name but no longer waiting (all decided meanwhile) is said so, with
+    # the next kind to answer, rather than quietly showing another.
+    gone = bool(asked) and group is None
+    if group is None and not gone and groups:
+        group = groups[0]
     option = request.POST.get("option", "")
     form = BulkDecisionForm(request.POST if request.method == "POST" else None, option=option)
     context = _decide_context(request, incident, groups, group, form, option)
+    context.update(gone=gone, next_group=selectors.next_decision_group(groups, None))
     if request.method != "POST" or group is None:
-        return render_page(request, template, context, partial="bulk_form")
+        render = render_invalid if gone and request.method == "POST" else render_page
+        return render(request, template, context, partial="bulk_form")
     ids = _ids(request.POST.get("selection", ""))
     chosen = selectors.with_ids(selectors.decision_group_cases(incident, group), ids)
     count = chosen.count()
@@ -191,7 +197,8 @@ def incident_decide(request, incident_id: int):
         if confirming.step(request) == confirming.CONFIRM:
             items = [services.NewItem(str(case.pk), _case_label(case)) for case in chosen]
             reschedule_at = form.cleaned_data["reschedule_at"]
-            params = {"option": option, "reason": form.cleaned_data["reason"]}
+            # The kind answered: the job's page links on to the next kind still waiting.
+            params = {"option": option, "reason": form.cleaned_data["reason"], "group": group.key}
             if reschedule_at is not None:
                 params["reschedule_at"] = reschedule_at.isoformat()
             return _start(
@@ -213,6 +220,11 @@ def incident_decide(request, incident_id: int):
         context["description"] = wording.option_description(group.type, group.stage, option)
         context["invited"] = (
             selectors.invited_by_reschedule(chosen, group.stage) if option == "reschedule" else None
+        )
+        # A reschedule pays nothing now; any other answer is added up over every chosen case,
+        # from the previews the table shows (kept in the cache, so mostly read, not computed).
+        context["totals"] = (
+            None if option == "reschedule" else cached_previews.option_totals(chosen, option)
         )
         return render_page(request, template, context, partial="bulk_form")
     return render_invalid(request, template, context, partial="bulk_form")

@@ -19,6 +19,13 @@ def decision_previews_of(cases) -> dict[int, list[selectors.DecisionPreview]]:
     return {pk: reads.previews for pk, reads in _decision_reads(cases, compare=False).items()}
 
 
+def option_totals(cases, option: str) -> selectors.OptionTotals:
+    """What ``option`` pays over all of ``cases``, from their previews: one read of the cases
+    and one of the cache, the engine run only for a case whose preview is not kept yet."""
+    cases = list(cases)
+    return selectors.option_totals(cases, decision_previews_of(cases), option)
+
+
 def decision_page_reads(case: Case) -> selectors.DecisionReads:
     """The previews and, for a choice between two options, the per-player comparison."""
     return _decision_reads([case], compare=True)[case.pk]

@@ -14,7 +14,7 @@ from settlements import selectors, services
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError
-from settlements.models import JobItem
+from settlements.models import Job, JobItem
 from settlements.views.lookups import job_or_404
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_page, wants_partial
@@ -47,6 +47,8 @@ def job_detail(request, job_id: int):
     }
     if not polled:
         context["page"] = _items_page(job, status, progress, page_number(request))
+    if not wants_partial(request):
+        context["next_group"] = _next_decision_group(request, job)
     response = render_page(
         request,
         "settlements/job_detail.html",
@@ -57,6 +59,17 @@ def job_detail(request, job_id: int):
         # The list of items, read once when the page loaded, reads itself again now.
         response["HX-Trigger"] = "job-finished"
     return response
+
+
+def _next_decision_group(request, job):
+    """After a grouped decision, the next kind of case of its incident still waiting for one
+    (the kind just answered aside, though its cases wait until the job has run)."""
+    if job.kind != Job.Kind.DECIDE or job.incident is None:
+        return None
+    if not roles.has_role(request.user, roles.MARKETING_MANAGER):
+        return None
+    groups = selectors.decision_groups(job.incident)
+    return selectors.next_decision_group(groups, job.params.get("group"))
 
 
 def _items_page(job, status: str, progress: services.Progress, number: int):

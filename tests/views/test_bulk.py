@@ -14,6 +14,7 @@ from django.utils.html import escape
 
 from settlements import services
 from settlements.models import Event, Job, JobItem
+from settlements.money import format_in_unit
 from settlements.views import cached_previews
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.test_archive import raw_zip
@@ -271,12 +272,58 @@ def test_a_grouped_decision_is_checked_before_it_is_recorded(as_marketing, incid
     remaining = sum(case.remaining for case in cases)
     assert f"{remaining} players in all are invited, and nothing is paid now" in check
     assert 'value="confirm"' in check and 'name="reschedule_at"' in check
+    assert 'id="confirm-totals"' not in check
     assert not Job.objects.exists() and not any(case.decisions.exists() for case in cases)
     back = assert_partial(as_marketing.post(url, {**answer, "step": "edit"}, **HTMX), "bulk-form")
     assert 'id="decide-previews"' in back and not Job.objects.exists()
     job = job_of(as_marketing.post(url, {**answer, **CONFIRM}))
     assert job.status == Job.Status.DONE
     assert all(case.decisions.get().invite_scope == "remaining" for case in cases)
+
+
+def test_a_grouped_decision_says_what_its_answer_pays_over_every_chosen_case(
+    as_marketing, incident, load_case, monkeypatch
+):
+    from settlements.views import bulk
+
+    cases = [load_case(type="freeroll", stage="middle", tournament_id=f"FT{n}") for n in range(3)]
+    # More cases chosen than a page shows: every one of them is added up.
+    monkeypatch.setattr(bulk, "BULK_PER_PAGE", 2)
+    url = reverse("incident_decide", args=[incident.pk])
+    html = assert_full_page(as_marketing.get(url))
+    answer = {"selection": selection(html), "option": "chip_equity", "reason": "fair"}
+    check = assert_partial(as_marketing.post(url, answer, **HTMX), "bulk-form")
+    paid = sum(
+        preview.totals.by_unit.get("cash", 0)
+        for case in cases
+        for preview in cached_previews.decision_previews(case)
+        if preview.option == "chip_equity"
+    )
+    totals = check[check.index('id="confirm-totals"') :]
+    assert paid > 0 and "USD" in totals
+    assert escape(format_in_unit(paid, "cash", "USD")) in totals
+
+
+def test_after_one_kind_is_decided_the_next_kind_waiting_is_linked(
+    as_marketing, incident, load_case
+):
+    for n in range(2):
+        load_case(type="satellite", stage="middle", tournament_id=f"SX{n}")
+    load_case(type="freeroll", stage="middle", tournament_id="FX")
+    url = reverse("incident_decide", args=[incident.pk])
+    html = assert_full_page(as_marketing.get(url))
+    assert "Satellite tournaments at the middle stage" in html
+    response = as_marketing.post(
+        url, {"selection": selection(html), "option": "chip_equity", "reason": "fair", **CONFIRM}
+    )
+    job = job_of(response)
+    page = assert_full_page(as_marketing.get(response["Location"]))
+    link = page[page.index('id="job-next"') :]
+    assert "Next: Freeroll, middle (1)" in link and "?group=freeroll%7Cmiddle%7C" in link
+    # The kind answered has no case left: said so, with the way on to the next.
+    gone = assert_full_page(as_marketing.get(url, {"group": job.params["group"]}))
+    assert 'id="decide-gone"' in gone and "Next: Freeroll, middle (1)" in gone
+    assert 'id="decide-previews"' not in gone
 
 
 def test_a_grouped_decision_names_the_first_cases_and_counts_the_rest(
