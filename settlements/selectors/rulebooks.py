@@ -106,3 +106,17 @@ def simulation_differences(simulation: Simulation) -> tuple[dict[str, list[int]]
             by_unit.setdefault(unit, []).extend(amounts)
     ordered = {unit: by_unit[unit] for unit in sorted(by_unit, key=unit_rank) if by_unit[unit]}
     return ordered, currencies.pop() if len(currencies) == 1 else None
+
+
+def simulation_currency(simulation: Simulation | None) -> str | None:
+    """The one currency of the simulation's cases, for its totals to read as money; None when
+    they are in several (or there is no simulation)."""
+    if simulation is None:
+        return None
+    currencies = (
+        simulation.results.order_by()
+        .values_list("case__tournament__currency", flat=True)
+        .distinct()[:2]
+    )
+    found = list(currencies)
+    return found[0] if len(found) == 1 else None

@@ -185,6 +185,7 @@ def _version_context(request, version: RulebookVersion) -> dict:
     replaced = _replaced(version)
     policy = parse_policy(version.parameters)
     changed = policy.differences(parse_policy(replaced.parameters)) if replaced else {}
+    simulation = selectors.latest_simulation(version)
     return {
         "version": version,
         "rulebook": version.rulebook,
@@ -218,7 +219,8 @@ def _version_context(request, version: RulebookVersion) -> dict:
         )
         is None,
         "keys": KEYS_BY_NAME,
-        "simulation": selectors.latest_simulation(version),
+        "simulation": simulation,
+        "simulation_currency": selectors.simulation_currency(simulation),
         "simulation_form": SimulationForm(),
         "can_simulate": permissions.rulebook_propose(user=user) is None,
     }
@@ -260,6 +262,7 @@ def simulation_detail(request, simulation_id: int):
     )
     context = {
         "simulation": simulation,
+        "simulation_currency": selectors.simulation_currency(simulation),
         "results": selectors.simulation_results(simulation),
         "progress": services.job_progress(simulation.job) if simulation.job else None,
         "difference_charts": _difference_charts(simulation) if simulation.finished_at else [],

@@ -234,6 +234,9 @@ def test_a_finished_simulation_charts_the_differences_per_player(
     # Each case's totals are money as the desk writes it, not minor units.
     cases = page[page.index('aria-label="Cases simulated"') :]
     assert "<td>Late, " in cases and " USD" in cases
+    # So are the summary's, the cases being in one currency.
+    summary = page[page.index('aria-label="Simulation summary"') : page.index("Cases simulated")]
+    assert '<th scope="row">Cash</th>' in summary and " USD</td>" in summary
     # However many cases, the differences are read in one query.
     with django_assert_num_queries(1):
         by_unit, currency = selectors.simulation_differences(simulation)
