@@ -245,11 +245,11 @@ def confirm(server, host: str, port: int, headers: dict, lines: list[dict], batc
 
 
 def report(feed: dict, confirmed: dict, args) -> None:
-    from settlements import selectors
     from settlements.models import LedgerRelease, PaymentConfirmation
+    from settlements.selectors.payments import reconciliation
 
     stored = PaymentConfirmation.objects.count()
-    summary = selectors.reconciliation(LedgerRelease.objects.all())
+    summary = reconciliation(LedgerRelease.objects.all())
     print(
         f"\nFeed: {feed['lines']:,} lines in {feed['pages']} pages of {feed['limit']:,}: "
         f"{feed['seconds']:.1f} s ({feed['lines'] / feed['seconds']:,.0f} lines/s)"

@@ -138,9 +138,10 @@ def _desk(cases: int) -> str:
     token."""
     from django.utils import timezone
 
-    from settlements import selectors, services
+    from settlements import services
     from settlements.access import roles
     from settlements.demo import snapshot_bytes
+    from settlements.selectors.payments import approved_lines
     from settlements.services import ConfirmationEntry
 
     operator = make_user("bench-operator", roles.OPERATOR)
@@ -158,7 +159,7 @@ def _desk(cases: int) -> str:
         settlement = services.settlement_submit(settlement=settlement, actor=operator)
         services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
     at = timezone.now() - timedelta(minutes=5)
-    lines = list(selectors.approved_lines(after=0, until=200))
+    lines = list(approved_lines(after=0, until=200))
     services.payment_confirm(
         actor=cashier,
         confirmations=[

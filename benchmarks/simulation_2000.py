@@ -64,8 +64,9 @@ def main() -> None:
 def run(url: str, count: int, entrants: int) -> None:
     from django.utils import timezone
 
-    from settlements import selectors, services
+    from settlements import services
     from settlements.access import roles
+    from settlements.selectors.rulebooks import simulation_cases
 
     operator = make_user("bench-operator", roles.OPERATOR)
     marketing = make_user("bench-marketing", roles.MARKETING_MANAGER)
@@ -102,7 +103,7 @@ def run(url: str, count: int, entrants: int) -> None:
         meter.start()
         began = time.perf_counter()
         simulation = services.simulation_start(
-            version=draft, actor=manager, cases=selectors.simulation_cases(), selection={}
+            version=draft, actor=manager, cases=simulation_cases(), selection={}
         )
         while True:
             ((finished, state),) = meter.query(

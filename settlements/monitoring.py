@@ -17,8 +17,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from settlements import selectors
 from settlements.access.refusals import REFUSALS
+from settlements.selectors.operations import desk_figures
 
 # Not registered globally: each scrape builds its registry (see ``exposition``).
 REQUESTS = Counter(
@@ -61,7 +61,7 @@ class DeskCollector:
     """The desk's figures, read when Prometheus scrapes."""
 
     def collect(self):
-        figures = selectors.desk_figures(cache=cache)
+        figures = desk_figures(cache=cache)
         now = timezone.now()
 
         def age(since):

@@ -5,8 +5,9 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.models import Settlement
+from settlements.selectors import payments
 from settlements.selectors.payments import LedgerLine
 from settlements.services.payments import ConfirmationEntry
 
@@ -31,7 +32,7 @@ def paid_out(settlement: Settlement, users) -> PaidOut:
     cashier differently; the re-issue proposed by one manager and approved by the other."""
     cashier = users["cashier"]
     lines: dict[str, LedgerLine] = {}
-    for line in selectors.approved_lines(selectors.releases_of(settlement=settlement.pk)):
+    for line in payments.approved_lines(payments.releases_of(settlement=settlement.pk)):
         lines.setdefault(line.player, line)
     paid, reissued, failed, unconfirmed = list(lines.values())[:4]
     answer(cashier, paid, "paid", "TX-PAID")
@@ -41,6 +42,6 @@ def paid_out(settlement: Settlement, users) -> PaidOut:
         actor=users["tournament_manager"], idempotency_key=reissued.key, reason="new account"
     )
     reissue = services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
-    again = selectors.lines_of([f"R{reissue.pk}-1"])[f"R{reissue.pk}-1"]
+    again = payments.lines_of([f"R{reissue.pk}-1"])[f"R{reissue.pk}-1"]
     answer(cashier, again, "paid", "TX-AGAIN")
     return PaidOut(settlement, paid, reissued, again.key, failed, unconfirmed)

@@ -10,9 +10,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from settlements import selectors, services
+from settlements import services
 from settlements.exports import ledger
 from settlements.exports.spreadsheets import FORMULA_STARTS, safe_cell
+from settlements.selectors.payments import approved_lines
 from settlements.services import AdjustmentEntry, CompensationEntry
 from tests.conftest import build_snapshot
 
@@ -148,7 +149,7 @@ def test_statement_and_payment_exports_escape_ids_and_references(
     settlement = services.settlement_prepare(case=case, actor=operator)
     settlement = services.settlement_submit(settlement=settlement, actor=operator)
     settlement = services.settlement_approve(settlement=settlement, actor=tournament_manager)
-    line = next(selectors.approved_lines())
+    line = next(approved_lines())
     services.payment_confirm(
         actor=cashier,
         confirmations=[

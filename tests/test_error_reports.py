@@ -134,7 +134,7 @@ def test_an_api_error_is_reported_without_the_request_s_secrets(
     def broken(*args, **kwargs):
         raise RuntimeError(f"row for {PLAYER!r} holds {AMOUNT}")
 
-    monkeypatch.setattr("settlements.selectors.case_page", broken)
+    monkeypatch.setattr("settlements.selectors.cases.case_page", broken)
     response = client.get(f"/api/v1/cases?tournament={PLAYER}", HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert response.status_code == 500
     sentry_sdk.flush()

@@ -22,8 +22,10 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
+from settlements.selectors.payments import approved_lines, releases_of
+from settlements.selectors.rulebooks import simulation_cases
 from settlements.services import CompensationEntry, ConfirmationEntry, jobs
 from tests.conftest import make_user
 
@@ -339,9 +341,7 @@ def world(users, snapshot_factory) -> World:
         items=[jobs.NewItem(str(prepared.pk), str(prepared))],
     )
     # The cashier could not pay two lines; one of them is proposed for a re-issue.
-    first, second = list(selectors.approved_lines(selectors.releases_of(settlement=approved.pk)))[
-        :2
-    ]
+    first, second = list(approved_lines(releases_of(settlement=approved.pk)))[:2]
     services.payment_confirm(
         actor=users[CA],
         confirmations=[
@@ -359,7 +359,7 @@ def world(users, snapshot_factory) -> World:
         reason="matrix",
     )
     simulation = services.simulation_start(
-        version=version, actor=other_manager, cases=selectors.simulation_cases(), selection={}
+        version=version, actor=other_manager, cases=simulation_cases(), selection={}
     )
     return World(
         simulation=simulation,

@@ -8,12 +8,14 @@ import msgspec
 from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 
-from settlements import problems, selectors
+from settlements import problems
 from settlements.access import permissions, roles
 from settlements.api.answers import CaseDetail, CasePage, Refusal
 from settlements.api.base import answer, api_endpoint, next_page
 from settlements.api.reading import Id, read_query
 from settlements.models import Case, TokenScope
+from settlements.selectors import cases as case_selectors
+from settlements.selectors.settlements import settlement_adjustments, settlements_as_dicts
 from settlements.workflow import CaseStatus
 
 PAGE_SIZE = 50
@@ -51,7 +53,7 @@ def cases(request: HttpRequest, user) -> JsonResponse:
     ``next`` is the URL of the following page (keyset pagination on the case id, so pages stay
     right while new cases arrive)."""
     query = read_query(request.GET, CasesQuery)
-    page, more = selectors.case_page(
+    page, more = case_selectors.case_page(
         limit=query.limit,
         before=query.after,
         status=query.status,
@@ -82,7 +84,7 @@ def cases(request: HttpRequest, user) -> JsonResponse:
 def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
     """One case, with its settlement once prepared and the settlement's adjustments."""
     try:
-        found = selectors.case_detail(case_id)
+        found = case_selectors.case_detail(case_id)
     except Case.DoesNotExist:
         return problems.refusal(404, "$", f"There is no case #{case_id}.")
     data = _case_summary(request, found)
@@ -90,15 +92,15 @@ def case(request: HttpRequest, user, case_id: int) -> JsonResponse:
     version = found.rulebook_version
     data["rulebook"] = {"key": version.rulebook.key, "version": version.number} if version else None
     data["engine_version"] = found.engine_version or None
-    settlement = selectors.case_current_settlement(found) if found.is_crash else None
+    settlement = case_selectors.case_current_settlement(found) if found.is_crash else None
     adjustments, documents = [], []
     if settlement is not None:
-        adjustments = list(selectors.settlement_adjustments(settlement))
+        adjustments = list(settlement_adjustments(settlement))
         for record in (settlement, *adjustments):
             record.case = found
         # The stored engine output, in the format of `manage.py settle`: not computed again.
         # Two queries for the settlement and all its adjustments together.
-        documents = selectors.settlements_as_dicts([settlement, *adjustments])
+        documents = settlements_as_dicts([settlement, *adjustments])
     data["settlement_id"] = settlement.pk if settlement else None
     data["settlement_status"] = settlement.status if settlement else None
     data["settlement"] = documents[0] if settlement else None

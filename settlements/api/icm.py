@@ -6,12 +6,14 @@ from typing import Annotated
 import msgspec
 from django.http import HttpRequest, JsonResponse
 
-from settlements import problems, selectors, site_policy
+from settlements import problems, site_policy
 from settlements.access import permissions
 from settlements.api.answers import IcmPage, Refusal
 from settlements.api.base import answer, api_endpoint, next_page
 from settlements.api.reading import read_query
 from settlements.models import IcmValuation, Settlement, TokenScope
+from settlements.selectors.icm import icm_rows_by_player, icm_valuation
+from settlements.selectors.settlements import settlement_detail
 
 ICM_PAGE_SIZE = 500
 ICM_MAX_PAGE_SIZE = 5000
@@ -38,10 +40,10 @@ def settlement_icm(request: HttpRequest, user, settlement_id: int) -> JsonRespon
     page of its players' figures; while it is still being sampled, its status and no figures."""
     query = read_query(request.GET, IcmQuery)
     try:
-        settlement = selectors.settlement_detail(settlement_id, people=False)
+        settlement = settlement_detail(settlement_id, people=False)
     except Settlement.DoesNotExist:
         return problems.refusal(404, "$", f"There is no settlement #{settlement_id}.")
-    valuation = None if settlement.is_adjustment else selectors.icm_valuation(settlement)
+    valuation = None if settlement.is_adjustment else icm_valuation(settlement)
     if valuation is None:
         return problems.refusal(
             404,
@@ -52,7 +54,7 @@ def settlement_icm(request: HttpRequest, user, settlement_id: int) -> JsonRespon
     flag = site_policy.icm_flag()
     rows, more = [], False
     if valuation.status == IcmValuation.Status.DONE:
-        page = selectors.icm_rows_by_player(valuation, flag, after=query.after)
+        page = icm_rows_by_player(valuation, flag, after=query.after)
         rows = list(page[: query.limit + 1])
         more, rows = len(rows) > query.limit, rows[: query.limit]
     return answer(

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import msgspec
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from settlements import bounds, problems, selectors, services
+from settlements import bounds, problems, services
 from settlements.access import permissions
 from settlements.api.answers import ConfirmationResults, FeedPage, Refusal
 from settlements.api.base import answer, api_endpoint, next_page
@@ -18,6 +18,7 @@ from settlements.api.reading import read_object, read_query
 from settlements.exports.ledger import line_document
 from settlements.models import TokenScope
 from settlements.rules import InvalidInput, Problem
+from settlements.selectors.payments import approved_lines, last_position
 
 FEED_PAGE_SIZE = 1000
 FEED_MAX_PAGE_SIZE = 10_000
@@ -66,14 +67,14 @@ def ledger(request: HttpRequest, user) -> HttpResponse:
         return problems.refusal(400, "?after", "is not a cursor this feed gave out")
 
     limit = query.limit
-    page = selectors.approved_lines(after=after, until=after + limit)
+    page = approved_lines(after=after, until=after + limit)
     lines = [line_document(line) for line in page]
     last = after + len(lines)
     cursor = encode_cursor(last)
     body = {
         "lines": lines,
         "cursor": cursor,
-        "more": len(lines) == limit and selectors.last_position() > last,
+        "more": len(lines) == limit and last_position() > last,
         "next": next_page(request, after=cursor),
     }
     return answer(body, FeedPage)

@@ -8,7 +8,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import bounds, problems, selectors, services
+from settlements import bounds, problems, services
 from settlements.access import permissions
 from settlements.api.answers import (
     Refusal,
@@ -22,6 +22,7 @@ from settlements.api.reading import read_object
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Rulebook, RulebookVersion, Simulation, TokenScope
 from settlements.rules import InvalidInput, Problem
+from settlements.selectors.rulebooks import rulebook_list, simulation_cases
 
 # The text is at most 50,000 characters (settlements.markdown); room for its escapes.
 BODY_MAX_BYTES = 512 * 1024
@@ -58,7 +59,7 @@ def rulebooks(request: HttpRequest, user) -> JsonResponse:
     """Every rulebook with its versions, newest first, and the one in force now."""
     now = timezone.now()
     return problems.json_response(
-        {"results": [_rulebook(request, rulebook, now) for rulebook in selectors.rulebook_list()]}
+        {"results": [_rulebook(request, rulebook, now) for rulebook in rulebook_list()]}
     )
 
 
@@ -71,7 +72,7 @@ def rulebooks(request: HttpRequest, user) -> JsonResponse:
 )
 def rulebook(request: HttpRequest, user, key: str) -> JsonResponse:
     """One rulebook with its versions."""
-    found = selectors.rulebook_list().filter(key=key).first()
+    found = rulebook_list().filter(key=key).first()
     if found is None:
         return problems.refusal(404, "$", f"There is no rulebook {key!r}.")
     return problems.json_response(_rulebook(request, found, timezone.now()))
@@ -267,7 +268,7 @@ def rulebook_version_simulations(request: HttpRequest, user, key: str, number: i
     selection = {
         name: value for name, value in msgspec.structs.asdict(body).items() if value is not None
     }
-    cases = selectors.simulation_cases(incident=body.incident, rulebook=body.rulebook, **times)
+    cases = simulation_cases(incident=body.incident, rulebook=body.rulebook, **times)
     try:
         simulation = services.simulation_start(
             version=version, actor=user, cases=cases, selection=selection

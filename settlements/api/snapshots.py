@@ -9,7 +9,7 @@ from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 
-from settlements import bounds, problems, selectors, services
+from settlements import bounds, problems, services
 from settlements.access import roles
 from settlements.api.answers import CaseCreated, DuplicateSnapshot, Refusal
 from settlements.api.base import answer, api_endpoint
@@ -18,6 +18,7 @@ from settlements.demo import build_snapshot
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import Case, Incident, TokenScope
 from settlements.rules.snapshot import SnapshotDocument
+from settlements.selectors.cases import case_loaded_from, incident_detail
 
 
 class SnapshotQuery(msgspec.Struct, kw_only=True, frozen=True):
@@ -63,7 +64,7 @@ def snapshots(request: HttpRequest, user) -> JsonResponse:
     incident = None
     if query.incident is not None:
         try:
-            incident = selectors.incident_detail(query.incident)
+            incident = incident_detail(query.incident)
         except Incident.DoesNotExist:
             return problems.refusal(400, "?incident", f"There is no incident #{query.incident}.")
 
@@ -108,5 +109,5 @@ def _duplicate(request: HttpRequest, duplicate: Duplicate, body: bytes) -> JsonR
         duplicate.message,
         case=existing.pk,
         url=request.build_absolute_uri(reverse("api:case", args=[existing.pk])),
-        same_snapshot=selectors.case_loaded_from(existing, body.decode("utf-8", "replace")),
+        same_snapshot=case_loaded_from(existing, body.decode("utf-8", "replace")),
     )

@@ -7,13 +7,15 @@ from typing import Annotated
 import msgspec
 from django.http import HttpRequest, JsonResponse
 
-from settlements import problems, selectors, statements
+from settlements import problems, statements
 from settlements.access import permissions
 from settlements.api.answers import Refusal, StatementsPage
 from settlements.api.base import answer, api_endpoint, next_page
 from settlements.api.reading import read_query
 from settlements.models import Settlement, TokenScope
 from settlements.rules import InvalidInput
+from settlements.selectors import players
+from settlements.selectors.settlements import settlement_detail
 
 STATEMENTS_PAGE_SIZE = 100
 STATEMENTS_MAX_PAGE_SIZE = 1000
@@ -57,7 +59,7 @@ def settlement_statements(request: HttpRequest, user, settlement_id: int) -> Jso
     for them."""
     query = read_query(request.GET, StatementsQuery)
     try:
-        settlement = selectors.settlement_detail(settlement_id, people=False)
+        settlement = settlement_detail(settlement_id, people=False)
     except Settlement.DoesNotExist:
         return problems.refusal(404, "$", f"There is no settlement #{settlement_id}.")
     if settlement.is_adjustment:
@@ -69,14 +71,14 @@ def settlement_statements(request: HttpRequest, user, settlement_id: int) -> Jso
         )
     more = False
     if query.player is not None:
-        found = [selectors.player_statement(settlement, query.player)]
+        found = [players.player_statement(settlement, query.player)]
         if found[0] is None:
             return problems.refusal(
                 404, "?player", f"{query.player!r} was not an entrant of {settlement}'s tournament."
             )
     else:
         limit = query.page_size
-        page = selectors.settlement_statements(settlement, after=query.after, chunk_size=limit + 1)
+        page = players.settlement_statements(settlement, after=query.after, chunk_size=limit + 1)
         found = list(islice(page, limit + 1))
         more, found = len(found) > limit, found[:limit]
     return answer(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.db.models import Case as DbCase
 from django.db.models import Count, Min, QuerySet, Sum, When
 
-from settlements import selectors, wording
+from settlements import wording
 from settlements.models import (
     Case,
     Decision,
@@ -28,6 +28,7 @@ from settlements.selectors.approvals import (
     sorted_totals,
     unit_sums,
 )
+from settlements.selectors.cases import case_status_counts, default_invite_scope
 from settlements.selectors.common import choice_in
 from settlements.workflow import CASE_WORK_ORDER, CaseStatus, SettlementStatus
 
@@ -133,7 +134,7 @@ def incident_workbench(incident: Incident, chosen: WorkbenchFilter) -> QuerySet[
 
 def incident_counts(incident: Incident) -> list[dict]:
     """Cases by status, in workflow order, each with its next step and who takes it."""
-    counts = selectors.case_status_counts(incident=incident)
+    counts = case_status_counts(incident=incident)
     return [
         {
             "status": status,
@@ -302,7 +303,7 @@ def _counted(remedies: Counter) -> list[tuple[str, int]]:
 
 
 def _left_aside(incident: Incident, action: str) -> list[tuple[int, str, str]]:
-    counts = selectors.case_status_counts(incident=incident)
+    counts = case_status_counts(incident=incident)
     return [
         (counts[status], "case", why)
         for status, why in _LEFT_ASIDE[action].items()
@@ -374,7 +375,7 @@ def decision_versions(cases: QuerySet[Case]) -> list[VersionGroup]:
 def invited_by_reschedule(cases: QuerySet[Case], stage: str) -> int:
     """How many players the reschedules of ``cases``, all at ``stage``, invite by the rules'
     default scope (every entrant, or the players still in)."""
-    scope = selectors.default_invite_scope(stage)
+    scope = default_invite_scope(stage)
     field = "entrants" if scope == Decision.InviteScope.ENTRANTS else "remaining"
     return cases.aggregate(players=Sum(field))["players"] or 0
 

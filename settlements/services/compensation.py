@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import audit_log, selectors, site_policy
+from settlements import audit_log, site_policy
 from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import (
@@ -20,6 +20,7 @@ from settlements.models import (
     IcmValue,
     Unit,
 )
+from settlements.selectors.icm import case_icm_valuation
 from settlements.services.common import (
     BULK_BATCH,
     check_amount,
@@ -136,7 +137,7 @@ def _checked_players(case: Case, entries: Sequence[CompensationEntry]) -> set[st
 
 def _icm_figures(case: Case, players: set[str]) -> dict:
     """What the ICM second opinion of the case's current settlement says of ``players``."""
-    valuation = selectors.case_icm_valuation(case)
+    valuation = case_icm_valuation(case)
     if valuation is None:
         raise DomainError(
             f"{case} has no ICM comparison to propose from; propose compensation without it."

@@ -6,10 +6,11 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import bounds, selectors, wording
+from settlements import bounds, wording
 from settlements.access import permissions, roles
 from settlements.errors import DomainError
 from settlements.models import Case, Decision, Event
+from settlements.selectors.cases import default_invite_scope
 from settlements.services.common import (
     checked_time,
     entrants_among,
@@ -51,7 +52,7 @@ def decision_record(
             reschedule_at = checked_time(reschedule_at, "reschedule_at")
         check_reschedule_date(reschedule_at)
         if invited_players is None:
-            scope = selectors.default_invite_scope(case.stage)
+            scope = default_invite_scope(case.stage)
         else:
             scope = Decision.InviteScope.CUSTOM
             custom = check_invitees(case=case, invited=invited_players)

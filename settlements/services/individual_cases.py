@@ -11,7 +11,7 @@ from django.utils import timezone
 from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import Case, Event, Incident, PrizeWithdrawal, Tournament, Unit
-from settlements.selectors import crash_case_in_force
+from settlements.selectors.cases import crash_case_in_force
 from settlements.services.common import (
     check_amount,
     check_look_alikes,

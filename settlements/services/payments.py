@@ -26,7 +26,7 @@ from typing import NamedTuple
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import player_ids, seals, selectors
+from settlements import player_ids, seals
 from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import (
@@ -42,6 +42,7 @@ from settlements.models import (
     Settlement,
     idempotency_key,
 )
+from settlements.selectors import payments
 from settlements.selectors.payments import LedgerLine
 from settlements.services import staging
 from settlements.services.common import (
@@ -130,7 +131,7 @@ def write_releases(releases: Sequence[LedgerRelease]) -> None:
     """Give the releases their places in the feed, one after another, and write them with
     their tallies."""
     hold_feed_order()
-    first = selectors.last_position() + 1
+    first = payments.last_position() + 1
     for release in releases:
         release.first_position, release.last_position = first, first + release.line_count - 1
         first = release.last_position + 1
@@ -197,7 +198,7 @@ def payment_confirm(
     refused line never stops the others. A repeat of something already recorded is answered
     the same and writes nothing; so is a batch sent twice."""
     permissions.enforce(permissions.payment_confirm(user=actor))
-    lines = selectors.lines_of({item.idempotency_key for item in confirmations})
+    lines = payments.lines_of({item.idempotency_key for item in confirmations})
     # The lines' incidents and cases before their tallies, as every service locks
     # (services/__init__.py): the batch's event may point at them.
     hold_parents(
@@ -381,7 +382,7 @@ def _states(lines: Iterable[LedgerLine]) -> dict[tuple[int, int], _LineState]:
     failed: dict[int, list[int]] = defaultdict(list)
     for release_id, line_nos in by_release.items():
         said = PaymentConfirmation.objects.filter(
-            release_id=release_id, **selectors.line_numbers("line_no", line_nos)
+            release_id=release_id, **payments.line_numbers("line_no", line_nos)
         ).values_list("line_no", "status", "external_reference")
         for line_no, status, reference in said:
             state = states.get((release_id, line_no))
@@ -398,7 +399,7 @@ def _states(lines: Iterable[LedgerLine]) -> dict[tuple[int, int], _LineState]:
         live = Reissue.objects.filter(
             original_release_id=release_id,
             status__in=[ReissueStatus.PROPOSED, ReissueStatus.APPROVED],
-            **selectors.line_numbers("original_line_no", line_nos),
+            **payments.line_numbers("original_line_no", line_nos),
         ).values_list("original_line_no", "status", "pk")
         for line_no, status, pk in live:
             if (release_id, line_no) in states:
@@ -462,7 +463,7 @@ def _batch_summary(answers: list[ConfirmationAnswer], recorded: list[Confirmatio
 @transaction.atomic
 def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
     """Propose paying a failed line again, as a new line with its own key."""
-    line = selectors.lines_of([idempotency_key]).get(idempotency_key)
+    line = payments.lines_of([idempotency_key]).get(idempotency_key)
     if line is None:
         permissions.enforce(
             permissions.reissue_propose(
@@ -520,7 +521,7 @@ def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
     """Approve a re-issue: its line joins the feed under its own key, and the failed line
     counts as re-issued. Never the proposer's own."""
     reissue, release = _lock_reissue(reissue)
-    line = selectors.lines_of([reissue.original_key])[reissue.original_key]
+    line = payments.lines_of([reissue.original_key])[reissue.original_key]
     state = _states([line])[release.pk, reissue.original_line_no]
     permissions.enforce(
         permissions.reissue_approve(

@@ -7,13 +7,14 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import markdown, selectors
+from settlements import markdown
 from settlements.access import permissions, roles
 from settlements.errors import DomainError
 from settlements.models import Case, Event, Job, Rulebook, RulebookVersion, Simulation
 from settlements.models.rulebooks import KEY_MAX_LENGTH
 from settlements.rules import InvalidInput, parse_policy
 from settlements.rules.policy import ROOT
+from settlements.selectors.rulebooks import latest_approved_version
 from settlements.services import jobs
 from settlements.services.common import record_event, required_text, save_with_history
 from settlements.workflow import RulebookVersionStatus, rulebook_version_next_status
@@ -57,7 +58,7 @@ def _check_effective_from(value, rulebook: Rulebook | None, now: datetime) -> da
             "tournaments already running.",
             field="effective_from",
         )
-    latest = selectors.latest_approved_version(rulebook) if rulebook else None
+    latest = latest_approved_version(rulebook) if rulebook else None
     if latest is not None and value <= latest.effective_from:
         raise DomainError(
             f"The effective-from time must be after that of {latest} "
@@ -121,7 +122,7 @@ def rulebook_version_approve(*, version: RulebookVersion, actor, reason: str) ->
             "passed; propose a new version with a later time.",
             field="effective_from",
         )
-    latest = selectors.latest_approved_version(version.rulebook)
+    latest = latest_approved_version(version.rulebook)
     if latest is not None and version.effective_from <= latest.effective_from:
         raise DomainError(
             f"{version} would take effect before {latest}, approved since; propose it again "

@@ -8,7 +8,7 @@ from datetime import timedelta
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from settlements import audit_log, bounds, player_ids, seals, selectors
+from settlements import audit_log, bounds, player_ids, seals
 from settlements.access import permissions
 from settlements.errors import DomainError, Duplicate
 from settlements.models import (
@@ -37,7 +37,8 @@ from settlements.rules import (
 )
 from settlements.rules.snapshot import FORMAT_V2 as SNAPSHOT_FORMAT_V2
 from settlements.rules.snapshot import name_players
-from settlements.selectors import crash_case_in_force
+from settlements.selectors.cases import crash_case_in_force
+from settlements.selectors.rulebooks import version_in_force
 from settlements.services import staging
 from settlements.services.common import (
     MAX_AMOUNT,
@@ -215,7 +216,7 @@ def rulebook_for(parsed, *, received_at) -> RulebookVersion:
         started, path = bounds.parse_rfc3339(parsed.crashed_at), "crashed_at"
     else:
         started, path = received_at, "tournament.starts_at"
-    version = selectors.version_in_force(key, started)
+    version = version_in_force(key, started)
     if version is not None:
         return version
     if not Rulebook.objects.filter(key=key).exists():

@@ -14,13 +14,14 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.access_forms import AccessPeriodForm, AccessReviewForm, default_period
 from settlements.errors import DomainError
 from settlements.exports import access_review as export
 from settlements.exports.spreadsheets import csv_chunks, csv_download
+from settlements.selectors import access_review as access_review_selectors
 from settlements.views.paging import page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 
@@ -39,7 +40,7 @@ def _period(request, due):
 
 
 def _context(request, due, period_form, start, end, review_form=None) -> dict:
-    changes = Paginator(selectors.access_changes(start, end), CHANGES_PER_PAGE)
+    changes = Paginator(access_review_selectors.access_changes(start, end), CHANGES_PER_PAGE)
     return {
         "due": due,
         "review_days": settings.ACCESS_REVIEW_DAYS,
@@ -47,7 +48,7 @@ def _context(request, due, period_form, start, end, review_form=None) -> dict:
         "start": start,
         "end": end,
         "query": urlencode({"start": start.isoformat(), "end": end.isoformat()}),
-        "users": selectors.access_by_user(),
+        "users": access_review_selectors.access_by_user(),
         "changes": changes.get_page(page_number(request)),
         "review_form": review_form
         or AccessReviewForm(initial={"start": start, "end": end}, auto_id="review_%s"),
@@ -57,7 +58,7 @@ def _context(request, due, period_form, start, end, review_form=None) -> dict:
 @require_safe
 @role_required(*permissions.ACCESS_REVIEWERS)
 def access_review(request):
-    due = selectors.access_review_due()
+    due = access_review_selectors.access_review_due()
     period_form, start, end = _period(request, due)
     context = _context(request, due, period_form, start, end)
     return render_page(request, TEMPLATE, context, partial="changes")
@@ -66,15 +67,15 @@ def access_review(request):
 @require_safe
 @role_required(*permissions.ACCESS_REVIEWERS)
 def access_review_users_csv(request):
-    rows = export.users_rows(selectors.access_by_user())
+    rows = export.users_rows(access_review_selectors.access_by_user())
     return csv_download(csv_chunks(rows), "crashdesk-access-users.csv")
 
 
 @require_safe
 @role_required(*permissions.ACCESS_REVIEWERS)
 def access_review_changes_csv(request):
-    _, start, end = _period(request, selectors.access_review_due())
-    rows = export.changes_rows(selectors.access_changes(start, end).iterator())
+    _, start, end = _period(request, access_review_selectors.access_review_due())
+    rows = export.changes_rows(access_review_selectors.access_changes(start, end).iterator())
     return csv_download(csv_chunks(rows), f"crashdesk-access-changes-{start}-to-{end}.csv")
 
 
@@ -93,7 +94,7 @@ def access_review_complete(request):
         else:
             messages.success(request, "The access review is recorded.")
             return go_to(request, reverse("access_review"))
-    due = selectors.access_review_due()
+    due = access_review_selectors.access_review_due()
     period_form, start, end = _period(request, due)
     context = _context(request, due, period_form, start, end, review_form=form)
     return render_invalid(request, TEMPLATE, context, partial="review_form")

@@ -15,12 +15,14 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import checkpoints, selectors, services
+from settlements import checkpoints, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import Duplicate
 from settlements.exports.incident_record import record_download
 from settlements.models import Incident
+from settlements.selectors import audit
+from settlements.selectors.cases import incident_detail
 from settlements.views.paging import peek_page
 from settlements.views.rendering import go_to, render_page
 
@@ -43,7 +45,7 @@ def audit_verify(request):
 @require_safe
 @role_required(roles.AUDITOR)
 def audit_checkpoints(request):
-    page = peek_page(selectors.audit_checkpoints(), request.GET.get("page"), CHECKPOINTS_PER_PAGE)
+    page = peek_page(audit.audit_checkpoints(), request.GET.get("page"), CHECKPOINTS_PER_PAGE)
     for checkpoint in page.items:
         checkpoint.signed = checkpoints.is_signed(checkpoint)
         checkpoint.read = checkpoint.events - checkpoint.first + 1
@@ -57,7 +59,7 @@ def audit_checkpoints(request):
 def incident_record(request, incident_id: int):
     permissions.enforce(permissions.incident_record_export(user=request.user))
     try:
-        incident = selectors.incident_detail(incident_id)
+        incident = incident_detail(incident_id)
     except Incident.DoesNotExist:
         raise Http404("No such incident.") from None
     return record_download(incident)

@@ -15,13 +15,17 @@ from django.conf import settings
 from django.contrib import messages
 from django.urls import reverse
 
-from settlements import bounds, selectors, services, wording
+from settlements import bounds, services, wording
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.archive import snapshot_files
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import BulkDecisionForm, ReasonForm
 from settlements.models import Job, Stage, TournamentType
+from settlements.selectors import approvals, bulk
+from settlements.selectors.cases import default_invite_scope
+from settlements.selectors.common import with_ids
+from settlements.selectors.incidents import chosen_for_approval
 from settlements.views import cached_previews, confirming
 from settlements.views.lookups import incident_or_404
 from settlements.views.paging import CountedPaginator, page_number
@@ -37,7 +41,7 @@ CONFIRM_NAMED = 100
 def incident_prepare_ready(request, incident_id: int):
     """What preparing every ready case will do, then (confirmed) do it."""
     incident = incident_or_404(incident_id)
-    summary = selectors.prepare_summary(incident)
+    summary = bulk.prepare_summary(incident)
     return _confirm_bulk(request, incident, Job.Kind.PREPARE, summary, _case_label)
 
 
@@ -45,7 +49,7 @@ def incident_prepare_ready(request, incident_id: int):
 def incident_submit_prepared(request, incident_id: int):
     """What submitting every prepared settlement will do, then (confirmed) do it."""
     incident = incident_or_404(incident_id)
-    summary = selectors.submit_summary(incident)
+    summary = bulk.submit_summary(incident)
     return _confirm_bulk(request, incident, Job.Kind.SUBMIT, summary, _settlement_label)
 
 
@@ -64,7 +68,7 @@ def _confirm_bulk(request, incident, kind: str, summary, label):
     template = "settlements/incident_bulk_confirm.html"
     if request.method == "POST" and confirming.step(request) == confirming.CONFIRM:
         ids = _ids(request.POST.get("selection", ""))
-        chosen = list(selectors.with_ids(summary.records, ids))
+        chosen = list(with_ids(summary.records, ids))
         if len(chosen) < len(ids):
             noun, waiting = (
                 ("case", "ready to prepare")
@@ -95,9 +99,9 @@ def incident_approve(request, incident_id: int):
             request, template, _approve_choice(request, incident), partial="bulk_form"
         )
     ids = _ids(request.POST.get("selection", ""))
-    chosen = selectors.chosen_for_approval(incident, ids)
+    chosen = chosen_for_approval(incident, ids)
     chosen_ids = list(chosen.values_list("pk", flat=True))
-    summary = selectors.approval_summary(chosen, request.user)
+    summary = approvals.approval_summary(chosen, request.user)
     confirmable = len(chosen_ids) == len(ids) and summary.count
     # Confirming shows the chosen settlements' summary: the choice's need not be made again.
     context = _approve_choice(request, incident, summary if confirmable else None)
@@ -117,7 +121,7 @@ def incident_approve(request, incident_id: int):
         if form.is_valid():
             items = [
                 services.NewItem(str(r.pk), _row_label(r))
-                for r in selectors.approval_rows(summary.to_approve)
+                for r in approvals.approval_rows(summary.to_approve)
             ]
             return _start(
                 request,
@@ -137,23 +141,23 @@ def _approve_choice(request, incident, summary=None) -> dict:
     its summary; or, confirming, the chosen settlements' ``summary``, where no list shows.
     Whatever the number waiting, the page reads their ids, one grouped summary and a page of
     rows."""
-    filters = selectors.ApprovalFilter.from_query(request.GET)
+    filters = approvals.ApprovalFilter.from_query(request.GET)
     left_out = _ids(request.GET.get("out", ""))
     page, every, selected, rows = None, [], [], []
     if summary is None:
-        matching = selectors.awaiting_approval(incident, filters)
+        matching = approvals.awaiting_approval(incident, filters)
         every = list(matching.values_list("pk", flat=True))
         selected = [pk for pk in every if pk not in left_out]
-        summary = selectors.approval_summary(matching.exclude(pk__in=left_out), request.user)
+        summary = approvals.approval_summary(matching.exclude(pk__in=left_out), request.user)
         paginator = CountedPaginator(matching, BULK_PER_PAGE, count=len(every))
         page = paginator.get_page(page_number(request))
-        rows = _choice_rows(request, selectors.approval_rows(page.object_list), left_out)
+        rows = _choice_rows(request, approvals.approval_rows(page.object_list), left_out)
     return {
         "incident": incident,
         "filters": filters,
         "choices": {"type": TournamentType.choices, "stage": Stage.choices},
         "page": page,
-        "rows": [{**row, "totals": selectors.unit_totals([row["item"]])} for row in rows],
+        "rows": [{**row, "totals": approvals.unit_totals([row["item"]])} for row in rows],
         "left_out": len(every) - len(selected),
         "summary": summary,
         "selection": ",".join(map(str, selected)),
@@ -171,7 +175,7 @@ def incident_decide(request, incident_id: int):
     of them stop waiting for a decision meanwhile, the choice is shown again."""
     incident = incident_or_404(incident_id)
     template = "settlements/incident_decide.html"
-    groups = selectors.decision_groups(incident)
+    groups = bulk.decision_groups(incident)
     asked = request.GET.get("group")
     group = next((g for g in groups if g.key == asked), None)
     # A kind asked for by name but no longer waiting (all decided meanwhile) is said so, with
@@ -182,12 +186,12 @@ def incident_decide(request, incident_id: int):
     option = request.POST.get("option", "")
     form = BulkDecisionForm(request.POST if request.method == "POST" else None, option=option)
     context = _decide_context(request, incident, groups, group, form, option)
-    context.update(gone=gone, next_group=selectors.next_decision_group(groups, None))
+    context.update(gone=gone, next_group=bulk.next_decision_group(groups, None))
     if request.method != "POST" or group is None:
         render = render_invalid if gone and request.method == "POST" else render_page
         return render(request, template, context, partial="bulk_form")
     ids = _ids(request.POST.get("selection", ""))
-    chosen = selectors.with_ids(selectors.decision_group_cases(incident, group), ids)
+    chosen = with_ids(bulk.decision_group_cases(incident, group), ids)
     count = chosen.count()
     problem = _decision_problem(group, option, ids, count)
     if problem:
@@ -215,11 +219,11 @@ def incident_decide(request, incident_id: int):
         # cases it goes to, and what each of their players gets under it.
         context["confirming"] = confirming.step(request) != confirming.EDIT
         context.update(chosen=chosen[:CONFIRM_NAMED], chosen_count=count)
-        context["versions"] = selectors.decision_versions(chosen)
+        context["versions"] = bulk.decision_versions(chosen)
         context["chosen_more"] = count - min(count, CONFIRM_NAMED)
         context["description"] = wording.option_description(group.type, group.stage, option)
         context["invited"] = (
-            selectors.invited_by_reschedule(chosen, group.stage) if option == "reschedule" else None
+            bulk.invited_by_reschedule(chosen, group.stage) if option == "reschedule" else None
         )
         # A reschedule pays nothing now; any other answer is added up over every chosen case,
         # from the previews the table shows (kept in the cache, so mostly read, not computed).
@@ -232,14 +236,14 @@ def incident_decide(request, incident_id: int):
 
 def _invited(case) -> int:
     """How many players a reschedule of ``case`` invites, by the rules' default scope."""
-    if selectors.default_invite_scope(case.stage) == "entrants":
+    if default_invite_scope(case.stage) == "entrants":
         return case.entrants
     return case.remaining
 
 
 def _decide_context(request, incident, groups, group, form, option: str) -> dict:
     """The group shown, paged with the previews, and the selection over all its pages."""
-    cases = selectors.decision_group_cases(incident, group)
+    cases = bulk.decision_group_cases(incident, group)
     left_out = _ids(request.GET.get("out", ""))
     selected = list(cases.exclude(pk__in=left_out).values_list("pk", flat=True))
     count = group.count if group else 0

@@ -11,9 +11,9 @@ from functools import partial
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from settlements import selectors
 from settlements.access import permissions, roles
 from settlements.models import Case
+from settlements.selectors import entrants
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import render_page, wants_partial
 from settlements.views.sorting import chosen_sort, sort_columns
@@ -35,7 +35,7 @@ def list_swap(request, case: Case):
     page's other reads (the totals above it sum every entrant again)."""
     context = case_entrants(request, case)
     if context is None:
-        if not selectors.case_has_entry_columns(case):
+        if not entrants.case_has_entry_columns(case):
             raise Http404("This case's tournament has no rebuys, add-ons or bounties to list.")
         raise PermissionDenied
     page = {"case": case, "tournament": case.tournament, "entrants_list": context}
@@ -57,21 +57,21 @@ def entrant_columns(case: Case) -> dict[str, str]:
 def case_entrants(request, case: Case) -> dict | None:
     """The context of the entrants list, or None where the case has none to show (a version 1
     snapshot, an individual case) or the user may not see what entrants paid."""
-    if not selectors.case_has_entry_columns(case):
+    if not entrants.case_has_entry_columns(case):
         return None
     if not roles.has_role(request.user, *permissions.AMOUNT_READERS):
         return None
     columns = entrant_columns(case)
     sorting = chosen_sort(request, columns, "position", param=SORT)
-    search = selectors.entrant_search(request.GET.get(SEARCH))
+    search = entrants.entrant_search(request.GET.get(SEARCH))
     count = case.entrants or 0
     if search.problem:
         paginator = CountedPaginator([], ENTRANTS_PER_PAGE, count=0)
     elif not search.term and sorting.key == "position" and not sorting.descending:
-        read = partial(selectors.case_entrant_range, case)
+        read = partial(entrants.case_entrant_range, case)
         paginator = RangePaginator(read, ENTRANTS_PER_PAGE, count=count, field="position")
     else:
-        rows = selectors.case_entrant_rows(
+        rows = entrants.case_entrant_rows(
             case, search=search.term, sort=sorting.key, descending=sorting.descending
         )
         # Unsearched, every entrant is listed: the case's own count spares a COUNT.

@@ -12,13 +12,16 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from settlements import charts, selectors, services, wording
+from settlements import charts, services, wording
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import ReasonForm
 from settlements.models import Case, Job
 from settlements.rules import Policy
+from settlements.selectors import compensation
+from settlements.selectors.cases import case_entry_figures, crash_case_in_force
+from settlements.selectors.payments import withdrawals_collected
 from settlements.views import case_entries, confirming, invitations
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -97,7 +100,7 @@ def case_withdraw(request, case_id: int):
         "refusal": permissions.case_withdraw(
             case=case,
             user=request.user,
-            approved_compensations=selectors.compensation_approved_ids(case),
+            approved_compensations=compensation.compensation_approved_ids(case),
         ),
         "settlements_withdrawn": [
             settlement
@@ -105,7 +108,7 @@ def case_withdraw(request, case_id: int):
             if not settlement.is_adjustment and settlement_allows(settlement.status, "withdraw")
         ],
         "compensation_withdrawn": list(
-            selectors.compensation_list(status=CompensationStatus.PROPOSED, case=case)
+            compensation.compensation_list(status=CompensationStatus.PROPOSED, case=case)
         ),
     }
     return confirming.answer_review(
@@ -128,10 +131,10 @@ def _case_read(case_id: int) -> Case:
     settlements (selectors.case_detail), ``compensation_list``, ``withdrawal_list`` (with
     what the cashier said of each) and ``entry_figures``."""
     case = case_or_404(case_id)
-    case.compensation_list = selectors.case_compensations(case)
-    case.withdrawal_list = selectors.case_prize_withdrawals(case)
-    selectors.withdrawals_collected(case.withdrawal_list)
-    case.entry_figures = selectors.case_entry_figures(case) if case.is_crash else None
+    case.compensation_list = compensation.case_compensations(case)
+    case.withdrawal_list = compensation.case_prize_withdrawals(case)
+    withdrawals_collected(case.withdrawal_list)
+    case.entry_figures = case_entry_figures(case) if case.is_crash else None
     return case
 
 
@@ -174,7 +177,7 @@ def _context(request, case: Case) -> dict:
         )
         is None,
         "withdrawn": withdrawn,
-        "in_force": selectors.crash_case_in_force(case.tournament_id) if withdrawn else None,
+        "in_force": crash_case_in_force(case.tournament_id) if withdrawn else None,
         "next_step_error": "",
         # Below the settlements: compensation proposals, prizes given in error, and for an
         # individual case its players and outcome.

@@ -14,7 +14,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from settlements import desk_roles, selectors, services
+from settlements import desk_roles, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
@@ -22,6 +22,8 @@ from settlements.exports import ledger
 from settlements.exports.spreadsheets import csv_download
 from settlements.forms import CompensationForm, ReasonForm
 from settlements.models import Compensation
+from settlements.selectors.payments import reconciliation, releases_of
+from settlements.selectors.queues import compensation_queue
 from settlements.site_policy import IcmFlag
 from settlements.views import confirming, second_opinion
 from settlements.views.lookups import case_or_404, compensation_or_404
@@ -62,7 +64,7 @@ def compensation_list(request):
     status = request.GET.get("status") or CompensationStatus.PROPOSED
     if status not in dict(STATUS_TABS):
         status = CompensationStatus.PROPOSED
-    queue = selectors.compensation_queue(None if status == "all" else status)
+    queue = compensation_queue(None if status == "all" else status)
     context = {
         "status": status,
         "tabs": STATUS_TABS,
@@ -203,7 +205,7 @@ def _compensation_context(request, compensation: Compensation) -> dict:
         "can_answer": refusal is None,
         "own_work": refusal is not None and refusal.kind == permissions.OWN_WORK,
         "can_download": compensation.status == CompensationStatus.APPROVED,
-        "payments": selectors.reconciliation(selectors.releases_of(compensation=compensation.pk))
+        "payments": reconciliation(releases_of(compensation=compensation.pk))
         if compensation.status == CompensationStatus.APPROVED
         else None,
     }

@@ -4,9 +4,11 @@ from functools import partial
 
 from django.core.paginator import Paginator
 
-from settlements import selectors
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
+from settlements.selectors import dashboard as dashboard_selectors
+from settlements.selectors.access_review import access_review_due
+from settlements.selectors.cases import case_status_counts
 from settlements.views.paging import page_number
 from settlements.views.rendering import render_page
 
@@ -18,13 +20,14 @@ def dashboard(request):
     user = request.user
     # Paging over the count gives the last or first page for a number out of range or none.
     page = Paginator(
-        range(selectors.open_incident_count()), selectors.DASHBOARD_INCIDENTS_PER_PAGE
+        range(dashboard_selectors.open_incident_count()),
+        dashboard_selectors.DASHBOARD_INCIDENTS_PER_PAGE,
     ).get_page(page_number(request))
     context = {
         "page": page,
-        "counts": selectors.case_status_counts,
-        "waiting": partial(selectors.dashboard_queues, user),
-        "incidents": partial(selectors.dashboard_incidents, page),
+        "counts": case_status_counts,
+        "waiting": partial(dashboard_selectors.dashboard_queues, user),
+        "incidents": partial(dashboard_selectors.dashboard_incidents, page),
         # Auditors review who holds which access every ACCESS_REVIEW_DAYS.
         "access_review": partial(_access_review_due, user),
     }
@@ -34,4 +37,4 @@ def dashboard(request):
 def _access_review_due(user):
     if not roles.has_role(user, *permissions.ACCESS_REVIEWERS):
         return None
-    return selectors.access_review_due()
+    return access_review_due()

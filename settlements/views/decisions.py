@@ -8,11 +8,12 @@ POST /cases/<id>/decision/      check, then restate (step 2), then record (step=
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import charts, selectors, services, wording
+from settlements import charts, services, wording
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.forms import DecisionForm
 from settlements.models import Case, Stage
+from settlements.selectors.cases import case_entrants
 from settlements.views import cached_previews, confirming
 from settlements.views.lookups import case_or_404
 from settlements.views.paging import CountedPaginator, page_number
@@ -125,7 +126,7 @@ def _context(request, case: Case, form: DecisionForm, *, decision, refusal) -> d
     remaining_only = case.stage != Stage.EARLY
     invite_count = case.remaining if remaining_only else case.entrants
     invitees = CountedPaginator(
-        selectors.case_entrants(case, remaining_only=remaining_only),
+        case_entrants(case, remaining_only=remaining_only),
         INVITEES_PER_PAGE,
         count=invite_count or 0,
     ).get_page(page_number(request, "invite_page"))

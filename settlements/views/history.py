@@ -24,7 +24,7 @@ from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
-from settlements import audit_log, desk_roles, selectors, wording
+from settlements import audit_log, desk_roles, wording
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.access.roles import has_role
@@ -32,6 +32,8 @@ from settlements.exports.spreadsheets import csv_chunks, csv_download
 from settlements.forms import HistoryFilterForm
 from settlements.models import Incident
 from settlements.money import format_fpp, format_in_unit, format_minor_units
+from settlements.selectors import audit
+from settlements.selectors.cases import incident_detail
 from settlements.templatetags.timezones import when
 from settlements.views.paging import peek_page
 from settlements.views.rendering import render_page
@@ -45,7 +47,7 @@ FILTER_FIELDS = ("incident", "case", "tournament", "player", "user", "model", "s
 
 MODEL_LABELS = {
     name: model._meta.verbose_name.capitalize()
-    for name, (model, *_paths) in selectors.HISTORY_MODELS.items()
+    for name, (model, *_paths) in audit.HISTORY_MODELS.items()
 }
 MODEL_LABELS["apitoken"] = "API token"
 HISTORY_TYPES = {"+": "Created", "~": "Changed", "-": "Deleted"}
@@ -90,7 +92,7 @@ def _history_page(view: str, filters: dict | None, number: str | None):
     if filters is None:
         return None
     if view == "changes":
-        page = peek_page(selectors.history_entries(**filters), number, PER_PAGE)
+        page = peek_page(audit.history_entries(**filters), number, PER_PAGE)
         _annotate_changes(page.items)
     else:
         page = peek_page(_events(filters), number, PER_PAGE)
@@ -134,18 +136,18 @@ def audit_head(request):
 @require_safe
 @role_required(*permissions.CASE_HISTORY_READERS)
 def history_record(request, model: str, pk: int):
-    if model not in selectors.HISTORY_MODELS:
+    if model not in audit.HISTORY_MODELS:
         raise Http404("No such kind of record.")
-    case_record = model in selectors.audit.CASE_RECORDS
+    case_record = model in audit.CASE_RECORDS
     if permissions.history_record_read(user=request.user, case_record=case_record):
         raise PermissionDenied
-    versions = selectors.audit.record_versions(model, pk)
+    versions = audit.record_versions(model, pk)
     page = peek_page(versions, request.GET.get("page"), VERSIONS_PER_PAGE)
     if not page.items and page.number == 1:
         raise Http404("No version of this record was recorded.")
-    currency = selectors.audit.version_currency(model, page.items[0]) if page.items else ""
-    changes = {version.history_id: selectors.history_changes(version) for version in page.items}
-    usernames = selectors.audit.version_usernames(model, changes.values())
+    currency = audit.version_currency(model, page.items[0]) if page.items else ""
+    changes = {version.history_id: audit.history_changes(version) for version in page.items}
+    usernames = audit.version_usernames(model, changes.values())
     for version in page.items:
         version.type_label = HISTORY_TYPES.get(version.history_type, version.history_type)
         version.shown_changes = [
@@ -162,7 +164,7 @@ def history_record(request, model: str, pk: int):
         "model_label": MODEL_LABELS[model],
         "pk": pk,
         "page": page,
-        "events": list(selectors.event_list(subject_type=model, subject_id=pk)[:50]),
+        "events": list(audit.event_list(subject_type=model, subject_id=pk)[:50]),
         "title": str(page.items[0].instance) if page.items else f"{MODEL_LABELS[model]} #{pk}",
         "live": _live_link(model, pk, page.items[0] if page.items else None),
         "browses_history": has_role(request.user, *desk_roles.HISTORY_READERS),
@@ -174,12 +176,10 @@ def history_record(request, model: str, pk: int):
 @role_required(*permissions.CASE_HISTORY_READERS)
 def incident_timeline(request, incident_id: int):
     try:
-        incident = selectors.incident_detail(incident_id)
+        incident = incident_detail(incident_id)
     except Incident.DoesNotExist:
         raise Http404("No such incident.") from None
-    page = peek_page(
-        selectors.incident_timeline(incident), request.GET.get("page"), TIMELINE_PER_PAGE
-    )
+    page = peek_page(audit.incident_timeline(incident), request.GET.get("page"), TIMELINE_PER_PAGE)
     _annotate_events(page.items)
     context = {
         "incident": incident,
@@ -216,7 +216,7 @@ def _start_of(day) -> datetime:
 
 
 def _events(filters: dict):
-    return selectors.event_list(
+    return audit.event_list(
         incident=filters["incident"],
         case=filters["case"],
         tournament=filters["tournament"],
@@ -231,7 +231,7 @@ def _events(filters: dict):
 def _annotate_changes(rows: list[dict]) -> None:
     """What the page shows of each change besides its time: its record, kind and author. One
     reversal per record type, not one per row (tests/views/test_history_rows.py counts them)."""
-    users = selectors.audit.usernames({row["history_user_id"] for row in rows} - {None})
+    users = audit.usernames({row["history_user_id"] for row in rows} - {None})
     record_url = RowUrls("history_record")
     for row in rows:
         row["url"] = record_url(row["model"], row["id"])
@@ -246,7 +246,7 @@ def _annotate_events(events) -> None:
     for event in events:
         event.subject_url = (
             record_url(event.subject_type, event.subject_id)
-            if event.subject_type in selectors.HISTORY_MODELS and event.subject_id
+            if event.subject_type in audit.HISTORY_MODELS and event.subject_id
             else ""
         )
         event.incident_url = incident_url(event.incident_id) if event.incident_id else ""
@@ -271,9 +271,9 @@ EVENT_HEADER = (
 
 
 def _change_rows(filters: dict):
-    usernames = selectors.audit.usernames()
+    usernames = audit.usernames()
     yield CHANGE_HEADER
-    for row in selectors.history_entries(**filters).iterator(chunk_size=2000):
+    for row in audit.history_entries(**filters).iterator(chunk_size=2000):
         yield (
             _utc(row["history_date"]),
             row["model"],
@@ -344,8 +344,8 @@ def _display(model: str, field: str, value, currency: str, usernames: dict) -> s
     stored."""
     if value is None or value == "":
         return "—"
-    meta = selectors.HISTORY_MODELS[model][0]._meta
-    model_field = selectors.audit.model_field(meta, field)
+    meta = audit.HISTORY_MODELS[model][0]._meta
+    model_field = audit.model_field(meta, field)
     choices = dict(model_field.flatchoices) if model_field and model_field.choices else {}
     if isinstance(value, str) and value in choices:
         return str(choices[value])
@@ -355,7 +355,7 @@ def _display(model: str, field: str, value, currency: str, usernames: dict) -> s
         return " or ".join(wording.option_label(code) for code in value)
     if field == "policy" and isinstance(value, dict):
         return wording.policy_summary(value)
-    related = selectors.audit.related_model(meta, field)
+    related = audit.related_model(meta, field)
     if related is get_user_model():
         return usernames.get(value, f"user #{value}")
     if related is not None:

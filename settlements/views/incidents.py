@@ -18,13 +18,15 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import bounds, selectors, services
+from settlements import bounds, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, Duplicate
 from settlements.forms import IncidentForm, ReasonForm, SnapshotForm
 from settlements.models import Case, Incident, Stage, Tournament, TournamentType
 from settlements.rules import InvalidInput
+from settlements.selectors import bulk, incidents
+from settlements.selectors.payments import reconciliation, releases_of
 from settlements.views.lookups import incident_or_404, tournament_or_404
 from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -69,10 +71,10 @@ def incident_new(request):
 def incident_tournaments(request, incident_id: int):
     incident = incident_or_404(incident_id)
     search = request.GET.get("q", "").strip()
-    candidates = Paginator(selectors.tournaments_without_crash_case(search), TOURNAMENTS_PER_PAGE)
-    chosen = selectors.WorkbenchFilter.from_query(request.GET)
-    counts = selectors.incident_counts(incident)
-    workbench = selectors.incident_workbench(incident, chosen)
+    candidates = Paginator(incidents.tournaments_without_crash_case(search), TOURNAMENTS_PER_PAGE)
+    chosen = bulk.WorkbenchFilter.from_query(request.GET)
+    counts = bulk.incident_counts(incident)
+    workbench = bulk.incident_workbench(incident, chosen)
     if chosen.stage or chosen.type:
         paginator = Paginator(workbench, CASES_PER_PAGE)
     else:
@@ -81,8 +83,8 @@ def incident_tournaments(request, incident_id: int):
         paginator = CountedPaginator(workbench, CASES_PER_PAGE, count=known)
     cases = paginator.get_page(page_number(request, "cases_page"))
     for case in cases:
-        case.next_step = selectors.NEXT_STEP[case.status]
-    refused = selectors.incident_refused_files(incident, limit=REFUSED_SHOWN)
+        case.next_step = bulk.NEXT_STEP[case.status]
+    refused = incidents.incident_refused_files(incident, limit=REFUSED_SHOWN)
     context = {
         "incident": incident,
         "cases": cases,
@@ -95,7 +97,7 @@ def incident_tournaments(request, incident_id: int):
         # How many cases are in each status: the bulk actions show only where they have work.
         "in_status": {row["status"]: row["count"] for row in counts},
         "open_work": sum(row["count"] for row in counts if row["who"]),
-        "jobs": selectors.incident_jobs(incident, limit=JOBS_SHOWN),
+        "jobs": incidents.incident_jobs(incident, limit=JOBS_SHOWN),
         "refused_files": refused[:REFUSED_SHOWN],
         "more_refused": len(refused) > REFUSED_SHOWN,
         # None hides the panel: only those who follow payments see them.
@@ -163,7 +165,7 @@ def incident_close(request, incident_id: int):
     incident = incident_or_404(incident_id)
     template = "settlements/incident_close.html"
     form = ReasonForm(request.POST if request.method == "POST" else None)
-    context = {"incident": incident, "form": form, "open_work": selectors.open_work_count(incident)}
+    context = {"incident": incident, "form": form, "open_work": bulk.open_work_count(incident)}
     if request.method == "POST" and form.is_valid():
         try:
             services.incident_close(
@@ -179,7 +181,7 @@ def incident_close(request, incident_id: int):
     return render_page(request, template, context, partial="bulk_form")
 
 
-def _toggled(chosen: selectors.WorkbenchFilter, key: str) -> str:
+def _toggled(chosen: bulk.WorkbenchFilter, key: str) -> str:
     """A column's sort link: ascending first, descending on a second click."""
     return f"-{key}" if chosen.sort == key and not chosen.descending else key
 
@@ -187,7 +189,7 @@ def _toggled(chosen: selectors.WorkbenchFilter, key: str) -> str:
 def _incident_payments(user, incident: Incident):
     if not roles.has_role(user, *permissions.PAYMENT_READERS):
         return None
-    summary = selectors.reconciliation(selectors.releases_of(incident=incident.pk))
+    summary = reconciliation(releases_of(incident=incident.pk))
     return summary if summary.lines else ""
 
 

@@ -11,12 +11,14 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from settlements import desk_roles, selectors, services
+from settlements import desk_roles, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError
 from settlements.forms import IndividualCaseForm, ResolveForm
 from settlements.models import Case
+from settlements.selectors.cases import case_list
+from settlements.selectors.compensation import case_compensations
 from settlements.views import confirming
 from settlements.views.compensation import PER_PAGE
 from settlements.views.lookups import case_or_404
@@ -31,7 +33,7 @@ def individual_case_list(request):
     status = request.GET.get("status") or CaseStatus.OPEN
     if status not in (CaseStatus.OPEN, CaseStatus.RESOLVED):
         status = CaseStatus.OPEN
-    cases = selectors.case_list(kind=Case.Kind.INDIVIDUAL, status=status)
+    cases = case_list(kind=Case.Kind.INDIVIDUAL, status=status)
     context = {
         "status": status,
         "tabs": ((CaseStatus.OPEN, "Open"), (CaseStatus.RESOLVED, "Resolved")),
@@ -82,7 +84,7 @@ def individual_case_resolve(request, case_id: int):
         # Compensation still waiting is not answered by resolving: said before, not after.
         "waiting_compensation": [
             compensation
-            for compensation in selectors.case_compensations(case)
+            for compensation in case_compensations(case)
             if compensation.status == CompensationStatus.PROPOSED
         ],
     }

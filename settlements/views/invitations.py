@@ -1,8 +1,8 @@
 """The invitations of a rescheduled freeroll, shown on its case and its settlement: the new
 date, who is invited and the list itself, paged (a freeroll may have 300,000 entrants)."""
 
-from settlements import selectors
 from settlements.models import Case, Decision
+from settlements.selectors.cases import decision_invitee_ids
 from settlements.views.paging import CountedPaginator
 
 INVITEES_PER_PAGE = 20
@@ -16,7 +16,7 @@ def invitations(request, case: Case, decision: Decision | None) -> dict | None:
     decision is not a reschedule."""
     if decision is None or decision.option != "reschedule":
         return None
-    ids, count = selectors.decision_invitee_ids(decision, case)
+    ids, count = decision_invitee_ids(decision, case)
     paginator = CountedPaginator(ids, INVITEES_PER_PAGE, count=count)
     return {
         "decision": decision,

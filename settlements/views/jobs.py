@@ -10,11 +10,13 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError
 from settlements.models import Job, JobItem
+from settlements.selectors.bulk import decision_groups, next_decision_group
+from settlements.selectors.jobs import job_items
 from settlements.views.lookups import job_or_404
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_page, wants_partial
@@ -68,14 +70,14 @@ def _next_decision_group(request, job):
         return None
     if not roles.has_role(request.user, roles.MARKETING_MANAGER):
         return None
-    groups = selectors.decision_groups(job.incident)
-    return selectors.next_decision_group(groups, job.params.get("group"))
+    groups = decision_groups(job.incident)
+    return next_decision_group(groups, job.params.get("group"))
 
 
 def _items_page(job, status: str, progress: services.Progress, number: int):
     """One page of the job's items, counted by the progress already read. Unfiltered, their
     positions run 1..total without gaps, so a page is a range of positions (no OFFSET)."""
-    items = selectors.job_items(job, status=status)
+    items = job_items(job, status=status)
     if not status:
         paginator = RangePaginator(
             items, JOB_ITEMS_PER_PAGE, count=progress.total, field="position", first=1

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from settlements import bounds, selectors, services
+from settlements import bounds, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, NotAllowed
@@ -28,6 +28,9 @@ from settlements.exports import ledger
 from settlements.exports.spreadsheets import csv_download
 from settlements.forms import ReasonForm
 from settlements.models import Incident, Reissue
+from settlements.selectors import payments
+from settlements.selectors.compensation import prizes_taken_back
+from settlements.selectors.queues import overdue_line_count
 from settlements.views import confirming
 from settlements.views.lookups import incident_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -52,7 +55,7 @@ def payments_queue(request):
     if tab not in dict(TABS):
         tab = "failed"
     incident = _incident_filter(request)
-    releases = selectors.releases_of(incident=incident.pk) if incident else None
+    releases = payments.releases_of(incident=incident.pk) if incident else None
     cutoff = timezone.now() - timedelta(hours=settings.PAYMENT_CONFIRMATION_HOURS)
     context = {
         "tab": tab,
@@ -63,25 +66,25 @@ def payments_queue(request):
         "can_answer": roles.has_role(request.user, roles.TOURNAMENT_MANAGER),
     }
     if tab == "failed":
-        sorting = chosen_sort(request, selectors.FAILED_SORTS, "key")
-        failed = selectors.failed_lines(releases, sort=sorting.key, descending=sorting.descending)
+        sorting = chosen_sort(request, payments.FAILED_SORTS, "key")
+        failed = payments.failed_lines(releases, sort=sorting.key, descending=sorting.descending)
         context["page"] = Paginator(failed, PER_PAGE).get_page(request.GET.get("page"))
         context["columns"] = sort_columns(request, sorting, FAILED_COLUMNS)
     elif tab == "overdue":
         after = _place(request.GET.get("after"))
-        lines = selectors.overdue_lines(cutoff, releases, after=after)
+        lines = payments.overdue_lines(cutoff, releases, after=after)
         shown = [line for line, _ in zip(lines, range(PER_PAGE + 1), strict=False)]
         context.update(
             {
                 "lines": shown[:PER_PAGE],
                 "next_after": shown[PER_PAGE - 1].position if len(shown) > PER_PAGE else None,
                 "after": after,
-                "overdue_count": selectors.overdue_line_count(cutoff, releases),
+                "overdue_count": overdue_line_count(cutoff, releases),
             }
         )
     else:
-        sorting = chosen_sort(request, selectors.REISSUE_SORTS, "proposed")
-        reissues = selectors.proposed_reissues(sort=sorting.key, descending=sorting.descending)
+        sorting = chosen_sort(request, payments.REISSUE_SORTS, "proposed")
+        reissues = payments.proposed_reissues(sort=sorting.key, descending=sorting.descending)
         context["page"] = Paginator(reissues, PER_PAGE).get_page(request.GET.get("page"))
         context["columns"] = sort_columns(request, sorting, REISSUE_COLUMNS)
     return render_page(request, "settlements/payments_queue.html", context, partial="queue")
@@ -89,17 +92,17 @@ def payments_queue(request):
 
 @role_required(*permissions.REISSUE_PROPOSERS)
 def reissue_new(request, key: str):
-    line = selectors.lines_of([key]).get(key)
+    line = payments.lines_of([key]).get(key)
     if line is None:
         raise Http404("No approved line has this key.")
-    state = next(selectors.with_payments([line]))
+    state = next(payments.with_payments([line]))
     form = ReasonForm(request.POST if request.method == "POST" else None)
     context = {
         "line": line,
         "state": state,
         "form": form,
         "key": key,
-        "taken_back": selectors.prizes_taken_back(line.player, line.release.case_id),
+        "taken_back": prizes_taken_back(line.player, line.release.case_id),
     }
     template = "settlements/reissue_new.html"
     if request.method == "POST" and form.is_valid():
@@ -135,8 +138,8 @@ def reissue_reject(request, reissue_id: int):
 @role_required(*permissions.PAYMENT_READERS)
 def payments_audit(request):
     incident = _incident_filter(request)
-    releases = selectors.releases_of(incident=incident.pk if incident else None)
-    context = {"incident": incident, "answer": selectors.exactly_once(releases)}
+    releases = payments.releases_of(incident=incident.pk if incident else None)
+    context = {"incident": incident, "answer": payments.exactly_once(releases)}
     return render_page(request, "settlements/payments_audit.html", context, partial="answer")
 
 
@@ -144,7 +147,7 @@ def payments_audit(request):
 @role_required(*permissions.PAYMENT_READERS)
 def payments_audit_export(request):
     incident = _incident_filter(request)
-    releases = selectors.releases_of(incident=incident.pk if incident else None)
+    releases = payments.releases_of(incident=incident.pk if incident else None)
     name = f"incident-{incident.pk}" if incident else "all"
     return csv_download(ledger.audit_csv(releases), f"crashdesk-payments-{name}.csv")
 
@@ -170,7 +173,7 @@ def incident_payments_json(request, incident_id: int):
 
 def _answer(request, reissue_id: int, action: str):
     try:
-        reissue = selectors.reissue_detail(reissue_id)
+        reissue = payments.reissue_detail(reissue_id)
     except Reissue.DoesNotExist:
         raise Http404("No such re-issue.") from None
     service, permission, verb, done = REISSUE_ACTIONS[action]

@@ -20,12 +20,15 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from settlements import player_ids, selectors
+from settlements import player_ids
 from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.exports.spreadsheets import csv_chunks, csv_download
 from settlements.models import Settlement
 from settlements.money import UNIT_ORDER
+from settlements.selectors import players as player_selectors
+from settlements.selectors.payments import player_totals
+from settlements.selectors.settlements import settlement_detail
 from settlements.statements import Statement, document
 from settlements.views.lookups import incident_or_404
 from settlements.views.paging import peek_page
@@ -76,8 +79,8 @@ def players(request):
 
 def _found(query: str, params) -> dict:
     """The ids matching ``query``; for an exact id, a page of their cases and their totals."""
-    named = selectors.named_players()
-    search = selectors.player_search(
+    named = player_selectors.named_players()
+    search = player_selectors.player_search(
         query, after=params.get("after", ""), limit=OTHER_IDS_SHOWN, named=named
     )
     found = {
@@ -88,14 +91,14 @@ def _found(query: str, params) -> dict:
         "totals": [],
     }
     if search.exact:
-        entries = partial(selectors.player_entries, query)
+        entries = partial(player_selectors.player_entries, query)
         page = peek_page(entries, params.get("page"), CASES_PER_PAGE)
-        others = selectors.player_other_cases(query, named=named) if page.number == 1 else []
+        others = player_selectors.player_other_cases(query, named=named) if page.number == 1 else []
         found |= {
             "page": page,
-            "rows": selectors.player_cases(query, page.items, others),
+            "rows": player_selectors.player_cases(query, page.items, others),
             # Read only when its own fragment is missing too: the same on every page of cases.
-            "totals": partial(selectors.player_totals, query),
+            "totals": partial(player_totals, query),
         }
     return found
 
@@ -123,7 +126,7 @@ def settlement_statement_print(request, settlement_id: int):
 @role_required(*permissions.AMOUNT_READERS)
 def settlement_statements_jsonl(request, settlement_id: int):
     settlement = _settlement(settlement_id)
-    rows = selectors.settlement_statements(settlement)
+    rows = player_selectors.settlement_statements(settlement)
     return _jsonl_download(_jsonl(rows), _filename(f"settlement-{settlement.pk}", settlement))
 
 
@@ -131,7 +134,7 @@ def settlement_statements_jsonl(request, settlement_id: int):
 @role_required(*permissions.AMOUNT_READERS)
 def settlement_statements_csv(request, settlement_id: int):
     settlement = _settlement(settlement_id)
-    rows = selectors.settlement_statements(settlement)
+    rows = player_selectors.settlement_statements(settlement)
     stem = _filename(f"settlement-{settlement.pk}", settlement)
     return csv_download(csv_chunks(_csv(rows), rows_per_chunk=STATEMENTS_PER_CHUNK), f"{stem}.csv")
 
@@ -140,7 +143,7 @@ def settlement_statements_csv(request, settlement_id: int):
 @role_required(*permissions.AMOUNT_READERS)
 def incident_statements_jsonl(request, incident_id: int):
     incident = incident_or_404(incident_id)
-    rows = selectors.incident_statements(incident)
+    rows = player_selectors.incident_statements(incident)
     return _jsonl_download(_jsonl(rows), f"crashdesk-statements-incident-{incident.pk}")
 
 
@@ -148,7 +151,7 @@ def incident_statements_jsonl(request, incident_id: int):
 @role_required(*permissions.AMOUNT_READERS)
 def incident_statements_csv(request, incident_id: int):
     incident = incident_or_404(incident_id)
-    rows = selectors.incident_statements(incident)
+    rows = player_selectors.incident_statements(incident)
     stem = f"crashdesk-statements-incident-{incident.pk}"
     return csv_download(csv_chunks(_csv(rows), rows_per_chunk=STATEMENTS_PER_CHUNK), f"{stem}.csv")
 
@@ -158,7 +161,7 @@ def incident_statements_csv(request, incident_id: int):
 
 def _settlement(settlement_id: int) -> Settlement:
     try:
-        settlement = selectors.settlement_detail(settlement_id, people=False)
+        settlement = settlement_detail(settlement_id, people=False)
     except Settlement.DoesNotExist:
         raise Http404("No such settlement.") from None
     if settlement.is_adjustment:
@@ -168,7 +171,7 @@ def _settlement(settlement_id: int) -> Settlement:
 
 def _statement(request, settlement_id: int, player: str) -> tuple[Statement, Settlement]:
     settlement = _settlement(settlement_id)
-    statement = selectors.player_statement(settlement, player) if player else None
+    statement = player_selectors.player_statement(settlement, player) if player else None
     if statement is None:
         raise Http404("This player was not an entrant of the settlement's tournament.")
     return statement, settlement

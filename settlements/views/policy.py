@@ -6,11 +6,11 @@ from django.shortcuts import render
 from django.utils.timezone import now
 from django.views.decorators.http import require_safe
 
-from settlements import selectors
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.rules import parse_policy
 from settlements.selectors import policy_page
+from settlements.selectors.rulebooks import versions_in_force
 from settlements.services.snapshots import DEFAULT_RULEBOOK
 from settlements.site_policy import icm_flag
 
@@ -20,7 +20,7 @@ from settlements.site_policy import icm_flag
 def crash_policy(request):
     """The policy of the rulebook ``?rulebook=`` names (``default`` when none), as its version
     in force now has it, with the other rulebooks in force to switch to."""
-    in_force = {version.rulebook.key: version for version in selectors.versions_in_force(now())}
+    in_force = {version.rulebook.key: version for version in versions_in_force(now())}
     key = request.GET.get("rulebook") or DEFAULT_RULEBOOK
     if key not in in_force:
         raise Http404("No rulebook with that key is in force.")

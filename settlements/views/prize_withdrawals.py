@@ -9,11 +9,12 @@ GET/POST /prize-withdrawals/<id>/reject/             reject it, saying why
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.forms import PrizeWithdrawalForm, ReasonForm
 from settlements.models import PrizeWithdrawal
+from settlements.selectors.compensation import prize_withdrawal_detail
 from settlements.views import confirming
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import render_page
@@ -85,7 +86,7 @@ def prize_withdrawal_reject(request, withdrawal_id: int):
 
 def _answer(request, withdrawal_id: int, action: str):
     try:
-        withdrawal = selectors.prize_withdrawal_detail(withdrawal_id)
+        withdrawal = prize_withdrawal_detail(withdrawal_id)
     except PrizeWithdrawal.DoesNotExist:
         raise Http404("No such prize withdrawal.") from None
     service, permission, verb, done = ACTIONS[action]

@@ -16,13 +16,15 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, NotAllowed
 from settlements.forms import DomainErrorsMixin
 from settlements.middleware import remember_time_zone
 from settlements.models import DigestEvery
+from settlements.selectors import digests
+from settlements.selectors.profiles import profile_time_zone, signed_in_sessions
 from settlements.views.rendering import go_to, render_invalid, render_page
 
 
@@ -44,12 +46,12 @@ class TimeZoneForm(DomainErrorsMixin, forms.Form):
 
 @role_required(*roles.DESK_ROLES)
 def user_settings(request):
-    chosen = selectors.profile_time_zone(request.user)
+    chosen = profile_time_zone(request.user)
     form = TimeZoneForm(request.POST or None, initial={"time_zone": chosen})
     context = {
         "form": form,
         "now": timezone.now(),
-        "digest_form": DigestForm(initial={"digest_every": selectors.digest_every(request.user)}),
+        "digest_form": DigestForm(initial={"digest_every": digests.digest_every(request.user)}),
         "email": request.user.email,
     }
     template = "settlements/user_settings.html"
@@ -84,7 +86,7 @@ class DigestForm(DomainErrorsMixin, forms.Form):
 @role_required(*roles.DESK_ROLES)
 def user_digest(request):
     """The email digest's setting: how often at most, or never."""
-    every = selectors.digest_every(request.user)
+    every = digests.digest_every(request.user)
     form = DigestForm(request.POST or None, initial={"digest_every": every})
     context = {"digest_form": form, "email": request.user.email}
     template = "settlements/user_settings.html"
@@ -108,7 +110,7 @@ def user_digest(request):
 @role_required(*roles.DESK_ROLES)
 def user_sessions(request):
     context = {
-        "sessions": selectors.signed_in_sessions(request.user),
+        "sessions": signed_in_sessions(request.user),
         "current": request.session.session_key,
     }
     return render_page(request, "settlements/user_sessions.html", context, partial="sessions")

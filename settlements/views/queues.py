@@ -10,9 +10,11 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.views.decorators.http import require_safe
 
-from settlements import bounds, selectors
+from settlements import bounds
 from settlements.access import roles
 from settlements.access.decorators import role_required
+from settlements.selectors import queues
+from settlements.selectors.dashboard import awaiting, waiting_rows
 from settlements.views.paging import page_number
 from settlements.views.rendering import render_page
 from settlements.views.sorting import chosen_sort, sort_columns
@@ -35,14 +37,14 @@ INCIDENT_STATES = {"open": "Open", "closed": "Closed", "all": "All"}
 @role_required(*roles.DESK_ROLES)
 def queue(request, name: str):
     """One "waiting for you" list in full: paged, filtered by incident."""
-    state = selectors.awaiting(name)
+    state = awaiting(name)
     if state is None:
         raise Http404("No such list.")
     if not roles.has_role(request.user, state.role):
         raise PermissionDenied
     incident = bounds.whole_number(request.GET.get("incident"))
-    sorting = chosen_sort(request, selectors.WAITING_SORTS, "waiting")
-    records = selectors.waiting_queue(
+    sorting = chosen_sort(request, queues.WAITING_SORTS, "waiting")
+    records = queues.waiting_queue(
         request.user, state, incident=incident, sort=sorting.key, descending=sorting.descending
     )
     page = Paginator(records, QUEUE_PER_PAGE).get_page(page_number(request))
@@ -52,9 +54,9 @@ def queue(request, name: str):
         "page": page,
         "columns": sort_columns(request, sorting, WAITING_COLUMNS),
         "sorting": sorting,
-        "rows": selectors.waiting_rows(state, page.object_list),
+        "rows": waiting_rows(state, page.object_list),
         "incident": "" if incident is None else str(incident),
-        "incidents": selectors.incident_choices(),
+        "incidents": queues.incident_choices(),
     }
     return render_page(request, "settlements/queue.html", context, partial="queue")
 
@@ -67,8 +69,8 @@ def case_queue(request):
     status = request.GET.get("status", "")
     status = status if status in CaseStatus.values else ""
     incident = bounds.whole_number(request.GET.get("incident"))
-    sorting = chosen_sort(request, selectors.CASE_SORTS, "created")
-    cases = selectors.case_queue(
+    sorting = chosen_sort(request, queues.CASE_SORTS, "created")
+    cases = queues.case_queue(
         status=status or None, incident=incident, sort=sorting.key, descending=sorting.descending
     )
     context = {
@@ -78,7 +80,7 @@ def case_queue(request):
         "status": status,
         "statuses": CaseStatus.choices,
         "incident": "" if incident is None else str(incident),
-        "incidents": selectors.incident_choices(),
+        "incidents": queues.incident_choices(),
         "page": Paginator(cases, QUEUE_PER_PAGE).get_page(page_number(request)),
     }
     return render_page(request, "settlements/case_queue.html", context, partial="queue")
@@ -93,7 +95,7 @@ def incident_queue(request):
     context = {
         "state": state,
         "states": INCIDENT_STATES.items(),
-        "page": Paginator(selectors.incident_queue(state), QUEUE_PER_PAGE).get_page(
+        "page": Paginator(queues.incident_queue(state), QUEUE_PER_PAGE).get_page(
             page_number(request)
         ),
     }

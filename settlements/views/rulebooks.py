@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import difference_chart, markdown, selectors, services
+from settlements import difference_chart, markdown, services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, NotAllowed
@@ -29,6 +29,7 @@ from settlements.forms import ReasonForm, RulebookVersionForm, SimulationForm
 from settlements.models import Rulebook, RulebookVersion, Simulation, Unit
 from settlements.rules import parse_policy
 from settlements.rules.policy import KEYS_BY_NAME, POLICY_KEYS
+from settlements.selectors import rulebooks
 from settlements.views import confirming
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import RulebookVersionStatus
@@ -40,7 +41,7 @@ def rulebook_list(request):
     now = timezone.now()
     rows = [
         {"rulebook": rulebook, "in_force": _in_force(rulebook.versions.all(), now)}
-        for rulebook in selectors.rulebook_list()
+        for rulebook in rulebooks.rulebook_list()
     ]
     context = {
         "rows": rows,
@@ -52,7 +53,7 @@ def rulebook_list(request):
 @require_safe
 @role_required(*permissions.RULEBOOK_READERS)
 def rulebook_detail(request, key: str):
-    rulebook = selectors.rulebook_list().filter(key=key).first()
+    rulebook = rulebooks.rulebook_list().filter(key=key).first()
     if rulebook is None:
         raise Http404(f"There is no rulebook {key!r}.")
     versions = list(rulebook.versions.all())
@@ -78,7 +79,7 @@ def rulebook_version_new(request):
     key = request.GET.get("key", "")
     # A new version of an existing rulebook starts from its latest approved one.
     rulebook = Rulebook.objects.filter(key=key).first()
-    base = selectors.latest_approved_version(rulebook) if rulebook else None
+    base = rulebooks.latest_approved_version(rulebook) if rulebook else None
     form = RulebookVersionForm(
         request.POST or None,
         initial={"key": key, "text": base.text if base else ""},
@@ -185,7 +186,7 @@ def _version_context(request, version: RulebookVersion) -> dict:
     replaced = _replaced(version)
     policy = parse_policy(version.parameters)
     changed = policy.differences(parse_policy(replaced.parameters)) if replaced else {}
-    simulation = selectors.latest_simulation(version)
+    simulation = rulebooks.latest_simulation(version)
     return {
         "version": version,
         "rulebook": version.rulebook,
@@ -220,7 +221,7 @@ def _version_context(request, version: RulebookVersion) -> dict:
         is None,
         "keys": KEYS_BY_NAME,
         "simulation": simulation,
-        "simulation_currency": selectors.simulation_currency(simulation),
+        "simulation_currency": rulebooks.simulation_currency(simulation),
         "simulation_form": SimulationForm(),
         "can_simulate": permissions.rulebook_propose(user=user) is None,
     }
@@ -239,7 +240,7 @@ def rulebook_version_simulate(request, key: str, number: int):
         simulation = services.simulation_start(
             version=version,
             actor=request.user,
-            cases=selectors.simulation_cases(**form.cleaned_data),
+            cases=rulebooks.simulation_cases(**form.cleaned_data),
             selection={
                 name: value.isoformat() if hasattr(value, "isoformat") else value
                 for name, value in selection.items()
@@ -262,8 +263,8 @@ def simulation_detail(request, simulation_id: int):
     )
     context = {
         "simulation": simulation,
-        "simulation_currency": selectors.simulation_currency(simulation),
-        "results": selectors.simulation_results(simulation),
+        "simulation_currency": rulebooks.simulation_currency(simulation),
+        "results": rulebooks.simulation_results(simulation),
         "progress": services.job_progress(simulation.job) if simulation.job else None,
         "difference_charts": _difference_charts(simulation) if simulation.finished_at else [],
     }
@@ -271,7 +272,7 @@ def simulation_detail(request, simulation_id: int):
 
 
 def _difference_charts(simulation: Simulation) -> list[difference_chart.DifferenceChart]:
-    by_unit, currency = selectors.simulation_differences(simulation)
+    by_unit, currency = rulebooks.simulation_differences(simulation)
     return [
         difference_chart.difference_chart(
             amounts,
@@ -293,7 +294,7 @@ def simulation_csv(request, simulation_id: int):
         "players_worse", "players_unchanged",
     ]  # fmt: skip
     rows = [header]
-    for result in selectors.simulation_results(simulation):
+    for result in rulebooks.simulation_results(simulation):
         units = sorted(set(result.totals_then) | set(result.totals_draft)) or [""]
         for unit in units:
             differences = result.differences.get(unit, [])

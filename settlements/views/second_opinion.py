@@ -7,9 +7,10 @@ only reads them, a page of rows at a time, so it costs the same for 10 or 10,000
 
 from functools import partial
 
-from settlements import charts, money, selectors, site_policy
+from settlements import charts, money, site_policy
 from settlements.access import permissions
 from settlements.models import IcmValuation, Settlement
+from settlements.selectors import icm as icm_selectors
 from settlements.views.kept import shared
 from settlements.views.paging import CountedPaginator, page_number
 
@@ -31,17 +32,17 @@ def second_opinion(request, settlement: Settlement) -> dict | None:
     if valuation.status != IcmValuation.Status.DONE:
         context["job"] = job
         return context
-    rows = selectors.icm_rows_by_loss(valuation, flag)
+    rows = icm_selectors.icm_rows_by_loss(valuation, flag)
     page = CountedPaginator(rows, ROWS_PER_PAGE, count=valuation.players).get_page(
         page_number(request, PAGE_PARAM)
     )
     for row in page.object_list:
-        row.percent = selectors.difference_percent(row)
+        row.percent = icm_selectors.difference_percent(row)
     context.update(
         page=page,
         # A knock-out's bounties are paid beside the pool that ICM values: shown apart.
-        bounties=selectors.has_bounties(settlement),
-        flagged=selectors.icm_flagged(valuation, flag).count(),
+        bounties=icm_selectors.has_bounties(settlement),
+        flagged=icm_selectors.icm_flagged(valuation, flag).count(),
         can_propose=permissions.compensation_propose(
             case=settlement.case, user=request.user, has_settlement=True
         )
@@ -54,10 +55,10 @@ def second_opinion(request, settlement: Settlement) -> dict | None:
 
 def _valuation_and_job(settlement: Settlement) -> tuple[IcmValuation | None, object]:
     """The settlement's valuation and, while it is being sampled, the job sampling it."""
-    valuation = selectors.icm_valuation(settlement)
+    valuation = icm_selectors.icm_valuation(settlement)
     if valuation is None or valuation.status == IcmValuation.Status.DONE:
         return valuation, None
-    return valuation, selectors.icm_job(valuation)
+    return valuation, icm_selectors.icm_job(valuation)
 
 
 def icm_chart(valuation: IcmValuation, currency: str) -> charts.IcmChart:
@@ -70,14 +71,14 @@ def icm_chart(valuation: IcmValuation, currency: str) -> charts.IcmChart:
 
 
 def _drawn_icm_chart(valuation: IcmValuation, currency: str) -> charts.IcmChart:
-    policy, icm = selectors.icm_chart_points(valuation)
+    policy, icm = icm_selectors.icm_chart_points(valuation)
     return charts.icm_chart(policy, icm, count=valuation.players, currency=currency)
 
 
 def compensation_initial(case, currency: str) -> dict | None:
     """The compensation form filled from the ICM second opinion: one line per flagged player
     with the difference, and a reason to edit; None when there is no comparison to use."""
-    valuation = selectors.case_icm_valuation(case)
+    valuation = icm_selectors.case_icm_valuation(case)
     if valuation is None:
         return None
     flag = site_policy.icm_flag()
@@ -85,7 +86,7 @@ def compensation_initial(case, currency: str) -> dict | None:
     unit = " T$" if case.tournament.seat_value else ""
     lines = [
         f"{row.player} {money.decimal_amount(-row.difference, 'cash', currency)}{unit}"
-        for row in selectors.icm_flagged(valuation, flag)
+        for row in icm_selectors.icm_flagged(valuation, flag)
     ]
     if not lines:
         return None

@@ -21,7 +21,7 @@ from django.utils.functional import SimpleLazyObject
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import charts, selectors, services, statements
+from settlements import charts, services, statements
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
@@ -31,6 +31,11 @@ from settlements.forms import ReasonForm
 from settlements.models import Settlement
 from settlements.money import UNIT_ORDER
 from settlements.rules import Basis
+from settlements.selectors import players
+from settlements.selectors import settlements as settlement_selectors
+from settlements.selectors.cases import settlement_decision
+from settlements.selectors.payments import reconciliation, releases_of
+from settlements.selectors.previews import settlement_chart_points
 from settlements.views import confirming, invitations
 from settlements.views.kept import shared
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
@@ -161,7 +166,7 @@ def _answer(request, settlement_id: int, action: str):
 
 def _explained(settlement: Settlement, player: str) -> dict | None:
     """What the explain panel shows of ``player``, or None when they were not an entrant."""
-    statement = selectors.player_statement(settlement, player)
+    statement = players.player_statement(settlement, player)
     if statement is None:
         return None
     return {"explained": True, "statement": statement, "player": player}
@@ -169,13 +174,13 @@ def _explained(settlement: Settlement, player: str) -> dict | None:
 
 def _settlement(settlement_id: int, *, people: bool = True) -> Settlement:
     try:
-        return selectors.settlement_detail(settlement_id, people=people)
+        return settlement_selectors.settlement_detail(settlement_id, people=people)
     except Settlement.DoesNotExist:
         raise Http404("No such settlement.") from None
 
 
 def _summary(settlement: Settlement) -> dict:
-    totals = selectors.settlement_totals(settlement)
+    totals = settlement_selectors.settlement_totals(settlement)
     units = [unit for unit in UNIT_ORDER if unit in totals.by_unit]
     pool, house = totals.by_source.get("pool", {}), totals.by_source.get("house", {})
     # The stored totals laid out as the payouts table's footer: one cell per unit column.
@@ -195,7 +200,7 @@ def _summary(settlement: Settlement) -> dict:
         "units": units,
         "footer": footer,
         # Who chose the option it settles by, and why: the approver weighs that reason too.
-        "decision": selectors.settlement_decision(settlement),
+        "decision": settlement_decision(settlement),
     }
 
 
@@ -210,7 +215,7 @@ def _payout_chart(settlement: Settlement) -> charts.PayoutChart | None:
 
 
 def _drawn_payout_chart(settlement: Settlement) -> charts.PayoutChart | None:
-    points = selectors.settlement_chart_points(settlement)
+    points = settlement_chart_points(settlement)
     if not points:
         return None
     return charts.payout_chart(points, count=settlement.payout_count, currency=settlement.currency)
@@ -225,13 +230,15 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
     sorting = chosen_sort(request, PAYOUT_COLUMNS, "player")
     by_amount = sorting.key == "amount" and not settlement.is_adjustment
     if settlement.is_adjustment:
-        rows = selectors.settlement_lines(settlement, search=search)
+        rows = settlement_selectors.settlement_lines(settlement, search=search)
         # Line numbers run 1, 2, … without gaps in every settlement and adjustment.
         known, field, first = settlement.line_count, "line_no", 1
     elif search or by_amount:
-        rows = selectors.settlement_payouts(settlement, search=search, by_amount=by_amount)
+        rows = settlement_selectors.settlement_payouts(
+            settlement, search=search, by_amount=by_amount
+        )
     else:
-        rows = partial(selectors.settlement_payout_range, settlement)
+        rows = partial(settlement_selectors.settlement_payout_range, settlement)
         known, field, first = settlement.payout_count, "position", 0
     if by_amount:
         count = rows.count() if search else settlement.payout_count
@@ -263,7 +270,7 @@ def _review_context(request, settlement: Settlement, *, player: str = "") -> dic
         "can_answer": answer_refusal is None,
         "own_work": answer_refusal is not None and answer_refusal.kind == permissions.OWN_WORK,
         "can_download": approved and permissions.ledger_read(user=user) is None,
-        "payments": selectors.reconciliation(selectors.releases_of(settlement=settlement.pk))
+        "payments": reconciliation(releases_of(settlement=settlement.pk))
         if follows_payments
         else None,
         "actions_error": "",
@@ -278,7 +285,7 @@ def _payout_table(settlement: Settlement, page, *, search: str, sort: str) -> di
     rows = list(page.object_list)
     unpaid = ()
     if search and not rows:
-        unpaid = selectors.settlement_unpaid_entrants(settlement, search=search)
+        unpaid = players.settlement_unpaid_entrants(settlement, search=search)
     return {
         "rows": rows,
         "parts_shown": _name_parts(settlement, rows),
@@ -302,13 +309,15 @@ def _name_parts(settlement: Settlement, rows: list) -> tuple[str, ...]:
     # page's own lines, one query.
     amounts = {}
     if basis is not None and (basis.per_player or basis.entry_bounty) and rows:
-        amounts = selectors.line_amounts_by_kind(settlement, [row.player for row in rows])
+        amounts = settlement_selectors.line_amounts_by_kind(
+            settlement, [row.player for row in rows]
+        )
     for row in rows:
         row.parts = statements.payout_parts(
             basis,
             settlement.remedy or None,
             settlement.remaining,
-            selectors.explained(row),
+            players.explained(row),
             settlement.currency,
             lines=amounts.get(row.player),
         )

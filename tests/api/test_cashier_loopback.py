@@ -11,7 +11,7 @@ from itertools import count
 import pytest
 from django.db import connection
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
 from settlements.models import (
     CompensationItem,
@@ -20,6 +20,7 @@ from settlements.models import (
     PrizeWithdrawal,
     SettlementLine,
 )
+from settlements.selectors import payments
 from settlements.services import CompensationEntry
 from tests.api.fake_wallet import FakeWallet
 from tests.conftest import make_user
@@ -108,8 +109,8 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
     wallet.confirm(wallet.pay(wallet.read_feed()))
 
     # The desk re-issues what failed for good, with four eyes.
-    read = list(selectors.approved_lines())
-    failed = [p.line for p in selectors.with_payments(read) if p.state == "failed"]
+    read = list(payments.approved_lines())
+    failed = [p.line for p in payments.with_payments(read) if p.state == "failed"]
     assert failed, "the wallet's rule declined nothing for good; the test would prove little"
     for line in failed:
         reissue = services.reissue_propose(
@@ -121,7 +122,7 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
     wallet.confirm(wallet.pay(reissued))
 
     # Every approved line read once, in order; none paid twice; each player paid in full.
-    everything = [line.key for line in selectors.approved_lines()]
+    everything = [line.key for line in payments.approved_lines()]
     assert [line["idempotency_key"] for line in wallet.lines_read] == everything
     assert set(wallet.credited.values()) == {1}
     assert {k: v for k, v in wallet.balances.items() if v} == approved_amounts()
@@ -132,11 +133,11 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
     paid = PaymentConfirmation.objects.filter(status="paid")
     assert paid.count() == len(everything) - len(failed)
     assert len(set(paid.values_list("release_id", "line_no"))) == paid.count()
-    summary = selectors.reconciliation(LedgerRelease.objects.all())
+    summary = payments.reconciliation(LedgerRelease.objects.all())
     assert (summary.failed_lines, summary.unconfirmed_lines) == (0, 0)
     assert summary.reissued_lines == len(failed)
     assert summary.paid_lines == summary.lines - len(failed)
-    assert selectors.tallies_agree(LedgerRelease.objects.all()) == []
+    assert payments.tallies_agree(LedgerRelease.objects.all()) == []
 
 
 def declines_kind(wallet: FakeWallet, key: str) -> str:

@@ -5,9 +5,9 @@ import json
 import pytest
 from django.utils import timezone
 
-from settlements import selectors
 from settlements.api.ledger import decode_cursor, encode_cursor
 from settlements.models import PaymentConfirmation
+from settlements.selectors.payments import approved_lines
 from tests.services.helpers import approved
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,7 @@ def walk(api, wallet, limit: int, after: str | None = None) -> tuple[list[dict],
 
 
 def test_the_feed_gives_every_line_once_in_order(api, wallet, desk):
-    expected = list(selectors.approved_lines())
+    expected = list(approved_lines())
     lines, cursor, pages = walk(api, wallet, limit=7)
     assert [line["idempotency_key"] for line in lines] == [line.key for line in expected]
     assert [line["sequence"] for line in lines] == list(range(1, len(expected) + 1))
@@ -142,7 +142,7 @@ def item(line, **changes) -> dict:
 
 
 def test_a_batch_is_answered_in_the_order_sent(api, wallet, desk):
-    lines = list(selectors.approved_lines())
+    lines = list(approved_lines())
     batch = [
         item(lines[0]),
         item(lines[1], status="failed", external_reference="declined"),
@@ -210,7 +210,7 @@ def test_too_many_confirmations_at_once(api, wallet, monkeypatch):
 
 
 def test_a_confirmation_from_the_future_is_refused(api, wallet, desk):
-    line = next(selectors.approved_lines())
+    line = next(approved_lines())
     later = (timezone.now() + timezone.timedelta(days=1)).isoformat()
     result = post(api, wallet, {"confirmations": [item(line, at=later)]}).json()["results"][0]
     assert (result["outcome"], result["errors"][0]["path"]) == ("refused", "confirmations[0].at")

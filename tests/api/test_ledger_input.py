@@ -13,9 +13,10 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from settlements import player_ids, selectors
+from settlements import player_ids
 from settlements.api.ledger import encode_cursor
 from settlements.models import Event, PaymentConfirmation
+from settlements.selectors.payments import approved_lines
 from tests.api.test_ledger import item, post
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +91,7 @@ def only(api, wallet, confirmation) -> dict:
     ],
 )
 def test_a_time_that_cannot_be_stored_and_shown_is_refused_at_its_path(api, wallet, desk, at):
-    line = next(selectors.approved_lines())
+    line = next(approved_lines())
     result = only(api, wallet, item(line, at=at))
     assert (result["outcome"], result["errors"][0]["path"]) == ("refused", "confirmations[0].at")
     assert not PaymentConfirmation.objects.exists()
@@ -107,7 +108,7 @@ def test_a_time_that_cannot_be_stored_and_shown_is_refused_at_its_path(api, wall
     ],
 )
 def test_an_edge_time_is_recorded_in_utc_and_shown_again(api, wallet, desk, auditor, at, stored):
-    line = next(selectors.approved_lines())
+    line = next(approved_lines())
     assert only(api, wallet, item(line, at=at))["outcome"] == "recorded"
     assert PaymentConfirmation.objects.get().at == stored
     client = Client()
@@ -133,7 +134,7 @@ def test_an_edge_time_is_recorded_in_utc_and_shown_again(api, wallet, desk, audi
 def test_an_external_reference_that_is_not_what_it_looks_like_is_refused(
     api, wallet, desk, reference
 ):
-    line = next(selectors.approved_lines())
+    line = next(approved_lines())
     result = only(api, wallet, item(line, external_reference=reference))
     assert (result["outcome"], result["errors"][0]["path"]) == (
         "refused",
@@ -146,7 +147,7 @@ def test_an_external_reference_that_is_not_what_it_looks_like_is_refused(
     "amount", [2**63, -(2**63) - 1, 2**70, 10.0, "10", True, None, [10], {"minor": 10}]
 )
 def test_an_amount_that_is_not_the_lines_whole_number_is_refused(api, wallet, desk, amount):
-    line = next(selectors.approved_lines())
+    line = next(approved_lines())
     result = only(api, wallet, item(line, amount=amount))
     assert result["errors"][0]["path"] == "confirmations[0].amount"
     assert not PaymentConfirmation.objects.exists()
@@ -156,7 +157,7 @@ def test_an_amount_that_is_not_the_lines_whole_number_is_refused(api, wallet, de
     "key", ["1-1\x00", "9" * 10_000, f"{2**64}-1", f"1-{2**64}", f"C{2**64}-1", "١-١", ""]
 )
 def test_a_key_of_no_line_is_refused_without_a_lookup_error(api, wallet, desk, key):
-    result = only(api, wallet, item(next(selectors.approved_lines()), idempotency_key=key))
+    result = only(api, wallet, item(next(approved_lines()), idempotency_key=key))
     assert (result["outcome"], result["errors"][0]["path"]) == (
         "refused",
         "confirmations[0].idempotency_key",
@@ -184,9 +185,7 @@ def _variants(key: str) -> list[str]:
 @pytest.mark.parametrize("record", ["settlement", "compensation"])
 def test_a_key_is_taken_only_byte_for_byte_as_the_feed_wrote_it(api, wallet, desk, record):
     line = next(
-        line
-        for line in selectors.approved_lines()
-        if line.key.startswith("C") == (record != "settlement")
+        line for line in approved_lines() if line.key.startswith("C") == (record != "settlement")
     )
     sent = _variants(line.key)
     body = post(
@@ -205,7 +204,7 @@ def test_a_key_is_taken_only_byte_for_byte_as_the_feed_wrote_it(api, wallet, des
 
 
 def test_a_huge_key_is_named_cut_short(api, wallet, desk):
-    result = only(api, wallet, item(next(selectors.approved_lines()), idempotency_key="1" * 5000))
+    result = only(api, wallet, item(next(approved_lines()), idempotency_key="1" * 5000))
     message = result["errors"][0]["message"]
     assert "1" * 60 + "… (5,000 characters)" in message
     assert len(message) < 200
@@ -215,12 +214,12 @@ def test_a_huge_key_is_named_cut_short(api, wallet, desk):
     ("field", "value"), [("status", "PAID"), ("status", "refunded"), ("status", "paid\x00")]
 )
 def test_a_status_other_than_paid_or_failed_is_refused(api, wallet, desk, field, value):
-    result = only(api, wallet, item(next(selectors.approved_lines()), **{field: value}))
+    result = only(api, wallet, item(next(approved_lines()), **{field: value}))
     assert result["errors"][0]["path"] == "confirmations[0].status"
 
 
 def test_a_field_name_that_only_looks_like_one_is_not_a_field(api, wallet, desk):
-    confirmation = item(next(selectors.approved_lines()))
+    confirmation = item(next(approved_lines()))
     confirmation["ѕtatus"] = confirmation.pop("status")  # a Cyrillic ѕ
     result = only(api, wallet, confirmation)
     assert result["errors"][0]["path"] == "confirmations[0].ѕtatus"
@@ -244,7 +243,7 @@ LEFT_OUT = object()
 def test_an_item_that_is_not_a_confirmation_is_refused_alone_at_its_path(
     api, wallet, desk, changes, path, message
 ):
-    first, second = list(selectors.approved_lines())[:2]
+    first, second = list(approved_lines())[:2]
     sent = {**item(second), **changes}
     confirmation = {name: value for name, value in sent.items() if value is not LEFT_OUT}
     body = post(api, wallet, {"confirmations": [item(first), confirmation]}).json()
@@ -265,7 +264,7 @@ def test_an_item_that_is_not_an_object_or_is_empty_names_no_key(api, wallet, des
 
 
 def test_one_key_many_times_in_a_batch_is_recorded_once(api, wallet, desk):
-    line = next(selectors.approved_lines())
+    line = next(approved_lines())
     batch = [
         item(line),
         item(line),
@@ -339,7 +338,7 @@ _JSON = st.recursive(
 def test_any_value_in_any_field_is_answered_and_only_valid_ones_are_written(
     api, wallet, desk, data
 ):
-    lines = list(selectors.approved_lines())
+    lines = list(approved_lines())
     line = data.draw(st.sampled_from(lines))
     confirmation = item(line)
     for field in data.draw(st.sets(st.sampled_from(sorted(confirmation)), min_size=1)):

@@ -5,8 +5,10 @@ import json
 
 import pytest
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
+from settlements.selectors.players import settlement_statements
+from settlements.selectors.settlements import settlement_detail
 from tests.api.conftest import bearer
 from tests.services.helpers import approved
 from tests.statement_helpers import evaluate
@@ -51,7 +53,7 @@ def test_pages_of_statements_cover_every_entrant_once_as_the_export_does(
 
 def test_the_numbers_tie_to_the_ledger_lines(api, tokens, settlement):
     body = api.get(url(settlement), **bearer(tokens[roles.AUDITOR])).json()
-    detail = selectors.settlement_detail(settlement.pk)
+    detail = settlement_detail(settlement.pk)
     for document in body["statements"]:
         totals: dict[str, int] = {}
         for line in document["lines"]:
@@ -61,7 +63,7 @@ def test_the_numbers_tie_to_the_ledger_lines(api, tokens, settlement):
             assert str(evaluate(step["expression"], "USD")) == step["result"]
     paid = {line.player for line in settlement.lines.all()}
     assert paid and paid <= {document["player"] for document in body["statements"]}
-    for statement in selectors.settlement_statements(detail):
+    for statement in settlement_statements(detail):
         arithmetic_holds(statement)
 
 
@@ -102,7 +104,7 @@ def test_a_refused_query_is_refused_before_the_settlement_is_read(
     def unexpected(*args, **kwargs):
         raise AssertionError("the settlement was read")
 
-    monkeypatch.setattr(selectors, "settlement_detail", unexpected)
+    monkeypatch.setattr("settlements.api.statements.settlement_detail", unexpected)
     reader = bearer(tokens[roles.AUDITOR])
     response = api.get(url(settlement, limit="1001", after="x" * 10_000), **reader)
     assert response.status_code == 400

@@ -12,9 +12,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from settlements import seal_formats, selectors, services
+from settlements import seal_formats, services
 from settlements.access import roles
 from settlements.models import Event, LedgerRelease, PaymentConfirmation
+from settlements.selectors.payments import approved_lines
 from tests.db.conftest import behind_the_apps_back, execute, postgresql_only
 from tests.services.helpers import every_record, load
 
@@ -53,7 +54,7 @@ def desk(request, monkeypatch, users, snapshot_factory):
         entries=[services.CompensationEntry(player="p000004", amount=50)],
     )
     services.compensation_reject(compensation=rejected, actor=manager, reason="no loss")
-    line = [ln for ln in selectors.approved_lines(None) if ln.release.settlement_id][1]
+    line = [ln for ln in approved_lines(None) if ln.release.settlement_id][1]
     paid = services.ConfirmationEntry(line.key, "paid", "tx-1", timezone.now(), line.amount)
     services.payment_confirm(actor=users[roles.CASHIER], confirmations=[paid])
     withdrawn = services.case_withdraw(

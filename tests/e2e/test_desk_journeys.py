@@ -12,8 +12,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
+from settlements.selectors.cases import case_status_counts
 from tests.conftest import make_user, snapshot_bytes
 from tests.e2e.test_guides import wait_for_job
 from tests.payment_helpers import paid_out
@@ -148,4 +149,4 @@ def test_bulk_steps_and_the_grouped_decision_say_what_they_will_do(signed_in_pag
     expect(page.locator('[aria-current="step"]')).to_have_count(0)
     expect(page.locator("#bulk-actions")).not_to_contain_text("Close the incident")
     both_widths(page, "incident-state")
-    assert selectors.case_status_counts(incident=incident)["ready"] == 2
+    assert case_status_counts(incident=incident)["ready"] == 2

@@ -8,16 +8,17 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
 from settlements.models import PrizeWithdrawal
+from settlements.selectors.payments import approved_lines
 from tests.conftest import make_user, snapshot_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def withdrawal_keys() -> list[str]:
-    return [line.key for line in selectors.approved_lines() if line.key.startswith("W")]
+    return [line.key for line in approved_lines() if line.key.startswith("W")]
 
 
 def test_a_prize_is_taken_back_only_once_a_second_manager_approves(signed_in_page, screenshot):

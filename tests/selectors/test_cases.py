@@ -2,14 +2,14 @@
 
 import pytest
 
-from settlements import selectors
+from settlements.selectors import cases
 from tests.services.helpers import submitted
 
 pytestmark = pytest.mark.django_db
 
 
 def test_counts_and_incident_annotations(busy_desk):
-    counts = selectors.case_status_counts()
+    counts = cases.case_status_counts()
     assert counts["awaiting_decision"] == 1
     assert counts["ready"] == 1
     assert counts["prepared"] == 1
@@ -17,7 +17,7 @@ def test_counts_and_incident_annotations(busy_desk):
     assert counts["approved"] == 1
     assert counts["open"] == 1
     assert counts["rejected"] == 0
-    incidents = list(selectors.incident_list(open_only=True))
+    incidents = list(cases.incident_list(open_only=True))
     assert len(incidents) == 5
     assert {i.case_count for i in incidents} == {1}
     done = busy_desk["done"].case.incident
@@ -25,13 +25,13 @@ def test_counts_and_incident_annotations(busy_desk):
 
 
 def test_case_list_filters_and_keeps_one_query(busy_desk, django_assert_num_queries):
-    assert list(selectors.case_list(search="prep")) == [busy_desk["to_submit"].case]
-    assert list(selectors.case_list(status=["ready", "prepared"], kind="crash")) == [
+    assert list(cases.case_list(search="prep")) == [busy_desk["to_submit"].case]
+    assert list(cases.case_list(status=["ready", "prepared"], kind="crash")) == [
         busy_desk["to_submit"].case,
         busy_desk["ready"],
     ]
     with django_assert_num_queries(1):
-        for case in selectors.case_list():
+        for case in cases.case_list():
             assert case.tournament.operator_id
             assert case.incident is None or case.incident.title
 
@@ -41,7 +41,7 @@ def test_case_detail_reads_its_parts(operator, snapshot_factory, django_assert_n
     # The case with its tournament and snapshot, then its settlements; a case with no decision
     # skips that query.
     with django_assert_num_queries(2):
-        case = selectors.case_detail(settlement.case_id)
+        case = cases.case_detail(settlement.case_id)
         assert case.tournament.operator_id and case.snapshot.sha256
         assert [s.prepared_by.username for s in case.settlement_list] == ["operator"]
         assert case.decision_list == []
@@ -58,4 +58,4 @@ def test_case_detail_reads_its_parts(operator, snapshot_factory, django_assert_n
         + (settlement.currency, settlement.prepared_at, settlement.payout_count)
         + (settlement.pool_distributed, settlement.reviewed_at, settlement.review_reason, None)
     ]
-    assert selectors.case_current_settlement(case) == settlement
+    assert cases.case_current_settlement(case) == settlement

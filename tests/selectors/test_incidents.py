@@ -3,7 +3,9 @@
 import pytest
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
+from settlements.selectors import approvals as approval_selectors
+from settlements.selectors.incidents import chosen_for_approval, tournaments_without_crash_case
 from tests.services.helpers import load, submitted
 
 pytestmark = pytest.mark.django_db
@@ -14,12 +16,12 @@ def test_a_tournament_can_be_hit_until_it_has_a_crash_case_in_force(operator, sn
         actor=operator, operator_id="T-SPARE", type="regular", currency="EUR", name="Spare"
     )
     case = load(operator, snapshot_factory, tournament_id="T-CRASHED")
-    assert list(selectors.tournaments_without_crash_case()) == [spare]
-    assert list(selectors.tournaments_without_crash_case("spa")) == [spare]
-    assert list(selectors.tournaments_without_crash_case("crashed")) == []
+    assert list(tournaments_without_crash_case()) == [spare]
+    assert list(tournaments_without_crash_case("spa")) == [spare]
+    assert list(tournaments_without_crash_case("crashed")) == []
     # Withdrawn as loaded in error: its tournament is loaded again.
     services.case_withdraw(case=case, actor=operator, reason="wrong file")
-    assert list(selectors.tournaments_without_crash_case("crashed")) == [case.tournament]
+    assert list(tournaments_without_crash_case("crashed")) == [case.tournament]
 
 
 def test_only_the_chosen_settlements_still_awaiting_approval_are_taken(users, snapshot_factory):
@@ -37,13 +39,13 @@ def test_only_the_chosen_settlements_still_awaiting_approval_are_taken(users, sn
         settlement=submitted_in_incident("DONE"), actor=manager, reason="checked"
     )
     elsewhere = submitted(operator, snapshot_factory, tournament_id="ELSEWHERE")
-    chosen = selectors.chosen_for_approval(incident, {waiting.pk, done.pk, elsewhere.pk, 999_999})
+    chosen = chosen_for_approval(incident, {waiting.pk, done.pk, elsewhere.pk, 999_999})
     # What the approval pages show of each is read as plain values.
-    assert [(row.pk, row.operator_id, row.totals) for row in selectors.approval_rows(chosen)] == [
-        (waiting.pk, "WAITS", waiting.totals)
-    ]
-    summary = selectors.approval_summary(chosen, manager)
-    assert [row.pk for row in selectors.approval_rows(summary.to_approve)] == [waiting.pk]
+    assert [
+        (row.pk, row.operator_id, row.totals) for row in approval_selectors.approval_rows(chosen)
+    ] == [(waiting.pk, "WAITS", waiting.totals)]
+    summary = approval_selectors.approval_summary(chosen, manager)
+    assert [row.pk for row in approval_selectors.approval_rows(summary.to_approve)] == [waiting.pk]
     assert (summary.count, summary.skipped_count, summary.skipped) == (1, 0, [])
 
 
@@ -63,9 +65,11 @@ def test_the_summary_skips_each_settlement_the_user_may_not_approve_in_its_own_w
         case = services.case_load_snapshot(actor=who_loads, snapshot=snapshot, incident=incident)
         settlement = services.settlement_prepare(case=case, actor=who_prepares)
         settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
-    chosen = selectors.chosen_for_approval(incident, {s.pk for s in settlements})
-    summary = selectors.approval_summary(chosen, loader)
-    assert [row.pk for row in selectors.approval_rows(summary.to_approve)] == [settlements[0].pk]
+    chosen = chosen_for_approval(incident, {s.pk for s in settlements})
+    summary = approval_selectors.approval_summary(chosen, loader)
+    assert [row.pk for row in approval_selectors.approval_rows(summary.to_approve)] == [
+        settlements[0].pk
+    ]
     assert (summary.count, summary.skipped_count, summary.skipped_more) == (1, 3, 0)
     assert [(row.pk, why) for row, why in summary.skipped] == [
         (
@@ -82,12 +86,12 @@ def test_the_summary_skips_each_settlement_the_user_may_not_approve_in_its_own_w
             f"You prepared {settlements[3]}; another Tournament Manager must approve it.",
         ),
     ]
-    assert summary.totals == selectors.unit_totals([settlements[0]])
-    for_manager = selectors.approval_summary(chosen, manager)
-    assert [row.pk for row in selectors.approval_rows(for_manager.to_approve)] == [
+    assert summary.totals == approval_selectors.unit_totals([settlements[0]])
+    for_manager = approval_selectors.approval_summary(chosen, manager)
+    assert [row.pk for row in approval_selectors.approval_rows(for_manager.to_approve)] == [
         s.pk for s in settlements
     ]
-    assert for_manager.totals == selectors.unit_totals(settlements)
+    assert for_manager.totals == approval_selectors.unit_totals(settlements)
 
 
 def test_the_summary_adds_up_in_the_database_what_each_settlement_pays_by_currency_and_unit(
@@ -112,10 +116,12 @@ def test_the_summary_adds_up_in_the_database_what_each_settlement_pays_by_curren
         case = services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
         settlement = services.settlement_prepare(case=case, actor=operator)
         settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
-    summary = selectors.approval_summary(selectors.awaiting_approval(incident), manager)
+    summary = approval_selectors.approval_summary(
+        approval_selectors.awaiting_approval(incident), manager
+    )
     # Refunds with fees (house), seats and T$ among them: every unit the pages show.
     assert {unit for _, unit, _ in summary.totals} >= {"cash", "tickets"}
-    assert summary.totals == selectors.unit_totals(settlements)
+    assert summary.totals == approval_selectors.unit_totals(settlements)
     assert summary.count == len(settlements)
 
 
@@ -134,7 +140,9 @@ def test_the_summary_names_the_first_skipped_and_counts_the_rest(
         settlement = services.settlement_prepare(case=case, actor=operator)
         services.settlement_submit(settlement=settlement, actor=operator)
     monkeypatch.setattr(approvals, "SKIPPED_SHOWN", 2)
-    summary = selectors.approval_summary(selectors.awaiting_approval(incident), manager)
+    summary = approval_selectors.approval_summary(
+        approval_selectors.awaiting_approval(incident), manager
+    )
     assert (summary.count, summary.totals, list(summary.to_approve)) == (0, [], [])
     assert (summary.skipped_count, len(summary.skipped), summary.skipped_more) == (3, 2, 1)
     assert all(why.startswith("You loaded the snapshot of") for _, why in summary.skipped)

@@ -2,8 +2,9 @@
 
 import pytest
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
+from settlements.selectors.payments import player_totals, settlement_line_payments
 from tests.payment_helpers import paid_out
 from tests.services.helpers import approved, submitted
 
@@ -12,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 def _states(settlement, lines):
     wanted = [(settlement.pk, line.line_no) for line in lines]
-    found = selectors.settlement_line_payments([settlement], wanted)
+    found = settlement_line_payments([settlement], wanted)
     return [found[place] for place in wanted]
 
 
@@ -43,7 +44,7 @@ def test_lines_not_approved_are_not_sent_and_withdrawn_ones_never_will_be(
     gone.refresh_from_db()
     wanted = [(waiting.pk, 1), (gone.pk, 1)]
     with django_assert_num_queries(0):
-        found = selectors.settlement_line_payments([waiting, gone], wanted)
+        found = settlement_line_payments([waiting, gone], wanted)
     assert found[waiting.pk, 1].state == "not_sent"
     assert found[gone.pk, 1].state == "withdrawn"
     assert found[waiting.pk, 1].key == f"{waiting.pk}-1"
@@ -74,8 +75,8 @@ def test_a_players_totals_add_approved_records_across_cases_by_currency_and_unit
     )
     # Before the start everyone gets the buy-in (10.00) and fee (1.00) back: twice in USD,
     # once in EUR; the approved compensation adds 2.50 USD, the proposal waiting adds nothing.
-    assert selectors.player_totals("p000001") == [
+    assert player_totals("p000001") == [
         ("EUR", "cash", 1100),
         ("USD", "cash", 2 * 1100 + 250),
     ]
-    assert selectors.player_totals("nobody") == []
+    assert player_totals("nobody") == []

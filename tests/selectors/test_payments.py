@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from settlements import selectors, services
+from settlements import services
+from settlements.selectors import payments
 from settlements.selectors.payments import lines as payment_lines
 from settlements.services import CompensationEntry
 from tests.services.helpers import approved
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 def lines(releases=None, **kwargs):
-    return list(selectors.approved_lines(releases, **kwargs))
+    return list(payments.approved_lines(releases, **kwargs))
 
 
 def compensation(case, operator, manager, *entries):
@@ -54,7 +55,7 @@ def desk(operator, tournament_manager, second_manager, snapshot_factory):
 @pytest.mark.parametrize("seed", range(3))
 def test_any_window_of_places_gives_exactly_its_lines(desk, seed):
     everything = lines()
-    last = selectors.last_position()
+    last = payments.last_position()
     assert last == len(everything)
     generator = random.Random(seed)
     for _ in range(30):
@@ -97,7 +98,7 @@ def test_keys_that_name_no_released_line(desk):
         f"{settlement.pk}-{'9' * 19}",
         "",
     }
-    found = selectors.lines_of(known | unknown)
+    found = payments.lines_of(known | unknown)
     assert found.keys() == known
     assert {key: line.key for key, line in found.items()} == {key: key for key in known}
 
@@ -111,4 +112,4 @@ def test_keys_that_name_no_released_line(desk):
     ],
 )
 def test_nearly_contiguous_line_numbers_are_read_as_a_range(numbers, expected):
-    assert selectors.line_numbers("line_no", numbers) == expected
+    assert payments.line_numbers("line_no", numbers) == expected

@@ -6,7 +6,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from settlements import selectors
+from settlements.selectors.payments import player_totals
+from settlements.selectors.players import player_entries, player_statement
 from tests.services.helpers import approved, load
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +25,7 @@ def _plan(sql: str) -> str:
 def test_the_pages_of_a_players_cases_run_newest_first_without_gaps(users, snapshot_factory):
     cases = [load(users["operator"], snapshot_factory, tournament_id=f"PAGE-{n}") for n in range(5)]
     newest_first = [case.pk for case in reversed(cases)]
-    pages = [selectors.player_entries("p000001", offset, 2) for offset in (0, 2, 4, 6)]
+    pages = [player_entries("p000001", offset, 2) for offset in (0, 2, 4, 6)]
     assert [[entry.case_id for entry in page] for page in pages] == [
         newest_first[0:2],
         newest_first[2:4],
@@ -39,7 +40,7 @@ def test_the_pages_of_a_players_cases_run_newest_first_without_gaps(users, snaps
 def test_a_page_of_cases_is_picked_on_the_entrants_index_alone(users, snapshot_factory):
     load(users["operator"], snapshot_factory, tournament_id="PLAN-1")
     with CaptureQueriesContext(connection) as queries:
-        selectors.player_entries("p000001", 50, 26)
+        player_entries("p000001", 50, 26)
     (query,) = queries.captured_queries
     plan = _plan(query["sql"]).splitlines()
     # The LIMIT applies to the player's entrants alone, before any join: an OFFSET over the
@@ -61,7 +62,7 @@ def test_a_players_totals_read_their_lines_through_the_index_by_player(users, sn
         users["operator"], users["tournament_manager"], snapshot_factory, tournament_id="SUM-1"
     )
     with CaptureQueriesContext(connection) as queries:
-        totals = selectors.player_totals("p000001")
+        totals = player_totals("p000001")
     assert totals
     lines = next(q["sql"] for q in queries.captured_queries if "settlementline" in q["sql"])
     assert "line_by_player_idx" in _plan(lines)
@@ -75,7 +76,7 @@ def test_a_statements_lines_are_read_through_the_same_index(users, snapshot_fact
         users["operator"], users["tournament_manager"], snapshot_factory, tournament_id="ONE-1"
     )
     with CaptureQueriesContext(connection) as queries:
-        assert selectors.player_statement(settlement, "p000001") is not None
+        assert player_statement(settlement, "p000001") is not None
     lines = next(q["sql"] for q in queries.captured_queries if "settlementline" in q["sql"])
     with connection.cursor() as cursor:
         # Without statistics a few-line table's indexes all cost the same to the planner.

@@ -5,8 +5,11 @@ and events about one record."""
 import pytest
 from django.core.cache import cache
 
-from settlements import selectors, services
+from settlements import services
 from settlements.rules import InvalidInput, Policy, Problem, parse_snapshot, settle
+from settlements.selectors import previews as preview_selectors
+from settlements.selectors.audit import event_list
+from settlements.selectors.settlements import settlement_payout
 from settlements.views import cached_previews
 from tests.services.helpers import approved, load
 
@@ -86,7 +89,7 @@ def test_the_comparison_is_computed_with_the_previews_then_cached(
 ):
     case = load(operator, snapshot_factory, type="satellite", stage="middle", entrants=40)
     settled = []
-    original = selectors.previews._settled
+    original = preview_selectors._settled
     monkeypatch.setattr(
         "settlements.selectors.previews._settled",
         lambda *args: settled.append(args[2]) or original(*args),
@@ -108,13 +111,13 @@ def test_a_case_without_options_has_no_previews(operator, snapshot_factory):
 
 
 def test_payout_worth_counts_a_seat_at_its_value():
-    assert selectors.payout_worth(cash=5, tdollars=7, tickets=2, seat_value=100) == 212
-    assert selectors.payout_worth(cash=5, tdollars=0, tickets=0, seat_value=None) == 5
+    assert preview_selectors.payout_worth(cash=5, tdollars=7, tickets=2, seat_value=100) == 212
+    assert preview_selectors.payout_worth(cash=5, tdollars=0, tickets=0, seat_value=None) == 5
 
 
 def test_chart_points_follow_chip_rank(operator, tournament_manager, snapshot_factory):
     settlement = approved(operator, tournament_manager, snapshot_factory, entrants=40)
-    points = selectors.settlement_chart_points(settlement)
+    points = preview_selectors.settlement_chart_points(settlement)
     assert [p.rank for p in points] == list(range(1, 21))
     cash = {row.player: row.cash for row in settlement.payouts.all()}
     assert points[0].amount == cash["p000001"] and points[-1].amount == cash["p000020"]
@@ -123,19 +126,19 @@ def test_chart_points_follow_chip_rank(operator, tournament_manager, snapshot_fa
 def test_chart_points_are_empty_for_points_only_settlements(operator, snapshot_factory):
     case = load(operator, snapshot_factory, type="freeroll", stage="pre")
     settlement = services.settlement_prepare(case=case, actor=operator)
-    assert selectors.settlement_chart_points(settlement) == []
+    assert preview_selectors.settlement_chart_points(settlement) == []
 
 
 def test_one_players_payout(operator, snapshot_factory):
     settlement = services.settlement_prepare(case=load(operator, snapshot_factory), actor=operator)
-    payout = selectors.settlement_payout(settlement, "p000001")
+    payout = settlement_payout(settlement, "p000001")
     assert payout.player == "p000001" and payout.cash > 0 and payout.exact
-    assert selectors.settlement_payout(settlement, "nobody") is None
+    assert settlement_payout(settlement, "nobody") is None
 
 
 def test_events_about_one_record(operator, tournament_manager, snapshot_factory):
     settlement = approved(operator, tournament_manager, snapshot_factory)
-    events = selectors.event_list(subject_type="settlement", subject_id=settlement.pk)
+    events = event_list(subject_type="settlement", subject_id=settlement.pk)
     assert [e.type for e in events] == [
         "settlement_approved",
         "settlement_submitted",
@@ -160,9 +163,9 @@ def test_an_option_the_engine_refuses_is_previewed_as_its_problem(
 def test_the_payout_curve_is_thinned_in_the_database(operator, snapshot_factory):
     case = load(operator, snapshot_factory, stage="pre", entrants=100)
     settlement = services.settlement_prepare(case=case, actor=operator)
-    curve = selectors.settlement_payout_curve(settlement, points=10)
+    curve = preview_selectors.settlement_payout_curve(settlement, points=10)
     assert [p["rank"] for p in curve] == [1, 11, 21, 31, 41, 51, 61, 71, 81, 91, 100]
     chips = [p["chips"] for p in curve]
     assert chips == sorted(chips, reverse=True)
-    full = selectors.settlement_payout_curve(settlement, points=500)
+    full = preview_selectors.settlement_payout_curve(settlement, points=500)
     assert len(full) == 100

@@ -4,7 +4,9 @@ compensation in the order it is worked."""
 import pytest
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
+from settlements.selectors import queues
+from settlements.selectors.dashboard import awaiting
 from settlements.services import CompensationEntry
 
 pytestmark = pytest.mark.django_db
@@ -24,11 +26,11 @@ def test_a_waiting_list_narrows_to_one_incident_whatever_it_lists(users, snapsho
     ready = services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incidents[0])
 
     first = incidents[0].pk
-    prepare, submit = selectors.awaiting("to_prepare"), selectors.awaiting("to_submit")
-    assert list(selectors.waiting_queue(operator, prepare, incident=first)) == [ready]
-    to_submit = selectors.waiting_queue(operator, submit, incident=first)
+    prepare, submit = awaiting("to_prepare"), awaiting("to_submit")
+    assert list(queues.waiting_queue(operator, prepare, incident=first)) == [ready]
+    to_submit = queues.waiting_queue(operator, submit, incident=first)
     assert [settlement.case.incident_id for settlement in to_submit] == [first]
-    assert selectors.waiting_queue(operator, submit).count() == 2
+    assert queues.waiting_queue(operator, submit).count() == 2
 
 
 def test_incidents_by_state(operator):
@@ -36,15 +38,15 @@ def test_incidents_by_state(operator):
     still_open = services.incident_report(actor=operator, title="Open", started_at=started)
     closed = services.incident_report(actor=operator, title="Closed", started_at=started)
     services.incident_close(incident=closed, actor=operator, reason="nothing hit")
-    assert list(selectors.incident_queue("open")) == [still_open]
-    assert list(selectors.incident_queue("closed")) == [closed]
-    assert set(selectors.incident_queue("all")) == {still_open, closed}
+    assert list(queues.incident_queue("open")) == [still_open]
+    assert list(queues.incident_queue("closed")) == [closed]
+    assert set(queues.incident_queue("all")) == {still_open, closed}
 
 
 def test_proposals_are_worked_oldest_first_the_rest_listed_newest_first(busy_desk, users):
     manager = users["tournament_manager"]
     older, newer = busy_desk["own_proposal"], busy_desk["other_proposal"]
-    assert list(selectors.compensation_queue("proposed")) == [older, newer]
+    assert list(queues.compensation_queue("proposed")) == [older, newer]
     third = services.compensation_propose(
         case=older.case,
         actor=users["operator"],
@@ -53,4 +55,4 @@ def test_proposals_are_worked_oldest_first_the_rest_listed_newest_first(busy_des
     )
     services.compensation_approve(compensation=newer, actor=manager, reason="fair")
     services.compensation_reject(compensation=third, actor=manager, reason="no")
-    assert list(selectors.compensation_queue(None)) == [third, newer, older]
+    assert list(queues.compensation_queue(None)) == [third, newer, older]

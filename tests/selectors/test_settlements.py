@@ -2,7 +2,8 @@
 
 import pytest
 
-from settlements import selectors, services
+from settlements import services
+from settlements.selectors.settlements import settlement_payouts, settlement_totals
 from tests.services.helpers import load
 
 pytestmark = pytest.mark.django_db
@@ -11,9 +12,9 @@ pytestmark = pytest.mark.django_db
 def test_payouts_search_and_totals(operator, snapshot_factory):
     case = load(operator, snapshot_factory, stage="early", entrants=40)
     settlement = services.settlement_prepare(case=case, actor=operator)
-    payouts = selectors.settlement_payouts(settlement)
+    payouts = settlement_payouts(settlement)
     assert [p.player for p in payouts] == sorted(p.player for p in payouts)
-    assert [p.player for p in selectors.settlement_payouts(settlement, search="0001")] == [
+    assert [p.player for p in settlement_payouts(settlement, search="0001")] == [
         "p000001",
         "p000010",
         "p000011",
@@ -26,7 +27,7 @@ def test_payouts_search_and_totals(operator, snapshot_factory):
         "p000018",
         "p000019",
     ]
-    totals = selectors.settlement_totals(settlement)
+    totals = settlement_totals(settlement)
     lines = list(settlement.lines.all())
     by_source_cash = {
         source: sum(ln.amount for ln in lines if ln.source == source)

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pgtrigger
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
 from settlements.models import (
     ApiToken,
@@ -25,6 +25,8 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
+from settlements.selectors.payments import approved_lines
+from settlements.selectors.rulebooks import simulation_cases
 from settlements.services.payments import ConfirmationEntry
 
 ALL_MODELS = (
@@ -124,7 +126,7 @@ def every_record(users, snapshot_factory) -> dict:
     services.api_token_create(user=operator, name="game server", actor=operator)
     services.profile_set_time_zone(user=operator, actor=operator, time_zone="Europe/Malta")
     # A line the cashier could not pay, paid again by an approved re-issue.
-    line = next(iter(selectors.approved_lines(None)))
+    line = next(iter(approved_lines(None)))
     failed = ConfirmationEntry(
         idempotency_key=line.key,
         status="failed",
@@ -148,7 +150,7 @@ def every_record(users, snapshot_factory) -> dict:
     services.simulation_start(
         version=rulebook_version,
         actor=manager,
-        cases=selectors.simulation_cases(),
+        cases=simulation_cases(),
         selection={},
     )
     services.rulebook_version_approve(

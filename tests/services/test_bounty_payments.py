@@ -8,9 +8,10 @@ import json
 import pytest
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.exports import ledger
 from settlements.models import LedgerRelease
+from settlements.selectors.payments import approved_lines, reconciliation
 from settlements.services import payments
 from settlements.services.payments import ConfirmationEntry
 from tests.conftest import snapshot_bytes
@@ -53,7 +54,7 @@ def test_the_ledger_export_carries_bounty_lines_as_cash(knock_outs):
 
 def test_the_feed_the_batch_and_reconciliation_count_the_bounties(knock_outs, cashier):
     refunded, middle = knock_outs
-    feed = list(selectors.approved_lines())
+    feed = list(approved_lines())
     assert {"refund_bounty", "bounty"} <= {line.kind for line in feed}
     batch = json.loads(b"".join(ledger.incident_batch_json(middle.case.incident)))
     assert {"refund_bounty", "bounty"} <= {line["kind"] for line in batch["lines"]}
@@ -67,7 +68,7 @@ def test_the_feed_the_batch_and_reconciliation_count_the_bounties(knock_outs, ca
         ],
     )
     assert {answer.outcome for answer in answers} == {"recorded"}
-    state = selectors.reconciliation(LedgerRelease.objects.all())
+    state = reconciliation(LedgerRelease.objects.all())
     assert state.paid_lines == len(bounty_lines)
     assert state.paid["USD", "cash"] == sum(line.amount for line in bounty_lines)
     total_cash = sum(sum(s.totals["cash"].values()) for s in knock_outs)

@@ -7,9 +7,11 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import Case, Event, Settlement, Snapshot
+from settlements.selectors import cases
+from settlements.selectors.dashboard import waiting_for
 from settlements.services import CompensationEntry
 from settlements.workflow import (
     CASE_FINAL,
@@ -305,7 +307,7 @@ def test_the_tournament_is_loaded_again_after_a_withdrawal(operator, snapshot_fa
     assert right.pk != wrong.pk
     assert right.tournament_id == wrong.tournament_id
     assert right.stage == "late" and right.status == CaseStatus.READY
-    assert selectors.crash_case_in_force(wrong.tournament) == right
+    assert cases.crash_case_in_force(wrong.tournament) == right
 
     # Still one case in force: a third snapshot points at the new case.
     with pytest.raises(Duplicate) as duplicate:
@@ -337,7 +339,7 @@ def test_the_database_allows_one_crash_case_in_force_per_tournament(operator, sn
     with pytest.raises(IntegrityError), transaction.atomic():
         another(CaseStatus.READY)
     another(CaseStatus.WITHDRAWN)  # any number of withdrawn ones
-    assert selectors.crash_case_in_force(case.tournament) == second
+    assert cases.crash_case_in_force(case.tournament) == second
 
 
 @pytest.mark.parametrize(
@@ -386,15 +388,15 @@ def test_a_withdrawn_case_is_not_open_work(
     }
 
     def queued() -> dict[str, int]:
-        return {name: selectors.waiting_for(user)[name].count() for name, user in queues.items()}
+        return {name: waiting_for(user)[name].count() for name, user in queues.items()}
 
     assert queued() == dict.fromkeys(queues, 1)
     for case in (settlement.case, deciding, ready, prepared.case):
         services.case_withdraw(case=case, actor=operator, reason=REASON)
     assert queued() == dict.fromkeys(queues, 0)
-    incident = selectors.incident_list().get(pk=ready.incident_id)
+    incident = cases.incident_list().get(pk=ready.incident_id)
     assert incident.cases_in_progress == 0
-    assert selectors.case_status_counts()[CaseStatus.WITHDRAWN] == 4
+    assert cases.case_status_counts()[CaseStatus.WITHDRAWN] == 4
 
 
 def test_an_incident_whose_cases_are_withdrawn_can_be_closed(operator, snapshot_factory):

@@ -5,9 +5,10 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Decision, Event
+from settlements.selectors.cases import decision_invitees
 from settlements.workflow import CaseStatus
 from tests.services.helpers import load
 
@@ -54,7 +55,7 @@ def test_early_freeroll_reschedule_invites_every_entrant_by_default(
     )
     assert decision.invite_scope == Decision.InviteScope.ENTRANTS
     assert decision.invited_players == []
-    invitees = selectors.decision_invitees(decision)
+    invitees = decision_invitees(decision)
     assert invitees == [f"p{i:06d}" for i in range(1, 21)]
 
 
@@ -70,7 +71,7 @@ def test_middle_freeroll_reschedule_invites_the_remaining_players_by_default(
         reschedule_at=NEXT_WEEK,
     )
     assert decision.invite_scope == Decision.InviteScope.REMAINING
-    assert len(selectors.decision_invitees(decision)) == case.remaining
+    assert len(decision_invitees(decision)) == case.remaining
 
 
 def test_a_chosen_invite_list_must_name_entrants_once_each(
@@ -94,7 +95,7 @@ def test_a_chosen_invite_list_must_name_entrants_once_each(
         record([])
     decision = record(["p000020", "p000001"])
     assert decision.invite_scope == Decision.InviteScope.CUSTOM
-    assert selectors.decision_invitees(decision) == ["p000020", "p000001"]
+    assert decision_invitees(decision) == ["p000020", "p000001"]
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,10 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.models import Settlement
 from settlements.rules.remedies import TABLE
+from settlements.selectors.payments import approved_lines
 from settlements.services import AdjustmentEntry
 from settlements.services.payments import ConfirmationEntry
 
@@ -96,7 +97,7 @@ def test_compensations_adjustments_and_reissues_verify(users, snapshot_factory, 
     )
     services.settlement_submit(settlement=adjustment, actor=operator)
     services.settlement_approve(settlement=adjustment, actor=users["second_manager"])
-    line = next(iter(selectors.approved_lines(None)))
+    line = next(iter(approved_lines(None)))
     failed = ConfirmationEntry(
         idempotency_key=line.key,
         status="failed",

@@ -7,7 +7,7 @@ import pgtrigger
 import pytest
 from django.db import DatabaseError, transaction
 
-from settlements import audit_log, selectors, services, site_policy
+from settlements import audit_log, services, site_policy
 from settlements.errors import DomainError
 from settlements.models import (
     Event,
@@ -19,6 +19,7 @@ from settlements.models import (
     SettlementPayout,
 )
 from settlements.rules import icm, parse_snapshot
+from settlements.selectors.icm import icm_rows_by_loss
 from tests.services.helpers import load
 
 pytestmark = pytest.mark.django_db
@@ -194,8 +195,5 @@ def test_a_knock_outs_bounties_stay_out_of_the_comparison(operator, snapshot_fac
     for row in rows:
         assert row.policy_amount == payouts[row.player] - bounties.get(row.player, 0)
         assert row.difference == row.policy_amount - row.amount
-    shown = {
-        row.player: row.bounty
-        for row in selectors.icm_rows_by_loss(valuation, site_policy.icm_flag())
-    }
+    shown = {row.player: row.bounty for row in icm_rows_by_loss(valuation, site_policy.icm_flag())}
     assert shown == {row.player: bounties.get(row.player, 0) for row in rows}

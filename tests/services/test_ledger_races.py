@@ -14,9 +14,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
 from settlements.models import PaymentConfirmation, PaymentTally
+from settlements.selectors.payments import approved_lines
 from settlements.services import CompensationEntry, ConfirmationEntry
 from settlements.services import payments as payment_services
 from tests.api.conftest import bearer
@@ -109,7 +110,7 @@ def test_a_reader_racing_approvals_sees_every_line_once(
     reader.join(timeout=TIMEOUT)
     assert outcomes == [None] * APPROVERS
 
-    expected = [line.key for line in selectors.approved_lines()]
+    expected = [line.key for line in approved_lines()]
     keys = [line["idempotency_key"] for line in seen]
     assert len(expected) == sum(getattr(r, "line_count", 1) for r in work)
     assert keys == expected
@@ -126,7 +127,7 @@ def test_two_cashiers_confirming_one_line_record_one_payment(django_user_model, 
     settlement = services.settlement_prepare(case=case, actor=operator)
     services.settlement_submit(settlement=settlement, actor=operator)
     services.settlement_approve(settlement=settlement, actor=manager)
-    line = next(selectors.approved_lines())
+    line = next(approved_lines())
 
     def confirm(index: int, _prepared):
         entry = ConfirmationEntry(line.key, "paid", f"tx-{index % 2}", timezone.now(), line.amount)

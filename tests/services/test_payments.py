@@ -9,7 +9,7 @@ from django.apps import apps
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import (
     Event,
@@ -17,6 +17,7 @@ from settlements.models import (
     PaymentConfirmation,
     PaymentTally,
 )
+from settlements.selectors import payments as payment_selectors
 from settlements.services import AdjustmentEntry, CompensationEntry, payments
 from settlements.services.payments import ConfirmationEntry
 from tests.services.helpers import approved, load, row_counts
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.django_db
 
 
 def lines(releases=None, **kwargs):
-    return list(selectors.approved_lines(releases, **kwargs))
+    return list(payment_selectors.approved_lines(releases, **kwargs))
 
 
 def confirmation(line, status="paid", reference="tx-1", **changes) -> ConfirmationEntry:
@@ -363,7 +364,7 @@ def test_tallies_follow_every_answer(desk, cashier, operator, second_manager):
         else:
             continue
         payments.payment_confirm(actor=cashier, confirmations=batch)
-    failed = [p for p in selectors.with_payments(got) if p.state == "failed"]
+    failed = [p for p in payment_selectors.with_payments(got) if p.state == "failed"]
     assert failed
     reissue = payments.reissue_propose(
         actor=operator, idempotency_key=failed[0].line.key, reason="account fixed"
@@ -371,9 +372,9 @@ def test_tallies_follow_every_answer(desk, cashier, operator, second_manager):
     payments.reissue_approve(reissue=reissue, actor=second_manager)
 
     releases = LedgerRelease.objects.all()
-    assert selectors.tallies_agree(releases) == []
-    summary = selectors.reconciliation(releases)
-    states = [p.state for p in selectors.with_payments(lines())]
+    assert payment_selectors.tallies_agree(releases) == []
+    summary = payment_selectors.reconciliation(releases)
+    states = [p.state for p in payment_selectors.with_payments(lines())]
     assert summary.lines == len(states)
     assert (summary.paid_lines, summary.failed_lines, summary.reissued_lines) == (
         states.count("paid"),
@@ -456,4 +457,4 @@ def test_a_line_paid_after_all_cannot_be_reissued(desk, cashier, operator, secon
         payments.reissue_approve(reissue=reissue, actor=second_manager)
     rejected = payments.reissue_reject(reissue=reissue, actor=second_manager, reason="paid")
     assert rejected.status == "rejected"
-    assert selectors.tallies_agree(LedgerRelease.objects.all()) == []
+    assert payment_selectors.tallies_agree(LedgerRelease.objects.all()) == []

@@ -4,7 +4,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from settlements import selectors, services
+from settlements import services
+from settlements.selectors import players as player_selectors
 from settlements.selectors.players import prefix_end
 from settlements.services import CompensationEntry
 from tests.services.helpers import approved, load
@@ -38,20 +39,31 @@ def test_exact_then_prefix_in_code_point_order(operator, snapshot_factory):
             players=players,
             tournament_id=tournament_id,
         )
-    found = selectors.player_search("bob")
+    found = player_selectors.player_search("bob")
     assert found.exact
     assert found.others == ["bob2", "bobZ", "bobé", "bob\u0430"]
     # Paging on after the last id shown, without the exact id again.
-    first = selectors.player_search("bob", limit=2)
+    first = player_selectors.player_search("bob", limit=2)
     assert first.others == ["bob2", "bobZ"] and first.more
-    rest = selectors.player_search("bob", after="bobZ", limit=2)
+    rest = player_selectors.player_search("bob", after="bobZ", limit=2)
     assert not rest.exact and rest.others == ["bobé", "bob\u0430"] and not rest.more
     # A prefix with no exact id, and nothing at all.
-    assert selectors.player_search("bo").exact and selectors.player_search("b").exact is False
-    assert selectors.player_search("Bob").others == [] and selectors.player_search("Bob").exact
-    assert selectors.player_search("nobody") == selectors.PlayerSearch("nobody", False, [], False)
+    assert (
+        player_selectors.player_search("bo").exact
+        and player_selectors.player_search("b").exact is False
+    )
+    assert (
+        player_selectors.player_search("Bob").others == []
+        and player_selectors.player_search("Bob").exact
+    )
+    assert player_selectors.player_search("nobody") == player_selectors.PlayerSearch(
+        "nobody", False, [], False
+    )
     # LIKE wildcards are plain characters in an id.
-    assert selectors.player_search("bo_").others == [] and not selectors.player_search("%").exact
+    assert (
+        player_selectors.player_search("bo_").others == []
+        and not player_selectors.player_search("%").exact
+    )
 
 
 def test_a_players_cases_in_a_constant_number_of_queries(
@@ -69,12 +81,12 @@ def test_a_players_cases_in_a_constant_number_of_queries(
             entries=[CompensationEntry("p000001", 100 + number)],
         )
         settled.append(settlement)
-    entries = selectors.player_entries("p000001", 0, 25)
+    entries = player_selectors.player_entries("p000001", 0, 25)
     assert [entry.case_id for entry in entries] == sorted(
         (s.case_id for s in settled), reverse=True
     )
     with CaptureQueriesContext(connection) as queries:
-        rows = selectors.player_cases("p000001", entries)
+        rows = player_selectors.player_cases("p000001", entries)
     # Settlements, line sums, compensation items, prize withdrawals; then where each line's
     # payment stands: the player's lines, their releases, the wallet's answers, re-issues.
     assert len(queries) == 8
@@ -94,9 +106,13 @@ def test_the_cases_that_concern_a_player(operator, tournament_manager, snapshot_
     individual = services.individual_case_open(
         tournament=quiet, actor=tournament_manager, players=["walk-in"], description="d"
     )
-    assert set(selectors.player_case_ids("p000001").values_list("pk", flat=True)) == {crash.pk}
-    assert set(selectors.player_case_ids("walk-in").values_list("pk", flat=True)) == {individual.pk}
-    assert [case.pk for case in selectors.player_other_cases("walk-in")] == [individual.pk]
+    assert set(player_selectors.player_case_ids("p000001").values_list("pk", flat=True)) == {
+        crash.pk
+    }
+    assert set(player_selectors.player_case_ids("walk-in").values_list("pk", flat=True)) == {
+        individual.pk
+    }
+    assert [case.pk for case in player_selectors.player_other_cases("walk-in")] == [individual.pk]
     # An entrant's own case is listed with the entries, not again among the others.
     services.prize_withdrawal_decide(
         case=crash,
@@ -106,5 +122,7 @@ def test_the_cases_that_concern_a_player(operator, tournament_manager, snapshot_
         outcome="leave",
         reason="fine",
     )
-    assert selectors.player_other_cases("p000001") == []
-    assert set(selectors.player_case_ids("p000001").values_list("pk", flat=True)) == {crash.pk}
+    assert player_selectors.player_other_cases("p000001") == []
+    assert set(player_selectors.player_case_ids("p000001").values_list("pk", flat=True)) == {
+        crash.pk
+    }

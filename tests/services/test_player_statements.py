@@ -12,9 +12,11 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from settlements import selectors, services
+from settlements import services
 from settlements.models import SettlementLine
 from settlements.rules import assess, parse_snapshot, settle
+from settlements.selectors.players import player_statement, settlement_statements
+from settlements.selectors.settlements import settlement_detail
 from tests.statement_helpers import from_engine
 from tests.test_statements import CELLS, arithmetic_holds, cell_snapshots
 
@@ -58,8 +60,8 @@ def test_stored_statements_add_up_and_match_the_engines(
     option = data.draw(st.sampled_from(options)) if options else None
     with transaction.atomic():
         document, settlement = store(document, option, operator, marketing_manager)
-        settlement = selectors.settlement_detail(settlement.pk)
-        stored = {s.player: s for s in selectors.settlement_statements(settlement)}
+        settlement = settlement_detail(settlement.pk)
+        stored = {s.player: s for s in settlement_statements(settlement)}
         lines: dict[str, dict[str, int]] = {}
         for line in SettlementLine.objects.filter(settlement=settlement):
             totals = lines.setdefault(line.player, {})
@@ -80,7 +82,7 @@ def test_stored_statements_add_up_and_match_the_engines(
             assert statement.exact == twin.exact and statement.rounding == twin.rounding
         # One statement read alone says the same as in the export.
         player = sorted(stored)[0]
-        alone = selectors.player_statement(settlement, player)
+        alone = player_statement(settlement, player)
         assert alone.steps == stored[player].steps and alone.totals == stored[player].totals
         transaction.set_rollback(True)
 
@@ -111,7 +113,7 @@ def test_a_share_rounded_to_nothing_is_stated_alike_stored_or_not(operator, mark
     document, settlement = store(
         SHARE_ROUNDED_TO_NOTHING, "chip_proportional", operator, marketing_manager
     )
-    stored = selectors.player_statement(selectors.settlement_detail(settlement.pk), "#3")
+    stored = player_statement(settlement_detail(settlement.pk), "#3")
     snapshot = parse_snapshot(json.dumps(document))
     engine = {
         s.player: s for s in from_engine(settle(snapshot, decision="chip_proportional"), snapshot)

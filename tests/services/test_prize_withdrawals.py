@@ -4,9 +4,10 @@ approves it, and only then does its line reach the cashier's feed."""
 import pytest
 from django.db import IntegrityError, ProgrammingError, connection, transaction
 
-from settlements import selectors, services
+from settlements import services
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Event, LedgerRelease, PrizeWithdrawal
+from settlements.selectors.payments import approved_lines
 from settlements.workflow import PrizeWithdrawalStatus
 from tests.services.helpers import approved, event_types, load
 
@@ -32,7 +33,7 @@ def propose(case, manager, **changes) -> PrizeWithdrawal:
 
 
 def feed_keys() -> list[str]:
-    return [line.key for line in selectors.approved_lines() if line.key.startswith("W")]
+    return [line.key for line in approved_lines() if line.key.startswith("W")]
 
 
 def test_a_proposal_reaches_the_feed_only_once_another_manager_approves_it(
@@ -51,7 +52,7 @@ def test_a_proposal_reaches_the_feed_only_once_another_manager_approves_it(
         "checked with the cashier",
     )
     assert feed_keys() == [f"W{proposal.pk}-1"]
-    [line] = [line for line in selectors.approved_lines() if line.key.startswith("W")]
+    [line] = [line for line in approved_lines() if line.key.startswith("W")]
     assert (line.player, line.unit, line.amount) == ("p000003", "cash", -700)
     release = LedgerRelease.objects.get(prize_withdrawal=proposal)
     assert (release.released_by, release.totals) == (second_manager, {"cash": -700})

@@ -10,11 +10,13 @@ from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
-from settlements import markdown, selectors, services
+from settlements import markdown, services
 from settlements.checks import crash_policy_moved_check
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Event, Rulebook, RulebookVersion
 from settlements.rules import DEFAULT_POLICY
+from settlements.selectors.dashboard import waiting_for
+from settlements.selectors.rulebooks import version_in_force
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +43,7 @@ def test_the_migration_made_default_version_1_from_the_settings():
     version = RulebookVersion.objects.get(rulebook__key="default", number=1)
     assert version.status == "approved"
     assert version.parameters == DEFAULT_POLICY.parameters
-    assert selectors.version_in_force("default", timezone.now()) == version
+    assert version_in_force("default", timezone.now()) == version
 
 
 def test_a_proposal_makes_the_rulebook_fills_defaults_and_records_an_event(tournament_manager):
@@ -63,8 +65,8 @@ def test_another_manager_approves_and_the_version_takes_effect_then(
         version=version, actor=second_manager, reason="Checked against the simulation"
     )
     assert approved.status == "approved" and approved.approved_by == second_manager
-    assert selectors.version_in_force("eu-main", timezone.now()) is None
-    assert selectors.version_in_force("eu-main", later(8)) == approved
+    assert version_in_force("eu-main", timezone.now()) is None
+    assert version_in_force("eu-main", later(8)) == approved
     assert Event.objects.filter(type=Event.Type.RULEBOOK_VERSION_APPROVED).count() == 1
 
 
@@ -157,8 +159,8 @@ def test_the_text_renders_without_raw_html():
 
 def test_versions_awaiting_approval_are_another_managers(tournament_manager, second_manager):
     version = propose(tournament_manager)
-    assert list(selectors.waiting_for(second_manager)["rulebook_versions"]) == [version]
-    assert not selectors.waiting_for(tournament_manager)["rulebook_versions"].exists()
+    assert list(waiting_for(second_manager)["rulebook_versions"]) == [version]
+    assert not waiting_for(tournament_manager)["rulebook_versions"].exists()
 
 
 def test_a_crash_policy_variable_still_set_is_warned_of():

@@ -7,7 +7,6 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from settlements import selectors
 from settlements.access import roles
 from settlements.models import (
     Case,
@@ -19,6 +18,7 @@ from settlements.models import (
     Settlement,
     Simulation,
 )
+from settlements.selectors.dashboard import waiting_for
 from tests.services.helpers import row_counts
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +86,7 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     assert waiting.rulebook.key == "default" and waiting.proposed_by.username == "manager"
     manager2 = get_user_model().objects.get(username="manager2")
     assert waiting.effective_from > timezone.now()
-    assert list(selectors.waiting_for(manager2)["rulebook_versions"]) == [waiting]
+    assert list(waiting_for(manager2)["rulebook_versions"]) == [waiting]
     simulation = Simulation.objects.get(version=waiting)
     assert (
         simulation.finished_at is not None

@@ -7,11 +7,12 @@ from fractions import Fraction
 import pytest
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Event, Settlement, SettlementLine, SettlementPayout
 from settlements.rules import parse_snapshot, settle
+from settlements.selectors.settlements import settlements_as_dicts
 from settlements.services import AdjustmentEntry
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.conftest import make_user
@@ -45,7 +46,7 @@ def test_prepare_stores_exactly_what_the_engine_computes(
     settlement = services.settlement_prepare(case=case, actor=operator)
 
     engine = settle(parse_snapshot(data), decision=decision)
-    assert selectors.settlements_as_dicts([settlement]) == [engine.to_dict()]
+    assert settlements_as_dicts([settlement]) == [engine.to_dict()]
     assert settlement.status == SettlementStatus.PREPARED
     assert settlement.prepared_by == operator
     assert settlement.line_count == len(engine.lines)

@@ -8,9 +8,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
-from settlements import checks, selectors, services, statements
+from settlements import checks, services, statements
 from settlements.errors import DomainError, NotAllowed
 from settlements.models import Event, Settlement, SettlementPayout
+from settlements.selectors.players import settlement_statements
+from settlements.selectors.settlements import settlement_detail
 from tests.db.conftest import app_role, behind_the_apps_back  # noqa: F401 (a fixture)
 from tests.services.helpers import (
     approved,
@@ -27,8 +29,8 @@ FILLED = ("weight", "place_first", "place_last")
 
 
 def statements_of(settlement: Settlement) -> dict[str, statements.Statement]:
-    detail = selectors.settlement_detail(settlement.pk)
-    return {statement.player: statement for statement in selectors.settlement_statements(detail)}
+    detail = settlement_detail(settlement.pk)
+    return {statement.player: statement for statement in settlement_statements(detail)}
 
 
 def payout_terms(settlement: Settlement) -> list[tuple]:

@@ -11,9 +11,10 @@ from allauth.socialaccount.models import SocialAccount
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles, second_factor
 from settlements.models import Event, TokenScope
+from settlements.selectors.access_review import access_review_due
 from settlements.services.sign_on import user_roles_follow_provider
 from tests.conftest import TEST_TOTP_SECRET
 from tests.views.conftest import HTMX
@@ -120,7 +121,7 @@ def test_completing_the_review_is_an_event_with_the_note(desk, as_auditor, audit
     assert event.actor == auditor
     assert event.reason == "All fit; ana checked."
     assert event.data == {"from": start.isoformat(), "to": today.isoformat()}
-    due = selectors.access_review_due()
+    due = access_review_due()
     assert due.due == today + timedelta(days=90)
     assert not due.overdue
 

@@ -227,13 +227,14 @@ def test_an_individual_case_shows_no_crash_panels(as_manager, tournament_manager
 def test_each_case_shows_the_bar_of_its_own_figures(as_operator, load_case):
     from django.template.loader import render_to_string
 
-    from settlements import charts, selectors
+    from settlements import charts
     from settlements.rules import Policy
+    from settlements.selectors.cases import case_detail
 
     early = load_case(type="regular", stage="early", tournament_id="T-BAR1", entrants=20)
     middle = load_case(type="regular", stage="middle", tournament_id="T-BAR2", entrants=40)
     for case in (early, middle, early):
-        case = selectors.case_detail(case.pk)
+        case = case_detail(case.pk)
         bar = charts.stage_bar(
             entrants=case.entrants,
             eliminated=case.eliminated,

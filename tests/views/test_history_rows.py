@@ -6,7 +6,8 @@ import pytest
 from django.urls import reverse
 from django.urls.resolvers import URLResolver
 
-from settlements import selectors, services
+from settlements import services
+from settlements.selectors.audit import HISTORY_MODELS
 from settlements.views import rows
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +46,7 @@ def test_row_links_are_reversed_once_per_kind_not_per_row(as_auditor, busy_histo
         assert full_rows >= few_rows + 20
         # A page of 50 rows reverses at most one URL per record type (and, for events, the
         # incident and case links) more than a page of a few rows: not one per row.
-        assert full - few <= len(selectors.HISTORY_MODELS) + 2, view
+        assert full - few <= len(HISTORY_MODELS) + 2, view
 
 
 def test_row_links_are_the_ones_reverse_gives(busy_history):

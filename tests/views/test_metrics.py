@@ -9,8 +9,9 @@ from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from settlements import audit_log, selectors, services
+from settlements import audit_log, services
 from settlements.models import Case, Job, Settlement
+from settlements.selectors.payments import approved_lines
 from settlements.services import ConfirmationEntry
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.services.helpers import approved, load, submitted
@@ -78,7 +79,7 @@ def test_the_figures_are_the_desks_counts(
     Job.objects.create(
         kind=Job.Kind.SUBMIT, target="incident:y", created_by=operator, status=Job.Status.FAILED
     )
-    lines = list(selectors.approved_lines(after=0, until=100))
+    lines = list(approved_lines(after=0, until=100))
     first, second = lines[0], lines[1]
     at = timezone.now() - timedelta(minutes=1)
     services.payment_confirm(

@@ -9,9 +9,10 @@ import json
 import pytest
 from django.urls import reverse
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
 from settlements.money import format_in_unit
+from settlements.selectors import payments
 from tests.payment_helpers import answer, paid_out
 from tests.views.conftest import HTMX, assert_csp_clean, assert_full_page, assert_partial, signed_in
 
@@ -141,7 +142,7 @@ def test_the_players_page_says_where_compensation_payments_stand(out, users, as_
 
     waiting, paid = propose(100), propose(200)
     services.compensation_approve(compensation=paid, actor=manager, reason="fair")
-    line = selectors.lines_of([f"C{paid.pk}-1"])[f"C{paid.pk}-1"]
+    line = payments.lines_of([f"C{paid.pk}-1"])[f"C{paid.pk}-1"]
     answer(users[roles.CASHIER], line, "paid", "TX-COMP")
     html = as_auditor.get(reverse("players"), {"q": player}).content.decode()
     also = html[html.index(f"Compensation #{waiting.pk}") :]
@@ -166,7 +167,7 @@ def test_an_adjustments_lines_say_where_their_payment_stands_too(out, users, as_
     services.settlement_approve(
         settlement=adjustment, actor=users["second_manager"], reason="checked"
     )
-    line = next(selectors.approved_lines(selectors.releases_of(settlement=adjustment.pk)))
+    line = next(payments.approved_lines(payments.releases_of(settlement=adjustment.pk)))
     answer(users[roles.CASHIER], line, "paid", "TX-ADJ")
     html = assert_full_page(as_auditor.get(reverse("players"), {"q": player}))
     assert "wallet reference TX-ADJ" in html and 'data-payment="not_sent"' not in html
@@ -175,7 +176,7 @@ def test_an_adjustments_lines_say_where_their_payment_stands_too(out, users, as_
 def test_an_approved_prize_withdrawal_is_taken_off_what_the_player_is_owed(out, users, as_auditor):
     player, case = out.failed.player, out.settlement.case
     currency = case.tournament.currency
-    owed_before = dict(((c, u), a) for c, u, a in selectors.player_totals(player))
+    owed_before = dict(((c, u), a) for c, u, a in payments.player_totals(player))
     proposal = services.prize_withdrawal_decide(
         case=case,
         actor=users[roles.TOURNAMENT_MANAGER],
@@ -187,7 +188,7 @@ def test_an_approved_prize_withdrawal_is_taken_off_what_the_player_is_owed(out, 
         unit="cash",
     )
     # A proposal may still be rejected: nothing is taken off yet.
-    assert dict(((c, u), a) for c, u, a in selectors.player_totals(player)) == owed_before
+    assert dict(((c, u), a) for c, u, a in payments.player_totals(player)) == owed_before
     services.prize_withdrawal_approve(
         withdrawal=proposal, actor=users["second_manager"], reason="checked"
     )

@@ -4,8 +4,9 @@ for the others on their dashboard, approved or rejected on a confirmation page."
 import pytest
 from django.urls import reverse
 
-from settlements import selectors, services
+from settlements import services
 from settlements.models import PrizeWithdrawal
+from settlements.selectors.payments import approved_lines
 from settlements.workflow import PrizeWithdrawalStatus
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
@@ -33,7 +34,7 @@ def as_second(second_manager):
 
 
 def withdrawal_keys() -> list[str]:
-    return [line.key for line in selectors.approved_lines() if line.key.startswith("W")]
+    return [line.key for line in approved_lines() if line.key.startswith("W")]
 
 
 def test_the_proposal_form_says_another_manager_approves(as_manager, load_case):

@@ -11,8 +11,9 @@ from django.core.cache import caches
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.models import Settlement
+from settlements.selectors import previews
 from settlements.templatetags.timezones import when
 from settlements.views import settlement_review
 from tests.conftest import clear_caches
@@ -101,9 +102,9 @@ def _chart(client, url: str) -> str:
 def _rankings(client, url: str, monkeypatch) -> int:
     """How many times one view of ``url`` ranked the settlement's payouts for its chart."""
     ranked = []
-    rank = selectors.previews.settlement_payout_curve
+    rank = previews.settlement_payout_curve
     monkeypatch.setattr(
-        selectors.previews,
+        previews,
         "settlement_payout_curve",
         lambda settlement: ranked.append(settlement.pk) or rank(settlement),
     )

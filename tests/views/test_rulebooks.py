@@ -7,9 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.models import RulebookVersion, Simulation
 from settlements.rules.policy import POLICY_KEYS
+from settlements.selectors.rulebooks import simulation_differences
 from tests.views.conftest import HTMX, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -239,5 +240,5 @@ def test_a_finished_simulation_charts_the_differences_per_player(
     assert '<th scope="row">Cash</th>' in summary and " USD</td>" in summary
     # However many cases, the differences are read in one query.
     with django_assert_num_queries(1):
-        by_unit, currency = selectors.simulation_differences(simulation)
+        by_unit, currency = simulation_differences(simulation)
     assert list(by_unit)[0] == "cash" and currency == "USD"

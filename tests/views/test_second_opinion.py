@@ -5,8 +5,9 @@ import pytest
 from django.core.cache import caches
 from django.urls import reverse
 
-from settlements import selectors, services, site_policy
+from settlements import services, site_policy
 from settlements.models import IcmValue, Job
+from settlements.selectors.icm import icm_chart_points
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -157,8 +158,10 @@ def test_the_icm_chart_is_drawn_once_for_every_process(as_manager, late, monkeyp
     """Its fragment is kept in each process's memory and its figures in the shared cache: a
     process that has not drawn it reads them rather than reading every value again."""
     reads = []
-    real = selectors.icm_chart_points
-    monkeypatch.setattr(selectors, "icm_chart_points", lambda v: reads.append(v.pk) or real(v))
+    real = icm_chart_points
+    monkeypatch.setattr(
+        "settlements.selectors.icm.icm_chart_points", lambda v: reads.append(v.pk) or real(v)
+    )
     first = _icm_chart(as_manager, late)
     assert "<svg" in first
     assert len(reads) == 1

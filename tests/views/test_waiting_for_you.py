@@ -8,8 +8,11 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles
+from settlements.selectors import dashboard
+from settlements.selectors.payments import approved_lines
+from settlements.selectors.queues import waiting_queue
 from settlements.services.payments import ConfirmationEntry
 from settlements.workflow import (
     AWAITING,
@@ -45,7 +48,7 @@ def _approved(load_case, users, tournament_id):
 def _reissue(load_case, users):
     """A line the wallet failed to pay, proposed for payment again by the Tournament Manager."""
     _approved(load_case, users, "PAID-FAIL")
-    line = next(iter(selectors.approved_lines(None)))
+    line = next(iter(approved_lines(None)))
     failed = ConfirmationEntry(
         idempotency_key=line.key,
         status="failed",
@@ -153,15 +156,15 @@ def test_every_waiting_state_is_on_its_roles_dashboard_and_queue(state, status, 
         if author is not None and roles.has_role(author, state.role):
             own = signed_in(author).get(reverse("dashboard")).content.decode()
             assert link not in WAITING_PANEL.search(own).group(0)
-            assert selectors.waiting_for(author)[state.name].count() == 0
+            assert dashboard.waiting_for(author)[state.name].count() == 0
 
 
 def test_a_reissue_awaits_a_second_manager(users, load_case):
     reissue = _reissue(load_case, users)
-    second = selectors.waiting_for(users["second_manager"])
+    second = dashboard.waiting_for(users["second_manager"])
     assert list(second["reissues"]) == [reissue]
-    assert not selectors.waiting_for(users[roles.TOURNAMENT_MANAGER])["reissues"].exists()
-    assert "reissues" not in selectors.waiting_for(users[roles.OPERATOR])
+    assert not dashboard.waiting_for(users[roles.TOURNAMENT_MANAGER])["reissues"].exists()
+    assert "reissues" not in dashboard.waiting_for(users[roles.OPERATOR])
 
 
 def test_waiting_states_name_known_roles_queues_and_links():
@@ -186,10 +189,10 @@ def test_decisions_and_approvals_waiting_link_to_answering_them_together(users, 
 
 def test_a_rulebook_version_waits_for_no_incident_and_sorts_by_its_own_time(users):
     version = BUILDERS["settlements.RulebookVersion", RulebookVersionStatus.PROPOSED](None, users)
-    state = selectors.awaiting("rulebook_versions")
+    state = dashboard.awaiting("rulebook_versions")
     manager = users["second_manager"]
-    assert list(selectors.waiting_queue(manager, state, sort="tournament")) == [version]
-    assert not selectors.waiting_queue(manager, state, incident=1).exists()
-    (row,) = selectors.waiting_rows(state, selectors.waiting_records(state, manager))
+    assert list(waiting_queue(manager, state, sort="tournament")) == [version]
+    assert not waiting_queue(manager, state, incident=1).exists()
+    (row,) = dashboard.waiting_rows(state, dashboard.waiting_records(state, manager))
     assert row["url"] == reverse("rulebook_version_approve", args=["eu-main", 1])
     assert (row["label"], row["operator_id"], row["incident_id"]) == ("eu-main v1", "", None)

@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import selectors, services
+from settlements import services
 from settlements.access import roles, second_factor
 from settlements.demo import snapshot_bytes
 from settlements.models import (
@@ -30,6 +30,7 @@ from settlements.models import (
     RulebookVersion,
     Tournament,
 )
+from settlements.selectors.rulebooks import simulation_cases
 from settlements.tasks import run_job
 
 DEFAULT_PASSWORD = "crashdesk-demo"
@@ -277,7 +278,7 @@ class Command(BaseCommand):
         simulation = services.simulation_start(
             version=version,
             actor=version.proposed_by,
-            cases=selectors.simulation_cases(rulebook="default"),
+            cases=simulation_cases(rulebook="default"),
             selection={"rulebook": "default"},
         )
         job = simulation.job
