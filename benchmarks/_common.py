@@ -554,7 +554,7 @@ def copy_floor(
 
     from settlements.models import CasePlayer, SettlementLine, SettlementPayout, Snapshot
     from settlements.seals import ENTRANT_FIELDS
-    from settlements.services import SETTLEMENT_PAYOUT_FIELDS
+    from settlements.services.settlements import SETTLEMENT_PAYOUT_FIELDS
 
     line_fields = ("settlement", "line_no", "player", "kind", "unit", "amount", "source")
 

@@ -49,10 +49,10 @@ def child(database: str, tournaments: int, entrants: int) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from settlements import services
     from settlements.access import roles
     from settlements.models import Case, Job, Settlement
     from settlements.services import jobs
+    from settlements.services.incidents import incident_report
     from settlements.tasks import run_job
 
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
@@ -76,7 +76,7 @@ def child(database: str, tournaments: int, entrants: int) -> None:
 
     for line in sys.stdin:
         number = int(line)
-        incident = services.incident_report(
+        incident = incident_report(
             actor=operator, title=f"round {number}", started_at=timezone.now()
         )
         snapshots = [

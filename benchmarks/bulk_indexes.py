@@ -71,7 +71,7 @@ def run(entrants: int, runs: int) -> None:
 
     from settlements.models import CasePlayer, SettlementLine, SettlementPayout
     from settlements.seals import ENTRANT_FIELDS
-    from settlements.services import SETTLEMENT_PAYOUT_FIELDS
+    from settlements.services.settlements import SETTLEMENT_PAYOUT_FIELDS
 
     line_fields = ("settlement", "line_no", "player", "kind", "unit", "amount", "source")
     tables = {

@@ -139,13 +139,13 @@ def timed(client, path: str, query: dict, headers: dict, *, without_list: bool):
 
 
 def load(entrants: int):
-    from settlements import services
     from settlements.access import roles
+    from settlements.services.snapshots import case_load_snapshot
 
     operator = make_user("bench-operator", roles.OPERATOR)
     v1 = snapshot_text(tournament_id="BENCH-KO", type="regular", stage="middle", entrants=entrants)
     started = time.perf_counter()
-    case = services.case_load_snapshot(actor=operator, snapshot=rebuy_text(v1, entrants).encode())
+    case = case_load_snapshot(actor=operator, snapshot=rebuy_text(v1, entrants).encode())
     print(f"loaded case #{case.pk} in {time.perf_counter() - started:.1f} s")
     return case
 

@@ -75,8 +75,8 @@ def main() -> None:
 def run(url: str, args) -> None:
     from django.contrib.auth import get_user_model
 
-    from settlements import services
     from settlements.models import PaymentConfirmation, Settlement
+    from settlements.services.tokens import api_token_create
 
     settlement = Settlement.objects.filter(status="approved").first() if args.reuse else None
     if settlement is None:
@@ -91,7 +91,7 @@ def run(url: str, args) -> None:
     if confirmed + args.confirm > settlement.line_count:
         raise SystemExit("not enough unconfirmed lines left: run without --reuse")
     wallet = get_user_model().objects.get(username="bench-wallet")
-    _, token = services.api_token_create(user=wallet, name="benchmark wallet")
+    _, token = api_token_create(user=wallet, name="benchmark wallet")
 
     headers = {"Authorization": f"Bearer {token}"}
     with Gunicorn(url) as server:
@@ -107,9 +107,10 @@ def run(url: str, args) -> None:
 
 def build(args):
     """The approved settlement of the benchmark's crash, through the services."""
-    from settlements import services
     from settlements.access import roles
     from settlements.exports import ledger
+    from settlements.services import settlements as settlement_services
+    from settlements.services.snapshots import case_load_snapshot
 
     watch = Stopwatch()
     operator = make_user("bench-operator", roles.OPERATOR)
@@ -119,12 +120,12 @@ def build(args):
         tournament_id="BENCH-CASHIER", type="regular", stage="early", entrants=args.entrants
     )
     with watch("load the snapshot (services)"):
-        case = services.case_load_snapshot(actor=operator, snapshot=text)
+        case = case_load_snapshot(actor=operator, snapshot=text)
     with watch("prepare"):
-        settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
     with watch("approve (releases the lines)"):
-        settlement = services.settlement_approve(settlement=settlement, actor=manager)
+        settlement = settlement_services.settlement_approve(settlement=settlement, actor=manager)
     print(f"  {settlement.line_count:,} approved lines")
     settlement.case = case
     with watch("its ledger CSV, generated in this process"):

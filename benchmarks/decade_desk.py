@@ -58,13 +58,15 @@ def main() -> None:
             _big_settlement(people, number, args.entrants)
         print(f"seeded in {time.perf_counter() - started:.1f} s")
         _print_rows()
-        from settlements import checkpoints, services
+        from settlements import checkpoints
+        from settlements.services.checkpoints import checkpoint_record
+        from settlements.services.history_sweep import history_sweep
 
         # The copied incidents' history versions were written outside the services: the sweep
         # a deployed desk runs (compose's sweeper) seals them, as it would on the real desk.
-        services.history_sweep(reason="copied incidents of the benchmark")
+        history_sweep(reason="copied incidents of the benchmark")
         outcome = _timed("verify_audit --full", lambda: checkpoints.verify(full=True))
-        services.checkpoint_record(outcome=outcome)
+        checkpoint_record(outcome=outcome)
         started = time.perf_counter()
         page_latency._open_incident(people, "D")
         took = time.perf_counter() - started
@@ -81,18 +83,24 @@ def main() -> None:
 
 def _big_settlement(people, number: int, entrants: int) -> None:
     """Another large outage's settlement, prepared and approved (page_latency's is BIG-1)."""
-    from settlements import services
+    from settlements.services import settlements as settlement_services
+    from settlements.services.incidents import incident_report
+    from settlements.services.snapshots import case_load_snapshot
 
-    incident = services.incident_report(
+    incident = incident_report(
         actor=people["operator"], title=f"Large outage {number}", started_at=page_latency._now()
     )
     text = snapshot_text(
         tournament_id=f"BIG-{number}", type="regular", stage="middle", entrants=entrants
     )
-    case = services.case_load_snapshot(actor=people["operator"], snapshot=text, incident=incident)
-    settlement = services.settlement_prepare(case=case, actor=people["operator"])
-    settlement = services.settlement_submit(settlement=settlement, actor=people["operator"])
-    services.settlement_approve(settlement=settlement, actor=people["manager"], reason="checked")
+    case = case_load_snapshot(actor=people["operator"], snapshot=text, incident=incident)
+    settlement = settlement_services.settlement_prepare(case=case, actor=people["operator"])
+    settlement = settlement_services.settlement_submit(
+        settlement=settlement, actor=people["operator"]
+    )
+    settlement_services.settlement_approve(
+        settlement=settlement, actor=people["manager"], reason="checked"
+    )
 
 
 def _people() -> dict:

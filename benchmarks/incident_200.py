@@ -244,9 +244,9 @@ def run_bulk(
 ) -> None:
     from django.conf import settings
 
-    from settlements import services
     from settlements.access import roles
     from settlements.models import Settlement
+    from settlements.services.incidents import incident_report
 
     operator = make_user("bench-operator", roles.OPERATOR)
     marketing = make_user("bench-marketing", roles.MARKETING_MANAGER)
@@ -273,9 +273,7 @@ def run_bulk(
             f"{workers} job worker{'s' if workers > 1 else ''}"
             f"{'' if interval is None else f' (polling every {interval:g} s)'}\n"
         )
-        incident = services.incident_report(
-            actor=operator, title="Cluster outage", started_at=_now()
-        )
+        incident = incident_report(actor=operator, title="Cluster outage", started_at=_now())
         desk_client = Client(server.base).login(operator.username)
         mm_client = Client(server.base).login(marketing.username)
         tm_client = Client(server.base).login(manager.username)
@@ -476,15 +474,17 @@ def expect(status: int, wanted: int, what: str, body: bytes = b"") -> None:
 
 
 def run(url: str, tournaments: int, entrants: int, clients: int, *, rebuys: bool = False) -> None:
-    from settlements import services
     from settlements.access import roles
     from settlements.models import Case, Settlement
+    from settlements.services.decisions import decision_record
+    from settlements.services.incidents import incident_close, incident_report
+    from settlements.services.tokens import api_token_create
     from settlements.workflow import CaseStatus
 
     operator = make_user("bench-operator", roles.OPERATOR)
     marketing = make_user("bench-marketing", roles.MARKETING_MANAGER)
     manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)
-    _, token = services.api_token_create(user=operator, name="benchmark game servers")
+    _, token = api_token_create(user=operator, name="benchmark game servers")
 
     snapshots = _snapshots(tournaments, entrants, rebuys=rebuys)
     size = sum(map(len, snapshots))
@@ -496,9 +496,7 @@ def run(url: str, tournaments: int, entrants: int, clients: int, *, rebuys: bool
     with Gunicorn(url) as server:
         workers = server.worker_pids()
         print(f"gunicorn on {server.base}: {len(workers)} workers, production config\n")
-        incident = services.incident_report(
-            actor=operator, title="Cluster outage", started_at=_now()
-        )
+        incident = incident_report(actor=operator, title="Cluster outage", started_at=_now())
         desk = Client(server.base).login(operator.username)
         approver = Client(server.base).login(manager.username)
         steps = []
@@ -533,7 +531,7 @@ def run(url: str, tournaments: int, entrants: int, clients: int, *, rebuys: bool
             options = {f"T{n:04d}": MIX[n % len(MIX)][2] for n in range(tournaments)}
 
             def record(case) -> None:
-                services.decision_record(
+                decision_record(
                     case=case,
                     actor=marketing,
                     option=options[case.tournament.operator_id],
@@ -595,7 +593,7 @@ def run(url: str, tournaments: int, entrants: int, clients: int, *, rebuys: bool
             export.run(settlements, download)
             steps.append(export)
             print(export.line(), flush=True)
-            services.incident_close(incident=incident, actor=operator, reason="all paid")
+            incident_close(incident=incident, actor=operator, reason="all paid")
 
         approved = Settlement.objects.filter(case__incident=incident, status="approved").count()
         lines = sum(

@@ -138,36 +138,40 @@ def _desk(cases: int) -> str:
     token."""
     from django.utils import timezone
 
-    from settlements import services
     from settlements.access import roles
     from settlements.demo import snapshot_bytes
     from settlements.selectors.payments import approved_lines
-    from settlements.services import ConfirmationEntry
+    from settlements.services import settlements as settlement_services
+    from settlements.services.payments import ConfirmationEntry, payment_confirm
+    from settlements.services.snapshots import case_load_snapshot
+    from settlements.services.tokens import api_token_create
 
     operator = make_user("bench-operator", roles.OPERATOR)
     manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)
     auditor = make_user("bench-auditor", roles.AUDITOR)
     cashier = make_user("bench-cashier", roles.CASHIER)
     for number in range(cases):
-        case = services.case_load_snapshot(
+        case = case_load_snapshot(
             actor=operator,
             snapshot=snapshot_bytes(tournament_id=f"M-{number}", stage="early", entrants=30),
         )
         if number % 2:
             continue
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        settlement = services.settlement_submit(settlement=settlement, actor=operator)
-        services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
+        settlement_services.settlement_approve(
+            settlement=settlement, actor=manager, reason="checked"
+        )
     at = timezone.now() - timedelta(minutes=5)
     lines = list(approved_lines(after=0, until=200))
-    services.payment_confirm(
+    payment_confirm(
         actor=cashier,
         confirmations=[
             ConfirmationEntry(line.key, "paid" if n % 3 else "failed", f"w{n}", at, line.amount)
             for n, line in enumerate(lines)
         ],
     )
-    return services.api_token_create(user=auditor, name="bench")[1]
+    return api_token_create(user=auditor, name="bench")[1]
 
 
 if __name__ == "__main__":

@@ -94,10 +94,10 @@ def seed(tournaments: int, entrants: int) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from settlements import services
     from settlements.access import roles
     from settlements.models import Case, Incident, Job, Settlement
     from settlements.services import jobs
+    from settlements.services.incidents import incident_report
     from settlements.tasks import run_job
 
     # Jobs are run here, one after the other; anything they queue (ICM valuations) stays queued.
@@ -121,9 +121,7 @@ def seed(tournaments: int, entrants: int) -> None:
         print(f"  {kind} {len(items)}: {time.perf_counter() - started:.0f} s", flush=True)
 
     def loaded(tag: str, mix) -> object:
-        incident = services.incident_report(
-            actor=operator, title=TITLES[tag], started_at=timezone.now()
-        )
+        incident = incident_report(actor=operator, title=TITLES[tag], started_at=timezone.now())
         snapshots = [
             jobs.NewItem(key=f"{name}.json", label=name, payload=payload)
             for name, payload in outage_snapshots(

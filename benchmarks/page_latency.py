@@ -269,9 +269,10 @@ def _pages() -> dict[str, str]:
 
 def _closed_incident(people, tag: str) -> None:
     """Four crash cases of one incident, settled, one after a rejection; then closed."""
-    from settlements import services
+    from settlements.services import settlements as settlement_services
+    from settlements.services.incidents import incident_close, incident_report
 
-    incident = services.incident_report(
+    incident = incident_report(
         actor=people["operator"], title=f"Outage {tag}", started_at=_now() - timedelta(days=2)
     )
     plans = [
@@ -284,63 +285,72 @@ def _closed_incident(people, tag: str) -> None:
         case = _load(people, incident, f"{tag}{number}", type_, stage)
         if case.decision_options:
             _decide(people, case, option)
-        settlement = services.settlement_prepare(case=case, actor=people["operator"])
-        settlement = services.settlement_submit(settlement=settlement, actor=people["operator"])
+        settlement = settlement_services.settlement_prepare(case=case, actor=people["operator"])
+        settlement = settlement_services.settlement_submit(
+            settlement=settlement, actor=people["operator"]
+        )
         if number == 4:
-            services.settlement_reject(
+            settlement_services.settlement_reject(
                 settlement=settlement, actor=people["manager"], reason="recount the chips"
             )
-            settlement = services.settlement_prepare(case=case, actor=people["operator2"])
-            settlement = services.settlement_submit(
+            settlement = settlement_services.settlement_prepare(
+                case=case, actor=people["operator2"]
+            )
+            settlement = settlement_services.settlement_submit(
                 settlement=settlement, actor=people["operator2"]
             )
-        services.settlement_approve(
+        settlement_services.settlement_approve(
             settlement=settlement, actor=people["manager"], reason="checked"
         )
-    services.incident_close(incident=incident, actor=people["operator"], reason="all paid")
+    incident_close(incident=incident, actor=people["operator"], reason="all paid")
 
 
 def _open_incident(people, tag: str) -> None:
     """Cases at every step: awaiting approval, awaiting a decision, ready, prepared."""
-    from settlements import services
+    from settlements.services import settlements as settlement_services
+    from settlements.services.incidents import incident_report
 
-    incident = services.incident_report(
+    incident = incident_report(
         actor=people["operator"], title=f"Outage {tag}", started_at=_now() - timedelta(hours=3)
     )
     case = _load(people, incident, f"{tag}1", "regular", "middle")
-    settlement = services.settlement_prepare(case=case, actor=people["operator"])
-    services.settlement_submit(settlement=settlement, actor=people["operator"])
+    settlement = settlement_services.settlement_prepare(case=case, actor=people["operator"])
+    settlement_services.settlement_submit(settlement=settlement, actor=people["operator"])
     _load(people, incident, f"{tag}2", "satellite", "middle")
     _load(people, incident, f"{tag}3", "regular", "early")
     case = _load(people, incident, f"{tag}4", "freeroll", "middle")
     _decide(people, case, "chip_equity")
-    services.settlement_prepare(case=case, actor=people["operator"])
+    settlement_services.settlement_prepare(case=case, actor=people["operator"])
 
 
 def _big_settlement(people, entrants: int):
-    from settlements import services
+    from settlements.services import settlements as settlement_services
+    from settlements.services.incidents import incident_report
+    from settlements.services.snapshots import case_load_snapshot
 
-    incident = services.incident_report(
+    incident = incident_report(
         actor=people["operator"], title="Main event outage", started_at=_now()
     )
     text = snapshot_text(tournament_id="BIG-1", type="regular", stage="middle", entrants=entrants)
-    case = services.case_load_snapshot(actor=people["operator"], snapshot=text, incident=incident)
-    settlement = services.settlement_prepare(case=case, actor=people["operator"])
-    settlement = services.settlement_submit(settlement=settlement, actor=people["operator"])
+    case = case_load_snapshot(actor=people["operator"], snapshot=text, incident=incident)
+    settlement = settlement_services.settlement_prepare(case=case, actor=people["operator"])
+    settlement = settlement_services.settlement_submit(
+        settlement=settlement, actor=people["operator"]
+    )
     return case, settlement
 
 
 def _load(people, incident, tournament_id: str, type_: str, stage: str):
-    from settlements import services
+    from settlements.services.snapshots import case_load_snapshot
 
     text = snapshot_text(tournament_id=tournament_id, type=type_, stage=stage, entrants=40)
-    return services.case_load_snapshot(actor=people["operator"], snapshot=text, incident=incident)
+    return case_load_snapshot(actor=people["operator"], snapshot=text, incident=incident)
 
 
 def _decide(people, case, option: str) -> None:
-    from settlements import services
+    from settlements.services.decisions import decision_record
 
-    services.decision_record(
+    decision_record(
         case=case, actor=people["marketing"], option=option, reason="as the policy suggests"
     )
 

@@ -84,13 +84,13 @@ def main() -> None:
 
 
 def run(url: str, entrants: int, scenarios, runs: int) -> list[dict]:
-    from settlements import services
     from settlements.access import roles
+    from settlements.services.tokens import api_token_create
 
     operator = make_user("bench-operator", roles.OPERATOR)
     manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)
     marketing = make_user("bench-marketing", roles.MARKETING_MANAGER)
-    _, token = services.api_token_create(user=operator, name="benchmark game server")
+    _, token = api_token_create(user=operator, name="benchmark game server")
 
     results = []
     with Gunicorn(url) as server:
@@ -119,8 +119,9 @@ def run(url: str, entrants: int, scenarios, runs: int) -> list[dict]:
 
 
 def scenario_run(server, cashier, body, token, operator, manager, marketing) -> dict:
-    from settlements import services
     from settlements.models import Case
+    from settlements.services import settlements as settlement_services
+    from settlements.services.decisions import decision_record
 
     watch = Stopwatch()
     api = Client(server.base)
@@ -148,12 +149,12 @@ def scenario_run(server, cashier, body, token, operator, manager, marketing) -> 
     if case.decision_options:
         option = case.decision_options[-1]
         with watch(f"decision ({option})"):
-            services.decision_record(case=case, actor=marketing, option=option, reason="benchmark")
+            decision_record(case=case, actor=marketing, option=option, reason="benchmark")
 
     # The module whose settlement_prepare calls insert_rows is where the timer hooks in.
-    persistence = _PersistenceTimer(services.settlements)
+    persistence = _PersistenceTimer(settlement_services)
     with persistence, watch("prepare (settlement_prepare)"):
-        settlement = services.settlement_prepare(case=case, actor=operator)
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     persisted = persistence.until(time.perf_counter())
     groups = meter.stop()
     meter.close()
@@ -203,14 +204,14 @@ def scenario_run(server, cashier, body, token, operator, manager, marketing) -> 
 def _review_and_export(server, cashier, settlement, case, watch, operator, manager) -> dict:
     """Submit and approve the settlement, then download its ledger as the cashier, sampling
     the serving worker's memory, and generate the same CSV here under tracemalloc."""
-    from settlements import services
     from settlements.exports import ledger
     from settlements.models import Case
+    from settlements.services import settlements as settlement_services
 
     with watch("submit"):
-        settlement = services.settlement_submit(settlement=settlement, actor=operator)
+        settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
     with watch("approve"):
-        settlement = services.settlement_approve(
+        settlement = settlement_services.settlement_approve(
             settlement=settlement, actor=manager, reason="benchmark"
         )
     path = f"/settlements/{settlement.pk}/ledger.csv"

@@ -67,8 +67,8 @@ def main() -> None:
 def run(url: str, entrants: int, stage: str, runs: int) -> None:
     from django.conf import settings
 
-    from settlements import services
     from settlements.access import roles
+    from settlements.services.snapshots import case_load_snapshot
 
     operator = make_user("bench-operator", roles.OPERATOR)
     template = snapshot_text(
@@ -88,7 +88,7 @@ def run(url: str, entrants: int, stage: str, runs: int) -> None:
         }
         for attempt in range(1, runs + 1):
             cases = [
-                services.case_load_snapshot(
+                case_load_snapshot(
                     actor=operator,
                     snapshot=template.replace("BENCH-ID", f"BENCH-{attempt}-{copy}", 1).encode(),
                 )
@@ -122,13 +122,13 @@ def run(url: str, entrants: int, stage: str, runs: int) -> None:
 def in_process(case, operator) -> dict[str, float]:
     from django.db import connection
 
-    from settlements import services
+    from settlements.services.settlements import settlement_prepare
 
     connection.ensure_connection()
     backend = connection.connection.info.backend_pid
     cpu, backend_cpu = time.process_time(), cpu_seconds(backend)
     started = time.perf_counter()
-    services.settlement_prepare(case=case, actor=operator)
+    settlement_prepare(case=case, actor=operator)
     return {
         "in_process": time.perf_counter() - started,
         "in_process_cpu": time.process_time() - cpu + cpu_seconds(backend) - backend_cpu,

@@ -161,12 +161,13 @@ def time_codec(body: bytes) -> tuple[float, float]:
 
 
 def pipeline(url: str, bodies: dict, results: dict, runs: int) -> None:
-    from settlements import services
     from settlements.access import roles
     from settlements.models import Case
+    from settlements.services.settlements import settlement_prepare
+    from settlements.services.tokens import api_token_create
 
     operator = make_user("bench-operator", roles.OPERATOR)
-    _, token = services.api_token_create(user=operator, name="benchmark game server")
+    _, token = api_token_create(user=operator, name="benchmark game server")
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     with Gunicorn(url) as server:
         api = Client(server.base)
@@ -188,7 +189,7 @@ def pipeline(url: str, bodies: dict, results: dict, runs: int) -> None:
                 if status != 201:
                     raise SystemExit(f"upload refused: HTTP {status} {answer[:500]!r}")
                 case = Case.objects.get(pk=json.loads(answer)["case"])
-                settlement = services.settlement_prepare(case=case, actor=operator)
+                settlement = settlement_prepare(case=case, actor=operator)
                 prepared = time.perf_counter()
                 cpu = sum(meter.stop().values())
                 meter.close()

@@ -63,16 +63,18 @@ def one(stage: str, entrants: int, operator, manager) -> dict:
     import pgtrigger
     from django.db import connection
 
-    from settlements import services
     from settlements.models import Event, Settlement, SettlementPayout
+    from settlements.services import settlements as settlement_services
+    from settlements.services.bases import settlement_basis_restore
+    from settlements.services.snapshots import case_load_snapshot
 
     text = snapshot_text(tournament_id=f"BENCH-{stage}", stage=stage, entrants=entrants)
-    case = services.case_load_snapshot(actor=operator, snapshot=text.encode())
+    case = case_load_snapshot(actor=operator, snapshot=text.encode())
     started = time.perf_counter()
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     prepare = time.perf_counter() - started
-    settlement = services.settlement_submit(settlement=settlement, actor=operator)
-    settlement = services.settlement_approve(settlement=settlement, actor=manager)
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_approve(settlement=settlement, actor=manager)
     with pgtrigger.ignore(
         "settlements.Settlement:final_when_approved", "settlements.SettlementPayout:write_once"
     ):
@@ -84,7 +86,7 @@ def one(stage: str, entrants: int, operator, manager) -> dict:
     backend = connection.connection.info.backend_pid
     cpu, backend_cpu = time.process_time(), cpu_seconds(backend)
     started = time.perf_counter()
-    check = services.settlement_basis_restore(settlement=settlement)
+    check = settlement_basis_restore(settlement=settlement)
     restore = time.perf_counter() - started
     if not check.matches:
         raise SystemExit(f"not restored: {check.difference}")

@@ -124,9 +124,11 @@ def time_verify(entrants: int, type_: str, stage: str, runs: int = 3) -> dict:
     """A desk with one approved settlement of ``entrants``: verify_audit's whole pass."""
     from django.core.management import call_command
 
-    from settlements import services
     from settlements.access import roles
     from settlements.models import Event
+    from settlements.services import settlements as settlement_services
+    from settlements.services.decisions import decision_record
+    from settlements.services.snapshots import case_load_snapshot
 
     drop_scratch_database(DATABASE)
     use_scratch_database(DATABASE)
@@ -134,14 +136,14 @@ def time_verify(entrants: int, type_: str, stage: str, runs: int = 3) -> dict:
     manager = make_user("bench-manager", roles.TOURNAMENT_MANAGER)
     marketing = make_user("bench-marketing", roles.MARKETING_MANAGER)
     body = snapshot_text(tournament_id="BENCH-V", type=type_, stage=stage, entrants=entrants)
-    case = services.case_load_snapshot(actor=operator, snapshot=body.encode())
+    case = case_load_snapshot(actor=operator, snapshot=body.encode())
     if case.decision_options:
-        services.decision_record(
+        decision_record(
             case=case, actor=marketing, option=case.decision_options[-1], reason="benchmark"
         )
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    settlement = services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=manager, reason="benchmark")
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=manager, reason="benchmark")
     timings, cpu = [], []
     with open(os.devnull, "w") as quiet:
         for _ in range(runs):

@@ -64,9 +64,11 @@ def main() -> None:
 def run(url: str, count: int, entrants: int) -> None:
     from django.utils import timezone
 
-    from settlements import services
     from settlements.access import roles
     from settlements.selectors.rulebooks import simulation_cases
+    from settlements.services.decisions import decision_record
+    from settlements.services.rulebooks import rulebook_version_propose, simulation_start
+    from settlements.services.snapshots import case_load_snapshot
 
     operator = make_user("bench-operator", roles.OPERATOR)
     marketing = make_user("bench-marketing", roles.MARKETING_MANAGER)
@@ -78,12 +80,12 @@ def run(url: str, count: int, entrants: int) -> None:
         text = snapshot_text(
             tournament_id=f"SIM-{n:05d}", type=kind, stage=stage, entrants=entrants, seed=n
         )
-        case = services.case_load_snapshot(actor=operator, snapshot=text.encode())
+        case = case_load_snapshot(actor=operator, snapshot=text.encode())
         if case.status == "awaiting_decision":
-            services.decision_record(
+            decision_record(
                 case=case, actor=marketing, option=case.decision_options[0], reason="Benchmark"
             )
-    draft = services.rulebook_version_propose(
+    draft = rulebook_version_propose(
         key="default",
         parameters=DRAFT,
         text="Fees back before the money, ICM at the final table, seats paid in cash.",
@@ -102,7 +104,7 @@ def run(url: str, count: int, entrants: int) -> None:
         load = os.getloadavg()[0]
         meter.start()
         began = time.perf_counter()
-        simulation = services.simulation_start(
+        simulation = simulation_start(
             version=draft, actor=manager, cases=simulation_cases(), selection={}
         )
         while True:

@@ -31,11 +31,13 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.contrib.auth.models import Group  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from settlements import services  # noqa: E402
 from settlements.access import roles  # noqa: E402
 from settlements.demo import snapshot_bytes  # noqa: E402
 from settlements.exports import ledger  # noqa: E402
 from settlements.models import CasePlayer, SettlementLine, SettlementPayout  # noqa: E402
+from settlements.services import settlements as settlement_services  # noqa: E402
+from settlements.services.decisions import decision_record  # noqa: E402
+from settlements.services.snapshots import case_load_snapshot  # noqa: E402  # noqa: E402
 
 
 def main() -> None:
@@ -69,29 +71,28 @@ def run(args) -> None:
         f"{len(data) / 1e6:.1f} MB (built in {time.perf_counter() - started:.2f} s)"
     )
 
-    case = _timed(
-        "load snapshot", lambda: services.case_load_snapshot(actor=operator, snapshot=data)
-    )
+    case = _timed("load snapshot", lambda: case_load_snapshot(actor=operator, snapshot=data))
     print(f"    {CasePlayer.objects.filter(case=case).count():,} entrant rows; stage {case.stage}")
     if case.decision_options:
         option = case.decision_options[-1]
         _timed(
             f"record decision ({option})",
-            lambda: services.decision_record(
-                case=case, actor=marketing, option=option, reason="benchmark"
-            ),
+            lambda: decision_record(case=case, actor=marketing, option=option, reason="benchmark"),
         )
     settlement = _timed(
-        "prepare settlement", lambda: services.settlement_prepare(case=case, actor=operator)
+        "prepare settlement",
+        lambda: settlement_services.settlement_prepare(case=case, actor=operator),
     )
     payouts = SettlementPayout.objects.filter(settlement=settlement).count()
     lines = SettlementLine.objects.filter(settlement=settlement).count()
     print(f"    {payouts:,} payout rows, {lines:,} ledger lines; remedy {settlement.remedy}")
     settlement = _timed(
-        "submit", lambda: services.settlement_submit(settlement=settlement, actor=operator)
+        "submit",
+        lambda: settlement_services.settlement_submit(settlement=settlement, actor=operator),
     )
     settlement = _timed(
-        "approve", lambda: services.settlement_approve(settlement=settlement, actor=manager)
+        "approve",
+        lambda: settlement_services.settlement_approve(settlement=settlement, actor=manager),
     )
 
     def export() -> int:

@@ -5,8 +5,8 @@ from django.core.checks import Error, Tags, Warning, register
 from django.db import connections
 from django.db.migrations.recorder import MigrationRecorder
 
-from settlements import services
 from settlements.desk_roles import KNOWN_ROLES
+from settlements.services.bases import settlements_awaiting_basis
 from settlements.site_policy import VARIABLES, icm_flag_problems, policy_problems
 
 
@@ -68,7 +68,7 @@ def statement_bases_check(app_configs, databases=None, **kwargs) -> list[Warning
         recorder = MigrationRecorder(connections[alias])
         if not recorder.has_table() or BASIS_MIGRATION not in recorder.applied_migrations():
             continue
-        waiting = services.settlements_awaiting_basis().using(alias).count()
+        waiting = settlements_awaiting_basis().using(alias).count()
         if waiting:
             warnings.append(
                 Warning(

@@ -23,13 +23,9 @@ from settlements.models import (
 )
 from settlements.money import AmountError, parse_amount
 from settlements.rules.policy import POLICY_KEYS
-from settlements.services import (
-    CompensationEntry,
-    NewTournament,
-    check_invitees,
-    check_prize_amount,
-    check_reschedule_date,
-)
+from settlements.services.compensation import CompensationEntry
+from settlements.services.decisions import check_invitees, check_reschedule_date
+from settlements.services.individual_cases import NewTournament, check_prize_amount
 from settlements.templatetags.remedies import option_label
 
 

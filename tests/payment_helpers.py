@@ -5,16 +5,16 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import Settlement
 from settlements.selectors import payments
 from settlements.selectors.payments import LedgerLine
+from settlements.services import payments as payment_services
 from settlements.services.payments import ConfirmationEntry
 
 
 def answer(cashier, line: LedgerLine, status: str, reference: str) -> None:
     entry = ConfirmationEntry(line.key, status, reference, timezone.now(), line.amount)
-    services.payments.payment_confirm(actor=cashier, confirmations=[entry])
+    payment_services.payment_confirm(actor=cashier, confirmations=[entry])
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,10 @@ def paid_out(settlement: Settlement, users) -> PaidOut:
     answer(cashier, paid, "paid", "TX-PAID")
     answer(cashier, reissued, "failed", "ACCOUNT-CLOSED")
     answer(cashier, failed, "failed", "LIMIT")
-    reissue = services.payments.reissue_propose(
+    reissue = payment_services.reissue_propose(
         actor=users["tournament_manager"], idempotency_key=reissued.key, reason="new account"
     )
-    reissue = services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    reissue = payment_services.reissue_approve(reissue=reissue, actor=users["second_manager"])
     again = payments.lines_of([f"R{reissue.pk}-1"])[f"R{reissue.pk}-1"]
     answer(cashier, again, "paid", "TX-AGAIN")
     return PaidOut(settlement, paid, reissued, again.key, failed, unconfirmed)

@@ -10,9 +10,9 @@ from django.test import Client
 from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
 
-from settlements import services
 from settlements.access import refusals, roles, second_factor
 from settlements.models import TokenScope
+from settlements.services.tokens import api_token_create
 from tests.api.conftest import bearer
 from tests.conftest import DEMO_PASSWORD, TEST_TOTP_SECRET, make_user
 from tests.db.conftest import behind_the_apps_back
@@ -112,7 +112,7 @@ def test_garbage_is_never_a_server_error(boss, code):
 
 def test_an_expired_token_is_refused_logged_and_counted(django_user_model, counted, caplog):
     operator = make_user(django_user_model, "op", roles.OPERATOR)
-    token, raw = services.api_token_create(user=operator, name="eu-1", days=1)
+    token, raw = api_token_create(user=operator, name="eu-1", days=1)
     behind_the_apps_back(
         "UPDATE settlements_apitoken SET expires_at = now() - interval '1 second' WHERE id = %s",
         [token.pk],
@@ -130,9 +130,7 @@ def test_an_expired_token_is_refused_logged_and_counted(django_user_model, count
 
 def test_an_out_of_scope_token_is_refused_logged_and_counted(django_user_model, counted, caplog):
     operator = make_user(django_user_model, "op", roles.OPERATOR)
-    _, raw = services.api_token_create(
-        user=operator, name="eu-1", scopes=[TokenScope.SNAPSHOTS_WRITE]
-    )
+    _, raw = api_token_create(user=operator, name="eu-1", scopes=[TokenScope.SNAPSHOTS_WRITE])
     before = counted()
 
     with caplog.at_level(logging.WARNING, logger="crashdesk.access"):

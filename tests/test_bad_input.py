@@ -21,8 +21,9 @@ from django.utils import timezone
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from settlements import services
 from settlements.models import Case
+from settlements.services.incidents import incident_report
+from settlements.services.tokens import api_token_create
 from tests.api.conftest import post_snapshot
 from tests.conftest import build_snapshot
 
@@ -288,10 +289,10 @@ def _through_the_upload(client: Client, url: str, body: bytes, paste: bool) -> N
 
 @pytest.fixture
 def endpoints(operator):
-    incident = services.incident_report(
+    incident = incident_report(
         actor=operator, title="Fuzzing", started_at=timezone.now() - timedelta(hours=1)
     )
-    _, token = services.api_token_create(user=operator, name="fuzzer")
+    _, token = api_token_create(user=operator, name="fuzzer")
     web = Client()
     web.force_login(operator)
     return Client(), token, web, f"/incidents/{incident.pk}/upload/"

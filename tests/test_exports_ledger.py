@@ -6,11 +6,16 @@ import io
 
 import pytest
 
-from settlements import services
 from settlements.errors import InvalidTransition
 from settlements.exports import ledger
 from settlements.money import decimal_amount
-from settlements.services import AdjustmentEntry, CompensationEntry
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.settlements import AdjustmentEntry
 from tests.services.helpers import approved, submitted
 
 pytestmark = pytest.mark.django_db
@@ -79,14 +84,14 @@ def test_an_adjustments_reversals_are_negative(
     operator, tournament_manager, second_manager, snapshot_factory
 ):
     original = approved(operator, tournament_manager, snapshot_factory)
-    adjustment = services.settlement_adjust(
+    adjustment = settlement_services.settlement_adjust(
         settlement=original,
         actor=operator,
         reason="misread stack",
         entries=[AdjustmentEntry("p000001", "prize", "cash", -150, "pool")],
     )
-    services.settlement_submit(settlement=adjustment, actor=operator)
-    adjustment = services.settlement_approve(settlement=adjustment, actor=second_manager)
+    settlement_services.settlement_submit(settlement=adjustment, actor=operator)
+    adjustment = settlement_services.settlement_approve(settlement=adjustment, actor=second_manager)
     (row,) = read(ledger.settlement_ledger_csv(adjustment))
     assert (row["idempotency_key"], row["amount_minor"], row["amount"]) == (
         f"{adjustment.pk}-1",
@@ -99,7 +104,7 @@ def test_approved_compensation_exports_as_house_money(
     operator, tournament_manager, snapshot_factory
 ):
     settlement = submitted(operator, snapshot_factory)
-    compensation = services.compensation_propose(
+    compensation = compensation_propose(
         case=settlement.case,
         actor=operator,
         reason="r",
@@ -107,9 +112,7 @@ def test_approved_compensation_exports_as_house_money(
     )
     with pytest.raises(InvalidTransition):
         ledger.compensation_ledger_csv(compensation)
-    compensation = services.compensation_approve(
-        compensation=compensation, actor=tournament_manager
-    )
+    compensation = compensation_approve(compensation=compensation, actor=tournament_manager)
     rows = read(ledger.compensation_ledger_csv(compensation))
     assert [
         (r["idempotency_key"], r["kind"], r["source"], r["amount"], r["currency"]) for r in rows

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from settlements import services
 from settlements.access import permissions, roles
+from settlements.services.tokens import api_token_create
 from tests.services.helpers import approved
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +36,7 @@ def _lines(rows) -> list[tuple]:
 
 
 def _statements_api(user, settlement) -> list[tuple] | None:
-    raw = services.api_token_create(user=user, name="parity")[1]
+    raw = api_token_create(user=user, name="parity")[1]
     response = Client().get(
         f"/api/v1/settlements/{settlement.pk}/statements?limit=1000",
         HTTP_AUTHORIZATION=f"Bearer {raw}",
@@ -49,7 +49,7 @@ def _statements_api(user, settlement) -> list[tuple] | None:
 
 
 def _case_api(user, settlement) -> list[tuple] | None:
-    raw = services.api_token_create(user=user, name="parity case")[1]
+    raw = api_token_create(user=user, name="parity case")[1]
     response = Client().get(
         f"/api/v1/cases/{settlement.case_id}", HTTP_AUTHORIZATION=f"Bearer {raw}"
     )

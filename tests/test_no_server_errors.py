@@ -19,10 +19,16 @@ from django.urls import get_resolver, reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from settlements import bounds, services
+from settlements import bounds
 from settlements.access import roles
 from settlements.models import Case, CasePlayer, Settlement
-from settlements.services import CompensationEntry
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.tokens import api_token_create
 from settlements.workflow import CaseStatus
 from tests import test_permission_matrix as matrix
 from tests.api.conftest import bearer, post_snapshot
@@ -44,7 +50,7 @@ def visitors(users) -> dict[str, tuple[Client, dict]]:
     for who in (*ALL, NONE):
         client = Client()
         client.force_login(users[who])
-        _, raw = services.api_token_create(user=users[who], name="pages")
+        _, raw = api_token_create(user=users[who], name="pages")
         found[who] = (client, bearer(raw))
     return found
 
@@ -219,14 +225,16 @@ def test_every_snapshot_the_checks_let_in_can_be_shown_to_every_role(
         case = Case.objects.get(pk=response.json()["case"])
         settlement = compensation = None
         if workflow != "loaded" and case.status == CaseStatus.READY:
-            settlement = services.settlement_prepare(case=case, actor=operator)
+            settlement = settlement_services.settlement_prepare(case=case, actor=operator)
             if workflow == "approved":
-                settlement = services.settlement_approve(
-                    settlement=services.settlement_submit(settlement=settlement, actor=operator),
+                settlement = settlement_services.settlement_approve(
+                    settlement=settlement_services.settlement_submit(
+                        settlement=settlement, actor=operator
+                    ),
                     actor=manager,
                 )
-                compensation = services.compensation_approve(
-                    compensation=services.compensation_propose(
+                compensation = compensation_approve(
+                    compensation=compensation_propose(
                         case=case,
                         actor=operator,
                         reason=doc["tournament"]["name"] or "lag",

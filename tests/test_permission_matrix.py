@@ -22,11 +22,22 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
 from settlements.selectors.payments import approved_lines, releases_of
 from settlements.selectors.rulebooks import simulation_cases
-from settlements.services import CompensationEntry, ConfirmationEntry, jobs
+from settlements.services import jobs
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.incidents import incident_report
+from settlements.services.individual_cases import individual_case_open, prize_withdrawal_decide
+from settlements.services.payments import ConfirmationEntry, payment_confirm, reissue_propose
+from settlements.services.rulebooks import rulebook_version_propose, simulation_start
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -304,35 +315,35 @@ class World:
 @pytest.fixture
 def world(users, snapshot_factory) -> World:
     operator, manager, other_manager = users[OP], users[TM], users["second_manager"]
-    incident = services.incident_report(
+    incident = incident_report(
         actor=operator, title="Matrix", started_at=timezone.now() - timedelta(hours=1)
     )
 
     def load(**kwargs):
-        return services.case_load_snapshot(
+        return case_load_snapshot(
             actor=operator, snapshot=snapshot_factory(**kwargs), incident=incident
         )
 
     def submitted(case):
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        return services.settlement_submit(settlement=settlement, actor=operator)
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        return settlement_services.settlement_submit(settlement=settlement, actor=operator)
 
     case = load(tournament_id="M-1", stage="late")
     settlement = submitted(case)
     paid_case = load(tournament_id="M-2", stage="late")
-    approved = services.settlement_approve(settlement=submitted(paid_case), actor=other_manager)
+    approved = settlement_services.settlement_approve(
+        settlement=submitted(paid_case), actor=other_manager
+    )
 
     def proposal(number):
-        return services.compensation_propose(
+        return compensation_propose(
             case=paid_case,
             actor=operator,
             reason=f"lag {number}",
             entries=[CompensationEntry("p000001", 100 + number)],
         )
 
-    approved_compensation = services.compensation_approve(
-        compensation=proposal(1), actor=other_manager
-    )
+    approved_compensation = compensation_approve(compensation=proposal(1), actor=other_manager)
     prepared = load(tournament_id="M-5", stage="late")
     job = jobs.job_start(
         kind="prepare",
@@ -342,15 +353,15 @@ def world(users, snapshot_factory) -> World:
     )
     # The cashier could not pay two lines; one of them is proposed for a re-issue.
     first, second = list(approved_lines(releases_of(settlement=approved.pk)))[:2]
-    services.payment_confirm(
+    payment_confirm(
         actor=users[CA],
         confirmations=[
             ConfirmationEntry(line.key, "failed", "closed", timezone.now(), line.amount)
             for line in (first, second)
         ],
     )
-    reissue = services.reissue_propose(actor=operator, idempotency_key=first.key, reason="fixed")
-    version = services.rulebook_version_propose(
+    reissue = reissue_propose(actor=operator, idempotency_key=first.key, reason="fixed")
+    version = rulebook_version_propose(
         key="eu-main",
         parameters={},
         text="Matrix.",
@@ -358,7 +369,7 @@ def world(users, snapshot_factory) -> World:
         actor=other_manager,
         reason="matrix",
     )
-    simulation = services.simulation_start(
+    simulation = simulation_start(
         version=version, actor=other_manager, cases=simulation_cases(), selection={}
     )
     return World(
@@ -370,7 +381,7 @@ def world(users, snapshot_factory) -> World:
         case=case,
         ready_case=load(tournament_id="M-3", stage="late"),
         deciding_case=load(tournament_id="M-4", type="freeroll", stage="middle"),
-        individual_case=services.individual_case_open(
+        individual_case=individual_case_open(
             actor=manager,
             tournament=paid_case.tournament,
             players=["p000002"],
@@ -380,7 +391,7 @@ def world(users, snapshot_factory) -> World:
         approved_settlement=approved,
         compensation=proposal(2),
         approved_compensation=approved_compensation,
-        withdrawal=services.prize_withdrawal_decide(
+        withdrawal=prize_withdrawal_decide(
             case=paid_case,
             actor=other_manager,
             player="p000002",
@@ -411,7 +422,7 @@ def clients(users) -> dict[str, tuple[Client, dict]]:
     for who in SIGNED_IN:
         client = Client()
         client.force_login(users[who])
-        _, raw = services.api_token_create(user=users[who], name="matrix")
+        _, raw = api_token_create(user=users[who], name="matrix")
         visitors[who] = (client, {"HTTP_AUTHORIZATION": f"Bearer {raw}"})
     return visitors
 

@@ -12,10 +12,11 @@ from django.test import Client, override_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from settlements import services
 from settlements.checks import crash_policy_check, icm_flag_check
 from settlements.models import Case
 from settlements.rules import DEFAULT_POLICY, Policy, assess, parse_snapshot
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create
 from settlements.site_policy import IcmFlag, icm_flag, policy_problems, site_policy
 from tests.api.conftest import post_snapshot
 from tests.conftest import build_snapshot
@@ -126,7 +127,7 @@ def test_the_environment_no_longer_stages_cases(operator):
     them since); a case is staged by the rulebook version in force."""
     data = snapshot_with(3)
     with override_settings(CRASH_POLICY=SITE):
-        case = services.case_load_snapshot(actor=operator, snapshot=data)
+        case = case_load_snapshot(actor=operator, snapshot=data)
     assert case.stage == assess(parse_snapshot(data), DEFAULT_POLICY).stage == "early"
     assert case.policy == DEFAULT_POLICY.to_dict()
     assert (case.rulebook_version.rulebook.key, case.rulebook_version.number) == ("default", 1)
@@ -134,7 +135,7 @@ def test_the_environment_no_longer_stages_cases(operator):
 
 @pytestmark_db
 def test_the_api_loads_under_the_rulebook(operator):
-    _, token = services.api_token_create(user=operator, name="game server")
+    _, token = api_token_create(user=operator, name="game server")
     with override_settings(CRASH_POLICY=SITE):
         response = post_snapshot(Client(), token, snapshot_with(3))
     assert response.status_code == 201, response.content

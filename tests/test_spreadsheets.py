@@ -6,9 +6,12 @@ import io
 import pytest
 from django.urls import reverse
 
-from settlements import services
 from settlements.exports import spreadsheets
-from settlements.services import CompensationEntry
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
 from tests.services.helpers import approved
 from tests.views.conftest import signed_in
 
@@ -42,10 +45,10 @@ def test_every_export_writes_its_rows_through_one_function(
         lambda writer, row: (written.append(tuple(row)), write(writer, row)),
     )
     settlement = approved(operator, tournament_manager, snapshot_factory, stage="late")
-    compensation = services.compensation_propose(
+    compensation = compensation_propose(
         case=settlement.case, actor=operator, reason="r", entries=[CompensationEntry("p000001", 5)]
     )
-    services.compensation_approve(compensation=compensation, actor=tournament_manager)
+    compensation_approve(compensation=compensation, actor=tournament_manager)
     client = signed_in(auditor)
     for url in (
         reverse("settlement_ledger", args=[settlement.pk]),

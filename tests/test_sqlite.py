@@ -57,10 +57,12 @@ def _race() -> dict:
     from django.urls import reverse
     from django.utils import timezone
 
-    from settlements import services
     from settlements.access import roles
     from settlements.demo import snapshot_bytes
     from settlements.models import Settlement
+    from settlements.services.incidents import incident_report
+    from settlements.services.settlements import settlement_prepare, settlement_submit
+    from settlements.services.snapshots import case_load_snapshot
     from tests.conftest import make_user, prove_second_factor
     from tests.races import start_thread
 
@@ -68,16 +70,16 @@ def _race() -> dict:
     users = get_user_model()
     operator = make_user(users, "operator", roles.OPERATOR)
     managers = [make_user(users, f"manager{n}", roles.TOURNAMENT_MANAGER) for n in (1, 2)]
-    incident = services.incident_report(actor=operator, title="Race", started_at=timezone.now())
+    incident = incident_report(actor=operator, title="Race", started_at=timezone.now())
     settlements = []
     for number in (1, 2):
-        case = services.case_load_snapshot(
+        case = case_load_snapshot(
             actor=operator,
             incident=incident,
             snapshot=snapshot_bytes(type="regular", stage="middle", tournament_id=f"T-{number}"),
         )
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
+        settlement = settlement_prepare(case=case, actor=operator)
+        settlements.append(settlement_submit(settlement=settlement, actor=operator))
     clients = []
     for manager in managers:
         client = Client(raise_request_exception=False, HTTP_HOST="localhost")

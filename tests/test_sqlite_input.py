@@ -51,15 +51,16 @@ def _post_on_sqlite() -> dict:
     from django.test import Client
     from django.utils import timezone
 
-    from settlements import services
     from settlements.access import roles
     from settlements.demo import build_snapshot
     from settlements.models import Case, Incident
+    from settlements.services.incidents import incident_report
+    from settlements.services.tokens import api_token_create
     from tests.conftest import make_user
 
     call_command("migrate", verbosity=0)
     operator = make_user(get_user_model(), "operator", roles.OPERATOR)
-    _, token = services.api_token_create(user=operator, name="sqlite")
+    _, token = api_token_create(user=operator, name="sqlite")
     api = Client(raise_request_exception=False, HTTP_HOST="localhost")
     answers = []
     for crashed_at in TIMES:
@@ -72,7 +73,7 @@ def _post_on_sqlite() -> dict:
             HTTP_AUTHORIZATION=f"Bearer {token}",
         )
         answers.append({"status": response.status_code, **response.json()})
-    incident = services.incident_report(actor=operator, title="SQLite", started_at=timezone.now())
+    incident = incident_report(actor=operator, title="SQLite", started_at=timezone.now())
     web = Client(raise_request_exception=False, HTTP_HOST="localhost")
     web.force_login(operator)
     upload = web.post(

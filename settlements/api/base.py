@@ -17,10 +17,11 @@ from django.utils.http import urlencode
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
-from settlements import problems, services
+from settlements import problems
 from settlements.access import permissions, refusals, roles
 from settlements.errors import SecondFactorStale
 from settlements.rules import InvalidInput
+from settlements.services.tokens import api_token_authenticate
 
 log = logging.getLogger("crashdesk.api")
 
@@ -72,7 +73,7 @@ def api_endpoint(
                 if request.method not in methods:
                     return _method_not_allowed(request, methods)
                 raw = _bearer_token(request)
-                token = services.api_token_authenticate(raw=raw) if raw else None
+                token = api_token_authenticate(raw=raw) if raw else None
                 if token is None:
                     return _unauthenticated(request, offered=raw is not None)
                 if scope not in token.scopes:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import msgspec
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from settlements import bounds, problems, services
+from settlements import bounds, problems
 from settlements.access import permissions
 from settlements.api.answers import ConfirmationResults, FeedPage, Refusal
 from settlements.api.base import answer, api_endpoint, next_page
@@ -19,6 +19,7 @@ from settlements.exports.ledger import line_document
 from settlements.models import TokenScope
 from settlements.rules import InvalidInput, Problem
 from settlements.selectors.payments import approved_lines, last_position
+from settlements.services import payments
 
 FEED_PAGE_SIZE = 1000
 FEED_MAX_PAGE_SIZE = 10_000
@@ -162,7 +163,7 @@ def ledger_confirmations(request: HttpRequest, user) -> JsonResponse:
     items = _batch_items(body)
 
     results: list[dict | None] = [None] * len(items)
-    entries: list[tuple[int, services.ConfirmationEntry]] = []
+    entries: list[tuple[int, payments.ConfirmationEntry]] = []
     for index, item in enumerate(items):
         try:
             entries.append((index, _entry(item, f"confirmations[{index}]")))
@@ -170,7 +171,7 @@ def ledger_confirmations(request: HttpRequest, user) -> JsonResponse:
             key = item.get("idempotency_key") if isinstance(item, dict) else None
             results[index] = _refused(key if isinstance(key, str) else None, invalid.problems)
     if entries:
-        answers = services.payment_confirm(actor=user, confirmations=[e for _, e in entries])
+        answers = payments.payment_confirm(actor=user, confirmations=[e for _, e in entries])
         for (index, _), given in zip(entries, answers, strict=True):
             results[index] = _answered(index, given)
     counts = {outcome: 0 for outcome in ("recorded", "already_recorded", "refused")}
@@ -212,7 +213,7 @@ def _reads_as_json(body: bytes) -> bool:
     return True
 
 
-def _entry(item: Any, root: str) -> services.ConfirmationEntry:
+def _entry(item: Any, root: str) -> payments.ConfirmationEntry:
     """The item as the payment service takes it; InvalidInput at the first problem found."""
     confirmation = read_object(item, Confirmation, root=root, unknown_field=_NOT_A_FIELD)
     # The snapshot's own rule for times: RFC 3339 with its zone, and within what can be
@@ -222,7 +223,7 @@ def _entry(item: Any, root: str) -> services.ConfirmationEntry:
         at = bounds.parse_rfc3339(confirmation.at)
     except ValueError as problem:
         raise InvalidInput.at(f"{root}.at", str(problem)) from None
-    return services.ConfirmationEntry(
+    return payments.ConfirmationEntry(
         confirmation.idempotency_key,
         confirmation.status,
         confirmation.external_reference.strip(),
@@ -231,7 +232,7 @@ def _entry(item: Any, root: str) -> services.ConfirmationEntry:
     )
 
 
-def _answered(index: int, answer: services.ConfirmationAnswer) -> dict:
+def _answered(index: int, answer: payments.ConfirmationAnswer) -> dict:
     """The result of a confirmation the payment service judged."""
     if answer.outcome != answer.REFUSED:
         return {"idempotency_key": answer.idempotency_key, "outcome": answer.outcome}

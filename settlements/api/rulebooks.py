@@ -8,7 +8,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import bounds, problems, services
+from settlements import bounds, problems
 from settlements.access import permissions
 from settlements.api.answers import (
     Refusal,
@@ -23,6 +23,8 @@ from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Rulebook, RulebookVersion, Simulation, TokenScope
 from settlements.rules import InvalidInput, Problem
 from settlements.selectors.rulebooks import rulebook_list, simulation_cases
+from settlements.services import rulebooks as rulebook_services
+from settlements.services.jobs import job_progress
 
 # The text is at most 50,000 characters (settlements.markdown); room for its escapes.
 BODY_MAX_BYTES = 512 * 1024
@@ -101,7 +103,7 @@ def rulebook_versions(request: HttpRequest, user, key: str) -> JsonResponse:
     except ValueError as problem:
         raise InvalidInput.at("effective_from", str(problem)) from None
     try:
-        version = services.rulebook_version_propose(
+        version = rulebook_services.rulebook_version_propose(
             key=key,
             parameters=proposal.parameters,
             text=proposal.text,
@@ -124,7 +126,7 @@ def rulebook_versions(request: HttpRequest, user, key: str) -> JsonResponse:
 )
 def rulebook_version_approve(request: HttpRequest, user, key: str, number: int) -> JsonResponse:
     """Approve a proposed version: not the proposer's own."""
-    return _review(request, user, key, number, services.rulebook_version_approve)
+    return _review(request, user, key, number, rulebook_services.rulebook_version_approve)
 
 
 @api_endpoint(
@@ -137,7 +139,7 @@ def rulebook_version_approve(request: HttpRequest, user, key: str, number: int) 
 )
 def rulebook_version_withdraw(request: HttpRequest, user, key: str, number: int) -> JsonResponse:
     """Withdraw a version not yet in effect."""
-    return _review(request, user, key, number, services.rulebook_version_withdraw)
+    return _review(request, user, key, number, rulebook_services.rulebook_version_withdraw)
 
 
 def _review(request, user, key: str, number: int, service) -> JsonResponse:
@@ -270,7 +272,7 @@ def rulebook_version_simulations(request: HttpRequest, user, key: str, number: i
     }
     cases = simulation_cases(incident=body.incident, rulebook=body.rulebook, **times)
     try:
-        simulation = services.simulation_start(
+        simulation = rulebook_services.simulation_start(
             version=version, actor=user, cases=cases, selection=selection
         )
     except DomainError as refusal:
@@ -299,7 +301,7 @@ def simulation(request: HttpRequest, user, simulation_id: int) -> JsonResponse:
 
 
 def _simulation(request, simulation: Simulation) -> dict:
-    progress = services.job_progress(simulation.job) if simulation.job else None
+    progress = job_progress(simulation.job) if simulation.job else None
     return {
         "id": simulation.pk,
         "rulebook": simulation.version.rulebook.key,

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 
-from settlements import bounds, problems, services
+from settlements import bounds, problems
 from settlements.access import roles
 from settlements.api.answers import CaseCreated, DuplicateSnapshot, Refusal
 from settlements.api.base import answer, api_endpoint
@@ -19,6 +19,7 @@ from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAll
 from settlements.models import Case, Incident, TokenScope
 from settlements.rules.snapshot import SnapshotDocument
 from settlements.selectors.cases import case_loaded_from, incident_detail
+from settlements.services.snapshots import case_load_snapshot
 
 
 class SnapshotQuery(msgspec.Struct, kw_only=True, frozen=True):
@@ -69,7 +70,7 @@ def snapshots(request: HttpRequest, user) -> JsonResponse:
             return problems.refusal(400, "?incident", f"There is no incident #{query.incident}.")
 
     try:
-        case = services.case_load_snapshot(actor=user, snapshot=body, incident=incident)
+        case = case_load_snapshot(actor=user, snapshot=body, incident=incident)
     except Duplicate as duplicate:
         return _duplicate(request, duplicate, body)
     except NotAllowed as refusal:

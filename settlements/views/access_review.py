@@ -14,7 +14,6 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import services
 from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.access_forms import AccessPeriodForm, AccessReviewForm, default_period
@@ -22,6 +21,7 @@ from settlements.errors import DomainError
 from settlements.exports import access_review as export
 from settlements.exports.spreadsheets import csv_chunks, csv_download
 from settlements.selectors import access_review as access_review_selectors
+from settlements.services import access_review as access_review_services
 from settlements.views.paging import page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
 
@@ -86,7 +86,7 @@ def access_review_complete(request):
     if form.is_valid():
         data = form.cleaned_data
         try:
-            services.access_review_complete(
+            access_review_services.access_review_complete(
                 actor=request.user, start=data["start"], end=data["end"], note=data["note"]
             )
         except DomainError as error:

@@ -15,7 +15,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import checkpoints, services
+from settlements import checkpoints
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import Duplicate
@@ -23,6 +23,7 @@ from settlements.exports.incident_record import record_download
 from settlements.models import Incident
 from settlements.selectors import audit
 from settlements.selectors.cases import incident_detail
+from settlements.services.jobs import audit_verification_start
 from settlements.views.paging import peek_page
 from settlements.views.rendering import go_to, render_page
 
@@ -33,7 +34,7 @@ CHECKPOINTS_PER_PAGE = 25
 @role_required(roles.AUDITOR)
 def audit_verify(request):
     try:
-        job = services.audit_verification_start(actor=request.user)
+        job = audit_verification_start(actor=request.user)
     except Duplicate as duplicate:
         if duplicate.existing is None:
             raise

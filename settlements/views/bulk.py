@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.urls import reverse
 
-from settlements import bounds, services, wording
+from settlements import bounds, wording
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.archive import snapshot_files
@@ -26,6 +26,7 @@ from settlements.selectors import approvals, bulk
 from settlements.selectors.cases import default_invite_scope
 from settlements.selectors.common import with_ids
 from settlements.selectors.incidents import chosen_for_approval
+from settlements.services.jobs import NewItem, job_start
 from settlements.views import cached_previews, confirming
 from settlements.views.lookups import incident_or_404
 from settlements.views.paging import CountedPaginator, page_number
@@ -77,7 +78,7 @@ def _confirm_bulk(request, incident, kind: str, summary, label):
             )
             context["problem"] = _changed(len(ids) - len(chosen), noun, waiting)
             return render_invalid(request, template, context, partial="bulk_form")
-        items = [services.NewItem(str(record.pk), label(record)) for record in chosen]
+        items = [NewItem(str(record.pk), label(record)) for record in chosen]
         return _start(request, incident, kind, items)
     return render_page(request, template, context, partial="bulk_form")
 
@@ -120,7 +121,7 @@ def incident_approve(request, incident_id: int):
         form = context["form"] = ReasonForm(request.POST)
         if form.is_valid():
             items = [
-                services.NewItem(str(r.pk), _row_label(r))
+                NewItem(str(r.pk), _row_label(r))
                 for r in approvals.approval_rows(summary.to_approve)
             ]
             return _start(
@@ -199,7 +200,7 @@ def incident_decide(request, incident_id: int):
         form.add_error(None, problem)
     elif form.is_valid():
         if confirming.step(request) == confirming.CONFIRM:
-            items = [services.NewItem(str(case.pk), _case_label(case)) for case in chosen]
+            items = [NewItem(str(case.pk), _case_label(case)) for case in chosen]
             reschedule_at = form.cleaned_data["reschedule_at"]
             # The kind answered: the job's page links on to the next kind still waiting.
             params = {"option": option, "reason": form.cleaned_data["reason"], "group": group.key}
@@ -338,8 +339,8 @@ def incident_upload_many(request, incident_id: int):
     if len(context["refused"]) == len(files):
         context["error"] = "No file could be taken; see why below."
         return render_invalid(request, template, context, partial="bulk_form")
-    items = [services.NewItem(f.name[:255], f.name[:255], f.content, f.problem) for f in files]
-    job = services.job_start(
+    items = [NewItem(f.name[:255], f.name[:255], f.content, f.problem) for f in files]
+    job = job_start(
         kind=Job.Kind.UPLOAD,
         actor=request.user,
         target=f"incident:{incident.pk}:upload:{request.user.pk}:{_digest(files)}",
@@ -353,7 +354,7 @@ def _start(request, incident, kind, items, *, params=None, form=None, context=No
     """Start the job, then follow it; a refusal shows on the form, or on the incident's page
     where nothing was asked."""
     try:
-        job = services.job_start(
+        job = job_start(
             kind=kind,
             actor=request.user,
             target=f"incident:{incident.pk}",

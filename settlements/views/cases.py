@@ -12,7 +12,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from settlements import charts, services, wording
+from settlements import charts, wording
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, Duplicate
@@ -22,6 +22,8 @@ from settlements.rules import Policy
 from settlements.selectors import compensation
 from settlements.selectors.cases import case_entry_figures, crash_case_in_force
 from settlements.selectors.payments import withdrawals_collected
+from settlements.services import jobs, snapshots
+from settlements.services.settlements import settlement_prepare
 from settlements.views import case_entries, confirming, invitations
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -60,13 +62,11 @@ def case_prepare(request, case_id: int):
     if (case.entrants or 0) > settings.PREPARE_INLINE_MAX_ENTRANTS:
         # Seconds of engine work: a worker does it while the page shows its progress.
         try:
-            job = services.job_start(
+            job = jobs.job_start(
                 kind=Job.Kind.PREPARE,
                 actor=request.user,
                 target=f"case:{case.pk}",
-                items=[
-                    services.NewItem(str(case.pk), f"Case #{case.pk} · {case.tournament}"[:255])
-                ],
+                items=[jobs.NewItem(str(case.pk), f"Case #{case.pk} · {case.tournament}"[:255])],
                 incident=case.incident,
                 params={"note": request.POST.get("note", "")},
             )
@@ -74,7 +74,7 @@ def case_prepare(request, case_id: int):
             job = duplicate.existing
         return go_to(request, reverse("job_detail", args=[job.pk]))
     try:
-        settlement = services.settlement_prepare(
+        settlement = settlement_prepare(
             case=case, actor=request.user, note=request.POST.get("note", "")
         )
     except DomainError as error:
@@ -116,7 +116,9 @@ def case_withdraw(request, case_id: int):
         template="settlements/case_withdraw.html",
         context=context,
         form=form,
-        perform=lambda reason: services.case_withdraw(case=case, actor=request.user, reason=reason),
+        perform=lambda reason: snapshots.case_withdraw(
+            case=case, actor=request.user, reason=reason
+        ),
         done_message=(
             f"Case #{case.pk} withdrawn. Tournament {case.tournament.operator_id} can be "
             "loaded again with the right snapshot."
@@ -166,7 +168,7 @@ def _context(request, case: Case) -> dict:
         else None,
         "settlements": settlements,
         # Asked only where a prepare could be under way, so other pages pay no query for it.
-        "preparing": services.case_being_prepared(case)
+        "preparing": jobs.case_being_prepared(case)
         if case.is_crash and case_allows(case.status, "prepare")
         else None,
         "can_prepare": permissions.settlement_prepare(case=case, user=user) is None,

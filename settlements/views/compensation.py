@@ -14,7 +14,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from settlements import desk_roles, services
+from settlements import desk_roles
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
@@ -24,6 +24,7 @@ from settlements.forms import CompensationForm, ReasonForm
 from settlements.models import Compensation
 from settlements.selectors.payments import reconciliation, releases_of
 from settlements.selectors.queues import compensation_queue
+from settlements.services import compensation as compensation_services
 from settlements.site_policy import IcmFlag
 from settlements.views import confirming, second_opinion
 from settlements.views.lookups import case_or_404, compensation_or_404
@@ -49,12 +50,17 @@ STATUS_TABS = (
 # What the Tournament Manager's two answers do: service, permission, words for the page.
 COMPENSATION_ACTIONS = {
     "approve": (
-        services.compensation_approve,
+        compensation_services.compensation_approve,
         permissions.compensation_approve,
         "Approve",
         "approved",
     ),
-    "reject": (services.compensation_reject, permissions.compensation_reject, "Reject", "rejected"),
+    "reject": (
+        compensation_services.compensation_reject,
+        permissions.compensation_reject,
+        "Reject",
+        "rejected",
+    ),
 }
 
 
@@ -92,7 +98,7 @@ def compensation_new(request, case_id: int):
     if request.method == "POST":
         if form.is_valid():
             try:
-                compensation = services.compensation_propose(
+                compensation = compensation_services.compensation_propose(
                     case=case,
                     actor=request.user,
                     reason=form.cleaned_data["reason"],

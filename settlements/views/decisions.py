@@ -8,12 +8,13 @@ POST /cases/<id>/decision/      check, then restate (step 2), then record (step=
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import charts, services, wording
+from settlements import charts, wording
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.forms import DecisionForm
 from settlements.models import Case, Stage
 from settlements.selectors.cases import case_entrants
+from settlements.services.decisions import decision_record
 from settlements.views import cached_previews, confirming
 from settlements.views.lookups import case_or_404
 from settlements.views.paging import CountedPaginator, page_number
@@ -43,7 +44,7 @@ def case_decision(request, case_id: int):
         form.add_error(None, context["closed_reason"])
 
     def perform(data):
-        decision = services.decision_record(
+        decision = decision_record(
             case=case,
             actor=request.user,
             option=data["option"],

@@ -18,7 +18,7 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import bounds, services
+from settlements import bounds
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, Duplicate
@@ -27,6 +27,8 @@ from settlements.models import Case, Incident, Stage, Tournament, TournamentType
 from settlements.rules import InvalidInput
 from settlements.selectors import bulk, incidents
 from settlements.selectors.payments import reconciliation, releases_of
+from settlements.services import incidents as incident_services
+from settlements.services.snapshots import case_load_snapshot
 from settlements.views.lookups import incident_or_404, tournament_or_404
 from settlements.views.paging import CountedPaginator, page_number
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -55,7 +57,7 @@ def incident_new(request):
     context = {"form": form, "steps": _steps(0)}
     if request.method == "POST" and form.is_valid():
         try:
-            incident = services.incident_report(actor=request.user, **form.cleaned_data)
+            incident = incident_services.incident_report(actor=request.user, **form.cleaned_data)
         except DomainError as error:
             form.add_domain_error(error)
         else:
@@ -138,7 +140,7 @@ def incident_upload(request, incident_id: int):
         )
     if form.is_valid():
         try:
-            case = services.case_load_snapshot(
+            case = case_load_snapshot(
                 actor=request.user,
                 snapshot=form.snapshot,
                 incident=incident,
@@ -168,7 +170,7 @@ def incident_close(request, incident_id: int):
     context = {"incident": incident, "form": form, "open_work": bulk.open_work_count(incident)}
     if request.method == "POST" and form.is_valid():
         try:
-            services.incident_close(
+            incident_services.incident_close(
                 incident=incident, actor=request.user, reason=form.cleaned_data["reason"]
             )
         except DomainError as error:

@@ -11,7 +11,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from settlements import desk_roles, services
+from settlements import desk_roles
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError
@@ -19,6 +19,7 @@ from settlements.forms import IndividualCaseForm, ResolveForm
 from settlements.models import Case
 from settlements.selectors.cases import case_list
 from settlements.selectors.compensation import case_compensations
+from settlements.services import individual_cases
 from settlements.views import confirming
 from settlements.views.compensation import PER_PAGE
 from settlements.views.lookups import case_or_404
@@ -54,7 +55,7 @@ def individual_case_new(request):
         if form.is_valid():
             data = form.cleaned_data
             try:
-                case = services.individual_case_open(
+                case = individual_cases.individual_case_open(
                     tournament=data["tournament"],
                     actor=request.user,
                     players=data["players"],
@@ -93,7 +94,9 @@ def individual_case_resolve(request, case_id: int):
         return render_page(request, template, context, partial="resolve_form")
 
     def perform(data):
-        services.individual_case_resolve(case=case, actor=request.user, outcome=data["outcome"])
+        individual_cases.individual_case_resolve(
+            case=case, actor=request.user, outcome=data["outcome"]
+        )
         return f"Case #{case.pk} resolved.", reverse("case_detail", args=[case.pk])
 
     return confirming.post_with_confirmation(

@@ -10,13 +10,13 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import services
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError
 from settlements.models import Job, JobItem
 from settlements.selectors.bulk import decision_groups, next_decision_group
 from settlements.selectors.jobs import job_items
+from settlements.services import jobs
 from settlements.views.lookups import job_or_404
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
 from settlements.views.rendering import go_to, render_page, wants_partial
@@ -39,7 +39,7 @@ def job_detail(request, job_id: int):
     status = request.GET.get("status", "")
     status = status if status in JobItem.Status.values else ""
     polled = wants_partial(request) and request.htmx.target != "job-items-section"
-    progress = services.job_progress(job)
+    progress = jobs.job_progress(job)
     context = {
         "job": job,
         "progress": progress,
@@ -74,7 +74,7 @@ def _next_decision_group(request, job):
     return next_decision_group(groups, job.params.get("group"))
 
 
-def _items_page(job, status: str, progress: services.Progress, number: int):
+def _items_page(job, status: str, progress: jobs.Progress, number: int):
     """One page of the job's items, counted by the progress already read. Unfiltered, their
     positions run 1..total without gaps, so a page is a range of positions (no OFFSET)."""
     items = job_items(job, status=status)
@@ -99,7 +99,7 @@ def job_retry(request, job_id: int):
     if request.user.pk != job.created_by_id:
         raise PermissionDenied
     try:
-        services.job_retry(job=job, actor=request.user)
+        jobs.job_retry(job=job, actor=request.user)
     except DomainError as error:
         messages.error(request, error.message)
     return go_to(request, reverse("job_detail", args=[job.pk]))

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from settlements import bounds, services
+from settlements import bounds
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, NotAllowed
@@ -31,6 +31,7 @@ from settlements.models import Incident, Reissue
 from settlements.selectors import payments
 from settlements.selectors.compensation import prizes_taken_back
 from settlements.selectors.queues import overdue_line_count
+from settlements.services import payments as payment_services
 from settlements.views import confirming
 from settlements.views.lookups import incident_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -43,8 +44,13 @@ FAILED_COLUMNS = {"key": "Key", "player": "Player", "amount": "Amount", "when": 
 REISSUE_COLUMNS = {"player": "Player", "amount": "Amount", "proposed": "Proposed by"}
 TABS = (("failed", "Failed"), ("overdue", "Not confirmed in time"), ("reissues", "Re-issues"))
 REISSUE_ACTIONS = {
-    "approve": (services.reissue_approve, permissions.reissue_approve, "Approve", "approved"),
-    "reject": (services.reissue_reject, permissions.reissue_reject, "Reject", "rejected"),
+    "approve": (
+        payment_services.reissue_approve,
+        permissions.reissue_approve,
+        "Approve",
+        "approved",
+    ),
+    "reject": (payment_services.reissue_reject, permissions.reissue_reject, "Reject", "rejected"),
 }
 
 
@@ -107,7 +113,7 @@ def reissue_new(request, key: str):
     template = "settlements/reissue_new.html"
     if request.method == "POST" and form.is_valid():
         try:
-            reissue = services.reissue_propose(
+            reissue = payment_services.reissue_propose(
                 actor=request.user, idempotency_key=key, reason=form.cleaned_data["reason"]
             )
         except NotAllowed:

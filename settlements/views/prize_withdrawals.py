@@ -9,25 +9,25 @@ GET/POST /prize-withdrawals/<id>/reject/             reject it, saying why
 from django.http import Http404
 from django.urls import reverse
 
-from settlements import services
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.forms import PrizeWithdrawalForm, ReasonForm
 from settlements.models import PrizeWithdrawal
 from settlements.selectors.compensation import prize_withdrawal_detail
+from settlements.services import individual_cases
 from settlements.views import confirming
 from settlements.views.lookups import case_or_404
 from settlements.views.rendering import render_page
 
 ACTIONS = {
     "approve": (
-        services.prize_withdrawal_approve,
+        individual_cases.prize_withdrawal_approve,
         permissions.prize_withdrawal_approve,
         "Approve",
         "approved: its line goes to the cashier",
     ),
     "reject": (
-        services.prize_withdrawal_reject,
+        individual_cases.prize_withdrawal_reject,
         permissions.prize_withdrawal_reject,
         "Reject",
         "rejected: nothing is collected",
@@ -45,7 +45,7 @@ def prize_withdrawal_new(request, case_id: int):
         return render_page(request, template, context, partial="withdrawal_form")
 
     def perform(data):
-        withdrawal = services.prize_withdrawal_decide(
+        withdrawal = individual_cases.prize_withdrawal_decide(
             case=case,
             actor=request.user,
             player=data["player"],

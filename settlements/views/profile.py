@@ -16,7 +16,6 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import services
 from settlements.access import roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, NotAllowed
@@ -25,6 +24,7 @@ from settlements.middleware import remember_time_zone
 from settlements.models import DigestEvery
 from settlements.selectors import digests
 from settlements.selectors.profiles import profile_time_zone, signed_in_sessions
+from settlements.services import profiles, sessions
 from settlements.views.rendering import go_to, render_invalid, render_page
 
 
@@ -40,7 +40,7 @@ class TimeZoneForm(DomainErrorsMixin, forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["time_zone"].choices = [
             ("", f"The site's zone ({settings.TIME_ZONE})"),
-            *((name, name) for name in services.time_zone_names()),
+            *((name, name) for name in profiles.time_zone_names()),
         ]
 
 
@@ -59,7 +59,7 @@ def user_settings(request):
         return render_page(request, template, context, partial="settings_form")
     if form.is_valid():
         try:
-            profile = services.profile_set_time_zone(
+            profile = profiles.profile_set_time_zone(
                 user=request.user, actor=request.user, time_zone=form.cleaned_data["time_zone"]
             )
         except DomainError as error:
@@ -94,7 +94,7 @@ def user_digest(request):
         return render_page(request, template, context, partial="digest_form")
     if form.is_valid():
         try:
-            services.profile_set_digest(
+            profiles.profile_set_digest(
                 user=request.user, actor=request.user, every=form.cleaned_data["digest_every"]
             )
         except DomainError as error:
@@ -120,13 +120,13 @@ def user_sessions(request):
 @role_required(*roles.DESK_ROLES)
 def user_sessions_end(request):
     if request.POST.get("all"):
-        services.user_sessions_end(user=request.user, actor=request.user)
+        sessions.user_sessions_end(user=request.user, actor=request.user)
         # This browser's session went with the others: start it afresh, signed out.
         request.session.flush()
         return go_to(request, reverse("login"))
     key = request.POST.get("session", "")
     try:
-        services.session_end(user=request.user, session_key=key)
+        sessions.session_end(user=request.user, session_key=key)
     except NotAllowed as refusal:
         messages.error(request, refusal.message)
         return go_to(request, reverse("user_sessions"))

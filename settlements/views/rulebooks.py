@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import difference_chart, markdown, services
+from settlements import difference_chart, markdown
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, NotAllowed
@@ -30,6 +30,8 @@ from settlements.models import Rulebook, RulebookVersion, Simulation, Unit
 from settlements.rules import parse_policy
 from settlements.rules.policy import KEYS_BY_NAME, POLICY_KEYS
 from settlements.selectors import rulebooks
+from settlements.services import rulebooks as rulebook_services
+from settlements.services.jobs import job_progress
 from settlements.views import confirming
 from settlements.views.rendering import go_to, render_invalid, render_page
 from settlements.workflow import RulebookVersionStatus
@@ -90,7 +92,7 @@ def rulebook_version_new(request):
     if request.method == "POST":
         if form.is_valid():
             try:
-                version = services.rulebook_version_propose(
+                version = rulebook_services.rulebook_version_propose(
                     key=form.cleaned_data["key"],
                     parameters=form.parameters(),
                     text=form.cleaned_data["text"],
@@ -118,7 +120,7 @@ def rulebook_version_new(request):
 def rulebook_version_approve(request, key: str, number: int):
     version = _version_or_404(key, number)
     refusal = permissions.rulebook_version_approve(version=version, user=request.user)
-    return _answer(request, version, "approve", refusal, services.rulebook_version_approve)
+    return _answer(request, version, "approve", refusal, rulebook_services.rulebook_version_approve)
 
 
 @role_required(roles.TOURNAMENT_MANAGER)
@@ -127,7 +129,9 @@ def rulebook_version_withdraw(request, key: str, number: int):
     refusal = permissions.rulebook_version_withdraw(
         version=version, user=request.user, now=timezone.now()
     )
-    return _answer(request, version, "withdraw", refusal, services.rulebook_version_withdraw)
+    return _answer(
+        request, version, "withdraw", refusal, rulebook_services.rulebook_version_withdraw
+    )
 
 
 def _answer(request, version: RulebookVersion, action: str, refusal, service):
@@ -237,7 +241,7 @@ def rulebook_version_simulate(request, key: str, number: int):
         return go_to(request, reverse("rulebook_version", args=[key, number]))
     selection = {name: value for name, value in form.cleaned_data.items() if value}
     try:
-        simulation = services.simulation_start(
+        simulation = rulebook_services.simulation_start(
             version=version,
             actor=request.user,
             cases=rulebooks.simulation_cases(**form.cleaned_data),
@@ -265,7 +269,7 @@ def simulation_detail(request, simulation_id: int):
         "simulation": simulation,
         "simulation_currency": rulebooks.simulation_currency(simulation),
         "results": rulebooks.simulation_results(simulation),
-        "progress": services.job_progress(simulation.job) if simulation.job else None,
+        "progress": job_progress(simulation.job) if simulation.job else None,
         "difference_charts": _difference_charts(simulation) if simulation.finished_at else [],
     }
     return render_page(request, "settlements/simulation_detail.html", context, partial="figures")

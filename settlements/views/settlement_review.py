@@ -21,7 +21,7 @@ from django.utils.functional import SimpleLazyObject
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements import charts, services, statements
+from settlements import charts, statements
 from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
@@ -36,6 +36,7 @@ from settlements.selectors import settlements as settlement_selectors
 from settlements.selectors.cases import settlement_decision
 from settlements.selectors.payments import reconciliation, releases_of
 from settlements.selectors.previews import settlement_chart_points
+from settlements.services import settlements as settlement_services
 from settlements.views import confirming, invitations
 from settlements.views.kept import shared
 from settlements.views.paging import CountedPaginator, RangePaginator, page_number
@@ -61,8 +62,18 @@ REVIEW_PARTIALS = {
 
 # What the Tournament Manager's two answers do: service, permission, words for the page.
 REVIEW_ACTIONS = {
-    "approve": (services.settlement_approve, permissions.settlement_approve, "Approve", "approved"),
-    "reject": (services.settlement_reject, permissions.settlement_reject, "Reject", "rejected"),
+    "approve": (
+        settlement_services.settlement_approve,
+        permissions.settlement_approve,
+        "Approve",
+        "approved",
+    ),
+    "reject": (
+        settlement_services.settlement_reject,
+        permissions.settlement_reject,
+        "Reject",
+        "rejected",
+    ),
 }
 
 
@@ -107,7 +118,7 @@ def settlement_player(request, settlement_id: int):
 def settlement_submit(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     try:
-        services.settlement_submit(settlement=settlement, actor=request.user)
+        settlement_services.settlement_submit(settlement=settlement, actor=request.user)
     except NotAllowed:
         raise PermissionDenied from None
     except DomainError as error:

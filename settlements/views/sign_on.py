@@ -26,8 +26,8 @@ from allauth.socialaccount.providers.openid_connect.views import OpenIDConnectOA
 from django.http import Http404
 from django.shortcuts import render
 
-from settlements import services
 from settlements.access import refusals, second_factor, sso
+from settlements.services.sign_on import user_roles_follow_provider
 
 
 class SignOnAdapter(DefaultSocialAccountAdapter):
@@ -60,9 +60,7 @@ class SignOnAdapter(DefaultSocialAccountAdapter):
 
 def _follow_provider(request, user, sociallogin) -> None:
     claims = sso.id_token_claims(sociallogin)
-    services.user_roles_follow_provider(
-        user=user, granted=sso.roles_granted(claims), source=sso.source()
-    )
+    user_roles_follow_provider(user=user, granted=sso.roles_granted(claims), source=sso.source())
     if sso.second_factor_proved(claims):
         second_factor.stamp_proof(request.session)
 

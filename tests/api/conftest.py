@@ -3,9 +3,13 @@
 import pytest
 from django.test import Client
 
-from settlements import services
 from settlements.access import roles
-from settlements.services import CompensationEntry
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.tokens import api_token_create
 from tests.services.helpers import approved
 
 
@@ -17,8 +21,7 @@ def bearer(raw: str) -> dict:
 def tokens(users):
     """A raw token for each kind of user in ``users`` (role name, "second_manager", "none")."""
     return {
-        kind: services.api_token_create(user=user, name=f"{kind} server")[1]
-        for kind, user in users.items()
+        kind: api_token_create(user=user, name=f"{kind} server")[1] for kind, user in users.items()
     }
 
 
@@ -52,11 +55,11 @@ def wallet(tokens):
 @pytest.fixture
 def desk(operator, tournament_manager, second_manager, snapshot_factory):
     settlement = approved(operator, tournament_manager, snapshot_factory, stage="early")
-    proposal = services.compensation_propose(
+    proposal = compensation_propose(
         case=settlement.case,
         actor=operator,
         reason="lag",
         entries=[CompensationEntry("p000001", 250), CompensationEntry("p000002", 30, "fpp")],
     )
-    services.compensation_approve(compensation=proposal, actor=second_manager)
+    compensation_approve(compensation=proposal, actor=second_manager)
     return settlement

@@ -7,12 +7,12 @@ import msgspec
 import pytest
 from django.test import Client, RequestFactory
 
-from settlements import services
 from settlements.access import roles
 from settlements.api import base as api_module
 from settlements.api.answers import CaseCreated
 from settlements.api.base import answer
 from settlements.models import ApiToken, Case
+from settlements.services.tokens import api_token_revoke
 from tests.api.conftest import bearer, post_snapshot
 from tests.services.helpers import row_counts
 
@@ -75,7 +75,7 @@ def test_revoked_tokens_and_deactivated_users_are_refused(
     assert post_snapshot(api, operator_token, snapshot_factory()).status_code == 401
     operator.is_active = True
     operator.save()
-    services.api_token_revoke(token=token)
+    api_token_revoke(token=token)
     assert post_snapshot(api, operator_token, snapshot_factory()).status_code == 401
     assert not Case.objects.exists()
 
@@ -121,7 +121,7 @@ def test_an_unexpected_error_is_a_json_500(api, operator_token, snapshot_factory
     def broken(**kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(services, "case_load_snapshot", broken)
+    monkeypatch.setattr("settlements.api.snapshots.case_load_snapshot", broken)
     response = post_snapshot(api, operator_token, snapshot_factory())
     assert response.status_code == 500
     assert response["Content-Type"] == "application/json"

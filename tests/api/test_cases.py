@@ -7,11 +7,16 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import Case
 from settlements.rules import parse_snapshot, settle
-from settlements.services import AdjustmentEntry
+from settlements.services import settlements as settlement_services
+from settlements.services.decisions import decision_record
+from settlements.services.incidents import incident_report
+from settlements.services.individual_cases import individual_case_open
+from settlements.services.settlements import AdjustmentEntry
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create
 from settlements.workflow import CaseStatus
 from tests.api.conftest import bearer
 from tests.conftest import make_user
@@ -25,7 +30,7 @@ def reader(tokens):
 
 
 def load(operator, snapshot_factory, **kwargs) -> Case:
-    return services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(**kwargs))
+    return case_load_snapshot(actor=operator, snapshot=snapshot_factory(**kwargs))
 
 
 def test_the_list_is_newest_first_with_what_a_game_server_needs(
@@ -81,11 +86,11 @@ def test_pages_follow_each_other_without_gaps_or_repeats(api, reader, operator, 
 
 
 def test_filters(api, reader, operator, snapshot_factory):
-    incident = services.incident_report(
+    incident = incident_report(
         actor=operator, title="B", started_at=timezone.now() - timedelta(minutes=1)
     )
     ready = load(operator, snapshot_factory, tournament_id="R-1", stage="late")
-    waiting = services.case_load_snapshot(
+    waiting = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_factory(tournament_id="F-1", type="freeroll"),
         incident=incident,
@@ -159,11 +164,11 @@ def test_a_prepared_case_shows_the_settlement_in_the_settle_commands_format(
     api, reader, operator, marketing_manager, snapshot_factory
 ):
     data = snapshot_factory(type="freeroll", stage="middle", entrants=30, tournament_id="F-9")
-    case = services.case_load_snapshot(actor=operator, snapshot=data)
-    services.decision_record(
+    case = case_load_snapshot(actor=operator, snapshot=data)
+    decision_record(
         case=case, actor=marketing_manager, option="chip_equity", reason="players asked"
     )
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
 
     body = api.get(f"/api/v1/cases/{case.pk}", **reader).json()
 
@@ -178,11 +183,11 @@ def test_approved_settlements_list_their_adjustments(
     api, reader, operator, tournament_manager, snapshot_factory
 ):
     case = load(operator, snapshot_factory, stage="late", tournament_id="T-5")
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=tournament_manager)
     line = settlement.lines.order_by("line_no").first()
-    adjustment = services.settlement_adjust(
+    adjustment = settlement_services.settlement_adjust(
         settlement=settlement,
         actor=operator,
         reason="late registration missed",
@@ -208,7 +213,7 @@ def test_an_individual_case_is_listed_without_crash_numbers(
     api, reader, operator, tournament_manager, snapshot_factory
 ):
     case = load(operator, snapshot_factory, stage="late", tournament_id="T-8")
-    individual = services.individual_case_open(
+    individual = individual_case_open(
         actor=tournament_manager,
         tournament=case.tournament,
         players=["p000001"],
@@ -240,7 +245,7 @@ def test_a_user_without_a_role_may_not_read(api, tokens, django_user_model):
     response = api.get("/api/v1/cases", **bearer(tokens["none"]))
     assert response.status_code == 403
     server = make_user(django_user_model, "server-x")
-    raw = services.api_token_create(user=server, name="x")[1]
+    raw = api_token_create(user=server, name="x")[1]
     assert api.get("/api/v1/cases/1", **bearer(raw)).status_code == 403
 
 

@@ -11,7 +11,6 @@ from itertools import count
 import pytest
 from django.db import connection
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import (
     CompensationItem,
@@ -21,7 +20,16 @@ from settlements.models import (
     SettlementLine,
 )
 from settlements.selectors import payments
-from settlements.services import CompensationEntry
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.individual_cases import prize_withdrawal_approve, prize_withdrawal_decide
+from settlements.services.payments import reissue_approve, reissue_propose
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create
 from tests.api.fake_wallet import FakeWallet
 from tests.conftest import make_user
 
@@ -62,25 +70,25 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
     manager = make_user(django_user_model, "tm", roles.TOURNAMENT_MANAGER)
     other = make_user(django_user_model, "tm2", roles.TOURNAMENT_MANAGER)
     cashier = make_user(django_user_model, "wallet", roles.CASHIER)
-    _, token = services.api_token_create(user=cashier, name="wallet")
+    _, token = api_token_create(user=cashier, name="wallet")
 
     def submitted(**kwargs):
-        case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(**kwargs))
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        return services.settlement_submit(settlement=settlement, actor=operator)
+        case = case_load_snapshot(actor=operator, snapshot=snapshot_factory(**kwargs))
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        return settlement_services.settlement_submit(settlement=settlement, actor=operator)
 
     early = submitted(tournament_id="E-1", stage="early")
     satellite = submitted(tournament_id="S-1", type="satellite", stage="late")
     middle = submitted(tournament_id="M-1", stage="middle", entrants=40)
-    services.settlement_approve(settlement=early, actor=manager)
-    services.settlement_approve(settlement=satellite, actor=manager)
-    proposal = services.compensation_propose(
+    settlement_services.settlement_approve(settlement=early, actor=manager)
+    settlement_services.settlement_approve(settlement=satellite, actor=manager)
+    proposal = compensation_propose(
         case=early.case,
         actor=operator,
         reason="disconnected",
         entries=[CompensationEntry("p000004", 1500), CompensationEntry("p000005", 300, "fpp")],
     )
-    services.compensation_approve(compensation=proposal, actor=manager)
+    compensation_approve(compensation=proposal, actor=manager)
 
     calls = count()
 
@@ -94,8 +102,8 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
     wallet.confirm(wallet.pay(wallet.read_feed()), lose_answer_of_batch=1)
 
     # More is approved while the wallet works: it picks up from its cursor.
-    services.settlement_approve(settlement=middle, actor=other)
-    proposal = services.prize_withdrawal_decide(
+    settlement_services.settlement_approve(settlement=middle, actor=other)
+    proposal = prize_withdrawal_decide(
         case=satellite.case,
         actor=manager,
         player="p000002",
@@ -105,7 +113,7 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
         amount=1,
         unit="tickets",
     )
-    services.prize_withdrawal_approve(withdrawal=proposal, actor=other, reason="checked")
+    prize_withdrawal_approve(withdrawal=proposal, actor=other, reason="checked")
     wallet.confirm(wallet.pay(wallet.read_feed()))
 
     # The desk re-issues what failed for good, with four eyes.
@@ -113,10 +121,10 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
     failed = [p.line for p in payments.with_payments(read) if p.state == "failed"]
     assert failed, "the wallet's rule declined nothing for good; the test would prove little"
     for line in failed:
-        reissue = services.reissue_propose(
+        reissue = reissue_propose(
             actor=operator, idempotency_key=line.key, reason="account details corrected"
         )
-        services.reissue_approve(reissue=reissue, actor=manager)
+        reissue_approve(reissue=reissue, actor=manager)
     reissued = wallet.read_feed()
     assert sorted(line["reissue_of"] for line in reissued) == sorted(line.key for line in failed)
     wallet.confirm(wallet.pay(reissued))

@@ -4,9 +4,10 @@ the roles the review page shows it to."""
 import pytest
 from django.utils.http import urlencode
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import IcmValue
+from settlements.services.settlements import settlement_prepare
+from settlements.services.snapshots import case_load_snapshot
 from tests.api.conftest import bearer
 
 pytestmark = pytest.mark.django_db
@@ -17,8 +18,8 @@ def url(settlement, **query) -> str:
 
 
 def prepared(operator, snapshot_factory, **kwargs):
-    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(**kwargs))
-    return services.settlement_prepare(case=case, actor=operator)
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_factory(**kwargs))
+    return settlement_prepare(case=case, actor=operator)
 
 
 def test_pages_cover_every_remaining_player_once_with_the_stored_figures(

@@ -9,9 +9,10 @@ import schemathesis
 from django.test import Client
 from django.urls import URLResolver, get_resolver
 
-from settlements import services
 from settlements.access import roles
 from settlements.api import openapi, urls
+from settlements.services.individual_cases import individual_case_open
+from settlements.services.tokens import api_token_create
 from tests.api.conftest import bearer, post_snapshot
 from tests.services.helpers import approved
 
@@ -94,7 +95,7 @@ def test_what_the_endpoints_answer_holds_to_the_document(
     operator, auditor = bearer(tokens[roles.OPERATOR]), bearer(tokens[roles.AUDITOR])
     cashier = bearer(tokens[roles.CASHIER])
     marketing = bearer(tokens[roles.MARKETING_MANAGER])
-    individual = services.individual_case_open(
+    individual = individual_case_open(
         actor=tournament_manager,
         tournament=desk.case.tournament,
         players=["p000001"],
@@ -169,7 +170,7 @@ def test_links_name_operations_and_parameters_that_exist(document):
 
 
 def test_a_token_sees_the_same_document_as_no_token_and_writes_are_405(api, cashier):
-    _, raw = services.api_token_create(user=cashier, name="wallet")
+    _, raw = api_token_create(user=cashier, name="wallet")
     assert api.get(DOCUMENT, **bearer(raw)).content == api.get(DOCUMENT).content
     # As a browser would be checked: the CSRF check must not answer first, with a page.
     refused = Client(enforce_csrf_checks=True).post(DOCUMENT)

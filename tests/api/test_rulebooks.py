@@ -8,10 +8,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import Event, RulebookVersion
 from settlements.rules import DEFAULT_POLICY
+from settlements.services import rulebooks
+from settlements.services.snapshots import case_load_snapshot
 from tests.api.conftest import bearer
 from tests.api.test_openapi import DOCUMENT, _check
 
@@ -53,7 +54,7 @@ def test_a_proposal_then_another_managers_approval(api, tokens, document, second
     assert token.status_code == 403 and "second factor" in token.content.decode()
     _check(document, token, "/rulebooks/{key}/versions/{number}/approve", "post")
     assert RulebookVersion.objects.get(rulebook__key="eu-main").status == "proposed"
-    services.rulebook_version_approve(
+    rulebooks.rulebook_version_approve(
         version=RulebookVersion.objects.get(rulebook__key="eu-main"),
         actor=second_manager,
         reason="ok",
@@ -136,14 +137,14 @@ def test_a_bad_key_is_refused(api, tokens):
 
 
 def test_the_case_names_its_rulebook_version(api, tokens, operator, snapshot_factory, document):
-    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory())
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_factory())
     answer = api.get(f"/api/v1/cases/{case.pk}", **bearer(tokens[roles.AUDITOR]))
     _check(document, answer, "/cases/{case_id}")
     assert answer.json()["rulebook"] == {"key": "default", "version": 1}
 
 
 def test_a_simulation_over_the_api(api, tokens, document, operator, snapshot_factory):
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(stage="late", tournament_id="L")
     )
     manager = tokens[roles.TOURNAMENT_MANAGER]
@@ -178,7 +179,7 @@ def test_a_simulation_over_the_api(api, tokens, document, operator, snapshot_fac
 def test_an_effective_time_not_after_the_version_approved_is_refused(
     api, tokens, tournament_manager, second_manager
 ):
-    first = services.rulebook_version_propose(
+    first = rulebooks.rulebook_version_propose(
         key="eu-main",
         parameters={},
         text="One.",
@@ -186,7 +187,7 @@ def test_an_effective_time_not_after_the_version_approved_is_refused(
         actor=tournament_manager,
         reason="first",
     )
-    services.rulebook_version_approve(version=first, actor=second_manager, reason="ok")
+    rulebooks.rulebook_version_approve(version=first, actor=second_manager, reason="ok")
     before = Event.objects.count()
     earlier = {**PROPOSAL, "effective_from": (timezone.now() + timedelta(days=3)).isoformat()}
     refused = post(api, "/api/v1/rulebooks/eu-main/versions", earlier, tokens["tournament_manager"])
@@ -197,7 +198,7 @@ def test_an_effective_time_not_after_the_version_approved_is_refused(
 
 
 def test_a_withdrawn_version_is_not_approved(api, tokens, tournament_manager):
-    version = services.rulebook_version_propose(
+    version = rulebooks.rulebook_version_propose(
         key="eu-main",
         parameters={},
         text="One.",
@@ -205,7 +206,7 @@ def test_a_withdrawn_version_is_not_approved(api, tokens, tournament_manager):
         actor=tournament_manager,
         reason="first",
     )
-    services.rulebook_version_withdraw(version=version, actor=tournament_manager, reason="no")
+    rulebooks.rulebook_version_withdraw(version=version, actor=tournament_manager, reason="no")
     before = Event.objects.count()
     refused = post(
         api,

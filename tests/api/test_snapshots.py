@@ -8,9 +8,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import Case, Incident
+from settlements.services.incidents import incident_close, incident_report
 from tests.api.conftest import bearer, post_snapshot
 from tests.conftest import build_snapshot
 from tests.services.helpers import row_counts
@@ -84,7 +84,7 @@ def test_a_case_that_needs_no_decision_is_ready(api, operator_token, snapshot_fa
 
 
 def test_a_snapshot_can_join_an_open_incident(api, operator_token, operator, snapshot_factory):
-    incident = services.incident_report(
+    incident = incident_report(
         actor=operator, title="Cluster A", started_at=timezone.now() - timedelta(minutes=5)
     )
     for number in (1, 2):
@@ -97,10 +97,10 @@ def test_a_snapshot_can_join_an_open_incident(api, operator_token, operator, sna
 
 
 def test_a_closed_incident_takes_no_snapshot(api, operator_token, operator, snapshot_factory):
-    incident = services.incident_report(
+    incident = incident_report(
         actor=operator, title="Over", started_at=timezone.now() - timedelta(hours=2)
     )
-    services.incident_close(incident=incident, actor=operator)
+    incident_close(incident=incident, actor=operator)
     before = row_counts()
     response = post_snapshot(api, operator_token, snapshot_factory(), f"?incident={incident.pk}")
     assert response.status_code == 409
@@ -315,7 +315,7 @@ def test_a_missing_length_asks_for_one(api, operator_token, snapshot_factory):
 
 
 def test_an_oversized_form_upload_is_refused_before_the_csrf_check_reads_it(operator, settings):
-    incident = services.incident_report(
+    incident = incident_report(
         actor=operator, title="Cluster C", started_at=timezone.now() - timedelta(minutes=5)
     )
     settings.SNAPSHOT_MAX_BYTES = 10_000

@@ -5,10 +5,11 @@ import json
 
 import pytest
 
-from settlements import services
 from settlements.access import roles
 from settlements.selectors.players import settlement_statements
 from settlements.selectors.settlements import settlement_detail
+from settlements.services import compensation as compensation_services
+from settlements.services.settlements import AdjustmentEntry, settlement_adjust
 from tests.api.conftest import bearer
 from tests.services.helpers import approved
 from tests.statement_helpers import evaluate
@@ -70,13 +71,13 @@ def test_the_numbers_tie_to_the_ledger_lines(api, tokens, settlement):
 def test_one_players_statement_says_what_else_is_on_record(
     api, tokens, settlement, operator, second_manager
 ):
-    compensation = services.compensation_propose(
+    compensation = compensation_services.compensation_propose(
         case=settlement.case,
         actor=operator,
         reason="disconnected at the crash",
-        entries=[services.CompensationEntry("p000002", 500)],
+        entries=[compensation_services.CompensationEntry("p000002", 500)],
     )
-    services.compensation_approve(compensation=compensation, actor=second_manager)
+    compensation_services.compensation_approve(compensation=compensation, actor=second_manager)
     body = api.get(url(settlement, player="p000002"), **bearer(tokens[roles.OPERATOR])).json()
     (document,) = body["statements"]
     assert document["player"] == "p000002" and body["next"] is None
@@ -112,11 +113,11 @@ def test_a_refused_query_is_refused_before_the_settlement_is_read(
 
 
 def test_an_adjustment_or_an_unknown_settlement_is_a_json_404(api, tokens, settlement, operator):
-    adjustment = services.settlement_adjust(
+    adjustment = settlement_adjust(
         settlement=settlement,
         actor=operator,
         reason="missed a refund",
-        entries=[services.AdjustmentEntry("p000003", "refund_fee", "cash", 100, "house")],
+        entries=[AdjustmentEntry("p000003", "refund_fee", "cash", 100, "house")],
     )
     reader = bearer(tokens[roles.AUDITOR])
     response = api.get(url(adjustment), **reader)

@@ -9,9 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from settlements import services
 from settlements.errors import DomainError
 from settlements.models import ApiToken, Event, TokenScope
+from settlements.services import tokens
 from tests.api.conftest import bearer
 from tests.db.conftest import behind_the_apps_back
 
@@ -21,7 +21,7 @@ CASES = "/api/v1/cases"
 
 
 def test_a_token_works_for_the_default_life_and_every_scope(operator, settings):
-    token, _raw = services.api_token_create(user=operator, name="eu-1")
+    token, _raw = tokens.api_token_create(user=operator, name="eu-1")
     life = token.expires_at - timezone.now()
     assert timedelta(days=settings.API_TOKEN_DAYS - 1) < life <= timedelta(days=90)
     assert token.scopes == sorted(TokenScope.values) or set(token.scopes) == set(TokenScope.values)
@@ -41,12 +41,12 @@ def test_a_token_works_for_the_default_life_and_every_scope(operator, settings):
 )
 def test_a_bad_scope_or_life_is_refused_and_nothing_is_issued(operator, scopes, days, words):
     with pytest.raises(DomainError, match=words):
-        services.api_token_create(user=operator, name="eu-1", scopes=scopes, days=days)
+        tokens.api_token_create(user=operator, name="eu-1", scopes=scopes, days=days)
     assert not ApiToken.objects.exists()
 
 
 def test_an_expired_token_is_refused_saying_so(client, operator):
-    token, raw = services.api_token_create(user=operator, name="eu-1", days=1)
+    token, raw = tokens.api_token_create(user=operator, name="eu-1", days=1)
     assert client.get(CASES, **bearer(raw)).status_code == 200
     # A day later, as the clock would make it: the end moved back behind the app's back.
     behind_the_apps_back(
@@ -59,7 +59,7 @@ def test_an_expired_token_is_refused_saying_so(client, operator):
 
 
 def test_a_call_outside_the_tokens_scopes_is_refused_naming_the_scope(client, operator):
-    _token, raw = services.api_token_create(
+    _token, raw = tokens.api_token_create(
         user=operator, name="reader", scopes=[TokenScope.CASES_READ]
     )
     assert client.get(CASES, **bearer(raw)).status_code == 200
@@ -74,8 +74,8 @@ def test_a_call_outside_the_tokens_scopes_is_refused_naming_the_scope(client, op
 def test_a_rotation_gives_a_new_token_and_the_old_one_works_a_few_days_more(
     client, operator, settings
 ):
-    old, old_raw = services.api_token_create(user=operator, name="eu-1", scopes=["cases:read"])
-    new, new_raw = services.api_token_rotate(token=old)
+    old, old_raw = tokens.api_token_create(user=operator, name="eu-1", scopes=["cases:read"])
+    new, new_raw = tokens.api_token_rotate(token=old)
     old.refresh_from_db()
     assert (new.user, new.name, new.scopes) == (old.user, old.name, old.scopes)
     overlap = old.expires_at - timezone.now()
@@ -88,10 +88,10 @@ def test_a_rotation_gives_a_new_token_and_the_old_one_works_a_few_days_more(
 
 
 def test_a_revoked_token_is_not_rotated(operator):
-    token, _raw = services.api_token_create(user=operator, name="eu-1")
-    services.api_token_revoke(token=token)
+    token, _raw = tokens.api_token_create(user=operator, name="eu-1")
+    tokens.api_token_revoke(token=token)
     with pytest.raises(DomainError, match="no longer works"):
-        services.api_token_rotate(token=token)
+        tokens.api_token_rotate(token=token)
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_a_revoked_token_is_not_rotated(operator):
     ],
 )
 def test_a_tokens_terms_changed_behind_the_apps_back_are_named(operator, change, named):
-    token, _raw = services.api_token_create(user=operator, name="eu-1")
+    token, _raw = tokens.api_token_create(user=operator, name="eu-1")
     call_command("verify_audit", stdout=StringIO())
     behind_the_apps_back(f"UPDATE settlements_apitoken SET {change} WHERE id = {token.pk}")
     with pytest.raises(CommandError, match=f"API token #{token.pk}'s {named}"):

@@ -6,9 +6,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, transaction
 
-from settlements import checkpoints, services
+from settlements import checkpoints
 from settlements.checks import checkpoint_key_check
 from settlements.models import AuditCheckpoint, Event
+from settlements.services.checkpoints import checkpoint_record
 from tests.db.conftest import behind_the_apps_back
 from tests.services.helpers import approved, load
 
@@ -53,7 +54,7 @@ def test_the_next_reads_what_came_after_and_a_sample(desk, users, snapshot_facto
 
 
 def test_an_old_change_is_missed_only_by_chance_and_found_by_full(desk):
-    services.checkpoint_record(outcome=checkpoints.verify())
+    checkpoint_record(outcome=checkpoints.verify())
     change_a_line(desk)
     # Nothing after the checkpoint and no sample: the change is not read.
     assert checkpoints.verify(sample=0).verification.ok
@@ -65,7 +66,7 @@ def test_an_old_change_is_missed_only_by_chance_and_found_by_full(desk):
 
 
 def test_an_altered_checkpoint_is_caught_and_named(desk):
-    checkpoint = services.checkpoint_record(outcome=checkpoints.verify())
+    checkpoint = checkpoint_record(outcome=checkpoints.verify())
     behind_the_apps_back(
         "UPDATE settlements_auditcheckpoint SET events = events + 5 WHERE id = %s",
         [checkpoint.pk],
@@ -77,7 +78,7 @@ def test_an_altered_checkpoint_is_caught_and_named(desk):
 
 
 def test_a_rewritten_head_under_a_checkpoint_is_named(desk):
-    checkpoint = services.checkpoint_record(outcome=checkpoints.verify())
+    checkpoint = checkpoint_record(outcome=checkpoints.verify())
     behind_the_apps_back(
         "UPDATE settlements_event SET hash = %s WHERE seq = %s", ["f" * 64, checkpoint.events]
     )
@@ -86,14 +87,14 @@ def test_a_rewritten_head_under_a_checkpoint_is_named(desk):
 
 
 def test_checkpoints_are_write_once(desk):
-    checkpoint = services.checkpoint_record(outcome=checkpoints.verify())
+    checkpoint = checkpoint_record(outcome=checkpoints.verify())
     with pytest.raises(DatabaseError), transaction.atomic():
         AuditCheckpoint.objects.filter(pk=checkpoint.pk).update(head="0" * 64)
 
 
 def test_a_new_key_keeps_old_checkpoints_through_the_fallbacks(desk, settings):
     settings.AUDIT_CHECKPOINT_KEY = "k" * 40
-    checkpoint = services.checkpoint_record(outcome=checkpoints.verify())
+    checkpoint = checkpoint_record(outcome=checkpoints.verify())
     settings.AUDIT_CHECKPOINT_KEY = "n" * 40
     assert not checkpoints.is_signed(checkpoint)
     assert "was altered" in checkpoints.verify().verification.problem

@@ -7,9 +7,11 @@ import zipfile
 import pytest
 from django.urls import reverse
 
-from settlements import checkpoints, services
+from settlements import checkpoints
 from settlements.audit import layout
 from settlements.audit.verify import verify
+from settlements.services.checkpoints import checkpoint_record
+from settlements.services.tokens import api_token_create
 from tests.api.conftest import bearer
 from tests.services.helpers import approved
 
@@ -22,8 +24,8 @@ def settlement(users, snapshot_factory):
 
 
 def test_the_auditor_sees_the_checkpoints_and_what_each_read(client, users, settlement):
-    services.checkpoint_record(outcome=checkpoints.verify())
-    services.checkpoint_record(outcome=checkpoints.verify(sample=3))
+    checkpoint_record(outcome=checkpoints.verify())
+    checkpoint_record(outcome=checkpoints.verify(sample=3))
     client.force_login(users["auditor"])
     page = client.get(reverse("audit_checkpoints")).content.decode()
     assert "The whole chain, and the payment tallies counted afresh" in page
@@ -33,7 +35,7 @@ def test_the_auditor_sees_the_checkpoints_and_what_each_read(client, users, sett
 
 def test_the_checkpoints_are_paginated(client, users, settlement):
     for _ in range(26):
-        services.checkpoint_record(outcome=checkpoints.verify(sample=0))
+        checkpoint_record(outcome=checkpoints.verify(sample=0))
     client.force_login(users["auditor"])
     first = client.get(reverse("audit_checkpoints")).content.decode()
     assert "Older" in first
@@ -63,7 +65,7 @@ def test_the_auditor_exports_an_incident_that_verifies(client, users, settlement
 
 def test_the_api_hands_the_record_to_auditors_only(client, users, settlement):
     tokens = {
-        role: services.api_token_create(user=users[role], name="auditing")[1]
+        role: api_token_create(user=users[role], name="auditing")[1]
         for role in ("auditor", "operator")
     }
     url = reverse("api:incident_record", args=[settlement.case.incident_id])

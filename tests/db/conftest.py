@@ -7,7 +7,8 @@ import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
-from settlements import checkpoints, services
+from settlements import checkpoints
+from settlements.services.checkpoints import checkpoint_record
 from tests.services.helpers import every_record
 
 postgresql_only = pytest.mark.skipif(
@@ -68,5 +69,5 @@ def refused_at_commit(sql: str, *, role: str) -> str:
 def full_desk(users, snapshot_factory):
     records = every_record(users, snapshot_factory)
     # A verification that found nothing wrong leaves its signed checkpoint.
-    services.checkpoint_record(outcome=checkpoints.verify())
+    checkpoint_record(outcome=checkpoints.verify())
     return records

@@ -15,9 +15,9 @@ from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 from django.urls import reverse
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import ApiToken, Event
+from settlements.services.tokens import api_token_create, api_token_revoke
 from tests.db.conftest import (
     behind_the_apps_back,
     execute,
@@ -35,9 +35,7 @@ committed = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def token(users):
-    issued, _raw = services.api_token_create(
-        user=users[roles.OPERATOR], name="game server", actor=None
-    )
+    issued, _raw = api_token_create(user=users[roles.OPERATOR], name="game server", actor=None)
     return issued
 
 
@@ -91,7 +89,7 @@ def test_a_plain_sign_in_needs_no_event(app_role, users):
 )
 def test_a_token_changed_without_its_event_is_refused(app_role, users, token, change):
     if change == "revoked_at = NULL":
-        token = services.api_token_revoke(token=token, actor=None)
+        token = api_token_revoke(token=token, actor=None)
     sql = (
         f"UPDATE settlements_apitoken SET {change.format(other=users[roles.AUDITOR].pk)}"
         f" WHERE id = {token.pk}"
@@ -124,7 +122,7 @@ def test_the_apps_own_paths_pass_the_guards(users, token, django_user_model):
     with transaction.atomic():
         operator.is_staff = True
         operator.save()
-    services.api_token_revoke(token=token, actor=None)
+    api_token_revoke(token=token, actor=None)
     call_command("createsuperuser", username="root", email="", interactive=False, stdout=StringIO())
     connection.check_constraints()  # the deferred checks, as the commits would run them
     assert django_user_model.objects.get(username="root").is_superuser

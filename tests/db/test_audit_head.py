@@ -9,8 +9,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from settlements import audit_log, services
+from settlements import audit_log
 from settlements.models import Event
+from settlements.services.tokens import api_token_create
 from tests.db.conftest import behind_the_apps_back
 from tests.services.helpers import approved
 
@@ -78,7 +79,7 @@ def test_a_chain_cut_short_with_nothing_left_loose_fails_against_the_kept_head(
     users, snapshot_factory, tmp_path
 ):
     approved(users["operator"], users["tournament_manager"], snapshot_factory)
-    services.api_token_create(user=users["operator"], name="game server")
+    api_token_create(user=users["operator"], name="game server")
     kept = tmp_path / "head.json"
     call_command("verify_audit", export_head=str(kept), stdout=StringIO())
     last = Event.objects.order_by("-seq").first()

@@ -6,7 +6,6 @@ import pytest
 from django.apps import apps
 from django.db import connection
 
-from settlements import services
 from settlements.models import (
     AuditCheckpoint,
     CasePlayer,
@@ -21,6 +20,8 @@ from settlements.models import (
     SimulationResult,
     Snapshot,
 )
+from settlements.services import settlements as settlement_services
+from settlements.services.snapshots import case_withdraw
 from tests.db.conftest import execute, postgresql_only, refused
 from tests.services.helpers import load, row_counts, submitted
 
@@ -118,22 +119,22 @@ def test_what_the_engine_computed_is_fixed_before_approval(operator, app_role, s
 def test_the_workflow_still_runs_and_corrects_by_new_records(users, snapshot_factory):
     operator, manager = users["operator"], users["tournament_manager"]
     settlement = submitted(operator, snapshot_factory)
-    settlement = services.settlement_approve(settlement=settlement, actor=manager)
-    adjustment = services.settlement_adjust(
+    settlement = settlement_services.settlement_approve(settlement=settlement, actor=manager)
+    adjustment = settlement_services.settlement_adjust(
         settlement=settlement,
         actor=operator,
         reason="missed a refund",
         entries=[
-            services.AdjustmentEntry(
+            settlement_services.AdjustmentEntry(
                 player="p000003", kind="refund_fee", unit="cash", amount=100, source="house"
             )
         ],
     )
-    adjustment = services.settlement_submit(settlement=adjustment, actor=operator)
-    services.settlement_approve(settlement=adjustment, actor=users["second_manager"])
+    adjustment = settlement_services.settlement_submit(settlement=adjustment, actor=operator)
+    settlement_services.settlement_approve(settlement=adjustment, actor=users["second_manager"])
     other = load(operator, snapshot_factory, tournament_id="T-withdrawn")
-    prepared = services.settlement_prepare(case=other, actor=operator)
-    services.case_withdraw(case=other, actor=operator, reason="wrong file")
+    prepared = settlement_services.settlement_prepare(case=other, actor=operator)
+    case_withdraw(case=other, actor=operator, reason="wrong file")
     prepared.refresh_from_db()
     assert prepared.status == "withdrawn"
     assert Settlement.objects.filter(status="approved").count() == 2

@@ -6,8 +6,8 @@ refused."""
 import pytest
 from django.db import DatabaseError, connection
 
-from settlements import services
 from settlements.models import Event, Settlement
+from settlements.services import settlements as settlement_services
 from tests.db.conftest import postgresql_only
 from tests.services.helpers import load
 
@@ -39,9 +39,9 @@ def test_the_app_role_runs_the_workflow(as_app_role, users, snapshot_factory):
         cursor.execute("SELECT current_user")
         assert cursor.fetchone() == (as_app_role,)
     case = load(operator, snapshot_factory)
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
     assert Settlement.objects.get(pk=settlement.pk).status == "approved"
     assert Event.objects.filter(type="settlement_approved").exists()
 

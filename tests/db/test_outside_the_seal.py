@@ -15,9 +15,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from settlements import services
 from settlements.models import Event, IcmValuation, Job, LedgerRelease
 from settlements.services import jobs
+from settlements.services.history_sweep import history_sweep
 from tests.db.conftest import (
     behind_the_apps_back,
     execute,
@@ -237,7 +237,7 @@ def test_a_version_written_outside_the_services_is_sealed_by_the_sweep(users, se
     settled.case.incident.save()  # as the admin's save of an unchanged form would
     with pytest.raises(CommandError, match="settlements_historicalincident version"):
         call_command("verify_audit", stdout=StringIO())
-    event = services.history_sweep(actor=users["tournament_manager"])
+    event = history_sweep(actor=users["tournament_manager"])
     assert event.data == {"records": {"incident": 1}}
     call_command("verify_audit", stdout=StringIO())
 

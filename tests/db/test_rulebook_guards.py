@@ -8,8 +8,8 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import RulebookVersion
+from settlements.services import rulebooks
 from tests.db.conftest import execute, postgresql_only, refused
 
 pytestmark = [pytest.mark.django_db, postgresql_only]
@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.django_db, postgresql_only]
 
 @pytest.fixture
 def proposed(tournament_manager):
-    return services.rulebook_version_propose(
+    return rulebooks.rulebook_version_propose(
         key="eu-main",
         parameters={"pre_pct": 10},
         text="Fees first.",
@@ -29,7 +29,7 @@ def proposed(tournament_manager):
 
 @pytest.fixture
 def approved(proposed, second_manager):
-    return services.rulebook_version_approve(version=proposed, actor=second_manager, reason="ok")
+    return rulebooks.rulebook_version_approve(version=proposed, actor=second_manager, reason="ok")
 
 
 def test_the_proposer_approving_is_refused_by_the_database(proposed, app_role):
@@ -95,7 +95,7 @@ def test_an_approved_version_in_force_is_not_withdrawn_and_none_is_deleted(app_r
 
 
 def test_a_withdrawn_version_is_final(approved, second_manager, app_role):
-    services.rulebook_version_withdraw(version=approved, actor=second_manager, reason="no")
+    rulebooks.rulebook_version_withdraw(version=approved, actor=second_manager, reason="no")
     refused(
         "UPDATE settlements_rulebookversion SET status = 'approved' WHERE id = %s",
         [approved.pk],

@@ -16,8 +16,9 @@ from django.apps import apps
 from django.core.exceptions import FieldDoesNotExist
 from django.db import connection, models
 
-from settlements import audit_log, seal_formats, seals, services
+from settlements import audit_log, seal_formats, seals
 from settlements.models import Event, Tournament
+from settlements.services.history_sweep import history_sweep
 from tests.db.conftest import behind_the_apps_back, postgresql_only
 from tests.services.helpers import approved
 
@@ -35,7 +36,7 @@ def old_record(monkeypatch, users, snapshot_factory):
     middle = Event.objects.count()
     # The versions format 1 did not seal (the ICM valuation's), sealed by the sweep an upgrade
     # runs (docs/operations.md, "History versions written outside the services").
-    services.history_sweep(reason="upgraded")
+    history_sweep(reason="upgraded")
     new = approved(operator, manager, snapshot_factory, tournament_id="T-NEW")
     formats = Event.objects.filter(seq__gt=before).order_by("seq")
     assert set(formats.filter(seq__lte=middle).values_list("seal_format", flat=True)) == {1}

@@ -9,8 +9,10 @@ import pytest
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
-from settlements import audit_log, services
+from settlements import audit_log
 from settlements.models import Event
+from settlements.services import compensation as compensation_services
+from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import snapshot_bytes
 from tests.db.conftest import behind_the_apps_back
 from tests.services.helpers import approved
@@ -22,13 +24,15 @@ pytestmark = pytest.mark.django_db
 def settled(users, snapshot_factory):
     operator, manager = users["operator"], users["tournament_manager"]
     settlement = approved(operator, manager, snapshot_factory)
-    compensation = services.compensation_propose(
+    compensation = compensation_services.compensation_propose(
         case=settlement.case,
         actor=operator,
         reason="lag",
-        entries=[services.CompensationEntry(player="p000001", amount=250)],
+        entries=[compensation_services.CompensationEntry(player="p000001", amount=250)],
     )
-    services.compensation_approve(compensation=compensation, actor=manager, reason="fair")
+    compensation_services.compensation_approve(
+        compensation=compensation, actor=manager, reason="fair"
+    )
     with open(os.devnull, "w") as quiet:
         call_command("verify_audit", full=True, stdout=quiet)
     return settlement
@@ -89,7 +93,7 @@ def test_a_snapshot_rewritten_is_named(settled):
 
 
 def test_an_entrants_bounty_changed_is_named(users):
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=users["operator"], snapshot=snapshot_bytes(rebuys=True, entrants=20)
     )
     behind_the_apps_back(

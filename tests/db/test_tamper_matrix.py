@@ -12,10 +12,15 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from settlements import seal_formats, services
+from settlements import seal_formats
 from settlements.access import roles
 from settlements.models import Event, LedgerRelease, PaymentConfirmation
 from settlements.selectors.payments import approved_lines
+from settlements.services import compensation
+from settlements.services.history_sweep import history_sweep
+from settlements.services.individual_cases import prize_withdrawal_approve, prize_withdrawal_decide
+from settlements.services.payments import ConfirmationEntry, payment_confirm
+from settlements.services.snapshots import case_withdraw
 from tests.db.conftest import behind_the_apps_back, execute, postgresql_only
 from tests.services.helpers import every_record, load
 
@@ -36,28 +41,26 @@ def desk(request, monkeypatch, users, snapshot_factory):
         # The versions format 1 does not name (the rulebooks'), sealed in the current format by
         # the sweep an upgraded desk runs (docs/operations.md).
         monkeypatch.setattr(seal_formats, "CURRENT", 2)
-        services.history_sweep(reason="upgraded")
+        history_sweep(reason="upgraded")
         monkeypatch.setattr(seal_formats, "CURRENT", 1)
     settlement = records["settlement"]
     case, manager = settlement.case, users["tournament_manager"]
-    withdrawal = services.prize_withdrawal_decide(
+    withdrawal = prize_withdrawal_decide(
         case=case, actor=manager, player="p000003", prize="bonus", outcome="withdraw",
         reason="paid twice", amount=100, unit="cash",
     )  # fmt: skip
-    services.prize_withdrawal_approve(
-        withdrawal=withdrawal, actor=users["second_manager"], reason="checked"
-    )
-    rejected = services.compensation_propose(
+    prize_withdrawal_approve(withdrawal=withdrawal, actor=users["second_manager"], reason="checked")
+    rejected = compensation.compensation_propose(
         case=case,
         actor=users["operator"],
         reason="slow table",
-        entries=[services.CompensationEntry(player="p000004", amount=50)],
+        entries=[compensation.CompensationEntry(player="p000004", amount=50)],
     )
-    services.compensation_reject(compensation=rejected, actor=manager, reason="no loss")
+    compensation.compensation_reject(compensation=rejected, actor=manager, reason="no loss")
     line = [ln for ln in approved_lines(None) if ln.release.settlement_id][1]
-    paid = services.ConfirmationEntry(line.key, "paid", "tx-1", timezone.now(), line.amount)
-    services.payment_confirm(actor=users[roles.CASHIER], confirmations=[paid])
-    withdrawn = services.case_withdraw(
+    paid = ConfirmationEntry(line.key, "paid", "tx-1", timezone.now(), line.amount)
+    payment_confirm(actor=users[roles.CASHIER], confirmations=[paid])
+    withdrawn = case_withdraw(
         case=load(users["operator"], snapshot_factory, tournament_id="T-WRONG"),
         actor=users["operator"],
         reason="the wrong tournament's file",

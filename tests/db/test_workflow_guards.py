@@ -13,8 +13,10 @@ from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import Compensation, LedgerRelease, RulebookVersion, Settlement
+from settlements.services import compensation as compensation_services
+from settlements.services.rulebooks import rulebook_version_approve, rulebook_version_propose
+from settlements.services.settlements import settlement_approve
 from tests.db.conftest import (
     behind_the_apps_back,
     execute,
@@ -70,13 +72,13 @@ def test_a_release_for_a_rejected_record_is_refused(app_role, full_desk, users):
     release = LedgerRelease.objects.get(compensation=compensation)
     rejected = Compensation.objects.filter(status="rejected").first()
     if rejected is None:  # the desk has none: reject a new proposal through the service
-        rejected = services.compensation_propose(
+        rejected = compensation_services.compensation_propose(
             case=compensation.case,
             actor=users["operator"],
             reason="slow table",
-            entries=[services.CompensationEntry(player="p000004", amount=50)],
+            entries=[compensation_services.CompensationEntry(player="p000004", amount=50)],
         )
-        services.compensation_reject(
+        compensation_services.compensation_reject(
             compensation=rejected, actor=users["tournament_manager"], reason="no loss"
         )
     places = LedgerRelease.objects.order_by("-last_position").first().last_position + 1
@@ -95,7 +97,7 @@ def test_a_release_without_its_approval_event_in_the_transaction_is_refused(
     app's back) is refused, as no approval event is written with it. Committed for real, as
     inside one test transaction the approval's own event would count."""
     settlement = Settlement.objects.get(pk=submitted(users["operator"], snapshot_factory).pk)
-    services.settlement_approve(settlement=settlement, actor=users["tournament_manager"])
+    settlement_approve(settlement=settlement, actor=users["tournament_manager"])
     release = LedgerRelease.objects.get(settlement=settlement)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -141,7 +143,7 @@ def test_a_record_no_event_accounts_for_is_named_by_verify_audit(
 
 @pytest.fixture
 def approved_version(users, second_manager):
-    version = services.rulebook_version_propose(
+    version = rulebook_version_propose(
         key="eu-main",
         parameters={"final_table_icm": 9},
         text="Final tables by ICM.",
@@ -149,7 +151,7 @@ def approved_version(users, second_manager):
         actor=users["tournament_manager"],
         reason="published policy",
     )
-    return services.rulebook_version_approve(version=version, actor=second_manager, reason="ok")
+    return rulebook_version_approve(version=version, actor=second_manager, reason="ok")
 
 
 def test_a_rulebook_version_is_not_inserted_already_approved(app_role, approved_version):
@@ -165,7 +167,7 @@ def test_a_rulebook_version_is_not_inserted_already_approved(app_role, approved_
 
 
 def test_a_rulebook_version_is_not_approved_by_its_proposer(app_role, users):
-    version = services.rulebook_version_propose(
+    version = rulebook_version_propose(
         key="eu-main",
         parameters={},
         text="As published.",

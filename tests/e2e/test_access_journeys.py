@@ -12,9 +12,10 @@ from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from playwright.sync_api import expect
 
-from settlements import services
 from settlements.access import roles, second_factor
 from settlements.models import Settlement
+from settlements.services.settlements import settlement_prepare, settlement_submit
+from settlements.services.snapshots import case_load_snapshot
 from settlements.workflow import SettlementStatus
 from tests.conftest import DEMO_PASSWORD, TEST_TOTP_SECRET, make_user, snapshot_bytes
 from tests.e2e import axe
@@ -109,11 +110,11 @@ def test_an_approval_asks_for_the_second_factor_again_when_the_proof_is_old(
     signed_in_page, settings
 ):
     operator = make_user(get_user_model(), "operator", roles.OPERATOR)
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator, snapshot=snapshot_bytes(type="regular", stage="middle")
     )
-    settlement = services.settlement_submit(
-        settlement=services.settlement_prepare(case=case, actor=operator), actor=operator
+    settlement = settlement_submit(
+        settlement=settlement_prepare(case=case, actor=operator), actor=operator
     )
     settings.STEP_UP_MAX_AGE = 2
     page = signed_in_page(roles.TOURNAMENT_MANAGER)

@@ -15,9 +15,9 @@ from django.test import Client
 from django.urls import get_resolver, reverse
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
 from settlements.demo import snapshot_bytes
+from settlements.services.snapshots import case_load_snapshot
 from tests.e2e import axe
 from tests.e2e.conftest import TIMEOUT_MS
 from tests.test_permission_matrix import ALL, MATRIX, url_of, walk, world  # noqa: F401
@@ -332,7 +332,7 @@ def test_the_states_after_each_swap_and_each_refused_form(browsing, users, world
     page.goto(reverse("incident_tournaments", args=[world.incident.pk]))
     after(page, lambda: page.get_by_role("link", name="Stage", exact=True).click())
     state("workbench sorted")
-    knock_out = services.case_load_snapshot(
+    knock_out = case_load_snapshot(
         actor=users[roles.OPERATOR],
         snapshot=snapshot_bytes(stage="middle", entrants=120, tournament_id="KO-A11Y", rebuys=True),
         incident=world.incident,

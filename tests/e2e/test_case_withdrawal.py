@@ -9,8 +9,10 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import services
 from settlements.models import Case
+from settlements.services.incidents import incident_report
+from settlements.services.settlements import settlement_prepare
+from settlements.services.snapshots import case_load_snapshot
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.conftest import snapshot_bytes
 
@@ -20,15 +22,15 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transacti
 def test_operator_withdraws_a_wrong_snapshot_and_loads_the_right_one(signed_in_page, screenshot):
     page = signed_in_page("operator")
     operator = get_user_model().objects.get(username="operator")
-    incident = services.incident_report(
+    incident = incident_report(
         actor=operator, title="Cluster C outage", started_at=timezone.now() - timedelta(hours=1)
     )
-    wrong = services.case_load_snapshot(
+    wrong = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_bytes(stage="late", tournament_id="T-0042", name="Sunday 50"),
         incident=incident,
     )
-    settlement = services.settlement_prepare(case=wrong, actor=operator)
+    settlement = settlement_prepare(case=wrong, actor=operator)
 
     page.goto(f"/cases/{wrong.pk}/")
     page.get_by_role("link", name="Withdraw this case").click()

@@ -8,8 +8,11 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import services
 from settlements.access import roles
+from settlements.services import settlements as settlement_services
+from settlements.services.incidents import incident_report
+from settlements.services.individual_cases import prize_withdrawal_decide
+from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import make_user, snapshot_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -20,25 +23,23 @@ def _desk():
     operator = make_user(users, "operator", roles.OPERATOR)
     approver = make_user(users, "manager3", roles.TOURNAMENT_MANAGER)
     proposer = make_user(users, "manager2", roles.TOURNAMENT_MANAGER)
-    incident = services.incident_report(
-        actor=operator, title="Console sweep", started_at=timezone.now()
-    )
-    paid = services.case_load_snapshot(
+    incident = incident_report(actor=operator, title="Console sweep", started_at=timezone.now())
+    paid = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_bytes(stage="late", entrants=12, tournament_id="T-PAID"),
         incident=incident,
     )
-    settlement = services.settlement_prepare(case=paid, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=approver)
-    waiting = services.case_load_snapshot(
+    settlement = settlement_services.settlement_prepare(case=paid, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=approver)
+    waiting = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_bytes(stage="late", entrants=12, tournament_id="T-WAIT"),
         incident=incident,
     )
-    to_approve = services.settlement_prepare(case=waiting, actor=operator)
-    services.settlement_submit(settlement=to_approve, actor=operator)
-    withdrawal = services.prize_withdrawal_decide(
+    to_approve = settlement_services.settlement_prepare(case=waiting, actor=operator)
+    settlement_services.settlement_submit(settlement=to_approve, actor=operator)
+    withdrawal = prize_withdrawal_decide(
         case=paid,
         actor=proposer,
         player="p000003",
@@ -48,7 +49,7 @@ def _desk():
         amount=700,
         unit="cash",
     )
-    deciding = services.case_load_snapshot(
+    deciding = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_bytes(type="satellite", stage="middle", tournament_id="S-DEC"),
         incident=incident,

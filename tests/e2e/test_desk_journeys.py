@@ -12,9 +12,12 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import services
 from settlements.access import roles
 from settlements.selectors.cases import case_status_counts
+from settlements.services import payments
+from settlements.services import settlements as settlement_services
+from settlements.services.incidents import incident_report
+from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import make_user, snapshot_bytes
 from tests.e2e.test_guides import wait_for_job
 from tests.payment_helpers import paid_out
@@ -49,9 +52,7 @@ def _people():
 
 
 def _load(operator, incident, **kwargs):
-    return services.case_load_snapshot(
-        actor=operator, snapshot=snapshot_bytes(**kwargs), incident=incident
-    )
+    return case_load_snapshot(actor=operator, snapshot=snapshot_bytes(**kwargs), incident=incident)
 
 
 def test_a_second_manager_finds_the_reissue_and_support_sees_what_was_paid(
@@ -59,16 +60,16 @@ def test_a_second_manager_finds_the_reissue_and_support_sees_what_was_paid(
 ):
     people = _people()
     operator, manager = people["operator"], people["tournament_manager"]
-    incident = services.incident_report(
+    incident = incident_report(
         actor=operator, title="Rack 4", started_at=timezone.now() - timedelta(hours=1)
     )
     case = _load(operator, incident, type="regular", stage="middle", tournament_id="P1")
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
     out = paid_out(settlement, people)
     # Another failed line, proposed for paying again by the first manager: the second answers.
-    waiting = services.payments.reissue_propose(
+    waiting = payments.reissue_propose(
         actor=manager, idempotency_key=out.failed.key, reason="account reopened"
     )
 
@@ -102,7 +103,7 @@ def test_a_second_manager_finds_the_reissue_and_support_sees_what_was_paid(
 def test_bulk_steps_and_the_grouped_decision_say_what_they_will_do(signed_in_page, both_widths):
     people = _people()
     operator = people["operator"]
-    incident = services.incident_report(
+    incident = incident_report(
         actor=operator, title="Rack 9", started_at=timezone.now() - timedelta(hours=1)
     )
     for name in ("R1", "R2"):

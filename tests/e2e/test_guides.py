@@ -20,9 +20,14 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import Case, Compensation, Incident, Reissue, Settlement
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import CompensationEntry, compensation_propose
+from settlements.services.incidents import incident_report
+from settlements.services.payments import reissue_approve
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create
 from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus
 from tests.conftest import make_user, snapshot_bytes
 from tests.e2e.test_report_crash import report_incident
@@ -35,7 +40,7 @@ def person(username: str, role: str):
 
 
 def outage(title: str = "Rack 7 power loss") -> Incident:
-    return services.incident_report(
+    return incident_report(
         actor=person("operator", roles.OPERATOR),
         title=title,
         started_at=timezone.now() - timedelta(hours=1),
@@ -44,7 +49,7 @@ def outage(title: str = "Rack 7 power loss") -> Incident:
 
 
 def load(incident: Incident | None = None, **snapshot) -> Case:
-    return services.case_load_snapshot(
+    return case_load_snapshot(
         actor=person("operator", roles.OPERATOR),
         snapshot=snapshot_bytes(entrants=40, **snapshot),
         incident=incident,
@@ -57,10 +62,10 @@ def settled(incident: Incident | None, stage: str, tournament_id: str, *, approv
     what is left)."""
     operator = person("operator", roles.OPERATOR)
     case = load(incident, type="regular", stage=stage, tournament_id=tournament_id)
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    settlement = services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
     if approve:
-        settlement = services.settlement_approve(
+        settlement = settlement_services.settlement_approve(
             settlement=settlement,
             actor=person("manager2", roles.TOURNAMENT_MANAGER),
             reason="Chip counts match the server log.",
@@ -244,11 +249,11 @@ def test_the_tournament_managers_guide(signed_in_page, screenshot):
     first = settled(incident, "middle", "T-0042", approve=False)
     second = settled(incident, "late", "T-0043", approve=False)
     late = settled(incident, "early", "T-0044", approve=True)
-    compensation = services.compensation_propose(
+    compensation = compensation_propose(
         case=late.case,
         actor=person("operator", roles.OPERATOR),
         reason="Seat draw error left this player short-stacked.",
-        entries=[services.CompensationEntry(player="p000002", amount=2500)],
+        entries=[CompensationEntry(player="p000002", amount=2500)],
     )
 
     page = signed_in_page("tournament_manager", username="manager")
@@ -408,7 +413,7 @@ class Wallet:
 
     def __init__(self, base_url: str):
         user = person("wallet", roles.CASHIER)
-        _, self.token = services.api_token_create(user=user, name="wallet system")
+        _, self.token = api_token_create(user=user, name="wallet system")
         self.base_url = base_url
 
     def call(self, path: str, body: dict | None = None) -> dict:
@@ -470,7 +475,7 @@ def test_the_cashier_integrators_guide(signed_in_page, screenshot, live_server):
     page.get_by_role("button", name="Propose the re-issue").click()
     expect(page.get_by_text("another Tournament Manager decides on it")).to_be_visible()
     reissue = Reissue.objects.get()
-    services.reissue_approve(
+    reissue_approve(
         reissue=reissue, actor=person("manager", roles.TOURNAMENT_MANAGER), reason="Checked."
     )
     again = wallet.call(f"/api/v1/ledger?after={page_one['cursor']}")["lines"]

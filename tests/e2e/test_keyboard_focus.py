@@ -13,9 +13,11 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import Locator, Page, expect
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import Case
+from settlements.services.incidents import incident_report
+from settlements.services.settlements import settlement_prepare, settlement_submit
+from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import make_user, snapshot_bytes
 from tests.e2e import axe
 
@@ -27,15 +29,15 @@ MOST_TABS = 400
 
 def load_case(incident=None, **snapshot) -> Case:
     operator = make_user(get_user_model(), "operator", roles.OPERATOR)
-    return services.case_load_snapshot(
+    return case_load_snapshot(
         actor=operator, incident=incident, snapshot=snapshot_bytes(**snapshot)
     )
 
 
 def submitted(case: Case):
     operator = make_user(get_user_model(), "operator", roles.OPERATOR)
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    return services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
+    return settlement_submit(settlement=settlement, actor=operator)
 
 
 def tab_to(page: Page, target: Locator) -> None:
@@ -147,9 +149,7 @@ def test_the_decision_page_pages_invitees_reviews_and_changes_by_keyboard(signed
 
 def test_leaving_out_a_settlement_and_filtering_the_bulk_approval(signed_in_page):
     operator = make_user(get_user_model(), "operator", roles.OPERATOR)
-    incident = services.incident_report(
-        actor=operator, title="Cluster K", started_at=timezone.now()
-    )
+    incident = incident_report(actor=operator, title="Cluster K", started_at=timezone.now())
     first = submitted(
         load_case(incident=incident, type="regular", stage="middle", tournament_id="T-K1")
     )
@@ -179,9 +179,7 @@ def test_leaving_out_a_settlement_and_filtering_the_bulk_approval(signed_in_page
 
 def test_sorting_the_workbench_keeps_focus_on_the_header(signed_in_page):
     operator = make_user(get_user_model(), "operator", roles.OPERATOR)
-    incident = services.incident_report(
-        actor=operator, title="Cluster S", started_at=timezone.now()
-    )
+    incident = incident_report(actor=operator, title="Cluster S", started_at=timezone.now())
     for number, stage in enumerate(("late", "pre", "middle")):
         load_case(incident=incident, type="regular", stage=stage, tournament_id=f"T-S{number}")
     page = signed_in_page(roles.OPERATOR, username="operator")

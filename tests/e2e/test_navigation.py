@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import services
+from settlements.services.incidents import incident_report, tournament_create
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -17,7 +17,7 @@ def test_dashboard_pages_swap_in_place_and_back_restores_them(signed_in_page):
     page = signed_in_page("operator")
     operator = get_user_model().objects.get(username="operator")
     for number in range(12):
-        services.incident_report(
+        incident_report(
             actor=operator,
             title=f"Outage {number:02d}",
             started_at=timezone.now() - timedelta(minutes=number),
@@ -49,11 +49,9 @@ def test_dashboard_pages_swap_in_place_and_back_restores_them(signed_in_page):
 def test_searching_registered_tournaments_filters_as_you_type(signed_in_page):
     page = signed_in_page("operator")
     operator = get_user_model().objects.get(username="operator")
-    incident = services.incident_report(
-        actor=operator, title="Cluster E outage", started_at=timezone.now()
-    )
+    incident = incident_report(actor=operator, title="Cluster E outage", started_at=timezone.now())
     for operator_id, name in [("T-100", "Sunday Million"), ("T-200", "Monday Turbo")]:
-        services.tournament_create(
+        tournament_create(
             actor=operator, operator_id=operator_id, type="regular", currency="USD", name=name
         )
     page.goto(f"/incidents/{incident.pk}/tournaments/")

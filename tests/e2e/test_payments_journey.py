@@ -14,9 +14,11 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import Reissue
+from settlements.services import settlements as settlement_services
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create
 from tests.conftest import make_user, snapshot_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -27,7 +29,7 @@ class Wallet:
 
     def __init__(self, base_url: str):
         user = make_user(get_user_model(), "wallet", roles.CASHIER)
-        _, self.token = services.api_token_create(user=user, name="wallet system")
+        _, self.token = api_token_create(user=user, name="wallet system")
         self.base_url = base_url
 
     def call(self, path: str, body: dict | None = None) -> dict:
@@ -67,13 +69,13 @@ def test_a_failed_payment_is_reissued_under_four_eyes_and_every_line_is_paid_onc
     users = get_user_model()
     operator = make_user(users, "operator", roles.OPERATOR)
     manager = make_user(users, "manager", roles.TOURNAMENT_MANAGER)
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_bytes(type="regular", stage="late", entrants=12, tournament_id="T-PAY"),
     )
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
 
     # The wallet pays every line but one, which the player's bank refuses.
     wallet = Wallet(live_server.url)

@@ -10,8 +10,10 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import services
 from settlements.access import roles
+from settlements.services import settlements as settlement_services
+from settlements.services.incidents import incident_report
+from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import make_user, snapshot_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -22,17 +24,17 @@ def test_an_agent_finds_a_player_and_opens_the_statement(
 ):
     operator = make_user(django_user_model, "operator", roles.OPERATOR)
     manager = make_user(django_user_model, "manager", roles.TOURNAMENT_MANAGER)
-    incident = services.incident_report(
+    incident = incident_report(
         actor=operator, title="Cluster D outage", started_at=timezone.now() - timedelta(hours=1)
     )
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_bytes(stage="middle", entrants=20, tournament_id="T-0077"),
         incident=incident,
     )
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    settlement = services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=manager)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=manager)
 
     page = signed_in_page("auditor", username="agent")
     assert get_user_model().objects.get(username="agent")

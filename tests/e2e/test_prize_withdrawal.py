@@ -8,10 +8,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import PrizeWithdrawal
 from settlements.selectors.payments import approved_lines
+from settlements.services import settlements as settlement_services
+from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import make_user, snapshot_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -25,13 +26,13 @@ def test_a_prize_is_taken_back_only_once_a_second_manager_approves(signed_in_pag
     users = get_user_model()
     operator = make_user(users, "operator", roles.OPERATOR)
     approver_of_settlement = make_user(users, "manager3", roles.TOURNAMENT_MANAGER)
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_bytes(type="regular", stage="late", entrants=12, tournament_id="T-PW"),
     )
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=approver_of_settlement)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=approver_of_settlement)
 
     proposer = signed_in_page(roles.TOURNAMENT_MANAGER, username="manager")
     proposer.goto(f"/cases/{case.pk}/")

@@ -11,8 +11,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import services
 from settlements.models import Case
+from settlements.services.settlements import settlement_prepare
+from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import make_user, snapshot_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -30,7 +31,7 @@ RENDERED_TEXT_SIZES = """
 
 def load_case(**snapshot) -> Case:
     operator = make_user(get_user_model(), "operator", "operator")
-    return services.case_load_snapshot(actor=operator, snapshot=snapshot_bytes(**snapshot))
+    return case_load_snapshot(actor=operator, snapshot=snapshot_bytes(**snapshot))
 
 
 def test_the_stage_bar_fills_its_panel_and_its_text_is_legible(signed_in_page):
@@ -104,9 +105,10 @@ def test_the_upload_says_the_server_is_checking_once_everything_is_sent(
         title="Checking", started_at=timezone.now(), reported_by=get_user_model().objects.get()
     )
     # The live server runs in this process: its check of the snapshot is made to take a while.
-    load = services.case_load_snapshot
+    load = case_load_snapshot
     monkeypatch.setattr(
-        services, "case_load_snapshot", lambda **kwargs: time.sleep(2) or load(**kwargs)
+        "settlements.views.incidents.case_load_snapshot",
+        lambda **kwargs: time.sleep(2) or load(**kwargs),
     )
     page.goto(f"/incidents/{incident.pk}/upload/")
     page.get_by_label("Or paste the snapshot").fill(
@@ -122,9 +124,10 @@ def test_the_upload_says_the_server_is_checking_once_everything_is_sent(
 
 def test_preparing_disables_its_button_and_says_it_is_working(signed_in_page, monkeypatch):
     case = load_case(type="regular", stage="middle", entrants=40, tournament_id="T-BUSY")
-    prepare = services.settlement_prepare
+    prepare = settlement_prepare
     monkeypatch.setattr(
-        services, "settlement_prepare", lambda **kwargs: time.sleep(2) or prepare(**kwargs)
+        "settlements.views.cases.settlement_prepare",
+        lambda **kwargs: time.sleep(2) or prepare(**kwargs),
     )
     page = signed_in_page("operator")
     page.goto(f"/cases/{case.pk}/")
@@ -138,7 +141,7 @@ def test_preparing_disables_its_button_and_says_it_is_working(signed_in_page, mo
 def test_explain_changes_the_url_so_back_closes_the_panel(signed_in_page):
     case = load_case(type="regular", stage="middle", entrants=40, tournament_id="T-BACK")
     operator = get_user_model().objects.get(username="operator")
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     page = signed_in_page("operator")
     page.goto(f"/cases/{case.pk}/")
     page.get_by_role("link", name=f"Settlement #{settlement.pk}").click()

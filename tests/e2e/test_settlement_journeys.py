@@ -17,8 +17,8 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from settlements import services
 from settlements.models import Case, Compensation, Decision, Settlement
+from settlements.services.snapshots import case_load_snapshot
 from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus
 from tests.conftest import make_user, snapshot_bytes
 from tests.e2e.test_report_crash import report_incident
@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transacti
 def load_case(**snapshot) -> Case:
     """A case loaded through the service by the operator (the wizard has its own journey)."""
     operator = make_user(get_user_model(), "operator", "operator")
-    return services.case_load_snapshot(actor=operator, snapshot=snapshot_bytes(**snapshot))
+    return case_load_snapshot(actor=operator, snapshot=snapshot_bytes(**snapshot))
 
 
 def test_a_regular_middle_stage_crash_is_prepared_approved_and_paid(

@@ -2,8 +2,9 @@
 
 import pytest
 
-from settlements import services
-from settlements.services import CompensationEntry
+from settlements.services.compensation import CompensationEntry, compensation_propose
+from settlements.services.individual_cases import individual_case_open
+from settlements.services.settlements import settlement_prepare
 from tests.services.helpers import approved, load, submitted
 
 
@@ -13,18 +14,18 @@ def busy_desk(users, snapshot_factory):
     operator, manager = users["operator"], users["tournament_manager"]
     waiting_decision = load(operator, snapshot_factory, type="freeroll", stage="middle")
     ready = load(operator, snapshot_factory, tournament_id="READY")
-    to_submit = services.settlement_prepare(
+    to_submit = settlement_prepare(
         case=load(operator, snapshot_factory, tournament_id="PREP"), actor=operator
     )
     to_approve = submitted(operator, snapshot_factory, tournament_id="SUB")
     done = approved(operator, manager, snapshot_factory, tournament_id="DONE")
-    own_proposal = services.compensation_propose(
+    own_proposal = compensation_propose(
         case=done.case, actor=manager, reason="r", entries=[CompensationEntry("p000001", 5)]
     )
-    other_proposal = services.compensation_propose(
+    other_proposal = compensation_propose(
         case=done.case, actor=operator, reason="r", entries=[CompensationEntry("p000002", 5)]
     )
-    individual = services.individual_case_open(
+    individual = individual_case_open(
         tournament=done.case.tournament, actor=manager, players=["p000003"], description="d"
     )
     return {

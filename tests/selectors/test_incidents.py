@@ -3,16 +3,18 @@
 import pytest
 from django.utils import timezone
 
-from settlements import services
 from settlements.selectors import approvals as approval_selectors
 from settlements.selectors.incidents import chosen_for_approval, tournaments_without_crash_case
+from settlements.services import settlements as settlement_services
+from settlements.services.incidents import incident_report, tournament_create
+from settlements.services.snapshots import case_load_snapshot, case_withdraw
 from tests.services.helpers import load, submitted
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_tournament_can_be_hit_until_it_has_a_crash_case_in_force(operator, snapshot_factory):
-    spare = services.tournament_create(
+    spare = tournament_create(
         actor=operator, operator_id="T-SPARE", type="regular", currency="EUR", name="Spare"
     )
     case = load(operator, snapshot_factory, tournament_id="T-CRASHED")
@@ -20,22 +22,22 @@ def test_a_tournament_can_be_hit_until_it_has_a_crash_case_in_force(operator, sn
     assert list(tournaments_without_crash_case("spa")) == [spare]
     assert list(tournaments_without_crash_case("crashed")) == []
     # Withdrawn as loaded in error: its tournament is loaded again.
-    services.case_withdraw(case=case, actor=operator, reason="wrong file")
+    case_withdraw(case=case, actor=operator, reason="wrong file")
     assert list(tournaments_without_crash_case("crashed")) == [case.tournament]
 
 
 def test_only_the_chosen_settlements_still_awaiting_approval_are_taken(users, snapshot_factory):
     operator, manager = users["operator"], users["tournament_manager"]
-    incident = services.incident_report(actor=operator, title="C", started_at=timezone.now())
+    incident = incident_report(actor=operator, title="C", started_at=timezone.now())
 
     def submitted_in_incident(tournament_id):
         snapshot = snapshot_factory(tournament_id=tournament_id)
-        case = services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        return services.settlement_submit(settlement=settlement, actor=operator)
+        case = case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        return settlement_services.settlement_submit(settlement=settlement, actor=operator)
 
     waiting = submitted_in_incident("WAITS")
-    done = services.settlement_approve(
+    done = settlement_services.settlement_approve(
         settlement=submitted_in_incident("DONE"), actor=manager, reason="checked"
     )
     elsewhere = submitted(operator, snapshot_factory, tournament_id="ELSEWHERE")
@@ -56,15 +58,17 @@ def test_the_summary_skips_each_settlement_the_user_may_not_approve_in_its_own_w
 
     operator, manager = users["operator"], users["tournament_manager"]
     loader = make_user(django_user_model, "loader", "operator", "tournament_manager")
-    incident = services.incident_report(actor=operator, title="C", started_at=timezone.now())
+    incident = incident_report(actor=operator, title="C", started_at=timezone.now())
     settlements = []
     for number, (who_loads, who_prepares) in enumerate(
         [(operator, operator), (loader, operator), (operator, loader), (loader, loader)]
     ):
         snapshot = snapshot_factory(tournament_id=f"T{number}")
-        case = services.case_load_snapshot(actor=who_loads, snapshot=snapshot, incident=incident)
-        settlement = services.settlement_prepare(case=case, actor=who_prepares)
-        settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
+        case = case_load_snapshot(actor=who_loads, snapshot=snapshot, incident=incident)
+        settlement = settlement_services.settlement_prepare(case=case, actor=who_prepares)
+        settlements.append(
+            settlement_services.settlement_submit(settlement=settlement, actor=operator)
+        )
     chosen = chosen_for_approval(incident, {s.pk for s in settlements})
     summary = approval_selectors.approval_summary(chosen, loader)
     assert [row.pk for row in approval_selectors.approval_rows(summary.to_approve)] == [
@@ -98,7 +102,7 @@ def test_the_summary_adds_up_in_the_database_what_each_settlement_pays_by_curren
     users, snapshot_factory
 ):
     operator, manager = users["operator"], users["tournament_manager"]
-    incident = services.incident_report(actor=operator, title="C", started_at=timezone.now())
+    incident = incident_report(actor=operator, title="C", started_at=timezone.now())
     settlements = []
     for number, (type_, stage, currency) in enumerate(
         [
@@ -113,9 +117,11 @@ def test_the_summary_adds_up_in_the_database_what_each_settlement_pays_by_curren
         snapshot = snapshot_factory(
             tournament_id=f"T{number}", type=type_, stage=stage, currency=currency
         )
-        case = services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
+        case = case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        settlements.append(
+            settlement_services.settlement_submit(settlement=settlement, actor=operator)
+        )
     summary = approval_selectors.approval_summary(
         approval_selectors.awaiting_approval(incident), manager
     )
@@ -133,12 +139,12 @@ def test_the_summary_names_the_first_skipped_and_counts_the_rest(
 
     operator = users["operator"]
     manager = make_user(django_user_model, "loader", "operator", "tournament_manager")
-    incident = services.incident_report(actor=operator, title="C", started_at=timezone.now())
+    incident = incident_report(actor=operator, title="C", started_at=timezone.now())
     for number in range(3):
         snapshot = snapshot_factory(tournament_id=f"T{number}")
-        case = services.case_load_snapshot(actor=manager, snapshot=snapshot, incident=incident)
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        services.settlement_submit(settlement=settlement, actor=operator)
+        case = case_load_snapshot(actor=manager, snapshot=snapshot, incident=incident)
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        settlement_services.settlement_submit(settlement=settlement, actor=operator)
     monkeypatch.setattr(approvals, "SKIPPED_SHOWN", 2)
     summary = approval_selectors.approval_summary(
         approval_selectors.awaiting_approval(incident), manager

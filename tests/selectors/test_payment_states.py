@@ -2,9 +2,10 @@
 
 import pytest
 
-from settlements import services
 from settlements.access import roles
 from settlements.selectors.payments import player_totals, settlement_line_payments
+from settlements.services import compensation as compensation_services
+from settlements.services.snapshots import case_withdraw
 from tests.payment_helpers import paid_out
 from tests.services.helpers import approved, submitted
 
@@ -40,7 +41,7 @@ def test_lines_not_approved_are_not_sent_and_withdrawn_ones_never_will_be(
     operator = users[roles.OPERATOR]
     waiting = submitted(operator, snapshot_factory, tournament_id="WAIT")
     gone = submitted(operator, snapshot_factory, tournament_id="GONE")
-    services.case_withdraw(case=gone.case, actor=operator, reason="loaded twice")
+    case_withdraw(case=gone.case, actor=operator, reason="loaded twice")
     gone.refresh_from_db()
     wanted = [(waiting.pk, 1), (gone.pk, 1)]
     with django_assert_num_queries(0):
@@ -60,18 +61,20 @@ def test_a_players_totals_add_approved_records_across_cases_by_currency_and_unit
         operator, manager, snapshot_factory, tournament_id="EUR-1", stage="pre", currency="EUR"
     )
     submitted(operator, snapshot_factory, tournament_id="USD-3", stage="pre")
-    compensation = services.compensation_propose(
+    compensation = compensation_services.compensation_propose(
         case=usd.case,
         actor=operator,
         reason="lag",
-        entries=[services.CompensationEntry("p000001", 250)],
+        entries=[compensation_services.CompensationEntry("p000001", 250)],
     )
-    services.compensation_approve(compensation=compensation, actor=manager, reason="fair")
-    services.compensation_propose(
+    compensation_services.compensation_approve(
+        compensation=compensation, actor=manager, reason="fair"
+    )
+    compensation_services.compensation_propose(
         case=usd.case,
         actor=operator,
         reason="lag again",
-        entries=[services.CompensationEntry("p000001", 999)],
+        entries=[compensation_services.CompensationEntry("p000001", 999)],
     )
     # Before the start everyone gets the buy-in (10.00) and fee (1.00) back: twice in USD,
     # once in EUR; the approved compensation adds 2.50 USD, the proposal waiting adds nothing.

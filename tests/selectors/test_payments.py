@@ -5,10 +5,14 @@ import random
 
 import pytest
 
-from settlements import services
 from settlements.selectors import payments
 from settlements.selectors.payments import lines as payment_lines
-from settlements.services import CompensationEntry
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.individual_cases import prize_withdrawal_approve, prize_withdrawal_decide
 from tests.services.helpers import approved
 
 pytestmark = pytest.mark.django_db
@@ -19,13 +23,13 @@ def lines(releases=None, **kwargs):
 
 
 def compensation(case, operator, manager, *entries):
-    proposal = services.compensation_propose(
+    proposal = compensation_propose(
         case=case,
         actor=operator,
         reason="lag at the final table",
         entries=[CompensationEntry(*entry) for entry in entries],
     )
-    return services.compensation_approve(compensation=proposal, actor=manager)
+    return compensation_approve(compensation=proposal, actor=manager)
 
 
 @pytest.fixture
@@ -35,8 +39,8 @@ def desk(operator, tournament_manager, second_manager, snapshot_factory):
     paid = compensation(
         settlement.case, operator, second_manager, ("p000001", 500), ("p000002", 40, "fpp")
     )
-    taken = services.prize_withdrawal_approve(
-        withdrawal=services.prize_withdrawal_decide(
+    taken = prize_withdrawal_approve(
+        withdrawal=prize_withdrawal_decide(
             case=settlement.case,
             actor=tournament_manager,
             player="p000003",

@@ -5,11 +5,11 @@ and events about one record."""
 import pytest
 from django.core.cache import cache
 
-from settlements import services
 from settlements.rules import InvalidInput, Policy, Problem, parse_snapshot, settle
 from settlements.selectors import previews as preview_selectors
 from settlements.selectors.audit import event_list
 from settlements.selectors.settlements import settlement_payout
+from settlements.services.settlements import settlement_prepare
 from settlements.views import cached_previews
 from tests.services.helpers import approved, load
 
@@ -125,12 +125,12 @@ def test_chart_points_follow_chip_rank(operator, tournament_manager, snapshot_fa
 
 def test_chart_points_are_empty_for_points_only_settlements(operator, snapshot_factory):
     case = load(operator, snapshot_factory, type="freeroll", stage="pre")
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     assert preview_selectors.settlement_chart_points(settlement) == []
 
 
 def test_one_players_payout(operator, snapshot_factory):
-    settlement = services.settlement_prepare(case=load(operator, snapshot_factory), actor=operator)
+    settlement = settlement_prepare(case=load(operator, snapshot_factory), actor=operator)
     payout = settlement_payout(settlement, "p000001")
     assert payout.player == "p000001" and payout.cash > 0 and payout.exact
     assert settlement_payout(settlement, "nobody") is None
@@ -162,7 +162,7 @@ def test_an_option_the_engine_refuses_is_previewed_as_its_problem(
 
 def test_the_payout_curve_is_thinned_in_the_database(operator, snapshot_factory):
     case = load(operator, snapshot_factory, stage="pre", entrants=100)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     curve = preview_selectors.settlement_payout_curve(settlement, points=10)
     assert [p["rank"] for p in curve] == [1, 11, 21, 31, 41, 51, 61, 71, 81, 91, 100]
     chips = [p["chips"] for p in curve]

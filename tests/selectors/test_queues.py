@@ -4,10 +4,13 @@ compensation in the order it is worked."""
 import pytest
 from django.utils import timezone
 
-from settlements import services
 from settlements.selectors import queues
 from settlements.selectors.dashboard import awaiting
-from settlements.services import CompensationEntry
+from settlements.services import compensation
+from settlements.services.compensation import CompensationEntry
+from settlements.services.incidents import incident_close, incident_report
+from settlements.services.settlements import settlement_prepare
+from settlements.services.snapshots import case_load_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -15,15 +18,15 @@ pytestmark = pytest.mark.django_db
 def test_a_waiting_list_narrows_to_one_incident_whatever_it_lists(users, snapshot_factory):
     operator = users["operator"]
     incidents = [
-        services.incident_report(actor=operator, title=title, started_at=timezone.now())
+        incident_report(actor=operator, title=title, started_at=timezone.now())
         for title in ("A", "B")
     ]
     for incident in incidents:
         snapshot = snapshot_factory(tournament_id=f"T-{incident.title}")
-        case = services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
-        services.settlement_prepare(case=case, actor=operator)
+        case = case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
+        settlement_prepare(case=case, actor=operator)
     snapshot = snapshot_factory(tournament_id="T-READY")
-    ready = services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incidents[0])
+    ready = case_load_snapshot(actor=operator, snapshot=snapshot, incident=incidents[0])
 
     first = incidents[0].pk
     prepare, submit = awaiting("to_prepare"), awaiting("to_submit")
@@ -35,9 +38,9 @@ def test_a_waiting_list_narrows_to_one_incident_whatever_it_lists(users, snapsho
 
 def test_incidents_by_state(operator):
     started = timezone.now()
-    still_open = services.incident_report(actor=operator, title="Open", started_at=started)
-    closed = services.incident_report(actor=operator, title="Closed", started_at=started)
-    services.incident_close(incident=closed, actor=operator, reason="nothing hit")
+    still_open = incident_report(actor=operator, title="Open", started_at=started)
+    closed = incident_report(actor=operator, title="Closed", started_at=started)
+    incident_close(incident=closed, actor=operator, reason="nothing hit")
     assert list(queues.incident_queue("open")) == [still_open]
     assert list(queues.incident_queue("closed")) == [closed]
     assert set(queues.incident_queue("all")) == {still_open, closed}
@@ -47,12 +50,12 @@ def test_proposals_are_worked_oldest_first_the_rest_listed_newest_first(busy_des
     manager = users["tournament_manager"]
     older, newer = busy_desk["own_proposal"], busy_desk["other_proposal"]
     assert list(queues.compensation_queue("proposed")) == [older, newer]
-    third = services.compensation_propose(
+    third = compensation.compensation_propose(
         case=older.case,
         actor=users["operator"],
         reason="r",
         entries=[CompensationEntry("p000004", 5)],
     )
-    services.compensation_approve(compensation=newer, actor=manager, reason="fair")
-    services.compensation_reject(compensation=third, actor=manager, reason="no")
+    compensation.compensation_approve(compensation=newer, actor=manager, reason="fair")
+    compensation.compensation_reject(compensation=third, actor=manager, reason="no")
     assert list(queues.compensation_queue(None)) == [third, newer, older]

@@ -2,8 +2,8 @@
 
 import pytest
 
-from settlements import services
 from settlements.selectors.settlements import settlement_payouts, settlement_totals
+from settlements.services.settlements import settlement_prepare
 from tests.services.helpers import load
 
 pytestmark = pytest.mark.django_db
@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 def test_payouts_search_and_totals(operator, snapshot_factory):
     case = load(operator, snapshot_factory, stage="early", entrants=40)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     payouts = settlement_payouts(settlement)
     assert [p.player for p in payouts] == sorted(p.player for p in payouts)
     assert [p.player for p in settlement_payouts(settlement, search="0001")] == [

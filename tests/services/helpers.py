@@ -5,7 +5,6 @@ from datetime import timedelta
 import pgtrigger
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import (
     ApiToken,
@@ -27,7 +26,15 @@ from settlements.models import (
 )
 from settlements.selectors.payments import approved_lines
 from settlements.selectors.rulebooks import simulation_cases
+from settlements.services import compensation as compensation_services
+from settlements.services import payments, rulebooks
+from settlements.services import settlements as settlement_services
+from settlements.services.decisions import decision_record
+from settlements.services.individual_cases import prize_withdrawal_decide
 from settlements.services.payments import ConfirmationEntry
+from settlements.services.profiles import profile_set_time_zone
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create
 
 ALL_MODELS = (
     Tournament,
@@ -61,7 +68,7 @@ def under_rulebook(key: str, proposer, approver, **parameters) -> dict:
     """The snapshot fields of a tournament started under a new rulebook ``key`` with
     ``parameters`` (approved, in force from a week on)."""
     effective = timezone.now() + timedelta(days=7)
-    version = services.rulebook_version_propose(
+    version = rulebooks.rulebook_version_propose(
         key=key,
         parameters=parameters,
         text=f"The {key} rules.",
@@ -69,25 +76,27 @@ def under_rulebook(key: str, proposer, approver, **parameters) -> dict:
         actor=proposer,
         reason="published policy",
     )
-    services.rulebook_version_approve(version=version, actor=approver, reason="checked")
+    rulebooks.rulebook_version_approve(version=version, actor=approver, reason="checked")
     starts = (effective + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {"rulebook": key, "starts_at": starts}
 
 
 def load(operator, snapshot_factory, **kwargs) -> Case:
-    return services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(**kwargs))
+    return case_load_snapshot(actor=operator, snapshot=snapshot_factory(**kwargs))
 
 
 def submitted(operator, snapshot_factory, **kwargs) -> Settlement:
     """A regular middle-stage case (unless told otherwise) prepared and submitted."""
     case = load(operator, snapshot_factory, **kwargs)
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    return services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    return settlement_services.settlement_submit(settlement=settlement, actor=operator)
 
 
 def approved(operator, manager, snapshot_factory, **kwargs) -> Settlement:
     settlement = submitted(operator, snapshot_factory, **kwargs)
-    return services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
+    return settlement_services.settlement_approve(
+        settlement=settlement, actor=manager, reason="checked"
+    )
 
 
 def event_types(**filters) -> list[str]:
@@ -102,16 +111,16 @@ def every_record(users, snapshot_factory) -> dict:
     operator, manager = users["operator"], users["tournament_manager"]
     settlement = approved(operator, manager, snapshot_factory)
     case = settlement.case
-    compensation = services.compensation_propose(
+    compensation = compensation_services.compensation_propose(
         case=case,
         actor=operator,
         reason="lag spike",
-        entries=[services.CompensationEntry(player="p000001", amount=500)],
+        entries=[compensation_services.CompensationEntry(player="p000001", amount=500)],
     )
-    compensation = services.compensation_approve(
+    compensation = compensation_services.compensation_approve(
         compensation=compensation, actor=manager, reason="fair"
     )
-    services.prize_withdrawal_decide(
+    prize_withdrawal_decide(
         case=case,
         actor=manager,
         player="p000002",
@@ -120,11 +129,11 @@ def every_record(users, snapshot_factory) -> dict:
         reason="given in good faith",
     )
     other = load(operator, snapshot_factory, type="satellite", stage="middle")
-    services.decision_record(
+    decision_record(
         case=other, actor=users["marketing_manager"], option="chip_equity", reason="fair"
     )
-    services.api_token_create(user=operator, name="game server", actor=operator)
-    services.profile_set_time_zone(user=operator, actor=operator, time_zone="Europe/Malta")
+    api_token_create(user=operator, name="game server", actor=operator)
+    profile_set_time_zone(user=operator, actor=operator, time_zone="Europe/Malta")
     # A line the cashier could not pay, paid again by an approved re-issue.
     line = next(iter(approved_lines(None)))
     failed = ConfirmationEntry(
@@ -134,12 +143,12 @@ def every_record(users, snapshot_factory) -> dict:
         at=timezone.now(),
         amount=line.amount,
     )
-    services.payments.payment_confirm(actor=users[roles.CASHIER], confirmations=[failed])
-    reissue = services.payments.reissue_propose(
+    payments.payment_confirm(actor=users[roles.CASHIER], confirmations=[failed])
+    reissue = payments.reissue_propose(
         actor=operator, idempotency_key=line.key, reason="new account"
     )
-    reissue = services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
-    rulebook_version = services.rulebook_version_propose(
+    reissue = payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    rulebook_version = rulebooks.rulebook_version_propose(
         key="ontario",
         parameters={"pre_pct": 10},
         text="Fees are refunded first.",
@@ -147,13 +156,13 @@ def every_record(users, snapshot_factory) -> dict:
         actor=manager,
         reason="new market",
     )
-    services.simulation_start(
+    rulebooks.simulation_start(
         version=rulebook_version,
         actor=manager,
         cases=simulation_cases(),
         selection={},
     )
-    services.rulebook_version_approve(
+    rulebooks.rulebook_version_approve(
         version=rulebook_version, actor=users["second_manager"], reason="simulated"
     )
     # Background work is not a business record; a row is enough for the admin's pages.

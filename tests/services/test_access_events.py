@@ -5,10 +5,11 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from settlements import audit_log, services
+from settlements import audit_log
 from settlements.access import roles
 from settlements.models import Event
 from settlements.services import access_changes
+from settlements.services.settlements import settlement_approve
 from tests.conftest import make_user
 from tests.services.helpers import submitted
 
@@ -47,7 +48,7 @@ def test_a_superuser_granting_themself_a_role_is_on_record(
     assert response.status_code == 302, response.content[:2000]
     settlement = submitted(users["operator"], snapshot_factory)
     admin_user.refresh_from_db()
-    services.settlement_approve(settlement=settlement, actor=admin_user, reason="ok")
+    settlement_approve(settlement=settlement, actor=admin_user, reason="ok")
     response = admin_client.post(url, _user_form(admin_user, groups=[]))
     assert response.status_code == 302
 

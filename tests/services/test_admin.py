@@ -5,8 +5,9 @@ from django.contrib import admin
 from django.db import models
 from django.urls import reverse
 
-from settlements import checkpoints, services
+from settlements import checkpoints
 from settlements.models import Event, Settlement
+from settlements.services.checkpoints import checkpoint_record
 from tests.services.helpers import approved, every_record, row_counts
 
 pytestmark = pytest.mark.django_db
@@ -141,7 +142,7 @@ def test_no_admin_post_changes_a_record_or_its_history(
     admin_client, users, snapshot_factory, model
 ):
     every_record(users, snapshot_factory)
-    services.checkpoint_record(outcome=checkpoints.verify())
+    checkpoint_record(outcome=checkpoints.verify())
     objects = model.objects.order_by("pk")
     if hasattr(model, "history"):
         # One with versions to revert to: not the `default` rulebook the migration wrote.

@@ -8,9 +8,11 @@ from django.core.management import call_command
 from django.db import connection
 from msgspec.structs import astuple
 
-from settlements import audit_log, seal_formats, seals, services
+from settlements import audit_log, seal_formats, seals
 from settlements.models import CasePlayer, Event, Settlement, SettlementPayout
 from settlements.rules import Line
+from settlements.services.compensation import CompensationEntry, compensation_propose
+from settlements.services.incidents import incident_report
 from settlements.services.settlements import SETTLEMENT_PAYOUT_FIELDS
 from settlements.services.snapshots import ENTRANT_ROW
 from tests.services.helpers import approved, load
@@ -22,11 +24,11 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def settled(users, snapshot_factory) -> Settlement:
     settlement = approved(users["operator"], users["tournament_manager"], snapshot_factory)
-    services.compensation_propose(
+    compensation_propose(
         case=settlement.case,
         actor=users["operator"],
         reason="lag",
-        entries=[services.CompensationEntry(player="p000001", amount=250)],
+        entries=[CompensationEntry(player="p000001", amount=250)],
     )
     return settlement
 
@@ -88,7 +90,7 @@ def test_verify_audit_prints_the_count_and_the_head(settled, capsys):
 
 def test_verification_from_a_verified_event_checks_only_what_follows(settled, users):
     count, head = audit_log.head()
-    services.incident_report(actor=users["operator"], title="later", started_at=settled.prepared_at)
+    incident_report(actor=users["operator"], title="later", started_at=settled.prepared_at)
     result = audit_log.verify(after=(count, head))
     assert result.ok and result.count == count + 1
     assert not audit_log.verify(after=(count, "f" * 64)).ok

@@ -4,11 +4,13 @@ at its end as one item at a time would write it."""
 import pytest
 from django.utils import timezone
 
-from settlements import audit_log, services
+from settlements import audit_log
 from settlements.models import Case, Job, LedgerRelease, Settlement
 from settlements.services import jobs
+from settlements.services import settlements as settlement_services
 from settlements.services.batches import write_batch
 from settlements.services.common import lock_case, save_with_history
+from settlements.services.incidents import incident_report
 from settlements.services.staging import Batch
 from settlements.workflow import CaseStatus
 from tests.services.test_jobs import late_cases
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def incident(operator):
-    return services.incident_report(actor=operator, title="DC1", started_at=timezone.now())
+    return incident_report(actor=operator, title="DC1", started_at=timezone.now())
 
 
 def test_a_batch_ends_before_an_item_whose_case_an_earlier_one_holds(
@@ -80,10 +82,12 @@ def test_the_approvals_of_a_batch_take_their_places_one_after_another(
     settings.JOB_WORKERS_PER_JOB = 1
     settlements = []
     for case in late_cases(operator, incident, snapshot_factory, 3):
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        settlements.append(
+            settlement_services.settlement_submit(settlement=settlement, actor=operator)
+        )
     alone = settlements.pop(0)
-    services.settlement_approve(settlement=alone, actor=tournament_manager, reason="ok")
+    settlement_services.settlement_approve(settlement=alone, actor=tournament_manager, reason="ok")
     job = jobs.job_start(
         kind=Job.Kind.APPROVE,
         actor=tournament_manager,

@@ -8,12 +8,13 @@ import json
 import pytest
 from django.utils import timezone
 
-from settlements import services
 from settlements.exports import ledger
 from settlements.models import LedgerRelease
 from settlements.selectors.payments import approved_lines, reconciliation
 from settlements.services import payments
+from settlements.services import settlements as settlement_services
 from settlements.services.payments import ConfirmationEntry
+from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import snapshot_bytes
 
 pytestmark = pytest.mark.django_db
@@ -27,12 +28,12 @@ def knock_outs(operator, tournament_manager):
     incident = None
     for stage in ("pre", "middle"):
         data = snapshot_bytes(rebuys=True, entrants=24, stage=stage, tournament_id=f"KO-{stage}")
-        case = services.case_load_snapshot(actor=operator, snapshot=data, incident=incident)
+        case = case_load_snapshot(actor=operator, snapshot=data, incident=incident)
         incident = case.incident
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        settlement = services.settlement_submit(settlement=settlement, actor=operator)
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
         settled.append(
-            services.settlement_approve(
+            settlement_services.settlement_approve(
                 settlement=settlement, actor=tournament_manager, reason="checked"
             )
         )

@@ -8,7 +8,6 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import (
     Case,
     CasePlayer,
@@ -20,7 +19,9 @@ from settlements.models import (
     SettlementPayout,
 )
 from settlements.services import common
+from settlements.services.decisions import decision_record
 from settlements.services.payments import ConfirmationEntry, payment_confirm
+from settlements.services.settlements import settlement_prepare
 from tests.services.helpers import approved, load
 
 pytestmark = [
@@ -50,7 +51,7 @@ def missing_id(model) -> int:
 @pytest.fixture
 def prepared(operator, snapshot_factory) -> Settlement:
     case = load(operator, snapshot_factory, stage="middle", entrants=12)
-    return services.settlement_prepare(case=case, actor=operator)
+    return settlement_prepare(case=case, actor=operator)
 
 
 def test_a_copy_of_lines_for_a_missing_settlement_is_refused(prepared):
@@ -102,14 +103,14 @@ def test_a_parent_with_rows_cannot_be_deleted_or_renumbered(prepared):
 
 def test_a_parent_without_rows_can_change(operator, marketing_manager, snapshot_factory):
     case = load(operator, snapshot_factory, type="freeroll", stage="middle", entrants=12)
-    services.decision_record(
+    decision_record(
         case=case,
         actor=marketing_manager,
         option="reschedule",
         reason="new date",
         reschedule_at=case.created_at.replace(year=case.created_at.year + 1),
     )
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     assert settlement.line_count == 0 and not settlement.payouts.exists()
 
     assert execute(

@@ -4,9 +4,12 @@ the same things, and the same history versions with their user and reason."""
 import pytest
 from django.utils import timezone
 
-from settlements import audit_log, services
+from settlements import audit_log
 from settlements.models import Case, Event, IcmValuation, Job, Settlement
 from settlements.services import jobs
+from settlements.services import settlements as settlement_services
+from settlements.services.incidents import incident_report
+from settlements.services.snapshots import case_load_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -14,7 +17,7 @@ STAGES = ("late", "middle", "early")
 
 
 def outage(operator, title):
-    return services.incident_report(actor=operator, title=title, started_at=timezone.now())
+    return incident_report(actor=operator, title=title, started_at=timezone.now())
 
 
 def snapshots(snapshot_factory, prefix):
@@ -26,10 +29,12 @@ def snapshots(snapshot_factory, prefix):
 
 def settled_one_by_one(operator, manager, incident, files):
     for snapshot in files:
-        case = services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        services.settlement_submit(settlement=settlement, actor=operator)
-        services.settlement_approve(settlement=settlement, actor=manager, reason="outage checked")
+        case = case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        settlement_services.settlement_submit(settlement=settlement, actor=operator)
+        settlement_services.settlement_approve(
+            settlement=settlement, actor=manager, reason="outage checked"
+        )
 
 
 def settled_in_bulk(operator, manager, incident, files):

@@ -7,10 +7,13 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from settlements import seals, services
+from settlements import seals
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import Case, CasePlayer, Event, Incident, Snapshot, Tournament
 from settlements.rules import InvalidInput, Policy, assess, parse_snapshot
+from settlements.services import incidents
+from settlements.services.rulebooks import rulebook_version_approve, rulebook_version_propose
+from settlements.services.snapshots import case_load_snapshot
 from settlements.workflow import CaseStatus
 from tests.conftest import build_snapshot
 from tests.services.helpers import event_types, row_counts
@@ -24,7 +27,7 @@ def test_load_stores_the_snapshot_and_the_engines_assessment(
     operator, snapshot_factory, type_, stage
 ):
     data = snapshot_factory(type=type_, stage=stage, entrants=40)
-    case = services.case_load_snapshot(actor=operator, snapshot=data)
+    case = case_load_snapshot(actor=operator, snapshot=data)
 
     expected = assess(parse_snapshot(data))
     case.refresh_from_db()
@@ -50,7 +53,7 @@ def test_entrants_are_stored_in_snapshot_order(operator, snapshot_factory):
     document = json.loads(snapshot_factory(entrants=30))
     # Out of id order, as the rows are written in id order but keep their snapshot positions.
     players = document["players"] = document["players"][::-2] + document["players"][::2]
-    case = services.case_load_snapshot(actor=operator, snapshot=json.dumps(document))
+    case = case_load_snapshot(actor=operator, snapshot=json.dumps(document))
     stored = list(
         CasePlayer.objects.filter(case=case)
         .order_by("position")
@@ -65,7 +68,7 @@ def test_entrants_are_stored_in_snapshot_order(operator, snapshot_factory):
 
 def test_load_registers_the_tournament_and_reports_an_incident(operator, snapshot_factory):
     data = snapshot_factory(type="satellite", stage="middle", tournament_id="SAT-9")
-    case = services.case_load_snapshot(actor=operator, snapshot=data)
+    case = case_load_snapshot(actor=operator, snapshot=data)
 
     tournament = Tournament.objects.get(operator_id="SAT-9")
     info = json.loads(data)["tournament"]
@@ -92,7 +95,7 @@ def test_load_registers_the_tournament_and_reports_an_incident(operator, snapsho
 
 
 def test_load_records_history_user_and_reason(operator, snapshot_factory):
-    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory())
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_factory())
     (version,) = case.history.all()
     assert version.history_user == operator
     assert version.history_change_reason.startswith("Snapshot loaded (")
@@ -100,13 +103,13 @@ def test_load_records_history_user_and_reason(operator, snapshot_factory):
 
 
 def test_load_joins_a_given_open_incident(operator, snapshot_factory):
-    incident = services.incident_report(
+    incident = incidents.incident_report(
         actor=operator, title="Rack 3 down", started_at=timezone.now()
     )
-    first = services.case_load_snapshot(
+    first = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(tournament_id="A"), incident=incident
     )
-    second = services.case_load_snapshot(
+    second = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(tournament_id="B"), incident=incident
     )
     assert first.incident == second.incident == incident
@@ -118,7 +121,7 @@ def test_the_version_in_force_when_the_tournament_started_is_used_and_kept(
 ):
     # 10 % eliminated is early by default, but middle when the early threshold is 10 %.
     effective = timezone.now() + timedelta(days=7)
-    version = services.rulebook_version_propose(
+    version = rulebook_version_propose(
         key="eu-main",
         parameters={"early_pct": 10},
         text="Stricter early stage.",
@@ -126,16 +129,16 @@ def test_the_version_in_force_when_the_tournament_started_is_used_and_kept(
         actor=tournament_manager,
         reason="New market",
     )
-    version = services.rulebook_version_approve(version=version, actor=second_manager, reason="ok")
+    version = rulebook_version_approve(version=version, actor=second_manager, reason="ok")
     starts = (effective + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_factory(stage="early", entrants=20, rulebook="eu-main", starts_at=starts),
     )
     assert case.stage == "middle"
     assert case.rulebook_version == version
     assert case.policy == Policy(**version.parameters).to_dict()
-    default = services.case_load_snapshot(
+    default = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(stage="early", entrants=20, tournament_id="D")
     )
     assert default.stage == "early"
@@ -156,7 +159,7 @@ def test_the_version_in_force_when_the_tournament_started_is_used_and_kept(
 def test_an_unknown_rulebook_or_an_earlier_start_is_refused_with_its_path(
     fields, path, operator, tournament_manager, snapshot_factory
 ):
-    services.rulebook_version_propose(
+    rulebook_version_propose(
         key="eu-main",
         parameters={},
         text="Text.",
@@ -166,19 +169,17 @@ def test_an_unknown_rulebook_or_an_earlier_start_is_refused_with_its_path(
     )
     before = row_counts()
     with pytest.raises(InvalidInput) as caught:
-        services.case_load_snapshot(
-            actor=operator, snapshot=snapshot_factory(crashed_at=None, **fields)
-        )
+        case_load_snapshot(actor=operator, snapshot=snapshot_factory(crashed_at=None, **fields))
     assert [problem.path for problem in caught.value.problems] == [path]
     assert row_counts() == before
 
 
 def test_an_existing_tournament_is_brought_up_to_date(operator, snapshot_factory):
-    services.tournament_create(
+    incidents.tournament_create(
         actor=operator, operator_id="R-1", type="regular", currency="USD", buy_in=500, fee=50
     )
     tournament = Tournament.objects.get(operator_id="R-1")
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(tournament_id="R-1"), tournament=tournament
     )
     tournament.refresh_from_db()
@@ -191,12 +192,12 @@ def test_an_existing_tournament_is_brought_up_to_date(operator, snapshot_factory
 
 
 def test_the_snapshot_must_be_about_the_chosen_tournament(operator, snapshot_factory):
-    other = services.tournament_create(
+    other = incidents.tournament_create(
         actor=operator, operator_id="OTHER", type="regular", currency="USD"
     )
     before = row_counts()
     with pytest.raises(DomainError, match="about tournament R-2, not OTHER"):
-        services.case_load_snapshot(
+        case_load_snapshot(
             actor=operator, snapshot=snapshot_factory(tournament_id="R-2"), tournament=other
         )
     assert row_counts() == before
@@ -216,7 +217,7 @@ def test_an_invalid_snapshot_is_refused_with_paths_and_stores_nothing(operator, 
     mutate(snapshot)
     before = row_counts()
     with pytest.raises(InvalidInput) as refused:
-        services.case_load_snapshot(actor=operator, snapshot=json.dumps(snapshot))
+        case_load_snapshot(actor=operator, snapshot=json.dumps(snapshot))
     assert any(problem.path.startswith(path) for problem in refused.value.problems)
     assert row_counts() == before
 
@@ -225,7 +226,7 @@ def test_broken_json_and_bad_bytes_store_nothing(operator):
     before = row_counts()
     for data in (b"{not json", b"\xff\xfe\x00", b""):
         with pytest.raises(InvalidInput):
-            services.case_load_snapshot(actor=operator, snapshot=data)
+            case_load_snapshot(actor=operator, snapshot=data)
     assert row_counts() == before
 
 
@@ -243,27 +244,27 @@ def test_what_the_database_cannot_hold_is_refused_with_its_path(operator, mutate
     mutate(snapshot)
     before = row_counts()
     with pytest.raises(InvalidInput) as refused:
-        services.case_load_snapshot(actor=operator, snapshot=json.dumps(snapshot))
+        case_load_snapshot(actor=operator, snapshot=json.dumps(snapshot))
     assert [problem.path for problem in refused.value.problems] == [path]
     assert row_counts() == before
 
 
 def test_a_second_snapshot_of_the_same_tournament_is_a_duplicate(operator, snapshot_factory):
     data = snapshot_factory(tournament_id="DUP")
-    first = services.case_load_snapshot(actor=operator, snapshot=data)
+    first = case_load_snapshot(actor=operator, snapshot=data)
     before = row_counts()
     with pytest.raises(Duplicate) as refused:
-        services.case_load_snapshot(actor=operator, snapshot=data)
+        case_load_snapshot(actor=operator, snapshot=data)
     assert refused.value.existing == first
     assert f"#{first.pk}" in str(refused.value)
     assert row_counts() == before
 
 
 def test_a_closed_incident_takes_no_new_case(operator, snapshot_factory):
-    incident = services.incident_report(actor=operator, title="Done", started_at=timezone.now())
-    services.incident_close(incident=incident, actor=operator)
+    incident = incidents.incident_report(actor=operator, title="Done", started_at=timezone.now())
+    incidents.incident_close(incident=incident, actor=operator)
     with pytest.raises(InvalidTransition, match="closed"):
-        services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(), incident=incident)
+        case_load_snapshot(actor=operator, snapshot=snapshot_factory(), incident=incident)
     assert not Case.objects.exists()
 
 
@@ -271,7 +272,7 @@ def test_a_closed_incident_takes_no_new_case(operator, snapshot_factory):
 def test_only_operators_load_snapshots(users, snapshot_factory, who):
     before = row_counts()
     with pytest.raises(NotAllowed):
-        services.case_load_snapshot(actor=users[who], snapshot=snapshot_factory())
+        case_load_snapshot(actor=users[who], snapshot=snapshot_factory())
     assert row_counts() == before
 
 
@@ -284,7 +285,7 @@ def test_a_large_snapshot_is_stored_compressed_with_lz4(operator, snapshot_facto
         )
         if not cursor.fetchone()[0]:
             pytest.skip("this PostgreSQL was built without LZ4")
-    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(entrants=2000))
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_factory(entrants=2000))
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_column_compression(text) FROM settlements_snapshot WHERE id = %s",

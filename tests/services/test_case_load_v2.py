@@ -6,9 +6,11 @@ import json
 
 import pytest
 
-from settlements import audit_log, services
+from settlements import audit_log
 from settlements.models import CasePlayer, Event, Tournament
 from settlements.rules.snapshot import PlayerV2
+from settlements.services import settlements as settlement_services
+from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import snapshot_bytes
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +22,7 @@ def rebuy_snapshot(**kwargs) -> bytes:
 
 def test_the_entrants_keep_their_entries_add_ons_and_bounties(operator):
     data = rebuy_snapshot()
-    case = services.case_load_snapshot(actor=operator, snapshot=data)
+    case = case_load_snapshot(actor=operator, snapshot=data)
     players = json.loads(data)["players"]
     stored = list(
         CasePlayer.objects.filter(case=case).values_list(
@@ -37,7 +39,7 @@ def test_the_entrants_keep_their_entries_add_ons_and_bounties(operator):
 
 
 def test_the_case_and_its_events_seal_the_entrants(operator):
-    case = services.case_load_snapshot(actor=operator, snapshot=rebuy_snapshot())
+    case = case_load_snapshot(actor=operator, snapshot=rebuy_snapshot())
     rows = CasePlayer.objects.filter(case=case).order_by("position")
     digest = audit_log.entrants_digest(
         [
@@ -63,7 +65,7 @@ def test_the_case_and_its_events_seal_the_entrants(operator):
 
 
 def test_a_version_1_case_is_stored_and_sealed_as_before(operator, snapshot_factory):
-    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(entrants=20))
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_factory(entrants=20))
     case.refresh_from_db()
     assert case.entrants_digest == ""
     assert set(
@@ -109,9 +111,9 @@ def test_the_entrants_digest_tells_every_figure_apart():
 )
 def test_the_settlement_stores_the_new_line_kinds(users, stage, kinds):
     operator, manager = users["operator"], users["tournament_manager"]
-    case = services.case_load_snapshot(actor=operator, snapshot=rebuy_snapshot(stage=stage))
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    case = case_load_snapshot(actor=operator, snapshot=rebuy_snapshot(stage=stage))
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     assert set(settlement.lines.values_list("kind", "source")) == kinds
-    settlement = services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
     assert audit_log.verify().ok

@@ -7,12 +7,17 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from settlements import services
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import Case, Event, Settlement, Snapshot
 from settlements.selectors import cases
 from settlements.selectors.dashboard import waiting_for
-from settlements.services import CompensationEntry
+from settlements.services import compensation
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import CompensationEntry
+from settlements.services.decisions import decision_record
+from settlements.services.incidents import incident_close
+from settlements.services.individual_cases import individual_case_open, prize_withdrawal_decide
+from settlements.services.snapshots import case_load_snapshot, case_withdraw
 from settlements.workflow import (
     CASE_FINAL,
     CaseStatus,
@@ -71,7 +76,7 @@ def test_only_an_unapproved_settlement_is_withdrawn():
 
 def test_an_operator_withdraws_a_ready_case_and_it_is_audited(operator, snapshot_factory):
     case = load(operator, snapshot_factory, tournament_id="T-1")
-    withdrawn = services.case_withdraw(case=case, actor=operator, reason=f"  {REASON}  ")
+    withdrawn = case_withdraw(case=case, actor=operator, reason=f"  {REASON}  ")
 
     case.refresh_from_db()
     assert case.status == withdrawn.status == CaseStatus.WITHDRAWN
@@ -110,7 +115,7 @@ def test_a_manager_withdraws_a_case_waiting_for_approval_with_its_settlement(
     operator, tournament_manager, second_manager, snapshot_factory
 ):
     settlement = submitted(operator, snapshot_factory, tournament_id="T-2")
-    services.case_withdraw(case=settlement.case, actor=tournament_manager, reason=REASON)
+    case_withdraw(case=settlement.case, actor=tournament_manager, reason=REASON)
 
     settlement.refresh_from_db()
     assert settlement.status == SettlementStatus.WITHDRAWN
@@ -125,21 +130,25 @@ def test_a_manager_withdraws_a_case_waiting_for_approval_with_its_settlement(
 
     # It can no longer be approved, rejected or submitted by anyone.
     with pytest.raises(InvalidTransition, match="withdrawn"):
-        services.settlement_approve(settlement=settlement, actor=second_manager)
+        settlement_services.settlement_approve(settlement=settlement, actor=second_manager)
     with pytest.raises(InvalidTransition, match="withdrawn"):
-        services.settlement_reject(settlement=settlement, actor=second_manager, reason="no")
+        settlement_services.settlement_reject(
+            settlement=settlement, actor=second_manager, reason="no"
+        )
     with pytest.raises(InvalidTransition, match="withdrawn"):
-        services.settlement_submit(settlement=settlement, actor=operator)
+        settlement_services.settlement_submit(settlement=settlement, actor=operator)
 
 
 def test_a_prepared_settlement_is_withdrawn_and_a_rejected_one_stays_rejected(
     operator, tournament_manager, snapshot_factory
 ):
     first = submitted(operator, snapshot_factory, tournament_id="T-3")
-    services.settlement_reject(settlement=first, actor=tournament_manager, reason="wrong note")
-    second = services.settlement_prepare(case=first.case, actor=operator)
+    settlement_services.settlement_reject(
+        settlement=first, actor=tournament_manager, reason="wrong note"
+    )
+    second = settlement_services.settlement_prepare(case=first.case, actor=operator)
 
-    services.case_withdraw(case=first.case, actor=operator, reason=REASON)
+    case_withdraw(case=first.case, actor=operator, reason=REASON)
 
     first.refresh_from_db()
     second.refresh_from_db()
@@ -158,11 +167,9 @@ def test_a_prepared_settlement_is_withdrawn_and_a_rejected_one_stays_rejected(
 def test_a_case_waiting_for_a_decision_is_withdrawn(operator, marketing_manager, snapshot_factory):
     case = load(operator, snapshot_factory, type="satellite", stage="middle")
     assert case.status == CaseStatus.AWAITING_DECISION
-    services.case_withdraw(case=case, actor=operator, reason=REASON)
+    case_withdraw(case=case, actor=operator, reason=REASON)
     with pytest.raises(InvalidTransition):
-        services.decision_record(
-            case=case, actor=marketing_manager, option="chip_equity", reason="fair"
-        )
+        decision_record(case=case, actor=marketing_manager, option="chip_equity", reason="fair")
 
 
 # --- Refusals --------------------------------------------------------------------------------
@@ -173,7 +180,7 @@ def test_only_operators_and_tournament_managers_withdraw(users, snapshot_factory
     case = load(users["operator"], snapshot_factory)
     before = row_counts()
     with pytest.raises(NotAllowed):
-        services.case_withdraw(case=case, actor=users[who], reason=REASON)
+        case_withdraw(case=case, actor=users[who], reason=REASON)
     assert row_counts() == before
 
 
@@ -183,7 +190,7 @@ def test_an_approved_case_is_corrected_by_an_adjustment_not_withdrawn(
     settlement = approved(operator, tournament_manager, snapshot_factory)
     before = row_counts()
     with pytest.raises(InvalidTransition, match="approved settlement.*adjustment"):
-        services.case_withdraw(case=settlement.case, actor=operator, reason=REASON)
+        case_withdraw(case=settlement.case, actor=operator, reason=REASON)
     assert row_counts() == before
     settlement.refresh_from_db()
     assert settlement.status == SettlementStatus.APPROVED
@@ -194,16 +201,16 @@ def test_a_reason_is_required(operator, snapshot_factory, reason):
     case = load(operator, snapshot_factory)
     before = row_counts()
     with pytest.raises(DomainError) as refused:
-        services.case_withdraw(case=case, actor=operator, reason=reason)
+        case_withdraw(case=case, actor=operator, reason=reason)
     assert refused.value.field == "reason"
     assert row_counts() == before
 
 
 def test_a_case_is_withdrawn_once(operator, tournament_manager, snapshot_factory):
     case = load(operator, snapshot_factory)
-    services.case_withdraw(case=case, actor=operator, reason=REASON)
+    case_withdraw(case=case, actor=operator, reason=REASON)
     with pytest.raises(InvalidTransition, match="it is withdrawn"):
-        services.case_withdraw(case=case, actor=tournament_manager, reason="again")
+        case_withdraw(case=case, actor=tournament_manager, reason="again")
     assert Event.objects.filter(type=Event.Type.CASE_WITHDRAWN).count() == 1
 
 
@@ -211,18 +218,18 @@ def test_an_individual_case_is_resolved_not_withdrawn(
     operator, tournament_manager, snapshot_factory
 ):
     crash = load(operator, snapshot_factory)
-    individual = services.individual_case_open(
+    individual = individual_case_open(
         tournament=crash.tournament,
         actor=tournament_manager,
         players=["p000001"],
         description="disconnected alone",
     )
     with pytest.raises(InvalidTransition, match="individual case"):
-        services.case_withdraw(case=individual, actor=tournament_manager, reason=REASON)
+        case_withdraw(case=individual, actor=tournament_manager, reason=REASON)
 
 
 def propose(case, operator, player="p000001"):
-    return services.compensation_propose(
+    return compensation.compensation_propose(
         case=case, actor=operator, reason="lag", entries=[CompensationEntry(player, 500)]
     )
 
@@ -233,10 +240,10 @@ def test_compensation_waiting_for_an_answer_is_withdrawn_with_the_case(
     settlement = submitted(operator, snapshot_factory)
     waiting = propose(settlement.case, operator)
     other = propose(settlement.case, operator, "p000002")
-    rejected = services.compensation_reject(
+    rejected = compensation.compensation_reject(
         compensation=other, actor=tournament_manager, reason="not ours"
     )
-    services.case_withdraw(case=settlement.case, actor=operator, reason=REASON)
+    case_withdraw(case=settlement.case, actor=operator, reason=REASON)
     waiting.refresh_from_db()
     rejected.refresh_from_db()
     assert waiting.status == CompensationStatus.WITHDRAWN
@@ -248,20 +255,20 @@ def test_compensation_waiting_for_an_answer_is_withdrawn_with_the_case(
     assert event.data["compensation_withdrawn"] == [waiting.pk]
     # Withdrawn, it can no longer be approved, so nothing of the case is ever paid.
     with pytest.raises(InvalidTransition):
-        services.compensation_approve(compensation=waiting, actor=tournament_manager)
+        compensation.compensation_approve(compensation=waiting, actor=tournament_manager)
 
 
 def test_approved_compensation_keeps_its_case_with_the_reason(
     operator, tournament_manager, snapshot_factory
 ):
     settlement = submitted(operator, snapshot_factory)
-    owed = services.compensation_approve(
+    owed = compensation.compensation_approve(
         compensation=propose(settlement.case, operator), actor=tournament_manager
     )
     waiting = propose(settlement.case, operator, "p000002")
     before = row_counts()
     with pytest.raises(InvalidTransition) as refused:
-        services.case_withdraw(case=settlement.case, actor=operator, reason=REASON)
+        case_withdraw(case=settlement.case, actor=operator, reason=REASON)
     assert str(refused.value).startswith(f"Compensation #{owed.pk} of Case #{settlement.case_id}")
     assert "has been approved and is to be paid" in str(refused.value)
     assert row_counts() == before
@@ -273,13 +280,13 @@ def test_a_withdrawn_case_takes_no_compensation_or_prize_decision(
     operator, tournament_manager, snapshot_factory
 ):
     settlement = submitted(operator, snapshot_factory)
-    case = services.case_withdraw(case=settlement.case, actor=operator, reason=REASON)
+    case = case_withdraw(case=settlement.case, actor=operator, reason=REASON)
     with pytest.raises(InvalidTransition, match="withdrawn"):
-        services.compensation_propose(
+        compensation.compensation_propose(
             case=case, actor=operator, reason="lag", entries=[CompensationEntry("p000001", 5)]
         )
     with pytest.raises(InvalidTransition, match="withdrawn"):
-        services.prize_withdrawal_decide(
+        prize_withdrawal_decide(
             case=case,
             actor=tournament_manager,
             player="p000001",
@@ -298,8 +305,8 @@ def test_the_tournament_is_loaded_again_after_a_withdrawal(operator, snapshot_fa
         load(operator, snapshot_factory, tournament_id="T-9", stage="late")
     assert duplicate.value.existing == wrong
 
-    services.case_withdraw(case=wrong, actor=operator, reason=REASON)
-    right = services.case_load_snapshot(
+    case_withdraw(case=wrong, actor=operator, reason=REASON)
+    right = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_factory(tournament_id="T-9", stage="late"),
         incident=wrong.incident,
@@ -318,7 +325,7 @@ def test_the_tournament_is_loaded_again_after_a_withdrawal(operator, snapshot_fa
 
 def test_the_database_allows_one_crash_case_in_force_per_tournament(operator, snapshot_factory):
     case = load(operator, snapshot_factory)
-    services.case_withdraw(case=case, actor=operator, reason=REASON)
+    case_withdraw(case=case, actor=operator, reason=REASON)
     second = load(operator, snapshot_factory)
 
     def another(status):
@@ -377,7 +384,7 @@ def test_a_withdrawn_case_is_not_open_work(
     settlement = submitted(operator, snapshot_factory, tournament_id="T-A")
     deciding = load(operator, snapshot_factory, type="freeroll", stage="middle")
     ready = load(operator, snapshot_factory, tournament_id="T-C", stage="late")
-    prepared = services.settlement_prepare(
+    prepared = settlement_services.settlement_prepare(
         case=load(operator, snapshot_factory, tournament_id="T-D"), actor=operator
     )
     queues = {
@@ -392,7 +399,7 @@ def test_a_withdrawn_case_is_not_open_work(
 
     assert queued() == dict.fromkeys(queues, 1)
     for case in (settlement.case, deciding, ready, prepared.case):
-        services.case_withdraw(case=case, actor=operator, reason=REASON)
+        case_withdraw(case=case, actor=operator, reason=REASON)
     assert queued() == dict.fromkeys(queues, 0)
     incident = cases.incident_list().get(pk=ready.incident_id)
     assert incident.cases_in_progress == 0
@@ -402,8 +409,8 @@ def test_a_withdrawn_case_is_not_open_work(
 def test_an_incident_whose_cases_are_withdrawn_can_be_closed(operator, snapshot_factory):
     case = load(operator, snapshot_factory)
     with pytest.raises(InvalidTransition):
-        services.incident_close(incident=case.incident, actor=operator)
-    services.case_withdraw(case=case, actor=operator, reason=REASON)
-    incident = services.incident_close(incident=case.incident, actor=operator)
+        incident_close(incident=case.incident, actor=operator)
+    case_withdraw(case=case, actor=operator, reason=REASON)
+    incident = incident_close(incident=case.incident, actor=operator)
     assert not incident.is_open
     assert Settlement.objects.count() == 0

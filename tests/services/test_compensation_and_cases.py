@@ -3,11 +3,15 @@
 import pytest
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
 from settlements.errors import DomainError, Duplicate, InvalidTransition, NotAllowed
 from settlements.models import ApiToken, CompensationItem, Event, Tournament
-from settlements.services import CompensationEntry
+from settlements.services import compensation as compensation_services
+from settlements.services import incidents, individual_cases
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import CompensationEntry
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create, api_token_revoke
 from settlements.workflow import CaseStatus, CompensationStatus
 from tests.conftest import make_user
 from tests.services.helpers import approved, event_types, load, row_counts
@@ -18,7 +22,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def prepared_case(operator, snapshot_factory):
     case = load(operator, snapshot_factory)
-    services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_prepare(case=case, actor=operator)
     return case
 
 
@@ -28,7 +32,7 @@ def prepared_case(operator, snapshot_factory):
 def test_compensation_is_proposed_then_approved_by_a_manager(
     operator, tournament_manager, prepared_case
 ):
-    compensation = services.compensation_propose(
+    compensation = compensation_services.compensation_propose(
         case=prepared_case,
         actor=operator,
         reason="disconnected by our server before the crash",
@@ -51,7 +55,7 @@ def test_compensation_is_proposed_then_approved_by_a_manager(
         (2, "p000004", "fpp", 200),
         (3, "p000003", "tdollars", 300),
     ]
-    compensation = services.compensation_approve(
+    compensation = compensation_services.compensation_approve(
         compensation=compensation, actor=tournament_manager, reason="agreed"
     )
     assert (compensation.status, compensation.approved_by, compensation.review_reason) == (
@@ -68,42 +72,48 @@ def test_compensation_is_proposed_then_approved_by_a_manager(
         "compensation_approved",
     ]
     with pytest.raises(InvalidTransition, match="it is approved"):
-        services.compensation_approve(compensation=compensation, actor=tournament_manager)
+        compensation_services.compensation_approve(
+            compensation=compensation, actor=tournament_manager
+        )
 
 
 def test_a_manager_never_approves_their_own_proposal(
     tournament_manager, second_manager, prepared_case
 ):
-    compensation = services.compensation_propose(
+    compensation = compensation_services.compensation_propose(
         case=prepared_case,
         actor=tournament_manager,
         reason="r",
         entries=[CompensationEntry("p000001", 100)],
     )
     with pytest.raises(NotAllowed, match="another Tournament Manager"):
-        services.compensation_approve(compensation=compensation, actor=tournament_manager)
+        compensation_services.compensation_approve(
+            compensation=compensation, actor=tournament_manager
+        )
     with pytest.raises(NotAllowed):
-        services.compensation_reject(
+        compensation_services.compensation_reject(
             compensation=compensation, actor=tournament_manager, reason="x"
         )
-    rejected = services.compensation_reject(
+    rejected = compensation_services.compensation_reject(
         compensation=compensation, actor=second_manager, reason="already refunded"
     )
     assert (rejected.status, rejected.rejected_by) == ("rejected", second_manager)
 
 
 def test_rejecting_compensation_needs_a_reason(operator, tournament_manager, prepared_case):
-    compensation = services.compensation_propose(
+    compensation = compensation_services.compensation_propose(
         case=prepared_case, actor=operator, reason="r", entries=[CompensationEntry("p000001", 1)]
     )
     with pytest.raises(DomainError, match="reason"):
-        services.compensation_reject(compensation=compensation, actor=tournament_manager, reason="")
+        compensation_services.compensation_reject(
+            compensation=compensation, actor=tournament_manager, reason=""
+        )
 
 
 def test_compensation_waits_for_the_settlement_to_be_computed(operator, snapshot_factory):
     case = load(operator, snapshot_factory)
     with pytest.raises(InvalidTransition, match="once its settlement has been prepared"):
-        services.compensation_propose(
+        compensation_services.compensation_propose(
             case=case, actor=operator, reason="r", entries=[CompensationEntry("p000001", 1)]
         )
 
@@ -125,7 +135,7 @@ def test_compensation_waits_for_the_settlement_to_be_computed(operator, snapshot
 def test_malformed_compensation_is_refused(operator, prepared_case, entries, message):
     before = row_counts()
     with pytest.raises(DomainError, match=message):
-        services.compensation_propose(
+        compensation_services.compensation_propose(
             case=prepared_case, actor=operator, reason="r", entries=entries
         )
     assert row_counts() == before
@@ -134,7 +144,7 @@ def test_malformed_compensation_is_refused(operator, prepared_case, entries, mes
 @pytest.mark.parametrize("who", ["marketing_manager", "auditor", "none"])
 def test_who_may_propose_compensation(users, prepared_case, who):
     with pytest.raises(NotAllowed):
-        services.compensation_propose(
+        compensation_services.compensation_propose(
             case=prepared_case,
             actor=users[who],
             reason="r",
@@ -149,7 +159,7 @@ def test_a_manager_decides_on_a_prize_given_in_error(
     operator, tournament_manager, snapshot_factory
 ):
     settlement = approved(operator, tournament_manager, snapshot_factory)
-    withdrawal = services.prize_withdrawal_decide(
+    withdrawal = individual_cases.prize_withdrawal_decide(
         case=settlement.case,
         actor=tournament_manager,
         player="p000002",
@@ -190,13 +200,13 @@ def test_prize_withdrawal_refusals(operator, tournament_manager, snapshot_factor
         **kwargs,
     }
     with pytest.raises(DomainError, match=message):
-        services.prize_withdrawal_decide(case=case, actor=tournament_manager, **arguments)
+        individual_cases.prize_withdrawal_decide(case=case, actor=tournament_manager, **arguments)
 
 
 def test_only_managers_decide_on_prizes(operator, snapshot_factory):
     case = load(operator, snapshot_factory)
     with pytest.raises(NotAllowed):
-        services.prize_withdrawal_decide(
+        individual_cases.prize_withdrawal_decide(
             case=case, actor=operator, player="p1", prize="x", outcome="leave", reason="r"
         )
 
@@ -207,10 +217,10 @@ def test_only_managers_decide_on_prizes(operator, snapshot_factory):
 def test_an_individual_case_is_opened_compensated_and_resolved(
     operator, tournament_manager, second_manager
 ):
-    tournament = services.tournament_create(
+    tournament = incidents.tournament_create(
         actor=operator, operator_id="T-IND", type="regular", currency="EUR"
     )
-    case = services.individual_case_open(
+    case = individual_cases.individual_case_open(
         tournament=tournament,
         actor=tournament_manager,
         players=["alice", "bob"],
@@ -222,7 +232,7 @@ def test_an_individual_case_is_opened_compensated_and_resolved(
         ["alice", "bob"],
         None,
     )
-    compensation = services.compensation_propose(
+    compensation = compensation_services.compensation_propose(
         case=case,
         actor=tournament_manager,
         reason="their stacks were blinded away",
@@ -230,19 +240,19 @@ def test_an_individual_case_is_opened_compensated_and_resolved(
     )
     assert compensation.currency == "EUR"
     with pytest.raises(DomainError, match="Not a player"):
-        services.compensation_propose(
+        compensation_services.compensation_propose(
             case=case, actor=operator, reason="r", entries=[CompensationEntry("carol", 1)]
         )
-    services.compensation_approve(compensation=compensation, actor=second_manager)
-    case = services.individual_case_resolve(
+    compensation_services.compensation_approve(compensation=compensation, actor=second_manager)
+    case = individual_cases.individual_case_resolve(
         case=case, actor=tournament_manager, outcome="compensated alice; bob was not affected"
     )
     assert (case.status, case.resolved_by) == (CaseStatus.RESOLVED, tournament_manager)
     assert case.resolved_at is not None
     with pytest.raises(InvalidTransition, match="it is resolved"):
-        services.individual_case_resolve(case=case, actor=second_manager, outcome="again")
+        individual_cases.individual_case_resolve(case=case, actor=second_manager, outcome="again")
     with pytest.raises(InvalidTransition, match="resolved"):
-        services.compensation_propose(
+        compensation_services.compensation_propose(
             case=case, actor=operator, reason="r", entries=[CompensationEntry("bob", 1)]
         )
     assert event_types(case=case)[0] == "individual_case_opened"
@@ -250,35 +260,35 @@ def test_an_individual_case_is_opened_compensated_and_resolved(
 
 
 def test_individual_case_refusals(operator, tournament_manager, snapshot_factory):
-    tournament = services.tournament_create(
+    tournament = incidents.tournament_create(
         actor=operator, operator_id="T-2", type="regular", currency="USD"
     )
     with pytest.raises(NotAllowed):
-        services.individual_case_open(
+        individual_cases.individual_case_open(
             tournament=tournament, actor=operator, players=["a"], description="d"
         )
     with pytest.raises(DomainError, match="Name the player"):
-        services.individual_case_open(
+        individual_cases.individual_case_open(
             tournament=tournament, actor=tournament_manager, players=[], description="d"
         )
     with pytest.raises(DomainError, match="twice"):
-        services.individual_case_open(
+        individual_cases.individual_case_open(
             tournament=tournament, actor=tournament_manager, players=["a", "a"], description="d"
         )
     with pytest.raises(DomainError, match="description"):
-        services.individual_case_open(
+        individual_cases.individual_case_open(
             tournament=tournament, actor=tournament_manager, players=["a"], description=""
         )
-    case = services.individual_case_open(
+    case = individual_cases.individual_case_open(
         tournament=tournament, actor=tournament_manager, players=["a"], description="d"
     )
     with pytest.raises(InvalidTransition, match="individual case"):
-        services.settlement_prepare(case=case, actor=operator)
+        settlement_services.settlement_prepare(case=case, actor=operator)
     with pytest.raises(DomainError, match="outcome"):
-        services.individual_case_resolve(case=case, actor=tournament_manager, outcome=" ")
+        individual_cases.individual_case_resolve(case=case, actor=tournament_manager, outcome=" ")
     crash = load(operator, snapshot_factory)
     with pytest.raises(InvalidTransition, match="crash case"):
-        services.individual_case_resolve(case=crash, actor=tournament_manager, outcome="x")
+        individual_cases.individual_case_resolve(case=crash, actor=tournament_manager, outcome="x")
 
 
 # --- Incidents and tournaments -----------------------------------------------------------------
@@ -287,34 +297,32 @@ def test_individual_case_refusals(operator, tournament_manager, snapshot_factory
 def test_an_incident_closes_only_when_its_cases_are_finished(
     operator, tournament_manager, snapshot_factory
 ):
-    incident = services.incident_report(
+    incident = incidents.incident_report(
         actor=operator, title="Power cut", started_at=timezone.now(), description="rack 2"
     )
     assert incident.history.get().history_user == operator
-    case = services.case_load_snapshot(
-        actor=operator, snapshot=snapshot_factory(), incident=incident
-    )
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_factory(), incident=incident)
     with pytest.raises(InvalidTransition, match=f"#{case.pk}"):
-        services.incident_close(incident=incident, actor=operator)
-    settlement = services.settlement_submit(
-        settlement=services.settlement_prepare(case=case, actor=operator), actor=operator
+        incidents.incident_close(incident=incident, actor=operator)
+    settlement = settlement_services.settlement_submit(
+        settlement=settlement_services.settlement_prepare(case=case, actor=operator), actor=operator
     )
-    services.settlement_approve(settlement=settlement, actor=tournament_manager)
-    incident = services.incident_close(incident=incident, actor=tournament_manager, reason="done")
+    settlement_services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    incident = incidents.incident_close(incident=incident, actor=tournament_manager, reason="done")
     assert (incident.is_open, incident.closed_by) == (False, tournament_manager)
     with pytest.raises(InvalidTransition, match="already closed"):
-        services.incident_close(incident=incident, actor=operator)
+        incidents.incident_close(incident=incident, actor=operator)
 
 
 def test_reporting_an_incident_needs_a_title_and_an_operator(operator, marketing_manager):
     with pytest.raises(DomainError, match="title"):
-        services.incident_report(actor=operator, title=" ", started_at=timezone.now())
+        incidents.incident_report(actor=operator, title=" ", started_at=timezone.now())
     with pytest.raises(NotAllowed):
-        services.incident_report(actor=marketing_manager, title="x", started_at=timezone.now())
+        incidents.incident_report(actor=marketing_manager, title="x", started_at=timezone.now())
 
 
 def test_registering_a_tournament(operator):
-    tournament = services.tournament_create(
+    tournament = incidents.tournament_create(
         actor=operator,
         operator_id=" SAT-1 ",
         type="satellite",
@@ -326,13 +334,13 @@ def test_registering_a_tournament(operator):
     assert (tournament.operator_id, tournament.seat_value) == ("SAT-1", 5000)
     assert tournament.history.get().history_change_reason == "Tournament registered"
     with pytest.raises(Duplicate):
-        services.tournament_create(
+        incidents.tournament_create(
             actor=operator, operator_id="SAT-1", type="satellite", currency="GBP"
         )
     for bad in ({"currency": "usd"}, {"type": "turbo"}, {"buy_in": -1}, {"payouts": [100, 0]}):
         arguments = {"operator_id": "X", "type": "regular", "currency": "USD", **bad}
         with pytest.raises(DomainError):
-            services.tournament_create(actor=operator, **arguments)
+            incidents.tournament_create(actor=operator, **arguments)
     assert Tournament.objects.count() == 1
 
 
@@ -341,47 +349,47 @@ def test_registering_a_tournament(operator):
 
 def test_api_tokens_are_stored_hashed_and_revoked_once(django_user_model):
     server = make_user(django_user_model, "game-server", roles.OPERATOR)
-    token, raw = services.api_token_create(user=server, name="eu-1")
+    token, raw = api_token_create(user=server, name="eu-1")
     assert token.token_hash == ApiToken.hash(raw) != raw
     assert not ApiToken.objects.filter(token_hash=raw).exists()
     assert token.is_active
-    token = services.api_token_revoke(token=token)
+    token = api_token_revoke(token=token)
     assert not token.is_active
     with pytest.raises(InvalidTransition):
-        services.api_token_revoke(token=token)
+        api_token_revoke(token=token)
     assert event_types() == ["api_token_created", "api_token_revoked"]
 
 
 def test_a_user_cannot_issue_tokens_for_someone_else(operator, tournament_manager):
     with pytest.raises(NotAllowed):
-        services.api_token_create(user=operator, name="x", actor=tournament_manager)
-    token, _ = services.api_token_create(user=operator, name="mine", actor=operator)
+        api_token_create(user=operator, name="x", actor=tournament_manager)
+    token, _ = api_token_create(user=operator, name="mine", actor=operator)
     assert token.history.get().history_user == operator
 
 
 def test_an_individual_case_registers_its_tournament_in_the_same_transaction(
     operator, tournament_manager
 ):
-    new = services.NewTournament(
+    new = individual_cases.NewTournament(
         operator_id="T-NEVER", type="satellite", currency="USD", buy_in=1000, fee=100
     )
     before = row_counts()
     with pytest.raises(DomainError, match="description"):
-        services.individual_case_open(
+        individual_cases.individual_case_open(
             tournament=new, actor=tournament_manager, players=["a"], description=" "
         )
     with pytest.raises(NotAllowed):
-        services.individual_case_open(
+        individual_cases.individual_case_open(
             tournament=new, actor=operator, players=["a"], description="d"
         )
     assert row_counts() == before
-    case = services.individual_case_open(
+    case = individual_cases.individual_case_open(
         tournament=new, actor=tournament_manager, players=["a"], description="d"
     )
     tournament = Tournament.objects.get(operator_id="T-NEVER")
     assert case.tournament == tournament and (tournament.buy_in, tournament.fee) == (1000, 100)
     assert event_types()[-2:] == ["tournament_created", "individual_case_opened"]
     with pytest.raises(Duplicate):
-        services.individual_case_open(
+        individual_cases.individual_case_open(
             tournament=new, actor=tournament_manager, players=["b"], description="d"
         )

@@ -6,7 +6,6 @@ from collections import Counter
 
 from django.utils import timezone
 
-from settlements import services
 from settlements.errors import DomainError
 from settlements.models import (
     Case,
@@ -18,7 +17,14 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
-from settlements.services import CompensationEntry, snapshots
+from settlements.services import settlements as settlement_services
+from settlements.services import snapshots
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.incidents import incident_close, incident_report
 from tests.races import RACES, TIMEOUT, race, start_thread
 from tests.services.helpers import load, submitted
 
@@ -36,7 +42,9 @@ def test_concurrent_approvals_have_one_effect(users, snapshot_factory):
     managers = [users["tournament_manager"], users["second_manager"]] * (THREADS // 2)
     outcomes = race(
         *[
-            lambda m=m: services.settlement_approve(settlement=settlement, actor=m, reason="ok")
+            lambda m=m: settlement_services.settlement_approve(
+                settlement=settlement, actor=m, reason="ok"
+            )
             for m in managers
         ]
     )
@@ -52,10 +60,10 @@ def test_concurrent_approvals_have_one_effect(users, snapshot_factory):
 def test_approve_and_reject_at_once_have_one_effect(users, snapshot_factory):
     settlement = submitted(users["operator"], snapshot_factory)
     outcomes = race(
-        lambda: services.settlement_approve(
+        lambda: settlement_services.settlement_approve(
             settlement=settlement, actor=users["tournament_manager"]
         ),
-        lambda: services.settlement_reject(
+        lambda: settlement_services.settlement_reject(
             settlement=settlement, actor=users["second_manager"], reason="no"
         ),
     )
@@ -70,9 +78,12 @@ def test_approve_and_reject_at_once_have_one_effect(users, snapshot_factory):
 
 def test_a_double_submit_has_one_effect(users, snapshot_factory):
     operator = users["operator"]
-    settlement = services.settlement_prepare(case=load(operator, snapshot_factory), actor=operator)
+    settlement = settlement_services.settlement_prepare(
+        case=load(operator, snapshot_factory), actor=operator
+    )
     outcomes = race(
-        *[lambda: services.settlement_submit(settlement=settlement, actor=operator)] * THREADS
+        *[lambda: settlement_services.settlement_submit(settlement=settlement, actor=operator)]
+        * THREADS
     )
     assert tally(outcomes) == {"ok": 1, "InvalidTransition": THREADS - 1}
     assert Event.objects.filter(type="settlement_submitted").count() == 1
@@ -82,7 +93,9 @@ def test_a_double_submit_has_one_effect(users, snapshot_factory):
 def test_concurrent_preparations_make_one_settlement(users, snapshot_factory):
     operator = users["operator"]
     case = load(operator, snapshot_factory)
-    outcomes = race(*[lambda: services.settlement_prepare(case=case, actor=operator)] * THREADS)
+    outcomes = race(
+        *[lambda: settlement_services.settlement_prepare(case=case, actor=operator)] * THREADS
+    )
     assert tally(outcomes) == {"ok": 1, "InvalidTransition": THREADS - 1}
     assert Settlement.objects.filter(case=case).count() == 1
 
@@ -90,7 +103,9 @@ def test_concurrent_preparations_make_one_settlement(users, snapshot_factory):
 def test_concurrent_loads_of_one_tournament_make_one_case(users, snapshot_factory):
     data = snapshot_factory(tournament_id="RACE-1", entrants=200)
     operator = users["operator"]
-    outcomes = race(*[lambda: services.case_load_snapshot(actor=operator, snapshot=data)] * THREADS)
+    outcomes = race(
+        *[lambda: snapshots.case_load_snapshot(actor=operator, snapshot=data)] * THREADS
+    )
     assert tally(outcomes) == {"ok": 1, "Duplicate": THREADS - 1}
     assert all("already has a crash case" in str(o) for o in outcomes if isinstance(o, DomainError))
     assert Tournament.objects.filter(operator_id="RACE-1").count() == 1
@@ -103,12 +118,12 @@ def test_concurrent_loads_of_one_tournament_make_one_case(users, snapshot_factor
 def test_concurrent_compensation_decisions_have_one_effect(users, snapshot_factory):
     operator = users["operator"]
     settlement = submitted(operator, snapshot_factory)
-    compensation = services.compensation_propose(
+    compensation = compensation_propose(
         case=settlement.case, actor=operator, reason="r", entries=[CompensationEntry("p000001", 9)]
     )
     outcomes = race(
         *[
-            lambda m=m: services.compensation_approve(compensation=compensation, actor=m)
+            lambda m=m: compensation_approve(compensation=compensation, actor=m)
             for m in [users["tournament_manager"], users["second_manager"]] * (THREADS // 2)
         ]
     )
@@ -135,7 +150,7 @@ class PausedLoad:
 
         def run():
             self.outcome.append(
-                services.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
+                snapshots.case_load_snapshot(actor=operator, snapshot=snapshot, incident=incident)
             )
 
         self.thread = start_thread(run)
@@ -148,12 +163,12 @@ class PausedLoad:
 
 def test_loads_into_one_incident_run_side_by_side(monkeypatch, users, snapshot_factory):
     operator = users["operator"]
-    incident = services.incident_report(actor=operator, title="Rack", started_at=timezone.now())
+    incident = incident_report(actor=operator, title="Rack", started_at=timezone.now())
     first = PausedLoad(monkeypatch, operator, incident, snapshot_factory(tournament_id="SIDE-1"))
     outcome: list = []
     second = start_thread(
         lambda: outcome.append(
-            services.case_load_snapshot(
+            snapshots.case_load_snapshot(
                 actor=operator, snapshot=snapshot_factory(tournament_id="SIDE-2"), incident=incident
             )
         )
@@ -174,13 +189,13 @@ def test_an_incident_closing_during_a_load_waits_for_it_and_stays_open(
     monkeypatch, users, snapshot_factory
 ):
     operator = users["operator"]
-    incident = services.incident_report(actor=operator, title="Rack", started_at=timezone.now())
+    incident = incident_report(actor=operator, title="Rack", started_at=timezone.now())
     load = PausedLoad(monkeypatch, operator, incident, snapshot_factory(tournament_id="LATE-1"))
     outcome: list = []
 
     def close():
         try:
-            services.incident_close(incident=incident, actor=operator, reason="all quiet")
+            incident_close(incident=incident, actor=operator, reason="all quiet")
         except DomainError as refusal:
             outcome.append(refusal)
 

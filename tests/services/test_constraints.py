@@ -4,7 +4,6 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import (
     Case,
     CompensationItem,
@@ -13,6 +12,8 @@ from settlements.models import (
     SettlementPayout,
     Tournament,
 )
+from settlements.services.compensation import CompensationEntry, compensation_propose
+from settlements.services.incidents import tournament_create
 from tests.services.helpers import approved, load, submitted
 
 pytestmark = pytest.mark.django_db
@@ -117,7 +118,7 @@ def test_entrants_add_up(operator, snapshot_factory):
 
 
 def test_operator_tournament_ids_are_unique(operator):
-    services.tournament_create(actor=operator, operator_id="U-1", type="regular", currency="USD")
+    tournament_create(actor=operator, operator_id="U-1", type="regular", currency="USD")
     refused(lambda: Tournament.objects.create(operator_id="U-1", type="regular", currency="USD"))
     refused(
         lambda: Tournament.objects.create(operator_id="U-2", type="regular", currency="USD", fee=-1)
@@ -126,11 +127,11 @@ def test_operator_tournament_ids_are_unique(operator):
 
 def test_compensation_rules(operator, tournament_manager, snapshot_factory):
     settlement = submitted(operator, snapshot_factory)
-    compensation = services.compensation_propose(
+    compensation = compensation_propose(
         case=settlement.case,
         actor=tournament_manager,
         reason="r",
-        entries=[services.CompensationEntry("p000001", 10)],
+        entries=[CompensationEntry("p000001", 10)],
     )
     compensation.status = "approved"
     compensation.approved_by = tournament_manager

@@ -5,10 +5,11 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from settlements import services
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Decision, Event
 from settlements.selectors.cases import decision_invitees
+from settlements.services.decisions import decision_record
+from settlements.services.settlements import settlement_prepare
 from settlements.workflow import CaseStatus
 from tests.services.helpers import load
 
@@ -21,7 +22,7 @@ def test_a_decision_records_who_what_why_and_readies_the_case(
     operator, marketing_manager, snapshot_factory
 ):
     case = load(operator, snapshot_factory, type="satellite", stage="middle")
-    decision = services.decision_record(
+    decision = decision_record(
         case=case, actor=marketing_manager, option="chip_equity", reason="  fairer to short stacks "
     )
     case.refresh_from_db()
@@ -46,7 +47,7 @@ def test_early_freeroll_reschedule_invites_every_entrant_by_default(
     operator, marketing_manager, snapshot_factory
 ):
     case = load(operator, snapshot_factory, type="freeroll", stage="early", entrants=20)
-    decision = services.decision_record(
+    decision = decision_record(
         case=case,
         actor=marketing_manager,
         option="reschedule",
@@ -63,7 +64,7 @@ def test_middle_freeroll_reschedule_invites_the_remaining_players_by_default(
     operator, marketing_manager, snapshot_factory
 ):
     case = load(operator, snapshot_factory, type="freeroll", stage="middle", entrants=20)
-    decision = services.decision_record(
+    decision = decision_record(
         case=case,
         actor=marketing_manager,
         option="reschedule",
@@ -78,7 +79,7 @@ def test_a_chosen_invite_list_must_name_entrants_once_each(
     operator, marketing_manager, snapshot_factory
 ):
     case = load(operator, snapshot_factory, type="freeroll", stage="middle", entrants=20)
-    record = lambda invited: services.decision_record(  # noqa: E731
+    record = lambda invited: decision_record(  # noqa: E731
         case=case,
         actor=marketing_manager,
         option="reschedule",
@@ -119,7 +120,7 @@ def test_incomplete_or_wrong_decisions_are_refused(
     case = load(operator, snapshot_factory, type="freeroll", stage="middle")
     arguments = {"reason": "because", **kwargs}
     with pytest.raises(DomainError, match=message) as refused:
-        services.decision_record(case=case, actor=marketing_manager, **arguments)
+        decision_record(case=case, actor=marketing_manager, **arguments)
     assert refused.value.field == field
     assert not Decision.objects.exists()
     case.refresh_from_db()
@@ -131,7 +132,7 @@ def test_a_naive_reschedule_date_is_taken_in_the_site_time_zone(
 ):
     case = load(operator, snapshot_factory, type="freeroll", stage="middle")
     naive = datetime(2099, 1, 5, 18, 0)
-    decision = services.decision_record(
+    decision = decision_record(
         case=case, actor=marketing_manager, option="reschedule", reason="r", reschedule_at=naive
     )
     assert decision.reschedule_at == timezone.make_aware(naive)
@@ -142,33 +143,27 @@ def test_a_case_the_rules_settle_alone_takes_no_decision(
 ):
     case = load(operator, snapshot_factory, type="regular", stage="middle")
     with pytest.raises(InvalidTransition, match="needs no decision"):
-        services.decision_record(
-            case=case, actor=marketing_manager, option="chip_equity", reason="r"
-        )
+        decision_record(case=case, actor=marketing_manager, option="chip_equity", reason="r")
 
 
 def test_the_decision_may_be_revised_until_a_settlement_is_prepared(
     operator, marketing_manager, snapshot_factory
 ):
     case = load(operator, snapshot_factory, type="satellite", stage="middle")
-    services.decision_record(case=case, actor=marketing_manager, option="chip_equity", reason="a")
-    services.decision_record(
-        case=case, actor=marketing_manager, option="chip_proportional", reason="b"
-    )
+    decision_record(case=case, actor=marketing_manager, option="chip_equity", reason="a")
+    decision_record(case=case, actor=marketing_manager, option="chip_proportional", reason="b")
     case.refresh_from_db()
     assert case.decision == "chip_proportional"
     assert case.decisions.order_by("-decided_at", "-id").first().reason == "b"
     assert Decision.objects.filter(case=case).count() == 2
 
-    services.settlement_prepare(case=case, actor=operator)
+    settlement_prepare(case=case, actor=operator)
     with pytest.raises(InvalidTransition, match="it is prepared"):
-        services.decision_record(
-            case=case, actor=marketing_manager, option="chip_equity", reason="c"
-        )
+        decision_record(case=case, actor=marketing_manager, option="chip_equity", reason="c")
 
 
 @pytest.mark.parametrize("who", ["operator", "tournament_manager", "auditor", "none"])
 def test_only_marketing_managers_decide(users, snapshot_factory, who):
     case = load(users["operator"], snapshot_factory, type="satellite", stage="middle")
     with pytest.raises(NotAllowed, match="Marketing Managers"):
-        services.decision_record(case=case, actor=users[who], option="chip_equity", reason="r")
+        decision_record(case=case, actor=users[who], option="chip_equity", reason="r")

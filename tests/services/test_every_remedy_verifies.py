@@ -9,12 +9,15 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import Settlement
 from settlements.rules.remedies import TABLE
 from settlements.selectors.payments import approved_lines
-from settlements.services import AdjustmentEntry
+from settlements.services import compensation as compensation_services
+from settlements.services import payments, rulebooks
+from settlements.services import settlements as settlement_services
+from settlements.services.decisions import decision_record
 from settlements.services.payments import ConfirmationEntry
+from settlements.services.settlements import AdjustmentEntry
 
 from .helpers import load
 
@@ -39,7 +42,7 @@ def _settle(users, snapshot_factory, kind, stage, option, **snapshot) -> Settlem
     operator, manager = users["operator"], users["tournament_manager"]
     case = load(operator, snapshot_factory, type=kind, stage=stage, **snapshot)
     if option is not None:
-        services.decision_record(
+        decision_record(
             case=case,
             actor=users["marketing_manager"],
             option=option,
@@ -47,9 +50,11 @@ def _settle(users, snapshot_factory, kind, stage, option, **snapshot) -> Settlem
             reschedule_at=timezone.now() + timedelta(days=7) if option == "reschedule" else None,
         )
         case.refresh_from_db()
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    settlement = services.settlement_submit(settlement=settlement, actor=operator)
-    return services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    return settlement_services.settlement_approve(
+        settlement=settlement, actor=manager, reason="checked"
+    )
 
 
 @pytest.mark.parametrize(("kind", "stage", "option"), CASES)
@@ -78,15 +83,17 @@ def test_a_freeroll_with_no_fpp_buy_in_refunds_nothing_and_verifies(
 def test_compensations_adjustments_and_reissues_verify(users, snapshot_factory, tmp_path):
     operator, manager = users["operator"], users["tournament_manager"]
     settlement = _settle(users, snapshot_factory, "regular", "middle", None)
-    compensation = services.compensation_propose(
+    compensation = compensation_services.compensation_propose(
         case=settlement.case,
         actor=operator,
         reason="lag spike",
-        entries=[services.CompensationEntry(player="p000001", amount=500)],
+        entries=[compensation_services.CompensationEntry(player="p000001", amount=500)],
     )
-    services.compensation_approve(compensation=compensation, actor=manager, reason="fair")
+    compensation_services.compensation_approve(
+        compensation=compensation, actor=manager, reason="fair"
+    )
     line = settlement.lines.order_by("line_no").first()
-    adjustment = services.settlement_adjust(
+    adjustment = settlement_services.settlement_adjust(
         settlement=settlement,
         actor=operator,
         reason="one chip count was misread",
@@ -95,8 +102,8 @@ def test_compensations_adjustments_and_reissues_verify(users, snapshot_factory, 
             AdjustmentEntry("p000002", "prize", "cash", 100, "pool"),
         ],
     )
-    services.settlement_submit(settlement=adjustment, actor=operator)
-    services.settlement_approve(settlement=adjustment, actor=users["second_manager"])
+    settlement_services.settlement_submit(settlement=adjustment, actor=operator)
+    settlement_services.settlement_approve(settlement=adjustment, actor=users["second_manager"])
     line = next(iter(approved_lines(None)))
     failed = ConfirmationEntry(
         idempotency_key=line.key,
@@ -105,11 +112,11 @@ def test_compensations_adjustments_and_reissues_verify(users, snapshot_factory, 
         at=timezone.now(),
         amount=line.amount,
     )
-    services.payments.payment_confirm(actor=users["cashier"], confirmations=[failed])
-    reissue = services.payments.reissue_propose(
+    payments.payment_confirm(actor=users["cashier"], confirmations=[failed])
+    reissue = payments.reissue_propose(
         actor=operator, idempotency_key=line.key, reason="new account"
     )
-    services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
     _verifies(tmp_path)
 
 
@@ -120,7 +127,7 @@ def test_a_desk_with_rulebook_versions_verifies(users, second_manager, snapshot_
     effective = timezone.now() + timedelta(days=7)
 
     def propose(key, **parameters):
-        return services.rulebook_version_propose(
+        return rulebooks.rulebook_version_propose(
             key=key,
             parameters=parameters,
             text=f"The {key} rules.",
@@ -129,20 +136,22 @@ def test_a_desk_with_rulebook_versions_verifies(users, second_manager, snapshot_
             reason="published policy",
         )
 
-    eu = services.rulebook_version_approve(
+    eu = rulebooks.rulebook_version_approve(
         version=propose("eu-main", early_pct=10), actor=second_manager, reason="checked"
     )
-    withdrawn = services.rulebook_version_approve(
+    withdrawn = rulebooks.rulebook_version_approve(
         version=propose("ontario"), actor=second_manager, reason="checked"
     )
-    services.rulebook_version_withdraw(version=withdrawn, actor=manager, reason="not yet")
+    rulebooks.rulebook_version_withdraw(version=withdrawn, actor=manager, reason="not yet")
     propose("default", pre_pct=10)
     starts = (effective + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     case = load(
         users["operator"], snapshot_factory, stage="early", rulebook="eu-main", starts_at=starts
     )
     assert case.rulebook_version == eu
-    settlement = services.settlement_prepare(case=case, actor=users["operator"])
-    settlement = services.settlement_submit(settlement=settlement, actor=users["operator"])
-    services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
+    settlement = settlement_services.settlement_prepare(case=case, actor=users["operator"])
+    settlement = settlement_services.settlement_submit(
+        settlement=settlement, actor=users["operator"]
+    )
+    settlement_services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
     _verifies(tmp_path)

@@ -3,8 +3,8 @@
 import pytest
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import Case, Incident
+from settlements.services.incidents import incident_report
 from settlements.triggers import VersionManager
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +16,7 @@ def test_reading_the_history_manager_builds_no_new_class():
 
 
 def test_versions_written_and_read_through_it(operator):
-    incident = services.incident_report(actor=operator, title="DC1", started_at=timezone.now())
+    incident = incident_report(actor=operator, title="DC1", started_at=timezone.now())
     versions = incident.history.all()
     assert [version.history_user for version in versions] == [operator]
     assert Incident.history.latest_of_each().count() == 1

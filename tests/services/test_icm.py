@@ -7,7 +7,7 @@ import pgtrigger
 import pytest
 from django.db import DatabaseError, transaction
 
-from settlements import audit_log, services, site_policy
+from settlements import audit_log, site_policy
 from settlements.errors import DomainError
 from settlements.models import (
     Event,
@@ -20,6 +20,10 @@ from settlements.models import (
 )
 from settlements.rules import icm, parse_snapshot
 from settlements.selectors.icm import icm_rows_by_loss
+from settlements.services.compensation import CompensationEntry, compensation_propose
+from settlements.services.decisions import decision_record
+from settlements.services.icm import icm_batch_add
+from settlements.services.settlements import settlement_prepare
 from tests.services.helpers import load
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +31,7 @@ pytestmark = pytest.mark.django_db
 
 def prepared(operator, snapshot_factory, **kwargs):
     case = load(operator, snapshot_factory, **kwargs)
-    return services.settlement_prepare(case=case, actor=operator)
+    return settlement_prepare(case=case, actor=operator)
 
 
 def test_a_small_field_is_valued_exactly_and_sealed_by_the_prepare(operator, snapshot_factory):
@@ -95,7 +99,7 @@ def test_a_batch_run_again_adds_nothing(operator, snapshot_factory, settings):
     settings.ICM_SAMPLES = 200
     settlement = prepared(operator, snapshot_factory, stage="middle", entrants=200)
     valuation = IcmValuation.objects.get(settlement=settlement)
-    again = services.icm_batch_add(valuation_id=valuation.pk, batch=0, actor=operator)
+    again = icm_batch_add(valuation_id=valuation.pk, batch=0, actor=operator)
     assert again.status == "done"
     assert IcmValue.objects.filter(valuation=valuation).count() == valuation.players
 
@@ -125,11 +129,11 @@ def test_compensation_from_the_comparison_records_its_figures(
     settlement = prepared(operator, snapshot_factory, stage="late", entrants=20)
     loser = IcmValue.objects.filter(valuation__settlement=settlement).order_by("difference")[0]
     assert loser.difference < 0
-    compensation = services.compensation_propose(
+    compensation = compensation_propose(
         case=settlement.case,
         actor=tournament_manager,
         reason="short of ICM",
-        entries=[services.CompensationEntry(player=loser.player, amount=-loser.difference)],
+        entries=[CompensationEntry(player=loser.player, amount=-loser.difference)],
         from_icm=True,
     )
     assert compensation.icm_figures["valuation"] == settlement.icm.pk
@@ -150,11 +154,11 @@ def test_no_compensation_from_a_comparison_that_is_not_there(
 ):
     settlement = prepared(operator, snapshot_factory, stage="early", entrants=20)
     with pytest.raises(DomainError, match="no ICM comparison"):
-        services.compensation_propose(
+        compensation_propose(
             case=settlement.case,
             actor=tournament_manager,
             reason="short of ICM",
-            entries=[services.CompensationEntry(player="p000001", amount=100)],
+            entries=[CompensationEntry(player="p000001", amount=100)],
             from_icm=True,
         )
 
@@ -165,7 +169,7 @@ def test_a_freeroll_rescheduled_pays_nothing_and_is_not_compared(
 ):
     # Its players play again on the new date: there is no split to hold against their stacks.
     case = load(operator, snapshot_factory, type="freeroll", stage="middle", entrants=20)
-    services.decision_record(
+    decision_record(
         case=case,
         actor=marketing_manager,
         option=option,
@@ -174,7 +178,7 @@ def test_a_freeroll_rescheduled_pays_nothing_and_is_not_compared(
         if option == "reschedule"
         else None,
     )
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     assert IcmValuation.objects.filter(settlement=settlement).exists() == valued
 
 

@@ -11,16 +11,16 @@ import pytest
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import Event, Job, JobItem, Settlement
 from settlements.services import jobs
+from settlements.services.snapshots import case_load_snapshot
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("database_tasks")]
 
 
 def prepare_job(operator, snapshot_factory, count: int) -> Job:
     cases = [
-        services.case_load_snapshot(
+        case_load_snapshot(
             actor=operator, snapshot=snapshot_factory(stage="late", tournament_id=f"T{number}")
         )
         for number in range(count)

@@ -6,10 +6,14 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from settlements import audit_log, services
+from settlements import audit_log
 from settlements.errors import Duplicate, NotAllowed
 from settlements.models import Event, Incident, Job, JobItem, Settlement
 from settlements.services import jobs
+from settlements.services import settlements as settlement_services
+from settlements.services.decisions import decision_record
+from settlements.services.incidents import incident_report
+from settlements.services.snapshots import case_load_snapshot
 from settlements.tasks import run_job
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.services.helpers import event_types
@@ -21,12 +25,12 @@ DB_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": 
 
 @pytest.fixture
 def incident(operator):
-    return services.incident_report(actor=operator, title="DC1", started_at=timezone.now())
+    return incident_report(actor=operator, title="DC1", started_at=timezone.now())
 
 
 def late_cases(operator, incident, snapshot_factory, count: int):
     return [
-        services.case_load_snapshot(
+        case_load_snapshot(
             actor=operator,
             snapshot=snapshot_factory(stage="late", tournament_id=f"T{number}"),
             incident=incident,
@@ -61,9 +65,13 @@ def test_one_refused_item_is_reported_and_the_others_are_done(
     cases = late_cases(operator, incident, snapshot_factory, 3)
     settlements = []
     for case in cases:
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
-    services.settlement_approve(settlement=settlements[1], actor=second_manager, reason="ok")
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        settlements.append(
+            settlement_services.settlement_submit(settlement=settlement, actor=operator)
+        )
+    settlement_services.settlement_approve(
+        settlement=settlements[1], actor=second_manager, reason="ok"
+    )
     job = jobs.job_start(
         kind=Job.Kind.APPROVE, actor=tournament_manager, target=f"incident:{incident.pk}",
         items=[jobs.NewItem(key=str(s.pk), label=str(s)) for s in settlements],
@@ -83,8 +91,8 @@ def test_own_work_is_skipped_not_approved(users, incident, snapshot_factory, dja
 
     both = make_user(django_user_model, "both", "operator", "tournament_manager")
     case = late_cases(both, incident, snapshot_factory, 1)[0]
-    settlement = services.settlement_prepare(case=case, actor=both)
-    services.settlement_submit(settlement=settlement, actor=both)
+    settlement = settlement_services.settlement_prepare(case=case, actor=both)
+    settlement_services.settlement_submit(settlement=settlement, actor=both)
     job = jobs.job_start(
         kind=Job.Kind.APPROVE, actor=both, target="x",
         items=[jobs.NewItem(key=str(settlement.pk), label=str(settlement))],
@@ -138,7 +146,7 @@ def test_a_failed_item_runs_again_after_retry_and_done_ones_do_not(
     operator, marketing_manager, incident, snapshot_factory
 ):
     ready = late_cases(operator, incident, snapshot_factory, 1)[0]
-    waiting = services.case_load_snapshot(
+    waiting = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_factory(type="satellite", stage="middle", tournament_id="M"),
         incident=incident,
@@ -147,9 +155,7 @@ def test_a_failed_item_runs_again_after_retry_and_done_ones_do_not(
         kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items([ready, waiting])
     )
     assert [i.status for i in job.items.order_by("position")] == ["done", "failed"]
-    services.decision_record(
-        case=waiting, actor=marketing_manager, option="chip_equity", reason="r"
-    )
+    decision_record(case=waiting, actor=marketing_manager, option="chip_equity", reason="r")
     with pytest.raises(NotAllowed):
         jobs.job_retry(job=job, actor=marketing_manager)
     jobs.job_retry(job=job, actor=operator)
@@ -173,10 +179,10 @@ def test_whoever_loaded_the_snapshot_may_not_approve_its_settlement(
 
     loader = make_user(django_user_model, "loader", "operator", "tournament_manager")
     case = late_cases(loader, incident, snapshot_factory, 1)[0]
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
     with pytest.raises(NotAllowed, match="You loaded the snapshot"):
-        services.settlement_approve(settlement=settlement, actor=loader)
+        settlement_services.settlement_approve(settlement=settlement, actor=loader)
 
 
 def test_an_unexpected_error_fails_its_item_safely_and_the_job_goes_on(
@@ -210,7 +216,7 @@ def test_an_unexpected_error_fails_its_item_safely_and_the_job_goes_on(
 
 def test_a_refusal_stays_the_items_own_message_not_an_error(operator, incident, snapshot_factory):
     case = late_cases(operator, incident, snapshot_factory, 1)[0]
-    services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_prepare(case=case, actor=operator)
     job = jobs.job_start(
         kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items([case])
     )

@@ -14,12 +14,19 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import PaymentConfirmation, PaymentTally
 from settlements.selectors.payments import approved_lines
-from settlements.services import CompensationEntry, ConfirmationEntry
 from settlements.services import payments as payment_services
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.payments import ConfirmationEntry
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create
 from tests.api.conftest import bearer
 from tests.conftest import make_user
 from tests.races import RACES, TIMEOUT, run_together, start_thread
@@ -53,19 +60,19 @@ def test_a_reader_racing_approvals_sees_every_line_once(
         make_user(django_user_model, f"tm{i}", roles.TOURNAMENT_MANAGER) for i in range(APPROVERS)
     ]
     cashier = make_user(django_user_model, "wallet", roles.CASHIER)
-    _, raw = services.api_token_create(user=cashier, name="wallet")
+    _, raw = api_token_create(user=cashier, name="wallet")
 
     work = []
     for number in range(SETTLEMENTS):
-        case = services.case_load_snapshot(
+        case = case_load_snapshot(
             actor=operator,
             snapshot=snapshot_factory(tournament_id=f"R-{number}", stage="early", entrants=30),
         )
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        work.append(services.settlement_submit(settlement=settlement, actor=operator))
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        work.append(settlement_services.settlement_submit(settlement=settlement, actor=operator))
         if number < COMPENSATIONS:
             work.append(
-                services.compensation_propose(
+                compensation_propose(
                     case=case,
                     actor=operator,
                     reason="lag",
@@ -79,9 +86,9 @@ def test_a_reader_racing_approvals_sees_every_line_once(
     def approve(index: int, _prepared) -> None:
         for record in work[index::APPROVERS]:
             if hasattr(record, "line_count"):
-                services.settlement_approve(settlement=record, actor=managers[index])
+                settlement_services.settlement_approve(settlement=record, actor=managers[index])
             else:
-                services.compensation_approve(compensation=record, actor=managers[index])
+                compensation_approve(compensation=record, actor=managers[index])
 
     seen: list[dict] = []
     at_the_head = 0  # pages that ended at the last committed line while approvals went on
@@ -123,15 +130,15 @@ def test_two_cashiers_confirming_one_line_record_one_payment(django_user_model, 
     operator = make_user(django_user_model, "op", roles.OPERATOR)
     manager = make_user(django_user_model, "tm", roles.TOURNAMENT_MANAGER)
     cashiers = [make_user(django_user_model, f"wallet{i}", roles.CASHIER) for i in range(8)]
-    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="late"))
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=manager)
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="late"))
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=manager)
     line = next(approved_lines())
 
     def confirm(index: int, _prepared):
         entry = ConfirmationEntry(line.key, "paid", f"tx-{index % 2}", timezone.now(), line.amount)
-        return services.payment_confirm(actor=cashiers[index], confirmations=[entry])[0]
+        return payment_services.payment_confirm(actor=cashiers[index], confirmations=[entry])[0]
 
     answers = run_together(len(cashiers), confirm)
 

@@ -13,11 +13,18 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
-from settlements import audit_log, services
+from settlements import audit_log
 from settlements.access import permissions, roles
 from settlements.errors import InvalidTransition
 from settlements.models import Case, Compensation, Incident
-from settlements.services import CompensationEntry
+from settlements.services import settlements as settlement_services
+from settlements.services import snapshots
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.incidents import incident_close, incident_report
 from settlements.workflow import CaseStatus, CompensationStatus
 from tests.conftest import make_user
 from tests.races import RACES, TIMEOUT, start_thread
@@ -95,7 +102,7 @@ def people(django_user_model):
 
 
 def _incident(operator) -> Incident:
-    return services.incident_report(
+    return incident_report(
         actor=operator, title="Lock order", started_at=timezone.now() - timedelta(hours=1)
     )
 
@@ -104,11 +111,11 @@ def test_a_compensation_approved_while_its_case_is_withdrawn(people, snapshot_fa
     """The approval locked its compensation and then shared the case (to release its lines);
     the withdrawal locks the case and then the case's compensation."""
     operator, _, manager = people
-    case = services.case_load_snapshot(
+    case = snapshots.case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(stage="late"), incident=_incident(operator)
     )
-    services.settlement_prepare(case=case, actor=operator)
-    proposal = services.compensation_propose(
+    settlement_services.settlement_prepare(case=case, actor=operator)
+    proposal = compensation_propose(
         case=case, actor=operator, reason="lag", entries=[CompensationEntry("p000001", 500)]
     )
     steps = Interleaving()
@@ -117,12 +124,12 @@ def test_a_compensation_approved_while_its_case_is_withdrawn(people, snapshot_fa
     )
     monkeypatch.setattr(
         "settlements.services.snapshots.lock_case",
-        steps.mark_second(services.snapshots.lock_case),
+        steps.mark_second(snapshots.lock_case),
     )
 
     approval, withdrawal = steps.run(
-        lambda: services.compensation_approve(compensation=proposal, actor=manager),
-        lambda: services.case_withdraw(case=case, actor=operator, reason="the wrong table"),
+        lambda: compensation_approve(compensation=proposal, actor=manager),
+        lambda: snapshots.case_withdraw(case=case, actor=operator, reason="the wrong table"),
     )
 
     _no_deadlock(approval, withdrawal)
@@ -137,13 +144,13 @@ def test_a_compensation_proposed_while_its_incident_closes(people, snapshot_fact
     event chain's lock; closing the incident locks it for update, then queues for that lock."""
     operator, first_manager, second_manager = people
     incident = _incident(operator)
-    case = services.case_load_snapshot(
+    case = snapshots.case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(stage="late"), incident=incident
     )
-    settlement = services.settlement_submit(
-        settlement=services.settlement_prepare(case=case, actor=operator), actor=operator
+    settlement = settlement_services.settlement_submit(
+        settlement=settlement_services.settlement_prepare(case=case, actor=operator), actor=operator
     )
-    services.settlement_approve(settlement=settlement, actor=first_manager)
+    settlement_services.settlement_approve(settlement=settlement, actor=first_manager)
     steps = Interleaving()
     monkeypatch.setattr(audit_log, "hold_chain", steps.pause_first(audit_log.hold_chain))
     monkeypatch.setattr(
@@ -151,10 +158,10 @@ def test_a_compensation_proposed_while_its_incident_closes(people, snapshot_fact
     )
 
     proposal, closing = steps.run(
-        lambda: services.compensation_propose(
+        lambda: compensation_propose(
             case=case, actor=operator, reason="lag", entries=[CompensationEntry("p000002", 70)]
         ),
-        lambda: services.incident_close(incident=incident, actor=second_manager),
+        lambda: incident_close(incident=incident, actor=second_manager),
     )
 
     _no_deadlock(proposal, closing)

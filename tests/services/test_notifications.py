@@ -11,12 +11,15 @@ from django.core.mail.backends.base import BaseEmailBackend
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
 from settlements.errors import DomainError
 from settlements.models import DigestEvery, Profile
 from settlements.selectors import digests
 from settlements.services import notifications
+from settlements.services.access_review import access_review_complete
+from settlements.services.profiles import profile_set_digest
+from settlements.services.settlements import settlement_prepare, settlement_submit
+from settlements.services.snapshots import case_load_snapshot
 from settlements.tasks import send_digest
 from tests.conftest import make_user
 
@@ -43,12 +46,12 @@ def submit(operator, snapshot_factory, django_capture_on_commit_callbacks):
     commit run as after a real commit."""
 
     def go(tournament_id: str):
-        case = services.case_load_snapshot(
+        case = case_load_snapshot(
             actor=operator, snapshot=snapshot_factory(stage="late", tournament_id=tournament_id)
         )
         with django_capture_on_commit_callbacks(execute=True):
-            settlement = services.settlement_prepare(case=case, actor=operator)
-            return services.settlement_submit(settlement=settlement, actor=operator)
+            settlement = settlement_prepare(case=case, actor=operator)
+            return settlement_submit(settlement=settlement, actor=operator)
 
     return go
 
@@ -92,7 +95,7 @@ def test_at_most_one_digest_per_interval_and_only_with_news(manager, submit):
 
 
 def test_a_person_turns_digests_off(manager, submit):
-    services.profile_set_digest(user=manager, actor=manager, every=DigestEvery.NEVER)
+    profile_set_digest(user=manager, actor=manager, every=DigestEvery.NEVER)
     submit("T-MAIL-1")
     assert mail.outbox == []
     assert notifications.digest_send(user_id=manager.pk) == notifications.OFF
@@ -127,11 +130,11 @@ def test_a_failed_send_is_tried_again_later(manager, submit, settings):
 
 
 def test_digests_may_be_set_to_the_offered_intervals_only(manager):
-    profile = services.profile_set_digest(user=manager, actor=manager, every=DigestEvery.DAY)
+    profile = profile_set_digest(user=manager, actor=manager, every=DigestEvery.DAY)
     assert profile.digest_every == 1440
     assert profile.history.first().history_change_reason == "Email digest: At most once a day"
     with pytest.raises(DomainError):
-        services.profile_set_digest(user=manager, actor=manager, every=7)
+        profile_set_digest(user=manager, actor=manager, every=7)
 
 
 @pytest.fixture
@@ -159,7 +162,7 @@ def test_a_review_recorded_leaves_the_next_digest(django_user_model, submit, set
     submit("T-MAIL-1")
     assert link in mail.outbox[0].body
     today = timezone.localdate()
-    services.access_review_complete(actor=both, start=today, end=today, note="All in order.")
+    access_review_complete(actor=both, start=today, end=today, note="All in order.")
     submit("T-MAIL-2")
     later = timezone.now() + timedelta(hours=1, seconds=1)
     assert notifications.digest_send(user_id=both.pk, now=later) == notifications.SENT

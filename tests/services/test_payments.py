@@ -9,7 +9,6 @@ from django.apps import apps
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
-from settlements import services
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import (
     Event,
@@ -18,8 +17,17 @@ from settlements.models import (
     PaymentTally,
 )
 from settlements.selectors import payments as payment_selectors
-from settlements.services import AdjustmentEntry, CompensationEntry, payments
+from settlements.services import payments
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.decisions import decision_record
+from settlements.services.individual_cases import prize_withdrawal_approve, prize_withdrawal_decide
 from settlements.services.payments import ConfirmationEntry
+from settlements.services.settlements import AdjustmentEntry
 from tests.services.helpers import approved, load, row_counts
 
 pytestmark = pytest.mark.django_db
@@ -46,20 +54,20 @@ def outcomes(answers) -> list[str]:
 
 
 def compensation(case, operator, manager, *entries):
-    proposal = services.compensation_propose(
+    proposal = compensation_propose(
         case=case,
         actor=operator,
         reason="lag at the final table",
         entries=[CompensationEntry(*entry) for entry in entries],
     )
-    return services.compensation_approve(compensation=proposal, actor=manager)
+    return compensation_approve(compensation=proposal, actor=manager)
 
 
 def withdrawal(
     case, manager, approver=None, *, amount=700, unit="cash", outcome="withdraw", player="p000003"
 ):
     """A prize given in error, proposed by ``manager`` and, if given, approved by ``approver``."""
-    decided = services.prize_withdrawal_decide(
+    decided = prize_withdrawal_decide(
         case=case,
         actor=manager,
         player=player,
@@ -71,7 +79,7 @@ def withdrawal(
     )
     if approver is None:
         return decided
-    return services.prize_withdrawal_approve(withdrawal=decided, actor=approver, reason="checked")
+    return prize_withdrawal_approve(withdrawal=decided, actor=approver, reason="checked")
 
 
 @pytest.fixture
@@ -121,9 +129,9 @@ def test_every_approved_record_is_released_in_approval_order(desk):
 
 def test_nothing_unapproved_is_released(operator, tournament_manager, snapshot_factory):
     case = load(operator, snapshot_factory, stage="late")
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.compensation_propose(
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    compensation_propose(
         case=case, actor=operator, reason="lag", entries=[CompensationEntry("p000001", 5)]
     )
     withdrawal(case, tournament_manager, outcome="leave", amount=None, unit="")
@@ -136,23 +144,23 @@ def test_a_reschedule_pays_nothing_and_releases_nothing(
     operator, marketing_manager, tournament_manager, snapshot_factory
 ):
     case = load(operator, snapshot_factory, type="freeroll", stage="middle")
-    services.decision_record(
+    decision_record(
         case=case,
         actor=marketing_manager,
         option="reschedule",
         reason="players asked",
         reschedule_at=timezone.now() + timedelta(days=2),
     )
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=tournament_manager)
     assert not LedgerRelease.objects.exists()
 
 
 def test_an_adjustments_reversals_are_debits(operator, tournament_manager, snapshot_factory):
     settlement = approved(operator, tournament_manager, snapshot_factory, stage="late")
     first = settlement.lines.order_by("line_no").first()
-    adjustment = services.settlement_adjust(
+    adjustment = settlement_services.settlement_adjust(
         settlement=settlement,
         actor=operator,
         reason="chips miscounted",
@@ -161,8 +169,8 @@ def test_an_adjustments_reversals_are_debits(operator, tournament_manager, snaps
             AdjustmentEntry("p000002", "prize", "cash", 100, "pool"),
         ],
     )
-    services.settlement_submit(settlement=adjustment, actor=operator)
-    services.settlement_approve(settlement=adjustment, actor=tournament_manager)
+    settlement_services.settlement_submit(settlement=adjustment, actor=operator)
+    settlement_services.settlement_approve(settlement=adjustment, actor=tournament_manager)
     added = lines(LedgerRelease.objects.filter(settlement=adjustment))
     assert [(line.key, line.amount) for line in added] == [
         (f"{adjustment.pk}-1", -100),
@@ -213,7 +221,7 @@ def test_the_history_migration_releases_what_was_approved_before(
 def test_a_release_is_never_changed_and_its_places_never_shared(desk, operator):
     settlement, _, _ = desk
     release = LedgerRelease.objects.get(settlement=settlement)
-    unpaid = services.compensation_propose(
+    unpaid = compensation_propose(
         case=settlement.case, actor=operator, reason="r", entries=[CompensationEntry("p000001", 5)]
     )
     copy = {

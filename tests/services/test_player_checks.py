@@ -6,10 +6,14 @@ import json
 import pytest
 from django.test import Client
 
-from settlements import services
 from settlements.errors import DomainError
 from settlements.rules import InvalidInput
-from settlements.services import CompensationEntry
+from settlements.services.compensation import CompensationEntry, compensation_propose
+from settlements.services.incidents import tournament_create
+from settlements.services.individual_cases import individual_case_open, prize_withdrawal_decide
+from settlements.services.settlements import settlement_prepare
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create
 from tests.api.conftest import post_snapshot
 from tests.conftest import build_snapshot
 from tests.services.helpers import load, row_counts
@@ -29,7 +33,7 @@ def snapshot_with(ids: list[str], **kwargs) -> str:
 def refusal(operator, text: str) -> dict[str, str]:
     before = row_counts()
     with pytest.raises(InvalidInput) as refused:
-        services.case_load_snapshot(actor=operator, snapshot=text)
+        case_load_snapshot(actor=operator, snapshot=text)
     assert row_counts() == before
     return {problem.path: problem.message for problem in refused.value.problems}
 
@@ -59,7 +63,7 @@ def test_a_tournament_id_with_an_invisible_character_is_refused(operator):
 
 
 def test_the_api_answers_400_with_both_paths(operator):
-    _, token = services.api_token_create(user=operator, name="game server")
+    _, token = api_token_create(user=operator, name="game server")
     before = row_counts()
     body = snapshot_with(["player1", "playerl"]).encode()
     response = post_snapshot(Client(), token, body)
@@ -71,7 +75,7 @@ def test_the_api_answers_400_with_both_paths(operator):
 
 def test_ids_in_any_script_that_look_different_are_kept(operator):
     ids = ["игрок", "選手", "Zoë", "p-1", "p-2", "اللاعب"]
-    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_with(ids))
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_with(ids))
     assert set(ids) <= set(case.entries.values_list("player", flat=True))
 
 
@@ -81,7 +85,7 @@ def test_ids_in_any_script_that_look_different_are_kept(operator):
 @pytest.fixture
 def prepared(operator, snapshot_factory):
     case = load(operator, snapshot_factory, tournament_id="T-P")
-    services.settlement_prepare(case=case, actor=operator)
+    settlement_prepare(case=case, actor=operator)
     return case
 
 
@@ -89,7 +93,7 @@ def prepared(operator, snapshot_factory):
 def test_compensation_names_players_of_the_snapshot_only(operator, prepared, player):
     before = row_counts()
     with pytest.raises(DomainError) as refused:
-        services.compensation_propose(
+        compensation_propose(
             case=prepared, actor=operator, reason="lag", entries=[CompensationEntry(player, 5)]
         )
     assert refused.value.field == "entries"
@@ -99,27 +103,25 @@ def test_compensation_names_players_of_the_snapshot_only(operator, prepared, pla
 def test_a_prize_withdrawal_names_a_player_of_the_case(tournament_manager, prepared):
     arguments = {"prize": "a seat", "outcome": "leave", "reason": "r"}
     with pytest.raises(DomainError, match="not a player of") as refused:
-        services.prize_withdrawal_decide(
+        prize_withdrawal_decide(
             case=prepared, actor=tournament_manager, player="stranger", **arguments
         )
     assert refused.value.field == "player"
-    services.prize_withdrawal_decide(
-        case=prepared, actor=tournament_manager, player="p000003", **arguments
-    )
+    prize_withdrawal_decide(case=prepared, actor=tournament_manager, player="p000003", **arguments)
 
 
 def test_an_individual_case_on_a_tournament_with_a_snapshot_names_its_entrants(
     tournament_manager, prepared
 ):
     with pytest.raises(DomainError, match="Not an entrant of T-P") as refused:
-        services.individual_case_open(
+        individual_case_open(
             tournament=prepared.tournament,
             actor=tournament_manager,
             players=["p000001", "stranger"],
             description="kicked",
         )
     assert refused.value.field == "players"
-    case = services.individual_case_open(
+    case = individual_case_open(
         tournament=prepared.tournament,
         actor=tournament_manager,
         players=["p000001"],
@@ -140,16 +142,16 @@ def test_an_individual_case_on_a_tournament_with_a_snapshot_names_its_entrants(
 def test_ids_typed_for_a_tournament_without_a_snapshot_pass_the_same_checks(
     operator, tournament_manager, players, message
 ):
-    tournament = services.tournament_create(
+    tournament = tournament_create(
         actor=operator, operator_id="NO-SNAP", type="regular", currency="USD"
     )
     before = row_counts()
     with pytest.raises(DomainError, match=message) as refused:
-        services.individual_case_open(
+        individual_case_open(
             tournament=tournament, actor=tournament_manager, players=players, description="d"
         )
     assert refused.value.field == "players"
     assert row_counts() == before
-    services.individual_case_open(
+    individual_case_open(
         tournament=tournament, actor=tournament_manager, players=["alice"], description="d"
     )

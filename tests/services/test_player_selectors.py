@@ -4,10 +4,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from settlements import services
 from settlements.selectors import players as player_selectors
 from settlements.selectors.players import prefix_end
-from settlements.services import CompensationEntry
+from settlements.services.compensation import CompensationEntry, compensation_propose
+from settlements.services.incidents import tournament_create
+from settlements.services.individual_cases import individual_case_open, prize_withdrawal_decide
 from tests.services.helpers import approved, load
 
 pytestmark = pytest.mark.django_db
@@ -74,7 +75,7 @@ def test_a_players_cases_in_a_constant_number_of_queries(
         settlement = approved(
             operator, tournament_manager, snapshot_factory, tournament_id=f"T-{number}"
         )
-        services.compensation_propose(
+        compensation_propose(
             case=settlement.case,
             actor=operator,
             reason="lag",
@@ -100,10 +101,10 @@ def test_a_players_cases_in_a_constant_number_of_queries(
 def test_the_cases_that_concern_a_player(operator, tournament_manager, snapshot_factory):
     crash = load(operator, snapshot_factory, tournament_id="T-CRASH")
     # A tournament without a snapshot: an individual case names whom it concerns.
-    quiet = services.tournament_create(
+    quiet = tournament_create(
         actor=tournament_manager, operator_id="T-QUIET", type="regular", currency="USD"
     )
-    individual = services.individual_case_open(
+    individual = individual_case_open(
         tournament=quiet, actor=tournament_manager, players=["walk-in"], description="d"
     )
     assert set(player_selectors.player_case_ids("p000001").values_list("pk", flat=True)) == {
@@ -114,7 +115,7 @@ def test_the_cases_that_concern_a_player(operator, tournament_manager, snapshot_
     }
     assert [case.pk for case in player_selectors.player_other_cases("walk-in")] == [individual.pk]
     # An entrant's own case is listed with the entries, not again among the others.
-    services.prize_withdrawal_decide(
+    prize_withdrawal_decide(
         case=crash,
         actor=tournament_manager,
         player="p000001",

@@ -12,11 +12,13 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from settlements import services
 from settlements.models import SettlementLine
 from settlements.rules import assess, parse_snapshot, settle
 from settlements.selectors.players import player_statement, settlement_statements
 from settlements.selectors.settlements import settlement_detail
+from settlements.services.decisions import decision_record
+from settlements.services.settlements import settlement_prepare
+from settlements.services.snapshots import case_load_snapshot
 from tests.statement_helpers import from_engine
 from tests.test_statements import CELLS, arithmetic_holds, cell_snapshots
 
@@ -28,9 +30,9 @@ _numbers = count(1)
 def store(document: dict, option: str | None, operator, marketing_manager):
     """The snapshot loaded, decided and prepared through the services."""
     document = {**document, "tournament": {**document["tournament"], "id": f"T-{next(_numbers)}"}}
-    case = services.case_load_snapshot(actor=operator, snapshot=json.dumps(document))
+    case = case_load_snapshot(actor=operator, snapshot=json.dumps(document))
     if option is not None:
-        services.decision_record(
+        decision_record(
             case=case,
             actor=marketing_manager,
             option=option,
@@ -41,7 +43,7 @@ def store(document: dict, option: str | None, operator, marketing_manager):
                 else {}
             ),
         )
-    return document, services.settlement_prepare(case=case, actor=operator)
+    return document, settlement_prepare(case=case, actor=operator)
 
 
 @pytest.mark.parametrize(("kind", "stage"), CELLS)

@@ -2,10 +2,11 @@
 
 import pytest
 
-from settlements import services
 from settlements.errors import DomainError
 from settlements.models import Settlement, SettlementLine, SettlementPayout
 from settlements.rules import parse_snapshot, settle
+from settlements.services.settlements import settlement_prepare
+from settlements.services.snapshots import case_load_snapshot
 from settlements.workflow import CaseStatus
 from tests.services.helpers import load
 
@@ -19,7 +20,7 @@ def test_an_amount_beyond_what_the_database_holds_is_refused_before_anything_is_
     case = load(operator, snapshot_factory, stage="pre", entrants=8, buy_in=1000, fee=100)
     monkeypatch.setattr("settlements.services.settlements.MAX_AMOUNT", 1099)
     with pytest.raises(DomainError, match=r"\(1100\) is too large to store"):
-        services.settlement_prepare(case=case, actor=operator)
+        settlement_prepare(case=case, actor=operator)
     assert not Settlement.objects.exists()
     case.refresh_from_db()
     assert case.status == CaseStatus.READY
@@ -28,8 +29,8 @@ def test_an_amount_beyond_what_the_database_holds_is_refused_before_anything_is_
 @pytest.mark.parametrize("stage", ["pre", "early", "middle", "late"])
 def test_stored_rows_are_the_engines_output_in_order(operator, snapshot_factory, stage):
     data = snapshot_factory(stage=stage, entrants=30)
-    case = services.case_load_snapshot(actor=operator, snapshot=data)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    case = case_load_snapshot(actor=operator, snapshot=data)
+    settlement = settlement_prepare(case=case, actor=operator)
     engine = settle(parse_snapshot(data))
 
     lines = SettlementLine.objects.filter(settlement=settlement).order_by("line_no")

@@ -4,10 +4,11 @@ approves it, and only then does its line reach the cashier's feed."""
 import pytest
 from django.db import IntegrityError, ProgrammingError, connection, transaction
 
-from settlements import services
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Event, LedgerRelease, PrizeWithdrawal
 from settlements.selectors.payments import approved_lines
+from settlements.services import individual_cases
+from settlements.services.snapshots import case_withdraw
 from settlements.workflow import PrizeWithdrawalStatus
 from tests.services.helpers import approved, event_types, load
 
@@ -29,7 +30,7 @@ def propose(case, manager, **changes) -> PrizeWithdrawal:
         "unit": "cash",
         **changes,
     }
-    return services.prize_withdrawal_decide(case=case, actor=manager, **fields)
+    return individual_cases.prize_withdrawal_decide(case=case, actor=manager, **fields)
 
 
 def feed_keys() -> list[str]:
@@ -43,7 +44,7 @@ def test_a_proposal_reaches_the_feed_only_once_another_manager_approves_it(
     assert proposal.status == PrizeWithdrawalStatus.PROPOSED
     assert feed_keys() == [] and not LedgerRelease.objects.filter(prize_withdrawal=proposal)
 
-    done = services.prize_withdrawal_approve(
+    done = individual_cases.prize_withdrawal_approve(
         withdrawal=proposal, actor=second_manager, reason="checked with the cashier"
     )
     assert (done.status, done.approved_by, done.review_reason) == (
@@ -69,11 +70,13 @@ def test_a_proposal_reaches_the_feed_only_once_another_manager_approves_it(
 def test_the_proposer_never_answers_their_own_proposal(case, tournament_manager, operator):
     proposal = propose(case, tournament_manager)
     with pytest.raises(NotAllowed, match="another Tournament Manager must approve"):
-        services.prize_withdrawal_approve(withdrawal=proposal, actor=tournament_manager)
+        individual_cases.prize_withdrawal_approve(withdrawal=proposal, actor=tournament_manager)
     with pytest.raises(NotAllowed, match="another Tournament Manager must reject"):
-        services.prize_withdrawal_reject(withdrawal=proposal, actor=tournament_manager, reason="x")
+        individual_cases.prize_withdrawal_reject(
+            withdrawal=proposal, actor=tournament_manager, reason="x"
+        )
     with pytest.raises(NotAllowed):
-        services.prize_withdrawal_approve(withdrawal=proposal, actor=operator)
+        individual_cases.prize_withdrawal_approve(withdrawal=proposal, actor=operator)
     proposal.refresh_from_db()
     assert proposal.status == PrizeWithdrawalStatus.PROPOSED and feed_keys() == []
 
@@ -83,21 +86,26 @@ def test_a_rejected_proposal_collects_nothing_and_stays_rejected(
 ):
     proposal = propose(case, tournament_manager)
     with pytest.raises(DomainError, match="reason"):
-        services.prize_withdrawal_reject(withdrawal=proposal, actor=second_manager, reason=" ")
-    done = services.prize_withdrawal_reject(
+        individual_cases.prize_withdrawal_reject(
+            withdrawal=proposal, actor=second_manager, reason=" "
+        )
+    done = individual_cases.prize_withdrawal_reject(
         withdrawal=proposal, actor=second_manager, reason="the player was owed it"
     )
     assert (done.status, done.rejected_by, done.approved_by) == ("rejected", second_manager, None)
     assert event_types(case=case)[-1] == "prize_withdrawal_rejected"
     with pytest.raises(InvalidTransition, match="it is rejected"):
-        services.prize_withdrawal_approve(withdrawal=proposal, actor=second_manager)
+        individual_cases.prize_withdrawal_approve(withdrawal=proposal, actor=second_manager)
     assert feed_keys() == []
 
 
 def test_an_approved_withdrawal_is_final(case, tournament_manager, second_manager):
     proposal = propose(case, tournament_manager)
-    services.prize_withdrawal_approve(withdrawal=proposal, actor=second_manager)
-    for answer in (services.prize_withdrawal_approve, services.prize_withdrawal_reject):
+    individual_cases.prize_withdrawal_approve(withdrawal=proposal, actor=second_manager)
+    for answer in (
+        individual_cases.prize_withdrawal_approve,
+        individual_cases.prize_withdrawal_reject,
+    ):
         with pytest.raises(InvalidTransition, match="it is approved"):
             answer(withdrawal=proposal, actor=second_manager, reason="again")
     assert feed_keys() == [f"W{proposal.pk}-1"]
@@ -108,7 +116,7 @@ def test_a_prize_left_with_the_player_is_recorded_at_once(case, tournament_manag
     assert left.status == PrizeWithdrawalStatus.RECORDED
     assert Event.objects.get(type="prize_withdrawal_decided").data["status"] == "recorded"
     with pytest.raises(InvalidTransition):
-        services.prize_withdrawal_approve(withdrawal=left, actor=second_manager)
+        individual_cases.prize_withdrawal_approve(withdrawal=left, actor=second_manager)
     assert feed_keys() == []
 
 
@@ -117,13 +125,13 @@ def test_a_proposal_waiting_goes_with_its_case(
 ):
     case = load(operator, snapshot_factory, stage="late")
     proposal = propose(case, tournament_manager)
-    services.case_withdraw(case=case, actor=operator, reason="the wrong tournament's snapshot")
+    case_withdraw(case=case, actor=operator, reason="the wrong tournament's snapshot")
     proposal.refresh_from_db()
     assert proposal.status == PrizeWithdrawalStatus.WITHDRAWN
     event = Event.objects.get(type=Event.Type.CASE_WITHDRAWN)
     assert event.data["prize_withdrawals_withdrawn"] == [proposal.pk]
     with pytest.raises(InvalidTransition):
-        services.prize_withdrawal_approve(withdrawal=proposal, actor=second_manager)
+        individual_cases.prize_withdrawal_approve(withdrawal=proposal, actor=second_manager)
     assert feed_keys() == []
 
 
@@ -136,6 +144,6 @@ def test_the_database_refuses_a_self_approval_and_an_edit_once_approved(
         PrizeWithdrawal.objects.filter(pk=proposal.pk).update(
             status="approved", approved_by=tournament_manager
         )
-    services.prize_withdrawal_approve(withdrawal=proposal, actor=second_manager)
+    individual_cases.prize_withdrawal_approve(withdrawal=proposal, actor=second_manager)
     with pytest.raises(ProgrammingError, match="pgtrigger"), transaction.atomic():
         PrizeWithdrawal.objects.filter(pk=proposal.pk).update(review_reason="edited")

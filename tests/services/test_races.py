@@ -8,7 +8,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from settlements import services
 from settlements.access import roles
 from settlements.errors import DomainError, InvalidTransition
 from settlements.models import (
@@ -20,6 +19,9 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
+from settlements.services import settlements as settlement_services
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.conftest import make_user
 from tests.races import RACES, WORKERS, run_together
@@ -34,9 +36,9 @@ def test_fifty_simultaneous_approvals_approve_once(django_user_model, snapshot_f
         make_user(django_user_model, f"manager{i:02d}", roles.TOURNAMENT_MANAGER)
         for i in range(WORKERS)
     ]
-    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="late"))
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="late"))
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
 
     def prepare(index):
         # Each worker loads its own copies, as a separate web request would.
@@ -46,7 +48,9 @@ def test_fifty_simultaneous_approvals_approve_once(django_user_model, snapshot_f
 
     def approve(index, prepared):
         user, mine = prepared
-        return services.settlement_approve(settlement=mine, actor=user, reason=f"ok {index}")
+        return settlement_services.settlement_approve(
+            settlement=mine, actor=user, reason=f"ok {index}"
+        )
 
     results = run_together(WORKERS, approve, prepare)
 
@@ -71,7 +75,7 @@ def test_fifty_simultaneous_posts_of_one_snapshot_open_one_case(
     django_user_model, snapshot_factory
 ):
     operator = make_user(django_user_model, "server", roles.OPERATOR)
-    _, token = services.api_token_create(user=operator, name="eu-1")
+    _, token = api_token_create(user=operator, name="eu-1")
     data = snapshot_factory(stage="middle", entrants=60, tournament_id="RACE-1")
     entrants = len(json.loads(data)["players"])
 
@@ -117,9 +121,9 @@ def test_the_refusals_are_domain_errors_with_words_for_people(django_user_model,
     operator = make_user(django_user_model, "op", roles.OPERATOR)
     first = make_user(django_user_model, "m1", roles.TOURNAMENT_MANAGER)
     second = make_user(django_user_model, "m2", roles.TOURNAMENT_MANAGER)
-    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="late"))
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=first)
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="late"))
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=first)
     with pytest.raises(DomainError, match=r"already approved|is approved"):
-        services.settlement_approve(settlement=settlement, actor=second)
+        settlement_services.settlement_approve(settlement=settlement, actor=second)

@@ -10,13 +10,14 @@ from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
-from settlements import markdown, services
+from settlements import markdown
 from settlements.checks import crash_policy_moved_check
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Event, Rulebook, RulebookVersion
 from settlements.rules import DEFAULT_POLICY
 from settlements.selectors.dashboard import waiting_for
 from settlements.selectors.rulebooks import version_in_force
+from settlements.services import rulebooks
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +37,7 @@ def propose(actor, key="eu-main", **changes):
         "actor": actor,
         "reason": "Align with the published policy",
     } | changes
-    return services.rulebook_version_propose(**fields)
+    return rulebooks.rulebook_version_propose(**fields)
 
 
 def test_the_migration_made_default_version_1_from_the_settings():
@@ -61,7 +62,7 @@ def test_another_manager_approves_and_the_version_takes_effect_then(
     tournament_manager, second_manager
 ):
     version = propose(tournament_manager)
-    approved = services.rulebook_version_approve(
+    approved = rulebooks.rulebook_version_approve(
         version=version, actor=second_manager, reason="Checked against the simulation"
     )
     assert approved.status == "approved" and approved.approved_by == second_manager
@@ -73,7 +74,7 @@ def test_another_manager_approves_and_the_version_takes_effect_then(
 def test_the_proposer_may_not_approve(tournament_manager):
     version = propose(tournament_manager)
     with pytest.raises(NotAllowed, match="another Tournament Manager"):
-        services.rulebook_version_approve(version=version, actor=tournament_manager, reason="ok")
+        rulebooks.rulebook_version_approve(version=version, actor=tournament_manager, reason="ok")
     version.refresh_from_db()
     assert version.status == "proposed"
 
@@ -87,35 +88,35 @@ def test_only_tournament_managers_propose(user, request):
 
 def test_approved_or_withdrawn_versions_are_not_approved_again(tournament_manager, second_manager):
     version = propose(tournament_manager)
-    services.rulebook_version_approve(version=version, actor=second_manager, reason="ok")
+    rulebooks.rulebook_version_approve(version=version, actor=second_manager, reason="ok")
     with pytest.raises(InvalidTransition):
-        services.rulebook_version_approve(version=version, actor=second_manager, reason="again")
+        rulebooks.rulebook_version_approve(version=version, actor=second_manager, reason="again")
     other = propose(tournament_manager, effective_from=later(9))
-    services.rulebook_version_withdraw(version=other, actor=tournament_manager, reason="wrong")
+    rulebooks.rulebook_version_withdraw(version=other, actor=tournament_manager, reason="wrong")
     with pytest.raises(InvalidTransition, match="withdrawn"):
-        services.rulebook_version_approve(version=other, actor=second_manager, reason="ok")
+        rulebooks.rulebook_version_approve(version=other, actor=second_manager, reason="ok")
 
 
 def test_an_approved_version_is_withdrawn_before_it_takes_effect_only(
     tournament_manager, second_manager
 ):
     version = propose(tournament_manager)
-    services.rulebook_version_approve(version=version, actor=second_manager, reason="ok")
-    withdrawn = services.rulebook_version_withdraw(
+    rulebooks.rulebook_version_approve(version=version, actor=second_manager, reason="ok")
+    withdrawn = rulebooks.rulebook_version_withdraw(
         version=version, actor=second_manager, reason="Regulator asked for changes"
     )
     assert withdrawn.status == "withdrawn" and withdrawn.withdrawal_reason
     assert Event.objects.filter(type=Event.Type.RULEBOOK_VERSION_WITHDRAWN).count() == 1
     in_force = RulebookVersion.objects.get(rulebook__key="default", number=1)
     with pytest.raises(InvalidTransition, match="taken effect"):
-        services.rulebook_version_withdraw(version=in_force, actor=second_manager, reason="no")
+        rulebooks.rulebook_version_withdraw(version=in_force, actor=second_manager, reason="no")
 
 
 def test_a_later_version_must_take_effect_after_the_one_approved(
     tournament_manager, second_manager
 ):
     first = propose(tournament_manager, effective_from=later(10))
-    services.rulebook_version_approve(version=first, actor=second_manager, reason="ok")
+    rulebooks.rulebook_version_approve(version=first, actor=second_manager, reason="ok")
     with pytest.raises(DomainError) as caught:
         propose(tournament_manager, effective_from=later(5))
     assert caught.value.field == "effective_from"
@@ -174,7 +175,7 @@ def test_a_crash_policy_variable_still_set_is_warned_of():
 
 def test_the_event_log_still_verifies(tournament_manager, second_manager):
     version = propose(tournament_manager)
-    services.rulebook_version_approve(version=version, actor=second_manager, reason="ok")
+    rulebooks.rulebook_version_approve(version=version, actor=second_manager, reason="ok")
     out = io.StringIO()
     call_command("verify_audit", stdout=out)
     assert "events verified" in out.getvalue()

@@ -5,9 +5,9 @@ import pytest
 from django.contrib.auth.models import Group
 from django.db import IntegrityError, connection, transaction
 
-from settlements import services
 from settlements.access import roles
 from settlements.errors import NotAllowed
+from settlements.services import settlements as settlement_services
 from tests.conftest import make_user
 from tests.services.helpers import load
 
@@ -22,8 +22,8 @@ def loader(django_user_model):
 
 def submitted_by_colleague(loader, colleague, snapshot_factory):
     case = load(loader, snapshot_factory)
-    settlement = services.settlement_prepare(case=case, actor=colleague)
-    return services.settlement_submit(settlement=settlement, actor=colleague)
+    settlement = settlement_services.settlement_prepare(case=case, actor=colleague)
+    return settlement_services.settlement_submit(settlement=settlement, actor=colleague)
 
 
 def test_the_loader_may_not_approve_what_a_colleague_prepared(
@@ -32,10 +32,12 @@ def test_the_loader_may_not_approve_what_a_colleague_prepared(
     settlement = submitted_by_colleague(loader, second_operator, snapshot_factory)
     assert settlement.loaded_by == loader
     with pytest.raises(NotAllowed, match="You loaded the snapshot"):
-        services.settlement_approve(settlement=settlement, actor=loader)
+        settlement_services.settlement_approve(settlement=settlement, actor=loader)
     with pytest.raises(NotAllowed, match="You loaded the snapshot"):
-        services.settlement_reject(settlement=settlement, actor=loader, reason="mine")
-    approved = services.settlement_approve(settlement=settlement, actor=tournament_manager)
+        settlement_services.settlement_reject(settlement=settlement, actor=loader, reason="mine")
+    approved = settlement_services.settlement_approve(
+        settlement=settlement, actor=tournament_manager
+    )
     assert approved.status == "approved"
 
 
@@ -46,28 +48,30 @@ def test_a_role_granted_later_opens_no_way_around(
     operator.groups.add(Group.objects.get(name=roles.TOURNAMENT_MANAGER))
     operator = django_user_model.objects.get(pk=operator.pk)
     with pytest.raises(NotAllowed, match="You loaded the snapshot"):
-        services.settlement_approve(settlement=settlement, actor=operator)
+        settlement_services.settlement_approve(settlement=settlement, actor=operator)
 
 
 def test_adjustments_keep_the_cases_loader(
     loader, second_operator, tournament_manager, snapshot_factory
 ):
     settlement = submitted_by_colleague(loader, second_operator, snapshot_factory)
-    settlement = services.settlement_approve(settlement=settlement, actor=tournament_manager)
-    adjustment = services.settlement_adjust(
+    settlement = settlement_services.settlement_approve(
+        settlement=settlement, actor=tournament_manager
+    )
+    adjustment = settlement_services.settlement_adjust(
         settlement=settlement,
         actor=second_operator,
         reason="missed a fee",
         entries=[
-            services.AdjustmentEntry(
+            settlement_services.AdjustmentEntry(
                 player="p000002", kind="refund_fee", unit="cash", amount=100, source="house"
             )
         ],
     )
-    adjustment = services.settlement_submit(settlement=adjustment, actor=second_operator)
+    adjustment = settlement_services.settlement_submit(settlement=adjustment, actor=second_operator)
     assert adjustment.loaded_by == loader
     with pytest.raises(NotAllowed, match="You loaded the snapshot"):
-        services.settlement_approve(settlement=adjustment, actor=loader)
+        settlement_services.settlement_approve(settlement=adjustment, actor=loader)
 
 
 @pytest.mark.parametrize("who", ["loaded_by_id", "submitted_by_id"])

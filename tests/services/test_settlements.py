@@ -7,13 +7,15 @@ from fractions import Fraction
 import pytest
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Event, Settlement, SettlementLine, SettlementPayout
 from settlements.rules import parse_snapshot, settle
 from settlements.selectors.settlements import settlements_as_dicts
-from settlements.services import AdjustmentEntry
+from settlements.services import settlements as settlement_services
+from settlements.services.decisions import decision_record
+from settlements.services.settlements import AdjustmentEntry
+from settlements.services.snapshots import case_load_snapshot
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.conftest import make_user
 from tests.services.helpers import approved, event_types, load, row_counts, submitted
@@ -38,12 +40,12 @@ def test_prepare_stores_exactly_what_the_engine_computes(
     operator, marketing_manager, snapshot_factory, type_, stage, decision
 ):
     data = snapshot_factory(type=type_, stage=stage, entrants=40)
-    case = services.case_load_snapshot(actor=operator, snapshot=data)
+    case = case_load_snapshot(actor=operator, snapshot=data)
     if decision:
-        services.decision_record(
+        decision_record(
             case=case, actor=marketing_manager, option=decision, reason="as policy says"
         )
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
 
     engine = settle(parse_snapshot(data), decision=decision)
     assert settlements_as_dicts([settlement]) == [engine.to_dict()]
@@ -57,8 +59,8 @@ def test_prepare_stores_exactly_what_the_engine_computes(
 
 def test_payout_rows_carry_the_engines_explanation(operator, snapshot_factory):
     data = snapshot_factory(stage="late", entrants=40)
-    case = services.case_load_snapshot(actor=operator, snapshot=data)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    case = case_load_snapshot(actor=operator, snapshot=data)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     engine = settle(parse_snapshot(data))
     assert engine.explanations
     for row in SettlementPayout.objects.filter(settlement=settlement):
@@ -74,8 +76,8 @@ def test_payout_rows_carry_the_engines_explanation(operator, snapshot_factory):
 
 def test_the_settlement_keeps_the_basis_and_the_places_by_chips(operator, snapshot_factory):
     data = snapshot_factory(type="satellite", stage="late", entrants=40)
-    case = services.case_load_snapshot(actor=operator, snapshot=data)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    case = case_load_snapshot(actor=operator, snapshot=data)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     engine = settle(parse_snapshot(data))
     assert engine.remedy == "satellite_rank"
     assert settlement.basis == engine.basis.to_dict()
@@ -88,7 +90,7 @@ def test_the_settlement_keeps_the_basis_and_the_places_by_chips(operator, snapsh
 
 def test_refund_payouts_have_no_explanation(operator, snapshot_factory):
     case = load(operator, snapshot_factory, stage="pre")
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     row = SettlementPayout.objects.filter(settlement=settlement).first()
     assert (row.cash, row.guaranteed, row.share, row.capped) == (1100, None, "", None)
 
@@ -97,29 +99,29 @@ def test_a_reschedule_is_a_settlement_that_pays_nothing(
     operator, marketing_manager, snapshot_factory
 ):
     case = load(operator, snapshot_factory, type="freeroll", stage="middle")
-    services.decision_record(
+    decision_record(
         case=case,
         actor=marketing_manager,
         option="reschedule",
         reason="Sunday slot is free",
         reschedule_at=timezone.now() + timedelta(days=7),
     )
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     assert (settlement.remedy, settlement.line_count, settlement.totals) == ("reschedule", 0, {})
 
 
 def test_preparing_needs_the_decision_first(operator, snapshot_factory):
     case = load(operator, snapshot_factory, type="satellite", stage="middle")
     with pytest.raises(InvalidTransition, match="awaiting decision"):
-        services.settlement_prepare(case=case, actor=operator)
+        settlement_services.settlement_prepare(case=case, actor=operator)
     assert not Settlement.objects.exists()
 
 
 def test_preparing_twice_is_refused(operator, snapshot_factory):
     case = load(operator, snapshot_factory)
-    services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_prepare(case=case, actor=operator)
     with pytest.raises(InvalidTransition, match="it is prepared"):
-        services.settlement_prepare(case=case, actor=operator)
+        settlement_services.settlement_prepare(case=case, actor=operator)
     assert Settlement.objects.count() == 1
 
 
@@ -127,18 +129,20 @@ def test_preparing_twice_is_refused(operator, snapshot_factory):
 def test_only_operators_prepare(users, operator, snapshot_factory, who):
     case = load(operator, snapshot_factory)
     with pytest.raises(NotAllowed):
-        services.settlement_prepare(case=case, actor=users[who])
+        settlement_services.settlement_prepare(case=case, actor=users[who])
 
 
 def test_the_full_path_to_approval(operator, tournament_manager, snapshot_factory):
     case = load(operator, snapshot_factory)
-    settlement = services.settlement_prepare(case=case, actor=operator, note="first pass")
-    settlement = services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_prepare(
+        case=case, actor=operator, note="first pass"
+    )
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
     case.refresh_from_db()
     assert (settlement.status, case.status) == ("awaiting_approval", "awaiting_approval")
     assert settlement.submitted_by == operator
 
-    settlement = services.settlement_approve(
+    settlement = settlement_services.settlement_approve(
         settlement=settlement, actor=tournament_manager, reason="numbers match"
     )
     case.refresh_from_db()
@@ -197,13 +201,13 @@ def test_nothing_is_logged_when_the_transaction_fails(
     operator, snapshot_factory, caplog, django_capture_on_commit_callbacks
 ):
     data = snapshot_factory(tournament_id="LOG-2")
-    services.case_load_snapshot(actor=operator, snapshot=data)
+    case_load_snapshot(actor=operator, snapshot=data)
     with (
         caplog.at_level(logging.INFO, logger="crashdesk.events"),
         django_capture_on_commit_callbacks(execute=True) as callbacks,
         pytest.raises(DomainError),
     ):
-        services.case_load_snapshot(actor=operator, snapshot=data)
+        case_load_snapshot(actor=operator, snapshot=data)
     assert callbacks == []
     assert not [r for r in caplog.records if r.name == "crashdesk.events"]
 
@@ -211,7 +215,7 @@ def test_nothing_is_logged_when_the_transaction_fails(
 def test_double_submit_has_one_effect(operator, snapshot_factory):
     settlement = submitted(operator, snapshot_factory)
     with pytest.raises(InvalidTransition, match="awaiting approval"):
-        services.settlement_submit(settlement=settlement, actor=operator)
+        settlement_services.settlement_submit(settlement=settlement, actor=operator)
     assert event_types(type="settlement_submitted") == ["settlement_submitted"]
 
 
@@ -221,25 +225,27 @@ def test_approving_twice_has_one_effect(
     settlement = approved(operator, tournament_manager, snapshot_factory)
     for manager in (tournament_manager, second_manager):
         with pytest.raises(InvalidTransition, match="it is approved"):
-            services.settlement_approve(settlement=settlement, actor=manager)
+            settlement_services.settlement_approve(settlement=settlement, actor=manager)
     settlement.refresh_from_db()
     assert settlement.approved_by == tournament_manager
     assert event_types(type="settlement_approved") == ["settlement_approved"]
 
 
 def test_approving_before_submission_is_refused(operator, tournament_manager, snapshot_factory):
-    settlement = services.settlement_prepare(case=load(operator, snapshot_factory), actor=operator)
+    settlement = settlement_services.settlement_prepare(
+        case=load(operator, snapshot_factory), actor=operator
+    )
     with pytest.raises(InvalidTransition, match="it is prepared"):
-        services.settlement_approve(settlement=settlement, actor=tournament_manager)
+        settlement_services.settlement_approve(settlement=settlement, actor=tournament_manager)
 
 
 def test_nobody_approves_or_rejects_their_own_preparation(django_user_model, snapshot_factory):
     both = make_user(django_user_model, "both", roles.OPERATOR, roles.TOURNAMENT_MANAGER)
     settlement = submitted(both, snapshot_factory)
     with pytest.raises(NotAllowed, match="another Tournament Manager"):
-        services.settlement_approve(settlement=settlement, actor=both)
+        settlement_services.settlement_approve(settlement=settlement, actor=both)
     with pytest.raises(NotAllowed, match="another Tournament Manager"):
-        services.settlement_reject(settlement=settlement, actor=both, reason="mine")
+        settlement_services.settlement_reject(settlement=settlement, actor=both, reason="mine")
     settlement.refresh_from_db()
     assert settlement.status == SettlementStatus.AWAITING_APPROVAL
 
@@ -248,20 +254,22 @@ def test_the_submitter_may_not_approve_either(
     django_user_model, operator, tournament_manager, snapshot_factory
 ):
     both = make_user(django_user_model, "both", roles.OPERATOR, roles.TOURNAMENT_MANAGER)
-    settlement = services.settlement_prepare(case=load(operator, snapshot_factory), actor=operator)
-    settlement = services.settlement_submit(settlement=settlement, actor=both)
+    settlement = settlement_services.settlement_prepare(
+        case=load(operator, snapshot_factory), actor=operator
+    )
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=both)
     with pytest.raises(NotAllowed, match="You submitted"):
-        services.settlement_approve(settlement=settlement, actor=both)
-    services.settlement_approve(settlement=settlement, actor=tournament_manager)
+        settlement_services.settlement_approve(settlement=settlement, actor=both)
+    settlement_services.settlement_approve(settlement=settlement, actor=tournament_manager)
 
 
 @pytest.mark.parametrize("who", ["operator", "marketing_manager", "auditor", "none"])
 def test_only_tournament_managers_approve(users, snapshot_factory, who):
     settlement = submitted(users["operator"], snapshot_factory)
     with pytest.raises(NotAllowed):
-        services.settlement_approve(settlement=settlement, actor=users[who])
+        settlement_services.settlement_approve(settlement=settlement, actor=users[who])
     with pytest.raises(NotAllowed):
-        services.settlement_reject(settlement=settlement, actor=users[who], reason="no")
+        settlement_services.settlement_reject(settlement=settlement, actor=users[who], reason="no")
 
 
 def test_rejection_needs_a_reason_and_reopens_the_case(
@@ -269,8 +277,10 @@ def test_rejection_needs_a_reason_and_reopens_the_case(
 ):
     settlement = submitted(operator, snapshot_factory)
     with pytest.raises(DomainError, match="reason"):
-        services.settlement_reject(settlement=settlement, actor=tournament_manager, reason="  ")
-    settlement = services.settlement_reject(
+        settlement_services.settlement_reject(
+            settlement=settlement, actor=tournament_manager, reason="  "
+        )
+    settlement = settlement_services.settlement_reject(
         settlement=settlement, actor=tournament_manager, reason="wrong start time"
     )
     case = settlement.case
@@ -280,7 +290,7 @@ def test_rejection_needs_a_reason_and_reopens_the_case(
         tournament_manager,
         "wrong start time",
     )
-    again = services.settlement_prepare(case=case, actor=operator)
+    again = settlement_services.settlement_prepare(case=case, actor=operator)
     assert again.pk != settlement.pk
     settlement.refresh_from_db()
     assert settlement.status == "rejected"
@@ -291,19 +301,19 @@ def test_after_a_rejection_the_decision_can_be_changed(
     operator, marketing_manager, tournament_manager, snapshot_factory
 ):
     case = load(operator, snapshot_factory, type="satellite", stage="middle")
-    services.decision_record(
+    decision_record(
         case=case, actor=marketing_manager, option="chip_proportional", reason="first view"
     )
-    settlement = services.settlement_submit(
-        settlement=services.settlement_prepare(case=case, actor=operator), actor=operator
+    settlement = settlement_services.settlement_submit(
+        settlement=settlement_services.settlement_prepare(case=case, actor=operator), actor=operator
     )
-    services.settlement_reject(
+    settlement_services.settlement_reject(
         settlement=settlement, actor=tournament_manager, reason="site prefers chip equity"
     )
-    services.decision_record(
+    decision_record(
         case=case, actor=marketing_manager, option="chip_equity", reason="manager's advice"
     )
-    again = services.settlement_prepare(case=case, actor=operator)
+    again = settlement_services.settlement_prepare(case=case, actor=operator)
     assert (again.decision, again.remedy) == ("chip_equity", "chip_equity")
 
 
@@ -322,7 +332,7 @@ def test_an_adjustment_is_a_new_linked_record_and_never_edits_the_original(
     versions_before = original.history.count()
     lines_before = list(original.lines.values_list("player", "amount"))
 
-    adjustment = services.settlement_adjust(
+    adjustment = settlement_services.settlement_adjust(
         settlement=original,
         actor=operator,
         reason="one chip count was misread",
@@ -341,8 +351,8 @@ def test_an_adjustment_is_a_new_linked_record_and_never_edits_the_original(
     assert (reversal.reversal, reversal.amount, reversal.signed_amount) == (True, 100, -100)
     assert (extra.reversal, extra.amount) == (False, 100)
 
-    services.settlement_submit(settlement=adjustment, actor=operator)
-    adjustment = services.settlement_approve(settlement=adjustment, actor=second_manager)
+    settlement_services.settlement_submit(settlement=adjustment, actor=operator)
+    adjustment = settlement_services.settlement_approve(settlement=adjustment, actor=second_manager)
     assert adjustment.status == "approved"
     original.refresh_from_db()
     assert original.history.count() == versions_before
@@ -358,7 +368,7 @@ def test_an_adjustment_cannot_take_back_more_than_was_paid(
     line = _first_line(original)
     take_back = AdjustmentEntry(line.player, line.kind, line.unit, -line.amount, line.source)
     with pytest.raises(DomainError, match="take back more"):
-        services.settlement_adjust(
+        settlement_services.settlement_adjust(
             settlement=original,
             actor=operator,
             reason="r",
@@ -367,17 +377,17 @@ def test_an_adjustment_cannot_take_back_more_than_was_paid(
             ],
         )
     # Two corrections that each fit but together take back too much: the second approval fails.
-    first = services.settlement_adjust(
+    first = settlement_services.settlement_adjust(
         settlement=original, actor=operator, reason="r", entries=[take_back]
     )
-    second = services.settlement_adjust(
+    second = settlement_services.settlement_adjust(
         settlement=original, actor=operator, reason="r", entries=[take_back]
     )
     for adjustment in (first, second):
-        services.settlement_submit(settlement=adjustment, actor=operator)
-    services.settlement_approve(settlement=first, actor=second_manager)
+        settlement_services.settlement_submit(settlement=adjustment, actor=operator)
+    settlement_services.settlement_approve(settlement=first, actor=second_manager)
     with pytest.raises(DomainError, match="take back more"):
-        services.settlement_approve(settlement=second, actor=second_manager)
+        settlement_services.settlement_approve(settlement=second, actor=second_manager)
     second.refresh_from_db()
     assert second.status == "awaiting_approval"
 
@@ -398,7 +408,7 @@ def test_malformed_corrections_are_refused(
 ):
     original = approved(operator, tournament_manager, snapshot_factory)
     with pytest.raises(DomainError, match=message):
-        services.settlement_adjust(
+        settlement_services.settlement_adjust(
             settlement=original, actor=operator, reason="fix", entries=[entry]
         )
     assert not Settlement.objects.filter(kind="adjustment").exists()
@@ -408,7 +418,7 @@ def test_only_an_approved_settlement_can_be_adjusted(operator, snapshot_factory)
     settlement = submitted(operator, snapshot_factory)
     before = row_counts()
     with pytest.raises(InvalidTransition, match="Only an approved settlement"):
-        services.settlement_adjust(
+        settlement_services.settlement_adjust(
             settlement=settlement,
             actor=operator,
             reason="fix",
@@ -421,11 +431,15 @@ def test_an_adjustment_needs_a_reason_and_entries(operator, tournament_manager, 
     original = approved(operator, tournament_manager, snapshot_factory)
     entry = AdjustmentEntry("p000001", "prize", "cash", 1, "pool")
     with pytest.raises(DomainError, match="reason"):
-        services.settlement_adjust(settlement=original, actor=operator, reason="", entries=[entry])
+        settlement_services.settlement_adjust(
+            settlement=original, actor=operator, reason="", entries=[entry]
+        )
     with pytest.raises(DomainError, match="at least one"):
-        services.settlement_adjust(settlement=original, actor=operator, reason="x", entries=[])
+        settlement_services.settlement_adjust(
+            settlement=original, actor=operator, reason="x", entries=[]
+        )
     with pytest.raises(NotAllowed):
-        services.settlement_adjust(
+        settlement_services.settlement_adjust(
             settlement=original,
             actor=make_user(type(operator), "mm", roles.MARKETING_MANAGER),
             reason="x",

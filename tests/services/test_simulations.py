@@ -6,15 +6,17 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from settlements import services
 from settlements.errors import DomainError, NotAllowed
 from settlements.models import Case, Job, Simulation
+from settlements.services.decisions import decision_record
+from settlements.services.rulebooks import rulebook_version_propose, simulation_start
+from settlements.services.snapshots import case_load_snapshot
 
 pytestmark = pytest.mark.django_db
 
 
 def draft(actor, **parameters):
-    return services.rulebook_version_propose(
+    return rulebook_version_propose(
         key="default",
         parameters=parameters,
         text="Draft.",
@@ -28,15 +30,15 @@ def test_a_draft_is_simulated_over_past_cases_and_they_are_untouched(
     operator, tournament_manager, snapshot_factory
 ):
     # 10 % eliminated: early by default, middle under a 10 % early mark.
-    early = services.case_load_snapshot(
+    early = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(stage="early", entrants=20, tournament_id="E")
     )
-    late = services.case_load_snapshot(
+    late = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(stage="late", tournament_id="L")
     )
     before = {case.pk: case.history.count() for case in (early, late)}
     version = draft(tournament_manager, early_pct=10)
-    simulation = services.simulation_start(
+    simulation = simulation_start(
         version=version,
         actor=tournament_manager,
         cases=Case.objects.filter(pk__in=[early.pk, late.pk]),
@@ -59,11 +61,11 @@ def test_a_draft_is_simulated_over_past_cases_and_they_are_untouched(
 def test_a_draft_changing_amounts_counts_players_better_and_worse(
     operator, tournament_manager, snapshot_factory
 ):
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(stage="late", tournament_id="L")
     )
     version = draft(tournament_manager, late_formula="chip_position")
-    simulation = services.simulation_start(
+    simulation = simulation_start(
         version=version,
         actor=tournament_manager,
         cases=Case.objects.filter(pk=case.pk),
@@ -79,30 +81,26 @@ def test_a_draft_changing_amounts_counts_players_better_and_worse(
 def test_only_tournament_managers_simulate_and_some_case_is_needed(operator, tournament_manager):
     version = draft(tournament_manager)
     with pytest.raises(DomainError):
-        services.simulation_start(
+        simulation_start(
             version=version, actor=tournament_manager, cases=Case.objects.none(), selection={}
         )
     with pytest.raises(NotAllowed):
-        services.simulation_start(
-            version=version, actor=operator, cases=Case.objects.all(), selection={}
-        )
+        simulation_start(version=version, actor=operator, cases=Case.objects.all(), selection={})
     assert not Simulation.objects.exists()
 
 
 def test_a_case_whose_decision_the_draft_no_longer_offers_is_listed(
     operator, marketing_manager, tournament_manager, snapshot_factory
 ):
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator,
         snapshot=snapshot_factory(type="freeroll", stage="early", entrants=20, tournament_id="F"),
     )
     assert case.decision_options
-    services.decision_record(
-        case=case, actor=marketing_manager, option="no_reschedule", reason="fair"
-    )
+    decision_record(case=case, actor=marketing_manager, option="no_reschedule", reason="fair")
     # With no early stage the freeroll is in its middle stage, which offers no such answer.
     version = draft(tournament_manager, early_pct=5)
-    simulation = services.simulation_start(
+    simulation = simulation_start(
         version=version, actor=tournament_manager, cases=Case.objects.filter(pk=case.pk),
         selection={},
     )  # fmt: skip

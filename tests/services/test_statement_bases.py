@@ -8,11 +8,13 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
-from settlements import checks, services, statements
+from settlements import checks, statements
 from settlements.errors import DomainError, NotAllowed
 from settlements.models import Event, Settlement, SettlementPayout
 from settlements.selectors.players import settlement_statements
 from settlements.selectors.settlements import settlement_detail
+from settlements.services.bases import settlement_basis_restore, settlements_awaiting_basis
+from settlements.services.settlements import AdjustmentEntry, settlement_adjust
 from tests.db.conftest import app_role, behind_the_apps_back  # noqa: F401 (a fixture)
 from tests.services.helpers import (
     approved,
@@ -73,9 +75,9 @@ def test_a_settlement_without_figures_gets_them_back_and_its_working_adds_up(
     for player in paid:
         assert not old[player].steps and old[player].amounts == before[player].amounts
         assert statements.WITHOUT_BASIS in old[player].text()
-    assert settlement in services.settlements_awaiting_basis()
+    assert settlement in settlements_awaiting_basis()
 
-    check = services.settlement_basis_restore(settlement=settlement)
+    check = settlement_basis_restore(settlement=settlement)
 
     assert check.matches, check.difference
     settlement.refresh_from_db()
@@ -92,7 +94,7 @@ def test_a_settlement_without_figures_gets_them_back_and_its_working_adds_up(
     version = settlement.history.first()
     assert version.history_change_reason.startswith("Statement figures restored")
     assert version.basis == kept_basis
-    assert settlement not in services.settlements_awaiting_basis()
+    assert settlement not in settlements_awaiting_basis()
 
 
 def test_a_settlement_the_engine_no_longer_reproduces_is_left_alone(
@@ -108,7 +110,7 @@ def test_a_settlement_the_engine_no_longer_reproduces_is_left_alone(
         [settlement.pk, line.line_no],
     )
 
-    check = services.settlement_basis_restore(settlement=settlement)
+    check = settlement_basis_restore(settlement=settlement)
 
     assert not check.matches and f"ledger line {line.line_no}" in check.difference
     settlement.refresh_from_db()
@@ -118,7 +120,7 @@ def test_a_settlement_the_engine_no_longer_reproduces_is_left_alone(
     statement = statements_of(settlement)[line.player]
     assert not statement.steps and statements.WITHOUT_BASIS in statement.text()
     # Tried with this engine: neither the command's default run nor the check asks again.
-    assert settlement not in services.settlements_awaiting_basis()
+    assert settlement not in settlements_awaiting_basis()
     assert checks.statement_bases_check(None, databases=["default"]) == []
 
 
@@ -133,7 +135,7 @@ def test_a_payout_the_engine_no_longer_explains_so_is_left_alone(
         " WHERE settlement_id = %s AND position = %s",
         [settlement.pk, payout.position],
     )
-    check = services.settlement_basis_restore(settlement=settlement)
+    check = settlement_basis_restore(settlement=settlement)
     assert check.difference == f"the payout of {payout.player} differs from the engine's"
     settlement.refresh_from_db()
     assert settlement.basis == {}
@@ -143,7 +145,7 @@ def test_a_settlement_not_yet_approved_gets_them_back_too(operator, snapshot_fac
     settlement = submitted(operator, snapshot_factory, entrants=20)
     basis = settlement.basis
     as_before_the_figures_were_kept(settlement)
-    assert services.settlement_basis_restore(settlement=settlement).matches
+    assert settlement_basis_restore(settlement=settlement).matches
     settlement.refresh_from_db()
     assert settlement.basis == basis and settlement.status == "awaiting_approval"
 
@@ -153,18 +155,18 @@ def test_only_an_administrator_restores_and_only_once(
 ):
     settlement = approved(operator, tournament_manager, snapshot_factory, entrants=20)
     with pytest.raises(DomainError, match="already keeps"):
-        services.settlement_basis_restore(settlement=settlement)
+        settlement_basis_restore(settlement=settlement)
     as_before_the_figures_were_kept(settlement)
     with pytest.raises(NotAllowed):
-        services.settlement_basis_restore(settlement=settlement, actor=tournament_manager)
-    adjustment = services.settlement_adjust(
+        settlement_basis_restore(settlement=settlement, actor=tournament_manager)
+    adjustment = settlement_adjust(
         settlement=settlement,
         actor=operator,
         reason="missed a refund",
-        entries=[services.AdjustmentEntry("p000003", "refund_fee", "cash", 100, "house")],
+        entries=[AdjustmentEntry("p000003", "refund_fee", "cash", 100, "house")],
     )
     with pytest.raises(DomainError, match="adjustment"):
-        services.settlement_basis_restore(settlement=adjustment)
+        settlement_basis_restore(settlement=adjustment)
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="database roles")
@@ -175,7 +177,7 @@ def test_the_apps_role_cannot_restore(operator, tournament_manager, snapshot_fac
         with connection.cursor() as cursor:
             cursor.execute(f'SET LOCAL ROLE "{app_role}"')
         with pytest.raises(DomainError, match="owner"):
-            services.settlement_basis_restore(settlement=settlement)
+            settlement_basis_restore(settlement=settlement)
     settlement.refresh_from_db()
     assert settlement.basis == {}
 

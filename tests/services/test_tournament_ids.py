@@ -6,10 +6,13 @@ import json
 
 import pytest
 
-from settlements import player_ids, services
+from settlements import player_ids
 from settlements.errors import DomainError, Duplicate
 from settlements.models import Tournament
 from settlements.rules import InvalidInput
+from settlements.services.incidents import tournament_create
+from settlements.services.individual_cases import NewTournament, individual_case_open
+from settlements.services.snapshots import case_load_snapshot
 from tests.services.helpers import row_counts
 
 pytestmark = pytest.mark.django_db
@@ -40,39 +43,35 @@ def test_different_ids_have_different_keys():
 def test_a_snapshot_for_a_look_alike_id_is_refused_naming_the_case(
     operator, snapshot_factory, alike
 ):
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(tournament_id="DEMO-REG-LATE")
     )
     before = row_counts()
     document = json.loads(snapshot_factory(tournament_id="DEMO-REG-LATE"))
     document["tournament"]["id"] = alike
     with pytest.raises(Duplicate, match=f"case #{case.pk}") as refusal:
-        services.case_load_snapshot(actor=operator, snapshot=json.dumps(document))
+        case_load_snapshot(actor=operator, snapshot=json.dumps(document))
     assert refusal.value.existing == case
     assert row_counts() == before
 
 
 @pytest.mark.parametrize("alike", LOOK_ALIKES)
 def test_registering_a_look_alike_id_is_refused(operator, alike):
-    services.tournament_create(
-        actor=operator, operator_id="DEMO-REG-LATE", type="regular", currency="USD"
-    )
+    tournament_create(actor=operator, operator_id="DEMO-REG-LATE", type="regular", currency="USD")
     with pytest.raises(Duplicate, match="DEMO-REG-LATE"):
-        services.tournament_create(
-            actor=operator, operator_id=alike, type="regular", currency="USD"
-        )
+        tournament_create(actor=operator, operator_id=alike, type="regular", currency="USD")
     assert Tournament.objects.count() == 1
 
 
 def test_an_individual_case_for_a_look_alike_tournament_is_refused(
     operator, tournament_manager, snapshot_factory
 ):
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(tournament_id="DEMO-REG-LATE")
     )
     with pytest.raises(Duplicate, match=f"case #{case.pk}"):
-        services.individual_case_open(
-            tournament=services.NewTournament(
+        individual_case_open(
+            tournament=NewTournament(
                 operator_id="DEMO-REG-LATE\u00a0", type="regular", currency="USD", buy_in=100
             ),
             actor=tournament_manager,
@@ -83,10 +82,8 @@ def test_an_individual_case_for_a_look_alike_tournament_is_refused(
 
 
 def test_the_key_is_stored_with_the_tournament(operator, snapshot_factory):
-    services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(tournament_id="R-9"))
-    created = services.tournament_create(
-        actor=operator, operator_id="Ab-2", type="regular", currency="USD"
-    )
+    case_load_snapshot(actor=operator, snapshot=snapshot_factory(tournament_id="R-9"))
+    created = tournament_create(actor=operator, operator_id="Ab-2", type="regular", currency="USD")
     assert Tournament.objects.get(operator_id="R-9").key == player_ids.tournament_key("R-9")
     assert created.key == player_ids.tournament_key("Ab-2")
 
@@ -97,7 +94,7 @@ def test_registering_refuses_control_and_bidi_characters(operator, character, fi
     values = {"operator_id": "T-9", "name": "Sunday"}
     values[field] += character
     with pytest.raises(DomainError, match=f"U\\+{ord(character):04X}") as refusal:
-        services.tournament_create(actor=operator, type="regular", currency="USD", **values)
+        tournament_create(actor=operator, type="regular", currency="USD", **values)
     assert refusal.value.field == field
     assert not Tournament.objects.exists()
 
@@ -107,6 +104,6 @@ def test_a_snapshot_names_no_tournament_with_bidi_characters(operator, snapshot_
     document = json.loads(snapshot_factory())
     document["tournament"]["name"] = f"Sunday{character}Million"
     with pytest.raises(InvalidInput) as refusal:
-        services.case_load_snapshot(actor=operator, snapshot=json.dumps(document))
+        case_load_snapshot(actor=operator, snapshot=json.dumps(document))
     assert [p.path for p in refusal.value.problems] == ["tournament.name"]
     assert not Tournament.objects.exists()

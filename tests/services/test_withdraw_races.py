@@ -9,10 +9,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from settlements import services
 from settlements.access import roles
 from settlements.errors import InvalidTransition
 from settlements.models import Case, Event, Settlement
+from settlements.services import settlements as settlement_services
+from settlements.services.snapshots import case_load_snapshot, case_withdraw
+from settlements.services.tokens import api_token_create
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.conftest import make_user
 from tests.races import RACES, WORKERS, run_together
@@ -22,11 +24,11 @@ pytestmark = [*RACES, pytest.mark.slow]  # crowds of WORKERS threads
 
 def test_fifty_posts_after_a_withdrawal_open_one_new_case(django_user_model, snapshot_factory):
     operator = make_user(django_user_model, "server", roles.OPERATOR)
-    _, token = services.api_token_create(user=operator, name="eu-1")
-    wrong = services.case_load_snapshot(
+    _, token = api_token_create(user=operator, name="eu-1")
+    wrong = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(stage="early", tournament_id="RACE-2")
     )
-    services.case_withdraw(case=wrong, actor=operator, reason="exported from the wrong table")
+    case_withdraw(case=wrong, actor=operator, reason="exported from the wrong table")
     data = snapshot_factory(stage="middle", entrants=60, tournament_id="RACE-2")
 
     def post(index, client):
@@ -57,9 +59,9 @@ def test_a_withdrawal_racing_approvals_has_one_outcome(django_user_model, snapsh
         make_user(django_user_model, f"manager{i:02d}", roles.TOURNAMENT_MANAGER)
         for i in range(WORKERS)
     ]
-    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="late"))
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="late"))
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
 
     def prepare(index):
         user = get_user_model().objects.get(pk=managers[index].pk)
@@ -69,8 +71,8 @@ def test_a_withdrawal_racing_approvals_has_one_outcome(django_user_model, snapsh
     def approve_or_withdraw(index, prepared):
         user, mine, my_case = prepared
         if index % 2:
-            return services.settlement_approve(settlement=mine, actor=user, reason="ok")
-        return services.case_withdraw(case=my_case, actor=user, reason=f"wrong {index}")
+            return settlement_services.settlement_approve(settlement=mine, actor=user, reason="ok")
+        return case_withdraw(case=my_case, actor=user, reason=f"wrong {index}")
 
     results = run_together(WORKERS, approve_or_withdraw, prepare)
 

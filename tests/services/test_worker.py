@@ -13,9 +13,9 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from settlements import services
 from settlements.models import Case, Event, Job, Settlement
 from settlements.services import jobs
+from settlements.services.snapshots import case_load_snapshot
 
 # Slow: each test starts manage.py run_worker in a fresh process.
 pytestmark = [
@@ -45,7 +45,7 @@ def worker(*extra: str) -> subprocess.Popen:
 
 
 def prepare_job(operator, snapshot_factory, entrants: int) -> Job:
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(stage="middle", entrants=entrants)
     )
     return jobs.job_start(
@@ -153,7 +153,7 @@ def wait_for(condition, process: subprocess.Popen, what: str, seconds: float = 1
 
 def test_a_worker_whose_connections_are_terminated_mid_job_goes_on(operator, snapshot_factory):
     cases = [
-        services.case_load_snapshot(
+        case_load_snapshot(
             actor=operator,
             snapshot=snapshot_factory(stage="middle", entrants=30, tournament_id=f"T{number}"),
         )
@@ -194,7 +194,7 @@ def test_a_worker_whose_connections_are_terminated_mid_job_goes_on(operator, sna
 def test_four_workers_share_a_job_and_do_no_item_twice(settings, operator, snapshot_factory):
     settings.JOB_WORKERS_PER_JOB = 4
     cases = [
-        services.case_load_snapshot(
+        case_load_snapshot(
             actor=operator,
             snapshot=snapshot_factory(stage="middle", entrants=30, tournament_id=f"T{number}"),
         )
@@ -243,7 +243,7 @@ def test_an_idle_worker_looks_for_work_as_often_as_the_setting_says(settings):
 
 def six_cases_job(operator, snapshot_factory) -> tuple[Job, list]:
     cases = [
-        services.case_load_snapshot(
+        case_load_snapshot(
             actor=operator,
             snapshot=snapshot_factory(stage="middle", entrants=30, tournament_id=f"T{number}"),
         )

@@ -11,11 +11,14 @@ import threading
 import pytest
 from django.utils import timezone
 
-from settlements import audit_log, services
+from settlements import audit_log
 from settlements.access import roles
 from settlements.models import Job, Settlement
 from settlements.services import jobs
 from settlements.services import payments as payment_services
+from settlements.services import settlements as settlement_services
+from settlements.services.incidents import incident_report
+from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import make_user
 from tests.races import RACES, TIMEOUT, start_thread
 
@@ -28,11 +31,11 @@ def desk(django_user_model, snapshot_factory):
     manager = make_user(django_user_model, "tm", roles.TOURNAMENT_MANAGER)
     cases = []
     for name in ("North", "South"):
-        incident = services.incident_report(
+        incident = incident_report(
             actor=operator, title=f"{name} outage", started_at=timezone.now()
         )
         cases.append(
-            services.case_load_snapshot(
+            case_load_snapshot(
                 actor=operator,
                 incident=incident,
                 snapshot=snapshot_factory(tournament_id=f"T-{name}", stage="early", entrants=30),
@@ -88,14 +91,15 @@ def _side_by_side(first, second, reached, release) -> None:
 
 def test_an_approval_holding_the_feed_does_not_stop_a_prepare_elsewhere(desk, monkeypatch):
     operator, manager, (north, south) = desk
-    submitted = services.settlement_submit(
-        settlement=services.settlement_prepare(case=north, actor=operator), actor=operator
+    submitted = settlement_services.settlement_submit(
+        settlement=settlement_services.settlement_prepare(case=north, actor=operator),
+        actor=operator,
     )
     reached, release = _held_open(monkeypatch, payment_services, "hold_feed_order", before=False)
 
     _side_by_side(
-        lambda: services.settlement_approve(settlement=submitted, actor=manager),
-        lambda: services.settlement_prepare(case=south, actor=operator),
+        lambda: settlement_services.settlement_approve(settlement=submitted, actor=manager),
+        lambda: settlement_services.settlement_prepare(case=south, actor=operator),
         reached,
         release,
     )
@@ -112,8 +116,8 @@ def test_two_prepares_on_different_incidents_commit_side_by_side(desk, monkeypat
     reached, release = _held_open(monkeypatch, audit_log, "hold_chain", before=True)
 
     _side_by_side(
-        lambda: services.settlement_prepare(case=north, actor=operator),
-        lambda: services.settlement_prepare(case=south, actor=operator),
+        lambda: settlement_services.settlement_prepare(case=north, actor=operator),
+        lambda: settlement_services.settlement_prepare(case=south, actor=operator),
         reached,
         release,
     )

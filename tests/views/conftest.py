@@ -7,8 +7,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import Job, Settlement
+from settlements.services.incidents import incident_report
+from settlements.services.settlements import settlement_prepare, settlement_submit
+from settlements.services.snapshots import case_load_snapshot
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 HISTORY_RESTORE = {"HTTP_HX_REQUEST": "true", "HTTP_HX_HISTORY_RESTORE_REQUEST": "true"}
@@ -47,7 +49,7 @@ def as_nobody(no_role_user):
 
 @pytest.fixture
 def incident(operator):
-    return services.incident_report(
+    return incident_report(
         actor=operator,
         title="Cluster B outage",
         started_at=timezone.now() - timedelta(hours=1),
@@ -59,7 +61,7 @@ def load_case(operator, incident, snapshot_factory):
     """``load_case(type=..., stage=..., ...)`` -> a case of ``incident`` from a snapshot."""
 
     def load(**kwargs):
-        return services.case_load_snapshot(
+        return case_load_snapshot(
             actor=operator, snapshot=snapshot_factory(**kwargs), incident=incident
         )
 
@@ -76,8 +78,8 @@ def submitted_settlements(cases, operator) -> list[Settlement]:
     """The cases' settlements, prepared and submitted by ``operator``."""
     settlements = []
     for case in cases:
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        settlements.append(services.settlement_submit(settlement=settlement, actor=operator))
+        settlement = settlement_prepare(case=case, actor=operator)
+        settlements.append(settlement_submit(settlement=settlement, actor=operator))
     return settlements
 
 

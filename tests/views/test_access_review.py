@@ -11,11 +11,12 @@ from allauth.socialaccount.models import SocialAccount
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles, second_factor
 from settlements.models import Event, TokenScope
 from settlements.selectors.access_review import access_review_due
+from settlements.services.access_review import access_review_complete
 from settlements.services.sign_on import user_roles_follow_provider
+from settlements.services.tokens import api_token_create
 from tests.conftest import TEST_TOTP_SECRET
 from tests.views.conftest import HTMX
 
@@ -30,7 +31,7 @@ def rows(response) -> list[dict]:
 @pytest.fixture
 def desk(operator, tournament_manager, auditor, django_user_model):
     second_factor.set_totp_secret(user=tournament_manager, secret=TEST_TOTP_SECRET)
-    services.api_token_create(user=operator, name="eu-1", scopes=[TokenScope.SNAPSHOTS_WRITE])
+    api_token_create(user=operator, name="eu-1", scopes=[TokenScope.SNAPSHOTS_WRITE])
     sso = django_user_model.objects.create(username="ana")
     sso.set_unusable_password()
     sso.save()
@@ -152,9 +153,7 @@ def test_only_an_auditor_may_complete_a_review(desk, tournament_manager):
 
     today = timezone.localdate()
     with pytest.raises((NotAllowed, PermissionDenied)):
-        services.access_review_complete(
-            actor=tournament_manager, start=today, end=today, note="mine"
-        )
+        access_review_complete(actor=tournament_manager, start=today, end=today, note="mine")
 
 
 def test_the_due_review_waits_for_auditors_only(desk, as_auditor, as_manager, auditor, settings):
@@ -162,7 +161,7 @@ def test_the_due_review_waits_for_auditors_only(desk, as_auditor, as_manager, au
     assert "Access review" not in as_manager.get("/").content.decode()
 
     today = timezone.localdate()
-    services.access_review_complete(actor=auditor, start=today, end=today, note="done")
+    access_review_complete(actor=auditor, start=today, end=today, note="done")
     page = as_auditor.get("/").content.decode()
 
     assert f"Access review due {today + timedelta(days=settings.ACCESS_REVIEW_DAYS)}" in page

@@ -12,9 +12,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from settlements import services
 from settlements.models import Event, Job, JobItem
 from settlements.money import format_in_unit
+from settlements.services.decisions import decision_record
+from settlements.services.settlements import settlement_approve, settlement_prepare
 from settlements.views import cached_previews
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.test_archive import raw_zip
@@ -66,7 +67,7 @@ def test_bulk_prepare_and_submit_say_what_they_will_do_before_doing_it(
     assert not Job.objects.exists()
     assert_partial(as_operator.get(prepare, **HTMX), "bulk-form")
 
-    services.settlement_prepare(case=late_cases[0], actor=operator)
+    settlement_prepare(case=late_cases[0], actor=operator)
     submit = reverse("incident_submit_prepared", args=[incident.pk])
     html = assert_full_page(as_operator.get(submit))
     assert "Submit 1 prepared settlement" in html and 'id="bulk-totals"' in html
@@ -74,7 +75,7 @@ def test_bulk_prepare_and_submit_say_what_they_will_do_before_doing_it(
 
     # A case prepared by someone else after the confirmation was shown: nothing is done.
     html = as_operator.get(prepare).content.decode()
-    services.settlement_prepare(case=late_cases[1], actor=operator)
+    settlement_prepare(case=late_cases[1], actor=operator)
     response = as_operator.post(prepare, {"selection": selection(html), "step": "confirm"})
     assert response.status_code == 422 and "Nothing was done: 1 of the chosen cases" in (
         response.content.decode()
@@ -213,7 +214,7 @@ def test_approve_many_refuses_a_selection_that_changed_meanwhile(
     settlements = submitted_settlements(late_cases, operator)
     url = reverse("incident_approve", args=[incident.pk])
     chosen = selection(as_manager.get(url).content.decode())
-    services.settlement_approve(settlement=settlements[0], actor=second_manager, reason="mine")
+    settlement_approve(settlement=settlements[0], actor=second_manager, reason="mine")
     response = as_manager.post(url, {"selection": chosen, "reason": "r", "step": "confirm"})
     assert response.status_code == 422
     html = response.content.decode()
@@ -584,9 +585,7 @@ def test_the_approval_list_shows_each_settlements_total_remedy_stage_and_decisio
     as_manager, operator, marketing_manager, incident, late_cases, load_case
 ):
     satellite = load_case(type="satellite", stage="middle", tournament_id="S-DECIDED")
-    services.decision_record(
-        case=satellite, actor=marketing_manager, option="chip_equity", reason="fair"
-    )
+    decision_record(case=satellite, actor=marketing_manager, option="chip_equity", reason="fair")
     submitted_settlements([*late_cases[:1], satellite], operator)
     html = assert_full_page(as_manager.get(reverse("incident_approve", args=[incident.pk])))
     table = html[html.index('id="approve-choice"') :]

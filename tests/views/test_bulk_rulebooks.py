@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import Job, Settlement
 from settlements.rules import parse_policy
+from settlements.services.rulebooks import rulebook_version_approve, rulebook_version_propose
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, job_of, signed_in
 
@@ -32,7 +32,7 @@ def eu_main(tournament_manager, second_manager):
     """eu-main version 1, in force for tournaments starting a week from now: the late stage
     paid by chip position instead of chip equity."""
     effective = timezone.now() + timedelta(days=7)
-    version = services.rulebook_version_propose(
+    version = rulebook_version_propose(
         key="eu-main",
         parameters={"late_formula": "chip_position"},
         text="Late crashes pay by chip position.",
@@ -40,7 +40,7 @@ def eu_main(tournament_manager, second_manager):
         actor=tournament_manager,
         reason="New market",
     )
-    return services.rulebook_version_approve(version=version, actor=second_manager, reason="ok")
+    return rulebook_version_approve(version=version, actor=second_manager, reason="ok")
 
 
 @pytest.fixture

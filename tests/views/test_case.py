@@ -6,8 +6,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import Job, Settlement
+from settlements.services import settlements as settlement_services
+from settlements.services.decisions import decision_record
+from settlements.services.individual_cases import individual_case_open
 from settlements.workflow import CaseStatus
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial, job_of
 
@@ -61,7 +63,7 @@ def test_a_case_awaiting_a_decision_hands_off_to_marketing(as_operator, load_cas
 
 def test_after_a_decision_the_remedy_follows_it(as_operator, marketing_manager, load_case):
     case = load_case(type="satellite", stage="middle", tournament_id="S-DONE")
-    services.decision_record(
+    decision_record(
         case=case, actor=marketing_manager, option="chip_proportional", reason="Site custom"
     )
     html = as_operator.get(reverse("case_detail", args=[case.pk])).content.decode()
@@ -151,9 +153,9 @@ def test_a_rejected_case_says_who_rejected_it_and_why(
     as_operator, operator, tournament_manager, load_case
 ):
     case = load_case(type="regular", stage="middle", tournament_id="T-REJ")
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_reject(
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_reject(
         settlement=settlement, actor=tournament_manager, reason="Chip counts look stale."
     )
     html = assert_full_page(as_operator.get(case_url(case)))
@@ -171,14 +173,14 @@ def test_a_rescheduled_freeroll_shows_its_new_date_and_invitations(
     new_date = (timezone.now() + timedelta(days=7)).replace(
         hour=20, minute=0, second=0, microsecond=0
     )
-    services.decision_record(
+    decision_record(
         case=case,
         actor=marketing_manager,
         option="reschedule",
         reason="Prime time crash",
         reschedule_at=new_date,
     )
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     shown = new_date.strftime("%-d %b %Y, 20:00 UTC")
     for url in (case_url(case), reverse("settlement_review", args=[settlement.pk])):
         html = assert_full_page(as_operator.get(url))
@@ -197,7 +199,7 @@ def test_a_hand_picked_invitation_list_is_shown_as_picked(
     as_operator, marketing_manager, load_case
 ):
     case = load_case(type="freeroll", stage="early", entrants=20, tournament_id="F-PICKED")
-    services.decision_record(
+    decision_record(
         case=case,
         actor=marketing_manager,
         option="reschedule",
@@ -212,7 +214,7 @@ def test_a_hand_picked_invitation_list_is_shown_as_picked(
 
 def test_an_individual_case_shows_no_crash_panels(as_manager, tournament_manager, load_case):
     crash = load_case(type="regular", stage="middle", tournament_id="T-IND")
-    case = services.individual_case_open(
+    case = individual_case_open(
         tournament=crash.tournament,
         actor=tournament_manager,
         players=["p000001"],

@@ -9,9 +9,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from settlements import services
 from settlements.access import permissions, roles
 from settlements.demo import build_snapshot
+from settlements.services.settlements import settlement_prepare
+from settlements.services.snapshots import case_load_snapshot
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -235,7 +236,7 @@ def test_a_tournament_without_add_ons_or_bounties_shows_neither_column(
         player["bounty"] = 0
     pool = sum(player.get("entries", 1) for player in snapshot["players"]) * 1000
     snapshot["tournament"]["payouts"] = [pool // 2, pool // 4, pool - pool // 2 - pool // 4]
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=operator, snapshot=json.dumps(snapshot).encode(), incident=incident
     )
     html = entrants_partial(as_operator, case)
@@ -263,7 +264,7 @@ def _words(html: str) -> str:
 
 def test_bounties_are_named_in_plain_words_not_by_a_head(as_operator, operator, knock_out):
     # "The bounty on their head" is jargon to a new desk hand and to a player reading along.
-    services.settlement_prepare(case=knock_out, actor=operator)
+    settlement_prepare(case=knock_out, actor=operator)
     settlement = knock_out.settlements.get()
     pages = [
         case_url(knock_out),

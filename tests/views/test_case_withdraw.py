@@ -5,9 +5,15 @@ the case page, the settlement page, the dashboard and the incident page show aft
 import pytest
 from django.urls import reverse
 
-from settlements import services
 from settlements.models import Event
-from settlements.services import CompensationEntry
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.individual_cases import individual_case_open
+from settlements.services.snapshots import case_withdraw
 from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus
 from tests.views.conftest import HTMX, assert_full_page, assert_partial
 
@@ -27,8 +33,8 @@ def case_url(case) -> str:
 @pytest.fixture
 def submitted_case(operator, load_case):
     case = load_case(type="regular", stage="late", tournament_id="T-0042", name="Sunday 50")
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
     return case, settlement
 
 
@@ -47,7 +53,7 @@ def test_an_approved_case_offers_no_withdrawal(
     as_operator, operator, second_manager, submitted_case
 ):
     case, settlement = submitted_case
-    services.settlement_approve(settlement=settlement, actor=second_manager)
+    settlement_services.settlement_approve(settlement=settlement, actor=second_manager)
     html = as_operator.get(case_url(case)).content.decode()
     assert withdraw_url(case) not in html
 
@@ -80,7 +86,7 @@ def test_compensation_waiting_is_named_and_withdrawn_with_the_case(
     as_operator, operator, submitted_case
 ):
     case, _ = submitted_case
-    waiting = services.compensation_propose(
+    waiting = compensation_propose(
         case=case, actor=operator, reason="lag", entries=[CompensationEntry("p000001", 500)]
     )
     html = assert_full_page(as_operator.get(withdraw_url(case)))
@@ -99,8 +105,8 @@ def test_approved_compensation_keeps_the_case_and_the_page_says_why(
     as_operator, as_manager, operator, second_manager, submitted_case
 ):
     case, _ = submitted_case
-    owed = services.compensation_approve(
-        compensation=services.compensation_propose(
+    owed = compensation_approve(
+        compensation=compensation_propose(
             case=case, actor=operator, reason="lag", entries=[CompensationEntry("p000001", 500)]
         ),
         actor=second_manager,
@@ -195,7 +201,7 @@ def test_other_roles_are_refused(request, load_case, who):
 
 def test_an_individual_case_has_no_withdrawal_page(as_manager, tournament_manager, load_case):
     crash = load_case(tournament_id="T-IND")
-    individual = services.individual_case_open(
+    individual = individual_case_open(
         tournament=crash.tournament,
         actor=tournament_manager,
         players=["p000001"],
@@ -206,7 +212,7 @@ def test_an_individual_case_has_no_withdrawal_page(as_manager, tournament_manage
 
 def test_a_withdrawn_case_cannot_be_withdrawn_again(as_manager, operator, load_case):
     case = load_case(tournament_id="T-TWICE")
-    services.case_withdraw(case=case, actor=operator, reason=REASON)
+    case_withdraw(case=case, actor=operator, reason=REASON)
     html = as_manager.get(withdraw_url(case)).content.decode()
     assert f"Cannot withdraw Case #{case.pk} (T-TWICE): it is withdrawn." in html
     assert 'name="reason"' not in html
@@ -216,7 +222,7 @@ def test_the_settlement_page_says_it_was_withdrawn_with_its_case(
     as_auditor, operator, submitted_case
 ):
     case, settlement = submitted_case
-    services.case_withdraw(case=case, actor=operator, reason=REASON)
+    case_withdraw(case=case, actor=operator, reason=REASON)
     html = as_auditor.get(reverse("settlement_review", args=[settlement.pk])).content.decode()
     assert 'data-status="withdrawn">Withdrawn</span>' in html
     assert "Withdrawn with its case" in html
@@ -228,7 +234,7 @@ def test_the_dashboard_counts_a_withdrawn_case_as_no_work(as_operator, operator,
     case = load_case(tournament_id="T-DASH")
     before = as_operator.get(reverse("dashboard")).content.decode()
     assert "1 case, 1 in progress" in before
-    services.case_withdraw(case=case, actor=operator, reason=REASON)
+    case_withdraw(case=case, actor=operator, reason=REASON)
     html = as_operator.get(reverse("dashboard")).content.decode()
     assert "1 case, 0 in progress" in html
     assert '<span class="stat__value" data-count="ready">0</span>' in html

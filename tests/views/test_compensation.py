@@ -6,9 +6,9 @@ import io
 import pytest
 from django.urls import reverse
 
-from settlements import services
 from settlements.models import Case, Compensation, Event, PrizeWithdrawal, Tournament
-from settlements.services import CompensationEntry
+from settlements.services.compensation import CompensationEntry, compensation_propose
+from settlements.services.settlements import settlement_prepare
 from settlements.workflow import CaseStatus, CompensationStatus
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
 
@@ -18,13 +18,13 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def settled_case(operator, load_case):
     case = load_case(type="regular", stage="middle", tournament_id="T-COMP")
-    services.settlement_prepare(case=case, actor=operator)
+    settlement_prepare(case=case, actor=operator)
     return case
 
 
 @pytest.fixture
 def proposal(operator, settled_case):
-    return services.compensation_propose(
+    return compensation_propose(
         case=settled_case,
         actor=operator,
         reason="Disconnected by our server before the crash",
@@ -136,7 +136,7 @@ def test_approval_restates_the_amount_and_is_never_the_proposers(
 
 
 def test_a_manager_cannot_answer_their_own_proposal(as_manager, tournament_manager, settled_case):
-    own = services.compensation_propose(
+    own = compensation_propose(
         case=settled_case,
         actor=tournament_manager,
         reason="r",
@@ -288,7 +288,7 @@ def test_a_tournament_to_register_is_checked_at_its_fields(as_manager, fields, f
 
 
 def test_the_proposal_page_pages_its_players_in_a_partial(as_auditor, operator, settled_case):
-    many = services.compensation_propose(
+    many = compensation_propose(
         case=settled_case,
         actor=operator,
         reason="Everyone still in lost a hand to the lag",

@@ -4,7 +4,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
+from settlements.services import settlements as settlement_services
+from settlements.services.incidents import incident_close, incident_report
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
 
 pytestmark = pytest.mark.django_db
@@ -31,9 +32,11 @@ def test_cases_needing_someone_come_first_on_the_dashboard_and_the_incident_page
 ):
     ready = load_case(type="regular", stage="middle", tournament_id="T-1")
     rejected = load_case(type="regular", stage="late", tournament_id="T-2")
-    settlement = services.settlement_prepare(case=rejected, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_reject(settlement=settlement, actor=tournament_manager, reason="Recount")
+    settlement = settlement_services.settlement_prepare(case=rejected, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_reject(
+        settlement=settlement, actor=tournament_manager, reason="Recount"
+    )
     deciding = load_case(type="freeroll", stage="middle", tournament_id="F-1")
     expected = [deciding.pk, rejected.pk, ready.pk]
 
@@ -77,8 +80,8 @@ def test_waiting_for_me_depends_on_the_role(
 
 def test_approvals_wait_for_the_manager_once_submitted(as_manager, operator, load_case):
     case = load_case(type="regular", stage="middle", tournament_id="T-APP")
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
     html = as_manager.get(reverse("dashboard")).content.decode()
     assert 'Settlements to approve <span class="muted">(1)</span>' in html
     assert f"Settlement #{settlement.pk}" in html
@@ -92,14 +95,14 @@ def test_empty_dashboard_says_what_to_do(as_operator, as_auditor):
 
 
 def test_closed_incidents_leave_the_dashboard(as_operator, operator, incident):
-    services.incident_close(incident=incident, actor=operator)
+    incident_close(incident=incident, actor=operator)
     html = as_operator.get(reverse("dashboard")).content.decode()
     assert "Cluster B outage" not in html
 
 
 def _report_incidents(operator, count):
     for number in range(count):
-        services.incident_report(
+        incident_report(
             actor=operator,
             title=f"Outage {number:02d}",
             started_at=timezone.now() - timedelta(minutes=number),

@@ -11,8 +11,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
+from settlements.services import settlements as settlement_services
+from settlements.services.incidents import incident_close, incident_report
+from settlements.services.snapshots import case_load_snapshot, case_withdraw
 from settlements.templatetags.timezones import when
 from tests.conftest import make_user
 from tests.views.conftest import signed_in
@@ -35,8 +37,8 @@ def test_an_approval_shows_on_the_very_next_view(
     as_manager, operator, tournament_manager, load_case
 ):
     case = load_case(type="regular", stage="middle", tournament_id="T-APP")
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
     before = _dashboard(as_manager)
     cached = _dashboard(as_manager)
     start = before.index('id="counts-title"')
@@ -44,7 +46,7 @@ def test_an_approval_shows_on_the_very_next_view(
     assert TO_APPROVE.format(1) in before
     assert '<span class="stat__value" data-count="approved">0</span>' in before
 
-    services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    settlement_services.settlement_approve(settlement=settlement, actor=tournament_manager)
     after = _dashboard(as_manager)
     assert TO_APPROVE.format(0) in after
     assert '<span class="stat__value" data-count="awaiting_approval">0</span>' in after
@@ -55,12 +57,12 @@ def test_an_approval_shows_on_the_very_next_view(
 def test_a_withdrawal_and_a_closed_incident_show_at_once(as_operator, operator, load_case):
     case = load_case(type="regular", stage="middle", tournament_id="T-WD")
     assert f'href="{reverse("case_detail", args=[case.pk])}"' in _dashboard(as_operator)
-    services.case_withdraw(case=case, actor=operator, reason="Loaded the wrong tournament")
+    case_withdraw(case=case, actor=operator, reason="Loaded the wrong tournament")
     html = _dashboard(as_operator)
     assert 'data-status="withdrawn">' in html
     assert 'Settlements to prepare <span class="muted">(0)</span>' in html
 
-    services.incident_close(incident=case.incident, actor=operator)
+    incident_close(incident=case.incident, actor=operator)
     html = _dashboard(as_operator)
     assert "Cluster B outage" not in html
     assert '<span class="stat__value" data-count="open_incidents">0</span>' in html
@@ -85,11 +87,11 @@ def test_a_manager_never_gets_another_managers_queue(django_user_model, incident
         make_user(django_user_model, name, roles.OPERATOR, roles.TOURNAMENT_MANAGER)
         for name in ("first_both", "second_both")
     )
-    case = services.case_load_snapshot(
+    case = case_load_snapshot(
         actor=first, snapshot=snapshot_factory(type="regular", stage="middle"), incident=incident
     )
-    settlement = services.settlement_prepare(case=case, actor=first)
-    services.settlement_submit(settlement=settlement, actor=first)
+    settlement = settlement_services.settlement_prepare(case=case, actor=first)
+    settlement_services.settlement_submit(settlement=settlement, actor=first)
     assert TO_APPROVE.format(1) in _dashboard(signed_in(second))
     assert TO_APPROVE.format(0) in _dashboard(signed_in(first))
 
@@ -108,7 +110,7 @@ def test_corrections_made_outside_the_services_show_at_once(as_operator, operato
 
 def test_each_incident_page_is_its_own_entry(as_operator, operator):
     for number in range(12):
-        services.incident_report(
+        incident_report(
             actor=operator,
             title=f"Outage {number:02d}",
             started_at=timezone.now() - timedelta(minutes=number),
@@ -146,13 +148,13 @@ def test_the_incident_list_changes_at_once(
     assert 'data-status="ready">' in first
 
     # A business change: the case's status in the list changes on the very next view.
-    services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_prepare(case=case, actor=operator)
     after = _dashboard(as_operator)
     assert 'data-status="ready">' not in after
     assert 'data-status="prepared">' in after
 
     # A new incident shows at once too.
-    services.incident_report(
+    incident_report(
         actor=operator, title="Cluster C outage", started_at=timezone.now() - timedelta(minutes=5)
     )
     assert "Cluster C outage" in _dashboard(as_operator)

@@ -7,10 +7,11 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import Decision
 from settlements.money import format_minor_units
 from settlements.rules import Policy, parse_snapshot, settle
+from settlements.services.decisions import decision_record
+from settlements.services.settlements import settlement_prepare
 from settlements.templatetags.review import payout_text
 from settlements.views import cached_previews
 from settlements.workflow import CaseStatus
@@ -222,10 +223,8 @@ def test_a_case_past_its_decision_cannot_be_decided_again(
     as_marketing, marketing_manager, operator, load_case
 ):
     case = load_case(type="satellite", stage="middle", tournament_id="S-LATE")
-    services.decision_record(
-        case=case, actor=marketing_manager, option="chip_equity", reason="first"
-    )
-    services.settlement_prepare(case=case, actor=operator)
+    decision_record(case=case, actor=marketing_manager, option="chip_equity", reason="first")
+    settlement_prepare(case=case, actor=operator)
     html = as_marketing.get(url(case)).content.decode()
     assert f"Cannot record a decision on Case #{case.pk} (S-LATE): it is prepared." in html
     assert "Review the decision" not in html
@@ -282,7 +281,7 @@ def test_a_locked_reschedule_shows_its_date_and_list_disabled(
     as_marketing, marketing_manager, operator, load_case
 ):
     case = load_case(type="freeroll", stage="middle", entrants=20, tournament_id="F-LOCK")
-    services.decision_record(
+    decision_record(
         case=case,
         actor=marketing_manager,
         option="reschedule",
@@ -290,7 +289,7 @@ def test_a_locked_reschedule_shows_its_date_and_list_disabled(
         reschedule_at=timezone.now() + timedelta(days=3),
         invited_players=["p000001"],
     )
-    services.settlement_prepare(case=case, actor=operator)
+    settlement_prepare(case=case, actor=operator)
     html = as_marketing.get(url(case)).content.decode()
     date = re.search(r'<input type="datetime-local" name="reschedule_at"[^>]*>', html)[0]
     assert " disabled" in date and 'value="' in date

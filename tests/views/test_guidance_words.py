@@ -5,7 +5,9 @@ says what compensation still waits."""
 import pytest
 from django.urls import reverse
 
-from settlements import services
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import CompensationEntry, compensation_propose
+from settlements.services.individual_cases import individual_case_open
 from tests.views.conftest import HTMX, assert_full_page, assert_partial
 
 pytestmark = pytest.mark.django_db
@@ -14,7 +16,7 @@ pytestmark = pytest.mark.django_db
 def test_the_operator_is_told_a_manager_approves_never_the_operator(
     as_operator, operator, load_case
 ):
-    settlement = services.settlement_prepare(
+    settlement = settlement_services.settlement_prepare(
         case=load_case(stage="late", tournament_id="W-1"), actor=operator
     )
     html = assert_full_page(as_operator.get(reverse("settlement_review", args=[settlement.pk])))
@@ -26,9 +28,9 @@ def test_a_rejected_case_says_how_to_redo_it_and_when_to_load_it_again(
     as_operator, operator, tournament_manager, load_case
 ):
     case = load_case(stage="late", tournament_id="W-2")
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_reject(
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_reject(
         settlement=settlement, actor=tournament_manager, reason="chip counts look wrong"
     )
     html = assert_full_page(as_operator.get(reverse("case_detail", args=[case.pk])))
@@ -41,7 +43,7 @@ def test_a_rejected_case_says_how_to_redo_it_and_when_to_load_it_again(
 def test_resolving_an_individual_case_warns_of_compensation_still_waiting(
     as_manager, operator, tournament_manager, load_case
 ):
-    case = services.individual_case_open(
+    case = individual_case_open(
         tournament=load_case(stage="late", tournament_id="W-3").tournament,
         actor=tournament_manager,
         players=["p000001"],
@@ -49,11 +51,11 @@ def test_resolving_an_individual_case_warns_of_compensation_still_waiting(
     )
     url = reverse("individual_case_resolve", args=[case.pk])
     assert 'id="compensation-waiting"' not in as_manager.get(url).content.decode()
-    compensation = services.compensation_propose(
+    compensation = compensation_propose(
         case=case,
         actor=operator,
         reason="lag",
-        entries=[services.CompensationEntry("p000001", 500)],
+        entries=[CompensationEntry("p000001", 500)],
     )
     html = assert_full_page(as_manager.get(url))
     warning = html[html.index('id="compensation-waiting"') :]

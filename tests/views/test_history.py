@@ -11,8 +11,13 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import audit_log, services
+from settlements import audit_log
 from settlements.models import Event, Settlement
+from settlements.services import compensation, tokens
+from settlements.services import settlements as settlement_services
+from settlements.services.decisions import decision_record
+from settlements.services.incidents import incident_report
+from settlements.services.snapshots import case_withdraw
 from tests.conftest import clear_caches
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
 
@@ -22,9 +27,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def approved(operator, tournament_manager, load_case):
     case = load_case(type="regular", stage="middle", tournament_id="T-HIST")
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    settlement = services.settlement_submit(settlement=settlement, actor=operator)
-    return services.settlement_approve(
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    return settlement_services.settlement_approve(
         settlement=settlement, actor=tournament_manager, reason="Matches the server log"
     )
 
@@ -63,7 +68,7 @@ def test_managers_read_the_history_of_the_cases_they_approve(as_manager, operato
         html = assert_full_page(as_manager.get(url))
         assert f'href="{reverse("history")}"' not in html
     assert_partial(as_manager.get(timeline, **HTMX), "timeline")
-    token, _raw = services.api_token_create(user=operator, name="feed", actor=operator)
+    token, _raw = tokens.api_token_create(user=operator, name="feed", actor=operator)
     assert as_manager.get(reverse("history_record", args=["apitoken", token.pk])).status_code == 403
 
 
@@ -143,7 +148,7 @@ def test_a_record_shows_each_version_with_its_diff(as_auditor, approved):
 
 def test_codes_and_policies_read_as_words(as_auditor, marketing_manager, load_case):
     case = load_case(type="satellite", stage="middle", tournament_id="S-WORDS")
-    decision = services.decision_record(
+    decision = decision_record(
         case=case, actor=marketing_manager, option="chip_equity", reason="flatter"
     )
     html = as_auditor.get(reverse("history_record", args=["case", case.pk])).content.decode()
@@ -172,9 +177,7 @@ def test_the_incident_timeline_reads_oldest_first(as_auditor, approved):
 
 def test_long_histories_page_without_counting(as_auditor, operator):
     for number in range(55):
-        services.incident_report(
-            actor=operator, title=f"Outage {number:02d}", started_at=timezone.now()
-        )
+        incident_report(actor=operator, title=f"Outage {number:02d}", started_at=timezone.now())
     url = reverse("history")
     first = as_auditor.get(url, {"model": "incident"}).content.decode()
     assert "Page 1" in first and "Older" in first and "Newer" not in first
@@ -225,19 +228,19 @@ def test_history_pages_run_as_many_queries_whatever_the_history(as_auditor, oper
             assert as_auditor.get(url, params).status_code == 200
         return len(queries)
 
-    services.incident_report(actor=operator, title="First", started_at=timezone.now())
+    incident_report(actor=operator, title="First", started_at=timezone.now())
     before = [count(reverse("history")), count(reverse("history"), view="events")]
     for number in range(30):
-        services.incident_report(actor=operator, title=f"More {number}", started_at=timezone.now())
+        incident_report(actor=operator, title=f"More {number}", started_at=timezone.now())
     after = [count(reverse("history")), count(reverse("history"), view="events")]
     assert before == after
 
 
 def test_an_api_tokens_history_shows_its_versions(as_auditor, operator):
     # Its last use is left out of the history, so the first version cannot list that field.
-    token, _raw = services.api_token_create(user=operator, name="EU game server", actor=operator)
-    services.api_token_authenticate(raw=_raw)
-    services.api_token_revoke(token=token, actor=operator)
+    token, _raw = tokens.api_token_create(user=operator, name="EU game server", actor=operator)
+    tokens.api_token_authenticate(raw=_raw)
+    tokens.api_token_revoke(token=token, actor=operator)
     url = reverse("history_record", args=["apitoken", token.pk])
     html = assert_full_page(as_auditor.get(url))
     assert html.count('class="panel version"') == 2  # created, revoked
@@ -255,13 +258,13 @@ def test_the_player_filter_keeps_what_concerns_that_player(
         tournament_id="T-OTHER",
         players=[{"id": f"q{n:03d}", "chips": n % 3} for n in range(1, 21)],
     )
-    proposal = services.compensation_propose(
+    proposal = compensation.compensation_propose(
         case=approved.case,
         actor=operator,
         reason="frozen table",
-        entries=[services.CompensationEntry("p000002", 300)],
+        entries=[compensation.CompensationEntry("p000002", 300)],
     )
-    services.compensation_approve(compensation=proposal, actor=second_manager)
+    compensation.compensation_approve(compensation=proposal, actor=second_manager)
     url = reverse("history")
     mine = as_auditor.get(url, {"player": "p000001"}).content.decode()
     assert f"Case #{approved.case_id}" in mine and f"Settlement #{approved.pk}" in mine
@@ -316,7 +319,7 @@ def test_the_kept_browser_shows_what_was_recorded_since_at_once(as_auditor, oper
     first = _browser(as_auditor)
     assert _browser(as_auditor) == first
 
-    services.case_withdraw(case=case, actor=operator, reason="Loaded the wrong tournament")
+    case_withdraw(case=case, actor=operator, reason="Loaded the wrong tournament")
     withdrawn = _browser(as_auditor)
     assert withdrawn != first and "Loaded the wrong tournament" in withdrawn
 

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 from django.urls.resolvers import URLResolver
 
-from settlements import services
 from settlements.selectors.audit import HISTORY_MODELS
+from settlements.services.settlements import settlement_prepare, settlement_submit
 from settlements.views import rows
 
 pytestmark = pytest.mark.django_db
@@ -18,8 +18,8 @@ def busy_history(operator, tournament_manager, load_case):
     """Versions of several record types, more than one page of them."""
     for number in range(9):
         case = load_case(type="regular", stage="middle", tournament_id=f"T-ROWS-{number}")
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        services.settlement_submit(settlement=settlement, actor=operator)
+        settlement = settlement_prepare(case=case, actor=operator)
+        settlement_submit(settlement=settlement, actor=operator)
     return case
 
 

@@ -4,7 +4,8 @@ actions that have work to do."""
 import pytest
 from django.urls import reverse
 
-from settlements import services
+from settlements.services.settlements import settlement_approve
+from settlements.services.snapshots import case_withdraw
 from tests.views.conftest import assert_full_page, submitted_settlements
 
 pytestmark = pytest.mark.django_db
@@ -55,7 +56,7 @@ def test_steps_and_buttons_follow_the_cases(
     assert _offered(html) == {"Prepare every ready case"}
     assert _offered(_page(as_marketing, incident)) == {"Decide alike cases together"}
 
-    services.case_withdraw(case=deciding, actor=operator, reason="loaded in error")
+    case_withdraw(case=deciding, actor=operator, reason="loaded in error")
     submitted_settlements(late_cases, operator)
     html = _page(as_operator, incident)
     # Every case awaits approval: every step of reporting it is done.
@@ -64,7 +65,7 @@ def test_steps_and_buttons_follow_the_cases(
     assert _offered(_page(as_manager, incident)) == {"Approve settlements"}
 
     for settlement in incident.cases.exclude(status="withdrawn"):
-        services.settlement_approve(
+        settlement_approve(
             settlement=settlement.settlements.get(), actor=tournament_manager, reason="ok"
         )
     html = _page(as_operator, incident)

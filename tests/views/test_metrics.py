@@ -9,10 +9,10 @@ from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from settlements import audit_log, services
+from settlements import audit_log
 from settlements.models import Case, Job, Settlement
 from settlements.selectors.payments import approved_lines
-from settlements.services import ConfirmationEntry
+from settlements.services.payments import ConfirmationEntry, payment_confirm, reissue_propose
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.services.helpers import approved, load, submitted
 
@@ -82,7 +82,7 @@ def test_the_figures_are_the_desks_counts(
     lines = list(approved_lines(after=0, until=100))
     first, second = lines[0], lines[1]
     at = timezone.now() - timedelta(minutes=1)
-    services.payment_confirm(
+    payment_confirm(
         actor=cashier,
         confirmations=[
             ConfirmationEntry(line.key, "failed", "declined", at, line.amount)
@@ -90,7 +90,7 @@ def test_the_figures_are_the_desks_counts(
         ]
         + [ConfirmationEntry(lines[2].key, "paid", "wal-1", at, lines[2].amount)],
     )
-    services.reissue_propose(actor=operator, idempotency_key=second.key, reason="new account")
+    reissue_propose(actor=operator, idempotency_key=second.key, reason="new account")
     audit_log.remember(audit_log.verify(), cache=cache)
 
     figures = scrape(client, scraper)

@@ -11,10 +11,19 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import LedgerRelease, Reissue
 from settlements.selectors import payments as payment_selectors
-from settlements.services import AdjustmentEntry, CompensationEntry, ConfirmationEntry
+from settlements.services import payments as payment_services
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.individual_cases import prize_withdrawal_approve, prize_withdrawal_decide
+from settlements.services.payments import ConfirmationEntry
+from settlements.services.settlements import AdjustmentEntry
+from settlements.services.snapshots import case_load_snapshot
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +39,7 @@ def dict_rows(response) -> list[dict]:
 
 
 def confirm(cashier, *lines, status="paid", reference="tx"):
-    return services.payment_confirm(
+    return payment_services.payment_confirm(
         actor=cashier,
         confirmations=[
             ConfirmationEntry(
@@ -47,29 +56,31 @@ def outage(load_case, operator, tournament_manager, second_manager, cashier, sna
     withdrawn and a re-issued line; and another incident whose lines must stay out."""
 
     def approve(case):
-        settlement = services.settlement_prepare(case=case, actor=operator)
-        services.settlement_submit(settlement=settlement, actor=operator)
-        return services.settlement_approve(settlement=settlement, actor=tournament_manager)
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+        settlement_services.settlement_submit(settlement=settlement, actor=operator)
+        return settlement_services.settlement_approve(
+            settlement=settlement, actor=tournament_manager
+        )
 
     early = approve(load_case(tournament_id="B-1", stage="early"))
     late = approve(load_case(tournament_id="B-2", type="satellite", stage="late"))
-    adjustment = services.settlement_adjust(
+    adjustment = settlement_services.settlement_adjust(
         settlement=early,
         actor=operator,
         reason="a stack misread",
         entries=[AdjustmentEntry("p000001", "prize", "cash", 75, "pool")],
     )
-    services.settlement_submit(settlement=adjustment, actor=operator)
-    services.settlement_approve(settlement=adjustment, actor=second_manager)
-    proposal = services.compensation_propose(
+    settlement_services.settlement_submit(settlement=adjustment, actor=operator)
+    settlement_services.settlement_approve(settlement=adjustment, actor=second_manager)
+    proposal = compensation_propose(
         case=early.case,
         actor=operator,
         reason="lag",
         entries=[CompensationEntry("p000002", 900), CompensationEntry("p000003", 60, "fpp")],
     )
-    compensation = services.compensation_approve(compensation=proposal, actor=tournament_manager)
-    withdrawal = services.prize_withdrawal_approve(
-        withdrawal=services.prize_withdrawal_decide(
+    compensation = compensation_approve(compensation=proposal, actor=tournament_manager)
+    withdrawal = prize_withdrawal_approve(
+        withdrawal=prize_withdrawal_decide(
             case=late.case,
             actor=tournament_manager,
             player="p000004",
@@ -84,9 +95,11 @@ def outage(load_case, operator, tournament_manager, second_manager, cashier, sna
     )
     first = next(payment_selectors.approved_lines(LedgerRelease.objects.filter(settlement=early)))
     confirm(cashier, first, status="failed", reference="closed")
-    reissue = services.reissue_propose(actor=operator, idempotency_key=first.key, reason="fixed")
-    services.reissue_approve(reissue=reissue, actor=second_manager)
-    elsewhere = services.case_load_snapshot(
+    reissue = payment_services.reissue_propose(
+        actor=operator, idempotency_key=first.key, reason="fixed"
+    )
+    payment_services.reissue_approve(reissue=reissue, actor=second_manager)
+    elsewhere = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(tournament_id="ELSE", stage="late")
     )
     approve(elsewhere)
@@ -283,7 +296,7 @@ def test_a_reissue_is_not_approved_by_its_proposer(outage, tournament_manager, c
         payment_selectors.approved_lines(LedgerRelease.objects.filter(settlement=settlement))
     )
     confirm(cashier, line, status="failed")
-    reissue = services.reissue_propose(
+    reissue = payment_services.reissue_propose(
         actor=tournament_manager, idempotency_key=line.key, reason="r"
     )
     client = signed_in(tournament_manager)
@@ -394,7 +407,9 @@ def test_waiting_reissues_sort_by_a_column_kept_in_the_url(outage, as_manager, o
     )[:2]
     confirm(cashier, large, small, status="failed", reference="closed")
     for line in (large, small):
-        services.reissue_propose(actor=operator, idempotency_key=line.key, reason="new account")
+        payment_services.reissue_propose(
+            actor=operator, idempotency_key=line.key, reason="new account"
+        )
     url = reverse("payments")
 
     def order(html: str) -> list[str]:

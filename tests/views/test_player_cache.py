@@ -8,10 +8,10 @@ cached in their place goes stale).
 import pytest
 from django.urls import reverse
 
-from settlements import services
 from settlements.access import roles
 from settlements.models import Tournament
-from settlements.services import AdjustmentEntry
+from settlements.services import settlements as settlement_services
+from settlements.services.settlements import AdjustmentEntry
 from tests.conftest import clear_caches
 from tests.payment_helpers import answer, paid_out
 
@@ -31,9 +31,9 @@ def _fresh(client, url: str, params: dict) -> str:
 @pytest.fixture
 def out(users, load_case):
     case = load_case(stage="middle", tournament_id="KEPT-1")
-    settlement = services.settlement_prepare(case=case, actor=users[roles.OPERATOR])
-    services.settlement_submit(settlement=settlement, actor=users[roles.OPERATOR])
-    services.settlement_approve(
+    settlement = settlement_services.settlement_prepare(case=case, actor=users[roles.OPERATOR])
+    settlement_services.settlement_submit(settlement=settlement, actor=users[roles.OPERATOR])
+    settlement_services.settlement_approve(
         settlement=settlement, actor=users[roles.TOURNAMENT_MANAGER], reason="checked"
     )
     return paid_out(settlement, users)
@@ -63,7 +63,7 @@ def test_an_adjustment_shows_on_the_players_page_and_the_statement_at_once(out, 
     before = [_main(as_auditor, *page) for page in (players, statement)]
     assert all("Adjustment" not in html for html in before)
 
-    services.settlement_adjust(
+    settlement_services.settlement_adjust(
         settlement=out.settlement,
         actor=users[roles.OPERATOR],
         reason="late chip count",

@@ -9,10 +9,13 @@ import json
 import pytest
 from django.urls import reverse
 
-from settlements import services
 from settlements.access import roles
 from settlements.money import format_in_unit
 from settlements.selectors import payments
+from settlements.services import compensation
+from settlements.services import settlements as settlement_services
+from settlements.services.individual_cases import prize_withdrawal_approve, prize_withdrawal_decide
+from settlements.services.tokens import api_token_create
 from tests.payment_helpers import answer, paid_out
 from tests.views.conftest import HTMX, assert_csp_clean, assert_full_page, assert_partial, signed_in
 
@@ -22,9 +25,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def out(users, load_case):
     case = load_case(stage="middle", tournament_id="PAY-1")
-    settlement = services.settlement_prepare(case=case, actor=users[roles.OPERATOR])
-    services.settlement_submit(settlement=settlement, actor=users[roles.OPERATOR])
-    services.settlement_approve(
+    settlement = settlement_services.settlement_prepare(case=case, actor=users[roles.OPERATOR])
+    settlement_services.settlement_submit(settlement=settlement, actor=users[roles.OPERATOR])
+    settlement_services.settlement_approve(
         settlement=settlement, actor=users[roles.TOURNAMENT_MANAGER], reason="checked"
     )
     return paid_out(settlement, users)
@@ -69,7 +72,7 @@ def test_the_statement_and_its_printable_page_say_where_the_payment_stands(out, 
 
 def test_a_statement_before_approval_says_nothing_was_sent(users, load_case, as_auditor):
     case = load_case(stage="middle", tournament_id="PAY-2")
-    settlement = services.settlement_prepare(case=case, actor=users[roles.OPERATOR])
+    settlement = settlement_services.settlement_prepare(case=case, actor=users[roles.OPERATOR])
     player = settlement.lines.order_by("line_no").first().player
     html = as_auditor.get(
         reverse("settlement_statement", args=[settlement.pk]), {"player": player}
@@ -98,7 +101,7 @@ def test_the_statements_exports_carry_each_lines_payment(out, as_auditor):
 
 def test_the_statements_api_carries_each_lines_payment(out, users):
     client = signed_in(users[roles.AUDITOR])
-    raw = services.api_token_create(user=users[roles.AUDITOR], name="crm")[1]
+    raw = api_token_create(user=users[roles.AUDITOR], name="crm")[1]
     response = client.get(
         f"/api/v1/settlements/{out.settlement.pk}/statements",
         {"player": out.failed.player},
@@ -133,15 +136,15 @@ def test_the_players_page_says_where_compensation_payments_stand(out, users, as_
     case = out.settlement.case
 
     def propose(amount):
-        return services.compensation_propose(
+        return compensation.compensation_propose(
             case=case,
             actor=operator,
             reason="lag",
-            entries=[services.CompensationEntry(player, amount)],
+            entries=[compensation.CompensationEntry(player, amount)],
         )
 
     waiting, paid = propose(100), propose(200)
-    services.compensation_approve(compensation=paid, actor=manager, reason="fair")
+    compensation.compensation_approve(compensation=paid, actor=manager, reason="fair")
     line = payments.lines_of([f"C{paid.pk}-1"])[f"C{paid.pk}-1"]
     answer(users[roles.CASHIER], line, "paid", "TX-COMP")
     html = as_auditor.get(reverse("players"), {"q": player}).content.decode()
@@ -155,16 +158,16 @@ def test_the_players_page_says_where_compensation_payments_stand(out, users, as_
 
 def test_an_adjustments_lines_say_where_their_payment_stands_too(out, users, as_auditor):
     player = out.paid.player
-    adjustment = services.settlement_adjust(
+    adjustment = settlement_services.settlement_adjust(
         settlement=out.settlement,
         actor=users[roles.OPERATOR],
         reason="a stack misread",
-        entries=[services.AdjustmentEntry(player, "prize", "cash", 75, "pool")],
+        entries=[settlement_services.AdjustmentEntry(player, "prize", "cash", 75, "pool")],
     )
-    services.settlement_submit(settlement=adjustment, actor=users[roles.OPERATOR])
+    settlement_services.settlement_submit(settlement=adjustment, actor=users[roles.OPERATOR])
     before = assert_full_page(as_auditor.get(reverse("players"), {"q": player}))
     assert before.count('data-payment="not_sent"') == 1  # submitted, not approved yet
-    services.settlement_approve(
+    settlement_services.settlement_approve(
         settlement=adjustment, actor=users["second_manager"], reason="checked"
     )
     line = next(payments.approved_lines(payments.releases_of(settlement=adjustment.pk)))
@@ -177,7 +180,7 @@ def test_an_approved_prize_withdrawal_is_taken_off_what_the_player_is_owed(out, 
     player, case = out.failed.player, out.settlement.case
     currency = case.tournament.currency
     owed_before = dict(((c, u), a) for c, u, a in payments.player_totals(player))
-    proposal = services.prize_withdrawal_decide(
+    proposal = prize_withdrawal_decide(
         case=case,
         actor=users[roles.TOURNAMENT_MANAGER],
         player=player,
@@ -189,9 +192,7 @@ def test_an_approved_prize_withdrawal_is_taken_off_what_the_player_is_owed(out, 
     )
     # A proposal may still be rejected: nothing is taken off yet.
     assert dict(((c, u), a) for c, u, a in payments.player_totals(player)) == owed_before
-    services.prize_withdrawal_approve(
-        withdrawal=proposal, actor=users["second_manager"], reason="checked"
-    )
+    prize_withdrawal_approve(withdrawal=proposal, actor=users["second_manager"], reason="checked")
     owed = owed_before[currency, "cash"] - 300
     html = as_auditor.get(reverse("players"), {"q": player}).content.decode()
     totals = html[html.index('id="player-totals"') :].split("</dl>")[0]

@@ -10,9 +10,18 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import CasePlayer, SettlementLine
-from settlements.services import AdjustmentEntry, CompensationEntry
+from settlements.services import settlements as settlement_services
+from settlements.services.bases import settlement_basis_restore
+from settlements.services.compensation import (
+    CompensationEntry,
+    compensation_approve,
+    compensation_propose,
+)
+from settlements.services.incidents import incident_report, tournament_create
+from settlements.services.individual_cases import individual_case_open, prize_withdrawal_decide
+from settlements.services.settlements import AdjustmentEntry
+from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import snapshot_bytes
 from tests.services.helpers import as_before_the_figures_were_kept
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
@@ -40,42 +49,42 @@ def statement_url(settlement, player: str, name: str = "settlement_statement") -
 def desk(operator, tournament_manager, second_manager, incident):
     """Two incidents; p000001 plays in both, a look-alike id in one; one settlement approved
     with an adjustment, a compensation and a prize given in error to p000001."""
-    later = services.incident_report(
+    later = incident_report(
         actor=operator, title="Second outage", started_at=timezone.now() - timedelta(minutes=5)
     )
     players = [
         {"id": f"p{n:06d}", "chips": 1000 * (21 - n) if n <= 10 else 0} for n in range(1, 21)
     ]
     players[5]["id"] = "p00000\u0665"  # an Arabic-Indic digit five where p000006 would be
-    first = services.case_load_snapshot(
+    first = case_load_snapshot(
         actor=operator,
         incident=incident,
         snapshot=snapshot_bytes(
             type="regular", stage="middle", tournament_id="T-ONE", players=players
         ),
     )
-    second = services.case_load_snapshot(
+    second = case_load_snapshot(
         actor=operator,
         incident=later,
         snapshot=snapshot_bytes(type="regular", stage="late", entrants=20, tournament_id="T-TWO"),
     )
-    approved = services.settlement_prepare(case=first, actor=operator)
-    approved = services.settlement_submit(settlement=approved, actor=operator)
-    approved = services.settlement_approve(settlement=approved, actor=tournament_manager)
-    services.settlement_adjust(
+    approved = settlement_services.settlement_prepare(case=first, actor=operator)
+    approved = settlement_services.settlement_submit(settlement=approved, actor=operator)
+    approved = settlement_services.settlement_approve(settlement=approved, actor=tournament_manager)
+    settlement_services.settlement_adjust(
         settlement=approved,
         actor=operator,
         reason="late registration refund",
         entries=[AdjustmentEntry("p000001", "prize", "cash", 150, "pool")],
     )
-    compensation = services.compensation_propose(
+    compensation = compensation_propose(
         case=first,
         actor=operator,
         reason="disconnected at the crash",
         entries=[CompensationEntry("p000001", 500)],
     )
-    services.compensation_approve(compensation=compensation, actor=second_manager)
-    services.prize_withdrawal_decide(
+    compensation_approve(compensation=compensation, actor=second_manager)
+    prize_withdrawal_decide(
         case=first,
         actor=tournament_manager,
         player="p000001",
@@ -83,7 +92,7 @@ def desk(operator, tournament_manager, second_manager, incident):
         outcome="leave",
         reason="the player could not have known",
     )
-    prepared = services.settlement_prepare(case=second, actor=operator)
+    prepared = settlement_services.settlement_prepare(case=second, actor=operator)
     return {"first": first, "second": second, "approved": approved, "prepared": prepared}
 
 
@@ -145,10 +154,10 @@ def test_no_match_says_so_and_the_page_swaps_as_a_partial(as_operator, desk):
 
 def test_players_named_by_an_individual_case_are_found(as_operator, tournament_manager, desk):
     # A tournament without a snapshot: the individual case names whom it concerns.
-    quiet = services.tournament_create(
+    quiet = tournament_create(
         actor=tournament_manager, operator_id="T-QUIET", type="regular", currency="USD"
     )
-    case = services.individual_case_open(
+    case = individual_case_open(
         actor=tournament_manager,
         tournament=quiet,
         players=["walk-in-7", "walk-in-77"],
@@ -174,7 +183,7 @@ def test_an_older_settlement_shows_no_working_until_its_figures_are_restored(as_
         html = squash(as_operator.get(url).content.decode())
         assert "How it was worked out" not in html and "The arithmetic" not in html
         assert "prepared before CrashDesk kept the figures" in html
-    services.settlement_basis_restore(settlement=approved)
+    settlement_basis_restore(settlement=approved)
     html = squash(as_operator.get(statement_url(approved, "p000001")).content.decode())
     assert "How it was worked out" in html
     assert "prepared before CrashDesk kept the figures" not in html

@@ -4,9 +4,9 @@ for the others on their dashboard, approved or rejected on a confirmation page."
 import pytest
 from django.urls import reverse
 
-from settlements import services
 from settlements.models import PrizeWithdrawal
 from settlements.selectors.payments import approved_lines
+from settlements.services.individual_cases import prize_withdrawal_decide
 from settlements.workflow import PrizeWithdrawalStatus
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def proposal(operator, tournament_manager, load_case) -> PrizeWithdrawal:
     case = load_case(type="regular", stage="middle", tournament_id="T-PRIZE")
-    return services.prize_withdrawal_decide(
+    return prize_withdrawal_decide(
         case=case,
         actor=tournament_manager,
         player="p000002",

@@ -13,8 +13,13 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
+from settlements.services import compensation as compensation_services
+from settlements.services import settlements as settlement_services
+from settlements.services.decisions import decision_record
+from settlements.services.incidents import incident_report
+from settlements.services.snapshots import case_load_snapshot
+from settlements.services.tokens import api_token_create
 from tests.api.conftest import bearer
 from tests.conftest import clear_caches, make_user, snapshot_bytes
 from tests.views.conftest import HTMX, signed_in
@@ -97,7 +102,7 @@ def build_desk(
     steps = ("approved", "awaiting approval", "awaiting decision", "ready", "prepared")
     featured = undecided = None
     for number in range(incidents):
-        incident = services.incident_report(
+        incident = incident_report(
             actor=operator,
             title=f"Outage {number}",
             started_at=timezone.now() - timedelta(hours=number),
@@ -106,7 +111,7 @@ def build_desk(
             step = steps[index % len(steps)]
             kind = "satellite" if step in ("awaiting decision", "ready") else "regular"
             size = entrants if featured is None else 12
-            case = services.case_load_snapshot(
+            case = case_load_snapshot(
                 actor=operator,
                 incident=incident,
                 snapshot=snapshot_bytes(
@@ -117,26 +122,28 @@ def build_desk(
                 ),
             )
             if step == "ready":
-                services.decision_record(
-                    case=case, actor=marketing, option="chip_equity", reason="as usual"
-                )
+                decision_record(case=case, actor=marketing, option="chip_equity", reason="as usual")
             if step == "awaiting decision":
                 undecided = undecided or case
             if step in ("awaiting decision", "ready"):
                 continue
-            settlement = services.settlement_prepare(case=case, actor=operator)
+            settlement = settlement_services.settlement_prepare(case=case, actor=operator)
             if step == "prepared":
                 continue
-            settlement = services.settlement_submit(settlement=settlement, actor=operator)
+            settlement = settlement_services.settlement_submit(
+                settlement=settlement, actor=operator
+            )
             if step == "awaiting approval":
                 continue
-            settlement = services.settlement_approve(settlement=settlement, actor=manager)
+            settlement = settlement_services.settlement_approve(
+                settlement=settlement, actor=manager
+            )
             if featured is None:
                 featured = settlement
                 if incidents > 1:
                     _follow_ups(settlement, operator, second_manager)
     desk = make_user(django_user_model, "desk", *roles.DESK_ROLES)
-    _, token = services.api_token_create(user=desk, name="query counts")
+    _, token = api_token_create(user=desk, name="query counts")
     review = f"/settlements/{featured.pk}/"
     pages = max(1, -(-featured.payout_count // 50))
     return {
@@ -180,21 +187,23 @@ def build_desk(
 
 def _follow_ups(settlement, operator, manager) -> None:
     """An approved adjustment and an approved compensation on the featured case."""
-    adjustment = services.settlement_adjust(
+    adjustment = settlement_services.settlement_adjust(
         settlement=settlement,
         actor=operator,
         reason="late chip count",
-        entries=[services.AdjustmentEntry("p000002", "prize", "cash", -100, "pool")],
+        entries=[settlement_services.AdjustmentEntry("p000002", "prize", "cash", -100, "pool")],
     )
-    adjustment = services.settlement_submit(settlement=adjustment, actor=operator)
-    services.settlement_approve(settlement=adjustment, actor=manager, reason="checked")
-    compensation = services.compensation_propose(
+    adjustment = settlement_services.settlement_submit(settlement=adjustment, actor=operator)
+    settlement_services.settlement_approve(settlement=adjustment, actor=manager, reason="checked")
+    compensation = compensation_services.compensation_propose(
         case=settlement.case,
         actor=operator,
         reason="disconnected at the crash",
-        entries=[services.CompensationEntry("p000003", 500)],
+        entries=[compensation_services.CompensationEntry("p000003", 500)],
     )
-    services.compensation_approve(compensation=compensation, actor=manager, reason="fair")
+    compensation_services.compensation_approve(
+        compensation=compensation, actor=manager, reason="fair"
+    )
 
 
 def _get(desk: dict, page: str):

@@ -5,7 +5,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from settlements import services
+from settlements.services.incidents import incident_close, incident_report
+from settlements.services.settlements import settlement_prepare
+from settlements.services.snapshots import case_load_snapshot
 from tests.views.conftest import HTMX, assert_full_page, assert_partial
 
 pytestmark = pytest.mark.django_db
@@ -15,8 +17,8 @@ def test_a_queue_shows_everything_paged_and_by_incident(
     as_operator, as_marketing, operator, incident, load_case
 ):
     cases = [load_case(stage="late", tournament_id=f"Q{n:02}") for n in range(30)]
-    other = services.incident_report(actor=operator, title="DC2", started_at=incident.started_at)
-    services.case_load_snapshot(
+    other = incident_report(actor=operator, title="DC2", started_at=incident.started_at)
+    case_load_snapshot(
         actor=operator,
         snapshot=__import__("settlements.demo").demo.snapshot_bytes(
             stage="late", tournament_id="OTHER"
@@ -49,9 +51,9 @@ def test_every_dashboard_count_opens_the_list_it_counts(
     as_auditor, operator, marketing_manager, incident, late_cases, load_case
 ):
     load_case(type="satellite", stage="middle", tournament_id="S1")
-    services.settlement_prepare(case=late_cases[0], actor=operator)
-    closed = services.incident_report(actor=operator, title="Old", started_at=incident.started_at)
-    services.incident_close(incident=closed, actor=operator, reason="nothing hit")
+    settlement_prepare(case=late_cases[0], actor=operator)
+    closed = incident_report(actor=operator, title="Old", started_at=incident.started_at)
+    incident_close(incident=closed, actor=operator, reason="nothing hit")
     dashboard = assert_full_page(as_auditor.get(reverse("dashboard")))
     stats = STAT_LINK.findall(dashboard)
     assert {key for _, key, _ in stats} == {
@@ -75,8 +77,8 @@ def test_the_case_list_filters_by_status_and_incident_and_pages_keeping_them(
 ):
     ready = [load_case(stage="late", tournament_id=f"R{n:02}") for n in range(27)]
     load_case(type="satellite", stage="middle", tournament_id="WAITS")
-    other = services.incident_report(actor=operator, title="DC2", started_at=incident.started_at)
-    services.case_load_snapshot(
+    other = incident_report(actor=operator, title="DC2", started_at=incident.started_at)
+    case_load_snapshot(
         actor=operator,
         snapshot=__import__("settlements.demo").demo.snapshot_bytes(
             stage="late", tournament_id="ELSEWHERE"
@@ -100,8 +102,8 @@ def test_the_case_list_filters_by_status_and_incident_and_pages_keeping_them(
 
 
 def test_the_incident_list_shows_open_closed_or_all(as_operator, operator, incident):
-    closed = services.incident_report(actor=operator, title="Gone", started_at=incident.started_at)
-    services.incident_close(incident=closed, actor=operator, reason="nothing hit")
+    closed = incident_report(actor=operator, title="Gone", started_at=incident.started_at)
+    incident_close(incident=closed, actor=operator, reason="nothing hit")
     url = reverse("incident_queue")
     html = assert_full_page(as_operator.get(url))
     assert "1 incident," in html and "Cluster B outage" in html and "Gone" not in html
@@ -111,11 +113,11 @@ def test_the_incident_list_shows_open_closed_or_all(as_operator, operator, incid
 
 
 def test_lists_sort_by_a_column_kept_in_the_url(as_operator, operator, incident, load_case):
-    other = services.incident_report(
+    other = incident_report(
         actor=operator, title="AAA first", started_at=incident.started_at.replace(year=2020)
     )
     cases = [load_case(stage="late", tournament_id=f"Q{n}") for n in ("B", "C", "A")]
-    services.case_load_snapshot(
+    case_load_snapshot(
         actor=operator,
         snapshot=__import__("settlements.demo").demo.snapshot_bytes(
             stage="late", tournament_id="QZ"

@@ -8,7 +8,9 @@ import pytest
 from django.template import Context, Template
 from django.urls import reverse
 
-from settlements import services, wording
+from settlements import wording
+from settlements.services.decisions import decision_record
+from settlements.services.settlements import settlement_prepare
 
 pytestmark = pytest.mark.django_db
 
@@ -56,7 +58,7 @@ def test_after_a_decision_the_case_page_words_the_option_chosen(
     as_operator, marketing_manager, load_case, kind, stage, option
 ):
     case = load_case(type=kind, stage=stage, tournament_id=f"D-{kind}-{stage}-{option}")
-    services.decision_record(case=case, actor=marketing_manager, option=option, reason="Custom")
+    decision_record(case=case, actor=marketing_manager, option=option, reason="Custom")
     html = page(as_operator, "case_detail", case.pk)
     assert wording.option_description(kind, stage, option) in html
     assert why_link(kind, stage) in html
@@ -66,7 +68,7 @@ def test_a_decided_freeroll_middle_split_no_longer_promises_a_buy_in(
     as_operator, marketing_manager, load_case
 ):
     case = load_case(type="freeroll", stage="middle", tournament_id="F-NOFLOOR")
-    services.decision_record(
+    decision_record(
         case=case, actor=marketing_manager, option="chip_equity", reason="Players asked"
     )
     html = page(as_operator, "case_detail", case.pk)
@@ -87,10 +89,8 @@ def test_the_settlement_review_words_its_remedy_with_a_why_link(
     as_auditor, operator, marketing_manager, load_case
 ):
     case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-REVW")
-    services.decision_record(
-        case=case, actor=marketing_manager, option="chip_proportional", reason="Custom"
-    )
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    decision_record(case=case, actor=marketing_manager, option="chip_proportional", reason="Custom")
+    settlement = settlement_prepare(case=case, actor=operator)
     html = page(as_auditor, "settlement_review", settlement.pk)
     text = wording.option_description("satellite", "middle", "chip_proportional")
     assert text in html and "Nobody gets more than the value of one seat" in text
@@ -101,15 +101,13 @@ def test_a_satellite_players_cap_is_one_seat_and_a_regulars_the_first_prize(
     as_auditor, operator, marketing_manager, load_case
 ):
     satellite = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-CAP")
-    services.decision_record(
-        case=satellite, actor=marketing_manager, option="chip_equity", reason="Custom"
-    )
+    decision_record(case=satellite, actor=marketing_manager, option="chip_equity", reason="Custom")
     regular = load_case(type="regular", stage="middle", tournament_id="T-CAP")
     for case, expected in (
         (satellite, "<dt>Capped at the value of one seat</dt>"),
         (regular, "<dt>Capped at the first prize</dt>"),
     ):
-        settlement = services.settlement_prepare(case=case, actor=operator)
+        settlement = settlement_prepare(case=case, actor=operator)
         url = reverse("settlement_player", args=[settlement.pk]) + "?player=p000001"
         assert expected in as_auditor.get(url).content.decode()
 
@@ -124,7 +122,7 @@ def test_the_decision_page_words_each_option_from_the_same_source(as_marketing, 
 
 def test_the_tags_take_a_case_or_a_settlement(operator, load_case):
     case = load_case(type="regular", stage="late", tournament_id="T-TAG")
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     template = Template("{% load remedies %}{% remedy_wording subject %}|{% policy_url subject %}")
     for subject in (case, settlement):
         words, url = template.render(Context({"subject": subject})).split("|")

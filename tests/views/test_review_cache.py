@@ -11,9 +11,9 @@ from django.core.cache import caches
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import Settlement
 from settlements.selectors import previews
+from settlements.services import settlements as settlement_services
 from settlements.templatetags.timezones import when
 from settlements.views import settlement_review
 from tests.conftest import clear_caches
@@ -34,7 +34,7 @@ def _fresh(client, url: str) -> str:
 @pytest.fixture
 def settlement(operator, load_case):
     case = load_case(type="regular", stage="middle", tournament_id="T-FRESH", entrants=120)
-    return services.settlement_prepare(case=case, actor=operator)
+    return settlement_services.settlement_prepare(case=case, actor=operator)
 
 
 def test_the_workflow_moves_leave_the_rows_as_a_fresh_view_draws_them(
@@ -42,9 +42,11 @@ def test_the_workflow_moves_leave_the_rows_as_a_fresh_view_draws_them(
 ):
     url = reverse("settlement_review", args=[settlement.pk])
     kept = _table(as_manager, url)
-    services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
     assert _table(as_manager, url) == kept == _fresh(as_manager, url)
-    services.settlement_approve(settlement=settlement, actor=tournament_manager, reason="ok")
+    settlement_services.settlement_approve(
+        settlement=settlement, actor=tournament_manager, reason="ok"
+    )
     html = as_manager.get(url).content.decode()
     assert "Approved: final and ready to pay" in html
     assert _table(as_manager, url) == _fresh(as_manager, url)
@@ -141,7 +143,7 @@ def _summary(client, url: str) -> str:
 def test_the_kept_summary_shows_each_step_at_once(settlement, as_manager, operator):
     url = reverse("settlement_review", args=[settlement.pk])
     assert "<dt>Submitted</dt>" not in _summary(as_manager, url)
-    services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
     kept = _summary(as_manager, url)
     assert f"<dt>Submitted</dt><dd>by {operator.username}," in kept
     assert kept == _summary(as_manager, url)

@@ -6,8 +6,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from settlements import services
 from settlements.models import SettlementLine
+from settlements.services import settlements as settlement_services
 from tests.views.conftest import HTMX, assert_full_page, assert_partial
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +24,7 @@ def test_a_rebuy_knock_out_review_shows_buy_ins_share_and_bounty_apart(
     as_operator, operator, load_case
 ):
     case = load_case(stage="middle", entrants=30, tournament_id="KO-R", rebuys=True)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     url = reverse("settlement_review", args=[settlement.pk])
     html = assert_full_page(as_operator.get(url))
     for head in HEADS:
@@ -45,7 +45,7 @@ def test_a_rebuy_knock_out_review_shows_buy_ins_share_and_bounty_apart(
 
 def test_the_explain_panel_shows_a_players_own_buy_ins_and_bounty(as_operator, operator, load_case):
     case = load_case(stage="middle", entrants=30, tournament_id="KO-X", rebuys=True)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     url = reverse("settlement_review", args=[settlement.pk]) + "?player=p000001"
     panel = assert_partial(
         as_operator.get(url, **HTMX, HTTP_HX_TARGET="player-detail"), "player-detail"
@@ -59,7 +59,7 @@ def test_the_statement_page_says_what_the_player_bought_and_their_bounty(
     as_operator, operator, load_case
 ):
     case = load_case(stage="middle", entrants=30, tournament_id="KO-S", rebuys=True)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     url = reverse("settlement_statement", args=[settlement.pk]) + "?player=p000001"
     html = assert_full_page(as_operator.get(url))
     assert "You bought in twice and took one add-on: 30.00 USD back first" in html
@@ -70,9 +70,9 @@ def test_the_players_page_names_a_bounty_by_where_it_comes_from(
     as_operator, operator, tournament_manager, load_case
 ):
     case = load_case(stage="middle", entrants=30, tournament_id="KO-P", rebuys=True)
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
-    services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement_services.settlement_approve(settlement=settlement, actor=tournament_manager)
     html = assert_full_page(as_operator.get(reverse("players"), {"q": "p000001"}))
     # A bounty is not prize money: never called "pool".
     assert 'data-source="bounty">from the bounty money the entries paid</span>' in html

@@ -6,9 +6,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from settlements import services
 from settlements.models import SettlementLine, SettlementPayout
 from settlements.rules import parse_snapshot, settle
+from settlements.services import settlements as settlement_services
+from settlements.services.snapshots import case_load_snapshot
 from settlements.views.paging import RangePaginator
 from settlements.views.settlement_review import PAYOUTS_PER_PAGE
 
@@ -23,8 +24,8 @@ def test_payout_pages_follow_the_engine_without_an_offset(
     as_operator, operator, incident, snapshot_factory
 ):
     data = snapshot_factory(type="regular", stage="middle", entrants=260)
-    case = services.case_load_snapshot(actor=operator, snapshot=data, incident=incident)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    case = case_load_snapshot(actor=operator, snapshot=data, incident=incident)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     engine = [row.player for row in settle(parse_snapshot(data)).payouts]
     assert len(engine) == 130  # three pages: 50, 50, 30
 
@@ -44,7 +45,7 @@ def test_payout_pages_follow_the_engine_without_an_offset(
 
 
 def test_a_searched_review_still_pages_its_matches(as_operator, operator, load_case):
-    settlement = services.settlement_prepare(
+    settlement = settlement_services.settlement_prepare(
         case=load_case(type="regular", stage="middle", entrants=260), actor=operator
     )
     url = reverse("settlement_review", args=[settlement.pk]) + "?q=p00001"
@@ -54,7 +55,7 @@ def test_a_searched_review_still_pages_its_matches(as_operator, operator, load_c
 
 
 def test_range_pages_equal_offset_pages(operator, load_case):
-    settlement = services.settlement_prepare(
+    settlement = settlement_services.settlement_prepare(
         case=load_case(type="regular", stage="early", entrants=140), actor=operator
     )
     lines = SettlementLine.objects.filter(settlement=settlement).order_by("line_no")
@@ -75,19 +76,23 @@ def test_an_adjustments_lines_page_by_line_number(
     as_manager, operator, tournament_manager, load_case
 ):
     case = load_case(type="regular", stage="middle", entrants=200)
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    settlement = services.settlement_submit(settlement=settlement, actor=operator)
-    settlement = services.settlement_approve(settlement=settlement, actor=tournament_manager)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_approve(
+        settlement=settlement, actor=tournament_manager
+    )
     players = list(
         SettlementPayout.objects.filter(settlement=settlement)
         .order_by("position")
         .values_list("player", flat=True)[:60]
     )
-    adjustment = services.settlement_adjust(
+    adjustment = settlement_services.settlement_adjust(
         settlement=settlement,
         actor=operator,
         reason="recount",
-        entries=[services.AdjustmentEntry(p, "prize", "cash", 1, "pool") for p in players],
+        entries=[
+            settlement_services.AdjustmentEntry(p, "prize", "cash", 1, "pool") for p in players
+        ],
     )
     url = reverse("settlement_review", args=[adjustment.pk])
     second = page_of(as_manager.get(url + "?page=2"))

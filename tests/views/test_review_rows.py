@@ -14,8 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.urls.resolvers import URLResolver
 
-from settlements import services
 from settlements.models import SettlementPayout
+from settlements.services.settlements import settlement_prepare
 from settlements.views import settlement_review as review
 from tests.conftest import clear_caches
 
@@ -39,7 +39,7 @@ def _reversals(client, url: str) -> tuple[int, str]:
 
 def test_a_page_of_payouts_reverses_no_url_per_row(as_operator, operator, load_case):
     case = load_case(type="regular", stage="middle", tournament_id="T-ROWS", entrants=200)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     payouts = list(settlement.payouts.order_by("position")[:50])
     assert len(payouts) == 50
     url = reverse("settlement_review", args=[settlement.pk])
@@ -56,7 +56,7 @@ def test_a_page_of_payouts_reverses_no_url_per_row(as_operator, operator, load_c
 
 def test_a_page_of_rows_is_drawn_once_then_read(as_operator, as_auditor, operator, load_case):
     case = load_case(type="regular", stage="middle", tournament_id="T-KEEP", entrants=200)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     url = reverse("settlement_review", args=[settlement.pk]) + "?page=2"
     payouts = SettlementPayout._meta.db_table
     as_operator.get(f"{url}&q=p00019")  # the chart, drawn once for every page

@@ -7,10 +7,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from settlements import services
 from settlements.models import RulebookVersion, Simulation
 from settlements.rules.policy import POLICY_KEYS
 from settlements.selectors.rulebooks import simulation_differences
+from settlements.services.rulebooks import rulebook_version_approve, rulebook_version_propose
+from settlements.services.snapshots import case_load_snapshot
 from tests.views.conftest import HTMX, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +32,7 @@ def form_data(**changes):
 
 @pytest.fixture
 def proposed(tournament_manager):
-    return services.rulebook_version_propose(
+    return rulebook_version_propose(
         key="eu-main",
         parameters={"pre_pct": 10},
         text="Fees first.\n\nSecond paragraph.",
@@ -99,7 +100,7 @@ def test_bad_input_shows_on_its_field_and_stores_nothing(as_manager, changes, fi
 def test_an_effective_time_before_the_version_approved_shows_on_its_field(
     proposed, as_manager, second_manager
 ):
-    services.rulebook_version_approve(version=proposed, actor=second_manager, reason="ok")
+    rulebook_version_approve(version=proposed, actor=second_manager, reason="ok")
     earlier = (proposed.effective_from - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
     answer = as_manager.post("/rulebooks/propose/", form_data(effective_from=earlier), **HTMX)
     assert answer.status_code == 422
@@ -125,8 +126,8 @@ def test_the_approval_page_restates_the_change_and_the_proposer_is_refused(
 def test_a_version_shows_its_diff_against_the_one_it_replaces(
     proposed, tournament_manager, second_manager, as_auditor
 ):
-    services.rulebook_version_approve(version=proposed, actor=second_manager, reason="ok")
-    services.rulebook_version_propose(
+    rulebook_version_approve(version=proposed, actor=second_manager, reason="ok")
+    rulebook_version_propose(
         key="eu-main",
         parameters={"pre_pct": 12},
         text="Fees first.\n\nThird paragraph.",
@@ -140,7 +141,7 @@ def test_a_version_shows_its_diff_against_the_one_it_replaces(
 
 
 def test_the_text_is_rendered_without_raw_html(tournament_manager, as_auditor):
-    services.rulebook_version_propose(
+    rulebook_version_propose(
         key="eu-main",
         parameters={},
         text="**Bold** <b>raw</b>",
@@ -162,7 +163,7 @@ def test_withdrawal_with_a_reason(proposed, as_manager):
 
 
 def test_the_case_page_and_review_name_the_rulebook_version(operator, as_auditor, snapshot_factory):
-    case = services.case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="early"))
+    case = case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="early"))
     page = as_auditor.get(f"/cases/{case.pk}/").content.decode()
     assert "Rulebook default, version 1" in page
     assert "/rulebooks/default/versions/1/" in page
@@ -187,7 +188,7 @@ def test_waiting_for_you_lists_versions_for_another_manager_only(
 
 
 def test_the_history_shows_each_step(proposed, second_manager, as_auditor):
-    services.rulebook_version_approve(version=proposed, actor=second_manager, reason="ok")
+    rulebook_version_approve(version=proposed, actor=second_manager, reason="ok")
     events = as_auditor.get("/history/?view=events").content.decode()
     assert "Rulebook version proposed" in events and "Rulebook version approved" in events
     changes = as_auditor.get("/history/?model=rulebookversion").content.decode()
@@ -197,9 +198,7 @@ def test_the_history_shows_each_step(proposed, second_manager, as_auditor):
 def test_a_simulation_from_the_version_page_shows_on_the_approval_page(
     proposed, operator, snapshot_factory, as_manager, second_manager
 ):
-    services.case_load_snapshot(
-        actor=operator, snapshot=snapshot_factory(stage="late", tournament_id="L")
-    )
+    case_load_snapshot(actor=operator, snapshot=snapshot_factory(stage="late", tournament_id="L"))
     started = as_manager.post("/rulebooks/eu-main/versions/1/simulate/", {"rulebook": "default"})
     assert started.status_code == 302
     simulation_url = started["Location"]
@@ -221,7 +220,7 @@ def test_a_finished_simulation_charts_the_differences_per_player(
     proposed, operator, snapshot_factory, as_manager, django_assert_num_queries
 ):
     for tournament in ("L", "M"):
-        services.case_load_snapshot(
+        case_load_snapshot(
             actor=operator, snapshot=snapshot_factory(stage="late", tournament_id=tournament)
         )
     started = as_manager.post("/rulebooks/eu-main/versions/1/simulate/", {"rulebook": "default"})

@@ -5,9 +5,11 @@ import pytest
 from django.core.cache import caches
 from django.urls import reverse
 
-from settlements import services, site_policy
+from settlements import site_policy
 from settlements.models import IcmValue, Job
 from settlements.selectors.icm import icm_chart_points
+from settlements.services import compensation as compensation_services
+from settlements.services.settlements import settlement_prepare
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +20,7 @@ def late(operator, load_case):
     # RULES.md §7's shape: three players left, all in the money; the chip leader is capped
     # nowhere near their ICM value's lead, so the policy pays them less than ICM.
     case = load_case(type="regular", stage="late", entrants=20, tournament_id="T-ICM")
-    return services.settlement_prepare(case=case, actor=operator)
+    return settlement_prepare(case=case, actor=operator)
 
 
 def review(settlement, **query):
@@ -55,7 +57,7 @@ def test_the_auditor_sees_it_and_others_do_not(as_auditor, as_operator, as_marke
 def test_the_panel_pages_alone_over_htmx(as_manager, operator, load_case, settings):
     settings.ICM_SAMPLES = 200
     case = load_case(type="regular", stage="middle", entrants=120, tournament_id="T-BIG")
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     response = as_manager.get(
         review(settlement, icm_page=2), headers={"HX-Target": "second-opinion"}, **HTMX
     )
@@ -69,7 +71,7 @@ def test_a_valuation_still_running_says_so(as_manager, operator, load_case, sett
     # Queued for a worker, not run in the request: the panel points at the job's progress.
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     case = load_case(type="regular", stage="middle", entrants=120, tournament_id="T-RUN")
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     html = as_manager.get(review(settlement)).content.decode()
     assert "still being worked out" in html
     job = Job.objects.get(kind=Job.Kind.ICM)
@@ -107,7 +109,9 @@ def test_proposing_from_the_comparison_fills_the_form_with_the_differences(
     detail = as_manager.get(response.url).content.decode()
     assert 'id="compensation-from-icm"' in detail
     # Approved by another manager, the player's statement explains where it came from.
-    services.compensation_approve(compensation=compensation, actor=second_manager, reason="ok")
+    compensation_services.compensation_approve(
+        compensation=compensation, actor=second_manager, reason="ok"
+    )
     statement = reverse("settlement_statement", args=[late.pk]) + f"?player={first.player}"
     text = as_manager.get(statement).content.decode()
     assert "It was proposed from the ICM comparison" in text
@@ -139,7 +143,7 @@ def test_a_satellites_shortfall_is_proposed_in_tdollars(as_manager, operator, lo
         players=players,
         tournament_id="S-ICM",
     )
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     losers = IcmValue.objects.filter(valuation__settlement=settlement, difference__lt=0)
     assert losers.exists()
     url = reverse("compensation_new", args=[case.pk]) + "?from=icm"
@@ -172,7 +176,7 @@ def test_the_icm_chart_is_drawn_once_for_every_process(as_manager, late, monkeyp
 
 def test_a_knock_outs_bounties_are_shown_apart_from_the_comparison(as_manager, operator, load_case):
     case = load_case(type="regular", stage="late", entrants=20, rebuys=True, tournament_id="T-KO")
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_prepare(case=case, actor=operator)
     html = assert_full_page(as_manager.get(review(settlement)))
     table = html[html.index('id="icm-table"') :]
     assert "The policy pays from the pool" in table
@@ -192,13 +196,13 @@ def test_the_approver_sees_the_icm_figures_and_who_the_proposer_added(
     rows = list(IcmValue.objects.filter(valuation__settlement=late).order_by("difference"))
     loser, other = rows[0], rows[-1]
     assert loser.difference < 0
-    compensation = services.compensation_propose(
+    compensation = compensation_services.compensation_propose(
         case=late.case,
         actor=tournament_manager,
         reason="short of ICM",
         entries=[
-            services.CompensationEntry(player=loser.player, amount=-loser.difference),
-            services.CompensationEntry(player=other.player, amount=500),
+            compensation_services.CompensationEntry(player=loser.player, amount=-loser.difference),
+            compensation_services.CompensationEntry(player=other.player, amount=500),
         ],
         from_icm=True,
     )
@@ -232,7 +236,9 @@ def test_a_player_added_by_hand_is_not_given_the_shortfall_reason(
     response = as_manager.post(url, {"entries": entries, "reason": reason, "from_icm": "True"})
     assert response.status_code == 302
     compensation = late.case.compensations.get()
-    services.compensation_approve(compensation=compensation, actor=second_manager, reason="ok")
+    compensation_services.compensation_approve(
+        compensation=compensation, actor=second_manager, reason="ok"
+    )
 
     def also(player):
         page = as_manager.get(reverse("settlement_statement", args=[late.pk]), {"player": player})
@@ -253,17 +259,19 @@ def test_a_player_added_by_hand_keeps_the_words_written_for_them(
     rows = list(IcmValue.objects.filter(valuation__settlement=late).order_by("difference"))
     loser, other = rows[0], rows[-1]
     shortfall = site_policy.icm_flag().shortfall_reason("USD")
-    compensation = services.compensation_propose(
+    compensation = compensation_services.compensation_propose(
         case=late.case,
         actor=tournament_manager,
         reason=f"{shortfall} Another player lost their seat at the crash.",
         entries=[
-            services.CompensationEntry(player=loser.player, amount=-loser.difference),
-            services.CompensationEntry(player=other.player, amount=500),
+            compensation_services.CompensationEntry(player=loser.player, amount=-loser.difference),
+            compensation_services.CompensationEntry(player=other.player, amount=500),
         ],
         from_icm=True,
     )
-    services.compensation_approve(compensation=compensation, actor=second_manager, reason="ok")
+    compensation_services.compensation_approve(
+        compensation=compensation, actor=second_manager, reason="ok"
+    )
     page = as_manager.get(reverse("settlement_statement", args=[late.pk]), {"player": other.player})
     text = page.content.decode()
     added = text[text.index("Also on record") :].split("</ul>")[0]

@@ -10,8 +10,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from settlements import services
 from settlements.models import SettlementPayout
+from settlements.services import settlements as settlement_services
+from settlements.services.decisions import decision_record
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.conftest import clear_caches, make_user
 from tests.views.conftest import (
@@ -31,7 +32,9 @@ def prepared(operator, load_case):
 
     def make(**kwargs):
         case = load_case(**kwargs)
-        return services.settlement_prepare(case=case, actor=operator, note="checked twice")
+        return settlement_services.settlement_prepare(
+            case=case, actor=operator, note="checked twice"
+        )
 
     return make
 
@@ -39,7 +42,7 @@ def prepared(operator, load_case):
 @pytest.fixture
 def submitted(operator, prepared):
     def make(**kwargs):
-        return services.settlement_submit(settlement=prepared(**kwargs), actor=operator)
+        return settlement_services.settlement_submit(settlement=prepared(**kwargs), actor=operator)
 
     return make
 
@@ -96,10 +99,8 @@ def test_a_satellite_shows_seats_and_t_dollars_with_totals_by_unit(
     case = load_case(
         type="satellite", stage="middle", entrants=40, tournament_id="S-REV", seat_value=3000
     )
-    services.decision_record(
-        case=case, actor=marketing_manager, option="chip_proportional", reason="r"
-    )
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    decision_record(case=case, actor=marketing_manager, option="chip_proportional", reason="r")
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     html = as_operator.get(review(settlement)).content.decode()
     assert '<th scope="col" class="num">Seats</th>' in html
     assert '<th scope="col" class="num">T$</th>' in html
@@ -271,8 +272,8 @@ def test_nobody_approves_their_own_work(django_user_model, operator, load_case):
     both = make_user(django_user_model, "both", "operator", "tournament_manager")
     client = signed_in(both)
     case = load_case(type="regular", stage="middle", tournament_id="T-OWN")
-    settlement = services.settlement_prepare(case=case, actor=both)
-    services.settlement_submit(settlement=settlement, actor=both)
+    settlement = settlement_services.settlement_prepare(case=case, actor=both)
+    settlement_services.settlement_submit(settlement=settlement, actor=both)
 
     page = client.get(review(settlement)).content.decode()
     assert "Approve…" not in page
@@ -333,7 +334,9 @@ def test_the_approved_ledger_downloads_as_csv(
 ):
     settlement = submitted(type="regular", stage="pre", entrants=20, tournament_id="T-CSV")
     assert as_operator.get(review(settlement, "settlement_ledger")).status_code == 404
-    services.settlement_approve(settlement=settlement, actor=tournament_manager, reason="ok")
+    settlement_services.settlement_approve(
+        settlement=settlement, actor=tournament_manager, reason="ok"
+    )
     response = as_operator.get(review(settlement, "settlement_ledger"))
     assert response.status_code == 200 and response.streaming
     assert response["Content-Type"] == "text/csv; charset=utf-8"
@@ -357,12 +360,14 @@ def test_the_approved_ledger_downloads_as_csv(
 
 def test_an_adjustment_lists_its_corrections(as_manager, tournament_manager, operator, submitted):
     settlement = submitted(type="regular", stage="middle", tournament_id="T-ADJ")
-    services.settlement_approve(settlement=settlement, actor=tournament_manager, reason="ok")
-    adjustment = services.settlement_adjust(
+    settlement_services.settlement_approve(
+        settlement=settlement, actor=tournament_manager, reason="ok"
+    )
+    adjustment = settlement_services.settlement_adjust(
         settlement=settlement,
         actor=operator,
         reason="Late chip count correction",
-        entries=[services.AdjustmentEntry("p000002", "prize", "cash", -150, "pool")],
+        entries=[settlement_services.AdjustmentEntry("p000002", "prize", "cash", -150, "pool")],
     )
     html = assert_full_page(as_manager.get(review(adjustment)))
     assert f'Adjustment of <a href="{review(settlement)}">Settlement #{settlement.pk}</a>' in html
@@ -401,14 +406,14 @@ def test_the_approver_reads_the_marketing_managers_reason(
     as_manager, operator, marketing_manager, load_case
 ):
     case = load_case(type="satellite", stage="middle", entrants=40, tournament_id="S-WHY")
-    services.decision_record(
+    decision_record(
         case=case,
         actor=marketing_manager,
         option="chip_equity",
         reason="Flatter payouts after a long outage.",
     )
-    settlement = services.settlement_prepare(case=case, actor=operator)
-    services.settlement_submit(settlement=settlement, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
+    settlement_services.settlement_submit(settlement=settlement, actor=operator)
     html = as_manager.get(review(settlement)).content.decode()
     assert "Split by chip equity, by marketing on" in html
     assert "“Flatter payouts after a long outage.”" in html
@@ -422,7 +427,7 @@ def test_payouts_list_the_largest_first_on_request_kept_in_the_url(as_manager, o
     # The later the id, the more chips: largest first is not the order of the ids.
     players = [{"id": f"p{i + 1:06d}", "chips": (i + 1) * 1000 if i < 10 else 0} for i in range(20)]
     case = load_case(type="regular", stage="middle", tournament_id="T-BIG", players=players)
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     url = reverse("settlement_review", args=[settlement.pk])
     default = as_manager.get(url).content.decode()
     assert 'href="?sort=amount"' in default
@@ -451,7 +456,7 @@ def test_approving_a_rescheduled_freeroll_says_what_is_approved(
     from django.utils import timezone
 
     case = load_case(type="freeroll", stage="middle", entrants=20, tournament_id="F-AGAIN")
-    services.decision_record(
+    decision_record(
         case=case,
         actor=marketing_manager,
         option="reschedule",
@@ -459,8 +464,8 @@ def test_approving_a_rescheduled_freeroll_says_what_is_approved(
         reschedule_at=timezone.now() + timedelta(days=3),
         invited_players=["p000004", "p000002"],
     )
-    settlement = services.settlement_submit(
-        settlement=services.settlement_prepare(case=case, actor=operator), actor=operator
+    settlement = settlement_services.settlement_submit(
+        settlement=settlement_services.settlement_prepare(case=case, actor=operator), actor=operator
     )
     html = assert_full_page(as_manager.get(review(settlement, "settlement_approve")))
     statement = re.search(r'id="confirm-statement">(.*?)</p>', html, re.S).group(1)

@@ -7,11 +7,15 @@ import pytest
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from settlements import services
 from settlements.access import permissions, second_factor
 from settlements.errors import NotAllowed, SecondFactorStale
 from settlements.models import Settlement
-from settlements.services import CompensationEntry
+from settlements.services import compensation
+from settlements.services.compensation import CompensationEntry
+from settlements.services.individual_cases import prize_withdrawal_approve, prize_withdrawal_decide
+from settlements.services.jobs import NewItem, job_start
+from settlements.services.settlements import settlement_approve, settlement_prepare
+from settlements.services.tokens import api_token_create
 from settlements.workflow import SettlementStatus
 from tests.conftest import TEST_TOTP_SECRET, proved_ago
 from tests.views.conftest import HTMX, signed_in, submitted_settlements
@@ -68,7 +72,7 @@ def test_work_no_request_makes_carries_no_proof_and_is_not_held(tournament_manag
 
 def test_settlement_approval_is_refused_with_a_stale_proof(submitted, tournament_manager):
     with pytest.raises(SecondFactorStale, match="approve settlements"):
-        services.settlement_approve(settlement=submitted, actor=stale(tournament_manager))
+        settlement_approve(settlement=submitted, actor=stale(tournament_manager))
     submitted.refresh_from_db()
     assert submitted.status == SettlementStatus.AWAITING_APPROVAL
 
@@ -76,21 +80,21 @@ def test_settlement_approval_is_refused_with_a_stale_proof(submitted, tournament
 def test_the_role_is_answered_before_the_second_factor(submitted, operator):
     # Someone who may not approve at all is told so, not asked for a code.
     with pytest.raises(NotAllowed):
-        services.settlement_approve(settlement=submitted, actor=stale(operator))
+        settlement_approve(settlement=submitted, actor=stale(operator))
 
 
 def test_compensation_approval_is_refused_with_a_stale_proof(
     operator, tournament_manager, load_case
 ):
     case = load_case(type="regular", stage="middle", tournament_id="T-STEP")
-    services.settlement_prepare(case=case, actor=operator)
-    proposal = services.compensation_propose(
+    settlement_prepare(case=case, actor=operator)
+    proposal = compensation.compensation_propose(
         case=case, actor=operator, reason="lag", entries=[CompensationEntry("p000003", 2500)]
     )
     with pytest.raises(SecondFactorStale, match="approve compensation"):
-        services.compensation_approve(compensation=proposal, actor=stale(tournament_manager))
+        compensation.compensation_approve(compensation=proposal, actor=stale(tournament_manager))
     # Rejecting pays nobody: no fresh proof needed.
-    services.compensation_reject(
+    compensation.compensation_reject(
         compensation=proposal, actor=stale(tournament_manager), reason="no lag"
     )
 
@@ -98,7 +102,7 @@ def test_compensation_approval_is_refused_with_a_stale_proof(
 def test_a_prize_withdrawal_approval_is_refused_with_a_stale_proof(
     tournament_manager, second_manager, load_case
 ):
-    withdrawal = services.prize_withdrawal_decide(
+    withdrawal = prize_withdrawal_decide(
         case=load_case(type="regular", stage="middle", tournament_id="T-PRIZE"),
         actor=tournament_manager,
         player="p000002",
@@ -109,23 +113,23 @@ def test_a_prize_withdrawal_approval_is_refused_with_a_stale_proof(
         unit="cash",
     )
     with pytest.raises(SecondFactorStale, match="approve prize withdrawals"):
-        services.prize_withdrawal_approve(withdrawal=withdrawal, actor=stale(second_manager))
+        prize_withdrawal_approve(withdrawal=withdrawal, actor=stale(second_manager))
 
 
 def test_issuing_an_api_token_is_refused_with_a_stale_proof(operator):
     with pytest.raises(SecondFactorStale, match="issue API tokens"):
-        services.api_token_create(user=operator, name="game server", actor=stale(operator))
+        api_token_create(user=operator, name="game server", actor=stale(operator))
     # The administrator's command on the server (no actor) is not a browser session.
-    services.api_token_create(user=operator, name="game server", actor=None)
+    api_token_create(user=operator, name="game server", actor=None)
 
 
 def test_a_bulk_approval_is_refused_when_it_starts(submitted, tournament_manager, incident):
     with pytest.raises(SecondFactorStale):
-        services.job_start(
+        job_start(
             kind="approve",
             actor=stale(tournament_manager),
             target=f"incident:{incident.pk}",
-            items=[services.NewItem(str(submitted.pk), "one")],
+            items=[NewItem(str(submitted.pk), "one")],
             incident=incident,
         )
 
@@ -197,11 +201,11 @@ def test_the_compensation_and_prize_pages_ask_too(
     operator, tournament_manager, second_manager, load_case
 ):
     case = load_case(type="regular", stage="middle", tournament_id="T-PAGES")
-    services.settlement_prepare(case=case, actor=operator)
-    proposal = services.compensation_propose(
+    settlement_prepare(case=case, actor=operator)
+    proposal = compensation.compensation_propose(
         case=case, actor=operator, reason="lag", entries=[CompensationEntry("p000003", 2500)]
     )
-    withdrawal = services.prize_withdrawal_decide(
+    withdrawal = prize_withdrawal_decide(
         case=case,
         actor=tournament_manager,
         player="p000002",

@@ -11,9 +11,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateformat import format as date_format
 
-from settlements import services
 from settlements.middleware import TIME_ZONE_SESSION_KEY
 from settlements.models import Incident
+from settlements.services.profiles import profile_set_time_zone
 from settlements.templatetags.timezones import when
 from tests.conftest import DEMO_PASSWORD
 from tests.views.conftest import HTMX, assert_full_page, assert_partial
@@ -55,7 +55,7 @@ def test_a_bad_zone_is_named_at_its_field(as_operator):
 
 def test_signing_in_brings_back_the_chosen_zone(operator, settings):
     settings.AXES_ENABLED = False
-    services.profile_set_time_zone(user=operator, actor=operator, time_zone="America/New_York")
+    profile_set_time_zone(user=operator, actor=operator, time_zone="America/New_York")
     client = Client()
     assert client.login(username=operator.username, password=DEMO_PASSWORD)
     assert client.session[TIME_ZONE_SESSION_KEY] == "America/New_York"

@@ -8,12 +8,16 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles
 from settlements.selectors import dashboard
 from settlements.selectors.payments import approved_lines
 from settlements.selectors.queues import waiting_queue
+from settlements.services import payments
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import CompensationEntry, compensation_propose
+from settlements.services.individual_cases import individual_case_open, prize_withdrawal_decide
 from settlements.services.payments import ConfirmationEntry
+from settlements.services.rulebooks import rulebook_version_propose
 from settlements.workflow import (
     AWAITING,
     CaseStatus,
@@ -31,16 +35,16 @@ WAITING_PANEL = re.compile(r'aria-labelledby="waiting-title".*?</section>', re.S
 
 
 def _settlement(case, operator, *, submit: bool):
-    settlement = services.settlement_prepare(case=case, actor=operator)
+    settlement = settlement_services.settlement_prepare(case=case, actor=operator)
     if not submit:
         return settlement
-    return services.settlement_submit(settlement=settlement, actor=operator)
+    return settlement_services.settlement_submit(settlement=settlement, actor=operator)
 
 
 def _approved(load_case, users, tournament_id):
     case = load_case(stage="middle", tournament_id=tournament_id)
     settlement = _settlement(case, users[roles.OPERATOR], submit=True)
-    return services.settlement_approve(
+    return settlement_services.settlement_approve(
         settlement=settlement, actor=users["second_manager"], reason="checked"
     )
 
@@ -56,8 +60,8 @@ def _reissue(load_case, users):
         at=timezone.now(),
         amount=line.amount,
     )
-    services.payments.payment_confirm(actor=users[roles.CASHIER], confirmations=[failed])
-    return services.payments.reissue_propose(
+    payments.payment_confirm(actor=users[roles.CASHIER], confirmations=[failed])
+    return payments.reissue_propose(
         actor=users[roles.TOURNAMENT_MANAGER], idempotency_key=line.key, reason="new account"
     )
 
@@ -65,7 +69,9 @@ def _reissue(load_case, users):
 def _rejected(load_case, users):
     case = load_case(stage="late", tournament_id="REJ")
     settlement = _settlement(case, users[roles.OPERATOR], submit=True)
-    services.settlement_reject(settlement=settlement, actor=users["second_manager"], reason="no")
+    settlement_services.settlement_reject(
+        settlement=settlement, actor=users["second_manager"], reason="no"
+    )
     return case
 
 
@@ -86,16 +92,16 @@ BUILDERS = {
         load(stage="late", tournament_id="SUB"), users[roles.OPERATOR], submit=True
     ),
     ("settlements.Compensation", CompensationStatus.PROPOSED): lambda load, users: (
-        services.compensation_propose(
+        compensation_propose(
             case=_approved(load, users, "COMP").case,
             actor=users[roles.TOURNAMENT_MANAGER],
             reason="lag",
-            entries=[services.CompensationEntry("p000001", 5)],
+            entries=[CompensationEntry("p000001", 5)],
         )
     ),
     ("settlements.Reissue", ReissueStatus.PROPOSED): _reissue,
     ("settlements.PrizeWithdrawal", PrizeWithdrawalStatus.PROPOSED): lambda load, users: (
-        services.prize_withdrawal_decide(
+        prize_withdrawal_decide(
             case=_approved(load, users, "PRIZE").case,
             actor=users[roles.TOURNAMENT_MANAGER],
             player="p000002",
@@ -107,7 +113,7 @@ BUILDERS = {
         )
     ),
     ("settlements.RulebookVersion", RulebookVersionStatus.PROPOSED): lambda load, users: (
-        services.rulebook_version_propose(
+        rulebook_version_propose(
             key="eu-main",
             parameters={"final_table_icm": 9},
             text="Paid by ICM at the final table.",
@@ -116,7 +122,7 @@ BUILDERS = {
             reason="the new terms",
         )
     ),
-    ("settlements.Case", CaseStatus.OPEN): lambda load, users: services.individual_case_open(
+    ("settlements.Case", CaseStatus.OPEN): lambda load, users: individual_case_open(
         tournament=load(stage="late", tournament_id="INDIV").tournament,
         actor=users[roles.TOURNAMENT_MANAGER],
         players=["p000003"],

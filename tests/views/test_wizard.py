@@ -9,8 +9,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from settlements import services
 from settlements.models import Case, CasePlayer, Event, Incident, Snapshot, Tournament
+from settlements.services.incidents import incident_close, tournament_create
+from settlements.services.snapshots import case_withdraw
 from tests.conftest import build_snapshot
 from tests.views.conftest import HISTORY_RESTORE, HTMX, assert_full_page, assert_partial
 
@@ -99,10 +100,10 @@ def test_registered_tournaments_without_a_crash_case_can_be_picked_and_searched(
     as_operator, operator, incident, load_case
 ):
     load_case(type="regular", stage="middle", tournament_id="T-CRASHED")
-    spare = services.tournament_create(
+    spare = tournament_create(
         actor=operator, operator_id="T-SPARE", type="regular", currency="EUR", name="Spare"
     )
-    services.tournament_create(
+    tournament_create(
         actor=operator, operator_id="T-OTHER", type="freeroll", currency="EUR", name="Other"
     )
     url = reverse("incident_tournaments", args=[incident.pk])
@@ -269,7 +270,7 @@ def test_a_tournament_loaded_twice_points_to_its_existing_case(
 def test_a_picked_tournament_must_match_the_snapshot(
     as_operator, operator, incident, snapshot_factory
 ):
-    picked = services.tournament_create(
+    picked = tournament_create(
         actor=operator, operator_id="T-PICKED", type="regular", currency="USD"
     )
     page = as_operator.get(upload_url(incident, picked)).content.decode()
@@ -298,7 +299,7 @@ def test_a_picked_tournament_must_match_the_snapshot(
 def test_a_closed_incident_takes_no_more_snapshots(
     as_operator, operator, incident, snapshot_factory
 ):
-    services.incident_close(incident=incident, actor=operator)
+    incident_close(incident=incident, actor=operator)
     response = as_operator.post(upload_url(incident), {"text": snapshot_factory().decode()})
     assert response.status_code == 422
     assert "is closed" in response.content.decode()
@@ -337,7 +338,7 @@ def test_close_an_incident_only_when_its_work_is_done(as_operator, incident, loa
     url = reverse("incident_close", args=[incident.pk])
     case = load_case(stage="late")
     assert "still need" in assert_full_page(as_operator.get(url))
-    services.case_withdraw(case=case, actor=case.created_by, reason="wrong file")
+    case_withdraw(case=case, actor=case.created_by, reason="wrong file")
     response = as_operator.post(url, {"reason": "all settled"}, **HTMX)
     assert response.status_code == 200 and response.headers["HX-Redirect"]
     incident.refresh_from_db()

@@ -19,10 +19,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from settlements import bounds, services
+from settlements import bounds
 from settlements.access import roles
 from settlements.errors import DomainError
 from settlements.models import TOKEN_PREFIX_LENGTH, TOKEN_TAG, ApiToken, TokenScope
+from settlements.services import tokens as token_services
 
 
 class Command(BaseCommand):
@@ -89,7 +90,7 @@ class Command(BaseCommand):
         user = _user(username)
         if not user.is_active:
             raise CommandError(f"User {username} is deactivated; a token of theirs would not work.")
-        token, raw = services.api_token_create(
+        token, raw = token_services.api_token_create(
             user=user, name=name.strip() or username, scopes=scopes, days=days
         )
         # The token alone on standard output, so that a script can capture it.
@@ -116,7 +117,7 @@ class Command(BaseCommand):
 
     def _rotate(self, given: str, days) -> None:
         old = _find(given.strip())
-        token, raw = services.api_token_rotate(token=old, days=days)
+        token, raw = token_services.api_token_rotate(token=old, days=days)
         old.refresh_from_db()
         self.stdout.write(raw)
         self.stderr.write(
@@ -127,7 +128,7 @@ class Command(BaseCommand):
 
     def _revoke(self, given: str) -> None:
         token = _find(given.strip())
-        services.api_token_revoke(token=token)
+        token_services.api_token_revoke(token=token)
         self.stdout.write(f"Revoked {_label(token)} (id {token.pk}) of {token.user}.")
 
     def _list(self, username: str | None, expiring: int | None) -> None:

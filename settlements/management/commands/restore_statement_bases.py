@@ -16,9 +16,9 @@ Exit status 1 when some settlement could not be restored (or, with --dry-run, wo
 
 from django.core.management.base import BaseCommand, CommandError
 
-from settlements import services
 from settlements.errors import DomainError
 from settlements.models import Settlement
+from settlements.services import bases
 
 
 class Command(BaseCommand):
@@ -33,17 +33,17 @@ class Command(BaseCommand):
     def handle(self, *args, ids: list[int], dry_run: bool, **options):
         restored = refused = 0
         if ids:
-            found = services.settlements_without_basis().filter(pk__in=ids)
+            found = bases.settlements_without_basis().filter(pk__in=ids)
         else:
-            found = services.settlements_awaiting_basis()
+            found = bases.settlements_awaiting_basis()
         # Ids first: each settlement is restored in a transaction of its own.
         for pk in list(found.values_list("pk", flat=True)):
             settlement = Settlement.objects.get(pk=pk)
             try:
                 if dry_run:
-                    check = services.settlement_basis_check(settlement)
+                    check = bases.settlement_basis_check(settlement)
                 else:
-                    check = services.settlement_basis_restore(settlement=settlement)
+                    check = bases.settlement_basis_restore(settlement=settlement)
             except DomainError as refusal:
                 raise CommandError(refusal.message) from refusal
             if check.matches:

@@ -7,7 +7,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from settlements import services
+from settlements.services.history_sweep import history_sweep
 
 
 class Command(BaseCommand):
@@ -22,7 +22,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, repeat: bool, **options):
         while True:
-            event = services.history_sweep()
+            event = history_sweep()
             if event is None:
                 self.stdout.write("No loose history versions.")
             else:

@@ -18,7 +18,6 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from settlements import services
 from settlements.access import roles, second_factor
 from settlements.demo import snapshot_bytes
 from settlements.models import (
@@ -31,6 +30,13 @@ from settlements.models import (
     Tournament,
 )
 from settlements.selectors.rulebooks import simulation_cases
+from settlements.services import rulebooks
+from settlements.services import settlements as settlement_services
+from settlements.services.compensation import CompensationEntry, compensation_propose
+from settlements.services.decisions import decision_record
+from settlements.services.incidents import incident_report
+from settlements.services.individual_cases import individual_case_open, prize_withdrawal_decide
+from settlements.services.snapshots import case_load_snapshot
 from settlements.tasks import run_job
 
 DEFAULT_PASSWORD = "crashdesk-demo"
@@ -174,7 +180,7 @@ class Command(BaseCommand):
     def _incident(self, operator) -> Incident:
         incident = Incident.objects.filter(title=INCIDENT_TITLE).order_by("pk").first()
         if incident is None:
-            incident = services.incident_report(
+            incident = incident_report(
                 actor=operator,
                 title=INCIDENT_TITLE,
                 started_at=timezone.now() - timedelta(hours=2),
@@ -192,7 +198,7 @@ class Command(BaseCommand):
             return None
         operator = people["operator"]
         manager, manager2 = people["manager"], people["manager2"]
-        case = services.case_load_snapshot(
+        case = case_load_snapshot(
             actor=operator,
             incident=incident,
             snapshot=snapshot_bytes(
@@ -209,23 +215,23 @@ class Command(BaseCommand):
         if demo.goal in ("awaiting_decision", "ready"):
             return case
         if demo.decision:
-            services.decision_record(
+            decision_record(
                 case=case,
                 actor=people["marketing"],
                 option=demo.decision,
                 reason="The players are invited to the same tournament next week.",
                 reschedule_at=timezone.now() + timedelta(days=7),
             )
-        settlement = services.settlement_prepare(case=case, actor=operator)
+        settlement = settlement_services.settlement_prepare(case=case, actor=operator)
         if demo.goal == "prepared":
             return case
-        settlement = services.settlement_submit(settlement=settlement, actor=operator)
+        settlement = settlement_services.settlement_submit(settlement=settlement, actor=operator)
         if demo.goal == "approved":
-            services.settlement_approve(
+            settlement_services.settlement_approve(
                 settlement=settlement, actor=manager, reason="Checked against the snapshot."
             )
         elif demo.goal == "rejected":
-            services.settlement_reject(
+            settlement_services.settlement_reject(
                 settlement=settlement,
                 actor=manager2,
                 reason="The start time looks wrong; please confirm it with the game server.",
@@ -236,7 +242,7 @@ class Command(BaseCommand):
         tournament = Tournament.objects.get(operator_id="DEMO-REG-LATE")
         if Case.objects.filter(tournament=tournament, kind=Case.Kind.INDIVIDUAL).exists():
             return
-        services.individual_case_open(
+        individual_case_open(
             tournament=tournament,
             actor=people["manager"],
             players=["p000004"],
@@ -251,7 +257,7 @@ class Command(BaseCommand):
             return
         manager, manager2 = people["manager"], people["manager2"]
         now = timezone.now()
-        eu = services.rulebook_version_propose(
+        eu = rulebooks.rulebook_version_propose(
             key="eu-main",
             parameters={"middle_fee_refund": True, "final_table_icm": 9},
             text=EU_MAIN_TEXT,
@@ -259,10 +265,10 @@ class Command(BaseCommand):
             actor=manager,
             reason="The EU licence publishes fee refunds and ICM at the final table.",
         )
-        services.rulebook_version_approve(
+        rulebooks.rulebook_version_approve(
             version=eu, actor=manager2, reason="Matches the published EU policy."
         )
-        services.rulebook_version_propose(
+        rulebooks.rulebook_version_propose(
             key="default",
             parameters={"early_pct": 20},
             text=DEFAULT_V2_TEXT,
@@ -275,7 +281,7 @@ class Command(BaseCommand):
         version = RulebookVersion.objects.filter(rulebook__key="default", status="proposed").first()
         if version is None or version.simulations.exists():
             return
-        simulation = services.simulation_start(
+        simulation = rulebooks.simulation_start(
             version=version,
             actor=version.proposed_by,
             cases=simulation_cases(rulebook="default"),
@@ -292,14 +298,14 @@ class Command(BaseCommand):
         if Compensation.objects.filter(case=case).exists():
             return
         # Proposed by one manager, so the demo shows that only the other one may approve it.
-        services.compensation_propose(
+        compensation_propose(
             case=case,
             actor=people["manager"],
             reason="Seat draw error left this player short-stacked at the restart.",
-            entries=[services.CompensationEntry(player="p000002", amount=2500)],
+            entries=[CompensationEntry(player="p000002", amount=2500)],
         )
         # Taking a prize back waits for the other manager too.
-        services.prize_withdrawal_decide(
+        prize_withdrawal_decide(
             case=case,
             actor=people["manager"],
             player="p000003",

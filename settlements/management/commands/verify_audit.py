@@ -25,8 +25,9 @@ from django.core.cache import cache
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from settlements import audit_log, checkpoints, services
+from settlements import audit_log, checkpoints
 from settlements.models import AuditCheckpoint, Event
+from settlements.services.checkpoints import checkpoint_record
 
 
 class Command(BaseCommand):
@@ -72,7 +73,7 @@ class Command(BaseCommand):
             _check_head(*kept)
         if options["export_head"]:
             _write_head(Path(options["export_head"]), result)
-        checkpoint = services.checkpoint_record(outcome=outcome)
+        checkpoint = checkpoint_record(outcome=outcome)
         if outcome.full:
             read = "the whole chain read"
         else:
