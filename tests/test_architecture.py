@@ -55,6 +55,15 @@ def test_views_selectors_and_services_draw_no_markup(path):
     assert not [s for s in strings if MARKUP.search(s)]
 
 
+@pytest.mark.parametrize("package", ["services", "selectors"])
+def test_the_service_and_selector_packages_re_export_nothing(package):
+    """A caller imports the module that holds a service or a read (issue 42): a package that
+    imported its modules would hide where a name lives and load every module with any one."""
+    tree = ast.parse((ROOT / "settlements" / package / "__init__.py").read_text())
+    imports = [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
+    assert not imports, f"line {imports[0].lineno} of settlements/{package}/__init__.py"
+
+
 TEMPLATES = sorted((ROOT / "templates").rglob("*.html"))
 FRAGMENT_CACHE = re.compile(r"{%\s*cache\s[^%]*%}")
 
