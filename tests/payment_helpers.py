@@ -37,10 +37,10 @@ def paid_out(settlement: Settlement, users) -> PaidOut:
     answer(cashier, paid, "paid", "TX-PAID")
     answer(cashier, reissued, "failed", "ACCOUNT-CLOSED")
     answer(cashier, failed, "failed", "LIMIT")
-    reissue = services.payments.reissue_propose(
+    reissue = services.reissues.reissue_propose(
         actor=users["tournament_manager"], idempotency_key=reissued.key, reason="new account"
     )
-    reissue = services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    reissue = services.reissues.reissue_approve(reissue=reissue, actor=users["second_manager"])
     again = selectors.lines_of([f"R{reissue.pk}-1"])[f"R{reissue.pk}-1"]
     answer(cashier, again, "paid", "TX-AGAIN")
     return PaidOut(settlement, paid, reissued, again.key, failed, unconfirmed)

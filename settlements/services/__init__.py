@@ -83,15 +83,13 @@ from settlements.services.payments import (
     ConfirmationAnswer,
     ConfirmationEntry,
     payment_confirm,
-    reissue_approve,
-    reissue_propose,
-    reissue_reject,
 )
 from settlements.services.profiles import (
     profile_set_digest,
     profile_set_time_zone,
     time_zone_names,
 )
+from settlements.services.reissues import reissue_approve, reissue_propose, reissue_reject
 from settlements.services.rulebooks import (
     rulebook_version_approve,
     rulebook_version_propose,

@@ -67,7 +67,7 @@ def test_a_second_manager_finds_the_reissue_and_support_sees_what_was_paid(
     services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
     out = paid_out(settlement, people)
     # Another failed line, proposed for paying again by the first manager: the second answers.
-    waiting = services.payments.reissue_propose(
+    waiting = services.reissues.reissue_propose(
         actor=manager, idempotency_key=out.failed.key, reason="account reopened"
     )
 

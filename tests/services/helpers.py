@@ -133,10 +133,10 @@ def every_record(users, snapshot_factory) -> dict:
         amount=line.amount,
     )
     services.payments.payment_confirm(actor=users[roles.CASHIER], confirmations=[failed])
-    reissue = services.payments.reissue_propose(
+    reissue = services.reissues.reissue_propose(
         actor=operator, idempotency_key=line.key, reason="new account"
     )
-    reissue = services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    reissue = services.reissues.reissue_approve(reissue=reissue, actor=users["second_manager"])
     rulebook_version = services.rulebook_version_propose(
         key="ontario",
         parameters={"pre_pct": 10},

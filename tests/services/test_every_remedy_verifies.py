@@ -105,10 +105,10 @@ def test_compensations_adjustments_and_reissues_verify(users, snapshot_factory, 
         amount=line.amount,
     )
     services.payments.payment_confirm(actor=users["cashier"], confirmations=[failed])
-    reissue = services.payments.reissue_propose(
+    reissue = services.reissues.reissue_propose(
         actor=operator, idempotency_key=line.key, reason="new account"
     )
-    services.payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    services.reissues.reissue_approve(reissue=reissue, actor=users["second_manager"])
     _verifies(tmp_path)
 
 

@@ -54,7 +54,7 @@ def _reissue(load_case, users):
         amount=line.amount,
     )
     services.payments.payment_confirm(actor=users[roles.CASHIER], confirmations=[failed])
-    return services.payments.reissue_propose(
+    return services.reissues.reissue_propose(
         actor=users[roles.TOURNAMENT_MANAGER], idempotency_key=line.key, reason="new account"
     )
 
