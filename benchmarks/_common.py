@@ -227,14 +227,21 @@ class Gunicorn:
         env = self.env()
         subprocess.run(
             [sys.executable, "manage.py", "collectstatic", "--noinput"],
-            cwd=self.tree, env=env, check=True, capture_output=True, timeout=180,
-        )  # fmt: skip
+            cwd=self.tree,
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
         self._log = open(Path(self._folder.name) / "gunicorn.log", "wb")  # noqa: SIM115
         gunicorn = Path(sys.executable).parent / "gunicorn"
         self.process = subprocess.Popen(
             [str(gunicorn), "--config", "crashdesk/gunicorn.conf.py"],
-            cwd=self.tree, env=env, stdout=subprocess.DEVNULL, stderr=self._log,
-        )  # fmt: skip
+            cwd=self.tree,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+        )
         deadline = time.monotonic() + STARTUP_SECONDS
         while True:
             if self.process.poll() is not None:
@@ -302,8 +309,11 @@ class Worker:
         interval = [] if self.interval is None else ["--interval", str(self.interval)]
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "run_worker", "--no-startup-delay", *interval],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=self._log,
-        )  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+        )
         deadline = time.monotonic() + STARTUP_SECONDS
         while b"Starting worker" not in Path(self._log.name).read_bytes():
             if self.process.poll() is not None:
@@ -355,10 +365,13 @@ class MachineTime:
 
         parts = urlsplit(database_url(database))
         self._connection = psycopg.connect(
-            host=parts.hostname or "127.0.0.1", port=parts.port or 5432,
-            user=parts.username or None, password=parts.password or None,
-            dbname=database, autocommit=True,
-        )  # fmt: skip
+            host=parts.hostname or "127.0.0.1",
+            port=parts.port or 5432,
+            user=parts.username or None,
+            password=parts.password or None,
+            dbname=database,
+            autocommit=True,
+        )
         self.database, self.interval = database, interval
         self.groups = {**groups, "PostgreSQL": self._backend_pids}
         self._own = self._connection.info.backend_pid
@@ -506,9 +519,11 @@ class Client:
             )
         parts.append(f"--{boundary}--\r\n".encode())
         return self.request(
-            "POST", path, b"".join(parts),
+            "POST",
+            path,
+            b"".join(parts),
             {"Content-Type": f"multipart/form-data; boundary={boundary}"},
-        )  # fmt: skip
+        )
 
     def login(self, username: str, password: str = PASSWORD) -> "Client":
         status, headers, _ = self.post_form(

@@ -31,9 +31,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MIX = (
-    ("regular", "middle"), ("regular", "late"), ("regular", "early"),
-    ("satellite", "late"), ("regular", "pre"),
-)  # fmt: skip
+    ("regular", "middle"),
+    ("regular", "late"),
+    ("regular", "early"),
+    ("satellite", "late"),
+    ("regular", "pre"),
+)
 STEPS = ("load", "prepare", "submit", "approve")
 
 
@@ -61,9 +64,13 @@ def child(database: str, tournaments: int, entrants: int) -> None:
 
     def measured(kind, actor, incident, items, params=None) -> float:
         job = jobs.job_start(
-            kind=kind, actor=actor, target=f"incident:{incident.pk}", items=items,
-            incident=incident, params=params,
-        )  # fmt: skip
+            kind=kind,
+            actor=actor,
+            target=f"incident:{incident.pk}",
+            items=items,
+            incident=incident,
+            params=params,
+        )
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_backend_pid()")
             backend = cursor.fetchone()[0]
@@ -88,9 +95,11 @@ def child(database: str, tournaments: int, entrants: int) -> None:
         figures = {"load": measured(Job.Kind.UPLOAD, operator, incident, snapshots)}
         cases = Case.objects.filter(incident=incident).order_by("pk")
         figures["prepare"] = measured(
-            Job.Kind.PREPARE, operator, incident,
+            Job.Kind.PREPARE,
+            operator,
+            incident,
             [jobs.NewItem(str(case.pk), str(case)) for case in cases],
-        )  # fmt: skip
+        )
         settled = Settlement.objects.filter(case__incident=incident).order_by("pk")
         items = [jobs.NewItem(str(s.pk), str(s)) for s in settled]
         figures["submit"] = measured(Job.Kind.SUBMIT, operator, incident, items)
@@ -103,9 +112,15 @@ def child(database: str, tournaments: int, entrants: int) -> None:
 
 def start(folder: Path, database: str, args) -> subprocess.Popen:
     command = [
-        sys.executable, str(folder / "benchmarks" / "bulk_ab.py"), "--child", database,
-        "--tournaments", str(args.tournaments), "--entrants", str(args.entrants),
-    ]  # fmt: skip
+        sys.executable,
+        str(folder / "benchmarks" / "bulk_ab.py"),
+        "--child",
+        database,
+        "--tournaments",
+        str(args.tournaments),
+        "--entrants",
+        str(args.entrants),
+    ]
     script = ROOT / "benchmarks" / "bulk_ab.py"
     if not (folder / "benchmarks" / "bulk_ab.py").exists():
         command[1] = str(script)  # the baseline predates this script: run ours on its code

@@ -53,17 +53,37 @@ def rows_of(entrants: int) -> dict[str, list[tuple]]:
     ]
     ordered = sorted(shuffled, key=lambda row: row[2])
     payouts = [
-        (1, position, player, chips, 1000 + position, 0, 0, 0, None, "3/7", "3000/7", False, 1,
-         "", None, None)
+        (
+            1,
+            position,
+            player,
+            chips,
+            1000 + position,
+            0,
+            0,
+            0,
+            None,
+            "3/7",
+            "3000/7",
+            False,
+            1,
+            "",
+            None,
+            None,
+        )
         for position, (_, _, player, chips, *_) in enumerate(ordered[: entrants * 9 // 10])
-    ]  # fmt: skip
+    ]
     lines = [
         (1, 3 * position + k + 1, row[2], kind, "cash", 1000, source, False)
         for position, row in enumerate(payouts)
         for k, (kind, source) in enumerate(LINE_KINDS)
     ]
-    return {"entrants": ordered, "entrants in snapshot order": shuffled, "payouts": payouts,
-            "lines": lines}  # fmt: skip
+    return {
+        "entrants": ordered,
+        "entrants in snapshot order": shuffled,
+        "payouts": payouts,
+        "lines": lines,
+    }
 
 
 def run(entrants: int, runs: int) -> None:
@@ -111,9 +131,14 @@ def run(entrants: int, runs: int) -> None:
             before = (wall, cpu)
         if name == "entrants":
             wall, cpu = measure(
-                connection, backend, table, columns, indexes, data["entrants in snapshot order"],
+                connection,
+                backend,
+                table,
+                columns,
+                indexes,
+                data["entrants in snapshot order"],
                 runs,
-            )  # fmt: skip
+            )
             print(f"  {'every index, rows in snapshot order':<36} {wall:6.2f} s {cpu:6.2f} CPU s")
 
 

@@ -98,9 +98,15 @@ def run(url: str, args) -> None:
         host, _, port = server.base.partition(":")
         print(f"gunicorn on {server.base}: {len(server.worker_pids())} workers, production config")
         feed = read_feed(
-            server, host, int(port), headers, args.limit, settlement.line_count,
-            confirmed, args.confirm,
-        )  # fmt: skip
+            server,
+            host,
+            int(port),
+            headers,
+            args.limit,
+            settlement.line_count,
+            confirmed,
+            args.confirm,
+        )
         answers = confirm(server, host, int(port), headers, feed.pop("first_lines"), args.batch)
     report(feed, answers, args)
 

@@ -93,21 +93,26 @@ def main() -> None:
     parser.add_argument("--path", choices=("bulk", "one-by-one"), default="bulk")
     parser.add_argument("--zip", action="store_true", help="bulk: one zip, not 200 files")
     parser.add_argument(
-        "--worker-interval", type=float, default=None,
+        "--worker-interval",
+        type=float,
+        default=None,
         help="bulk: seconds the idle worker waits between looks at the task table "
         "(default: JOB_POLL_MILLISECONDS, as deployed)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--workers", type=int, default=2,
+        "--workers",
+        type=int,
+        default=2,
         help="bulk: job workers (run_worker processes), each job shared by JOB_WORKERS_PER_JOB",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--clients", type=int, default=8, help="one-by-one: requests in flight at once"
     )
     parser.add_argument(
-        "--rebuys", action="store_true",
+        "--rebuys",
+        action="store_true",
         help="the regular tournaments are rebuy knock-outs (crash-snapshot/2, RULES.md §8)",
-    )  # fmt: skip
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
 
@@ -116,9 +121,14 @@ def main() -> None:
     try:
         if args.path == "bulk":
             run_bulk(
-                url, args.tournaments, args.entrants, args.zip, args.worker_interval, args.workers,
+                url,
+                args.tournaments,
+                args.entrants,
+                args.zip,
+                args.worker_interval,
+                args.workers,
                 rebuys=args.rebuys,
-            )  # fmt: skip
+            )
         else:
             run(url, args.tournaments, args.entrants, args.clients, rebuys=args.rebuys)
     finally:
@@ -287,9 +297,16 @@ def run_bulk(
         pages = PageCheck(meter)
         try:
             desk, kinds = _settle(
-                meter, pages, incident, tournaments, uploads, options,
-                desk_client, mm_client, tm_client,
-            )  # fmt: skip
+                meter,
+                pages,
+                incident,
+                tournaments,
+                uploads,
+                options,
+                desk_client,
+                mm_client,
+                tm_client,
+            )
         finally:
             meter.close()
 

@@ -57,15 +57,25 @@ from _snapshots import outage_snapshots  # noqa: E402
 DATABASE = os.environ.get("BENCH_DATABASE", "crashdesk_bench_outage")
 # incident_200's mix: (type, stage), 3 in 10 waiting for a Marketing Manager's decision.
 LOADED_MIX = (
-    ("regular", "middle"), ("regular", "late"), ("regular", "early"), ("satellite", "middle"),
-    ("regular", "middle"), ("freeroll", "middle"), ("regular", "pre"), ("satellite", "late"),
-    ("freeroll", "early"), ("regular", "late"),
-)  # fmt: skip
+    ("regular", "middle"),
+    ("regular", "late"),
+    ("regular", "early"),
+    ("satellite", "middle"),
+    ("regular", "middle"),
+    ("freeroll", "middle"),
+    ("regular", "pre"),
+    ("satellite", "late"),
+    ("freeroll", "early"),
+    ("regular", "late"),
+)
 # Only kinds that need no decision, so that every case is prepared and submitted.
 SUBMITTED_MIX = (
-    ("regular", "middle"), ("regular", "late"), ("regular", "early"),
-    ("satellite", "late"), ("regular", "pre"),
-)  # fmt: skip
+    ("regular", "middle"),
+    ("regular", "late"),
+    ("regular", "early"),
+    ("satellite", "late"),
+    ("regular", "pre"),
+)
 TITLES = {
     "loaded": "Outage, every case loaded",
     "prepared": "Outage, every settlement prepared",
@@ -112,9 +122,13 @@ def seed(tournaments: int, entrants: int) -> None:
     def run(kind, actor, incident, items, params=None) -> None:
         started = time.perf_counter()
         job = jobs.job_start(
-            kind=kind, actor=actor, target=f"incident:{incident.pk}", items=items,
-            incident=incident, params=params,
-        )  # fmt: skip
+            kind=kind,
+            actor=actor,
+            target=f"incident:{incident.pk}",
+            items=items,
+            incident=incident,
+            params=params,
+        )
         outcome = run_job.call(job_id=job.pk)
         if outcome.get("done") != len(items):
             raise SystemExit(f"{kind}: {outcome}")
@@ -169,8 +183,10 @@ def time_pages(times: int, baseline: str) -> None:
             clients = {
                 side: Client(server.base).login("bench-desk") for side, server in sides.items()
             }
-            print(f"{'page':<22} {'median old':>10} {'new':>6}  {'p95 old':>7} {'new':>6}  "
-                  f"{'CPU old':>7} {'new':>6}  (ms; gunicorn's CPU a request)")  # fmt: skip
+            print(
+                f"{'page':<22} {'median old':>10} {'new':>6}  {'p95 old':>7} {'new':>6}  "
+                f"{'CPU old':>7} {'new':>6}  (ms; gunicorn's CPU a request)"
+            )
             for name, page in pages.items():
                 walls = {side: [] for side in sides}
                 cpu = dict.fromkeys(sides, 0.0)

@@ -85,9 +85,11 @@ def main() -> None:
     )
     parser.add_argument("--first-page", type=int, default=1000, help="--cold's first page")
     parser.add_argument(
-        "--desk", choices=("pages", "outage"), default="pages",
+        "--desk",
+        choices=("pages", "outage"),
+        default="pages",
         help="whose desk and pages: page_latency.py's (default) or outage_desk.py's",
-    )  # fmt: skip
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -140,8 +142,11 @@ def old_and_new(baseline: str, url: str, database: str):
     working tree, both on ``database``; stopped on leaving."""
     revision = subprocess.run(
         ["git", "rev-parse", "--short", baseline],
-        cwd=ROOT, check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="crashdesk-ab-") as folder:
         archive = subprocess.run(
             ["git", "archive", revision], cwd=ROOT, check=True, capture_output=True
@@ -263,15 +268,29 @@ class Worker:
         env = {**env, "STATIC_ROOT": str(static), "DEBUG": "false"}
         done = subprocess.run(
             [sys.executable, "manage.py", "collectstatic", "--noinput"],
-            cwd=tree, env=env, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if done.returncode:
             raise SystemExit(f"collectstatic for the {side} code failed:\n{done.stderr[-3000:]}")
         self.process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker", str(tree),
-             "--database", database],
-            cwd=tree, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "--worker",
+                str(tree),
+                "--database",
+                database,
+            ],
+            cwd=tree,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def call(self, message: dict) -> dict:
         self.process.stdin.write(json.dumps(message) + "\n")

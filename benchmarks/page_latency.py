@@ -565,8 +565,10 @@ def _wrk() -> str | None:
         print("wrk is missing; installing it with apt-get (Debian package wrk)")
         subprocess.run(
             ["apt-get", "install", "-y", "-qq", "wrk"],
-            check=False, capture_output=True, timeout=300,
-        )  # fmt: skip
+            check=False,
+            capture_output=True,
+            timeout=300,
+        )
         found = shutil.which("wrk")
     if not found:
         print(
@@ -582,12 +584,26 @@ def _wrk_run(wrk: str, base: str, path: str, browser: Client, seconds, connectio
         script.flush()
         done = subprocess.run(
             [
-                wrk, "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--timeout", "10s",
-                "-s", script.name, "-H", f"Cookie: {browser.cookie_header()}",
+                wrk,
+                "-t",
+                "2",
+                "-c",
+                str(connections),
+                "-d",
+                f"{seconds}s",
+                "--timeout",
+                "10s",
+                "-s",
+                script.name,
+                "-H",
+                f"Cookie: {browser.cookie_header()}",
                 f"http://{base}{path}",
             ],
-            capture_output=True, text=True, timeout=seconds + 60, check=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=seconds + 60,
+            check=True,
+        )
     line = next(ln for ln in done.stdout.splitlines() if ln.startswith("RESULT "))
     requests, duration, p50, p95, p99, errors = map(int, line.split()[1:])
     return {

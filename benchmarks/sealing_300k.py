@@ -40,20 +40,22 @@ import django
 django.setup()
 logging.getLogger("crashdesk.events").setLevel(logging.WARNING)
 from django.contrib.auth import get_user_model
-from settlements import services
+from settlements.services.decisions import decision_record
+from settlements.services.settlements import settlement_prepare
+from settlements.services.snapshots import case_load_snapshot
 users = get_user_model().objects
 operator = users.get(username="bench-operator")
 marketing = users.get(username="bench-marketing")
 body = open(sys.argv[1], "rb").read().replace(b'"BENCH-ID"', sys.argv[2].encode(), 1)
 started, cpu = time.perf_counter(), time.process_time()
-case = services.case_load_snapshot(actor=operator, snapshot=body)
+case = case_load_snapshot(actor=operator, snapshot=body)
 loaded, loaded_cpu = time.perf_counter() - started, time.process_time() - cpu
 if case.decision_options:
-    services.decision_record(
+    decision_record(
         case=case, actor=marketing, option=case.decision_options[-1], reason="benchmark"
     )
 started, cpu = time.perf_counter(), time.process_time()
-settlement = services.settlement_prepare(case=case, actor=operator)
+settlement = settlement_prepare(case=case, actor=operator)
 prepared, prepared_cpu = time.perf_counter() - started, time.process_time() - cpu
 print(json.dumps({"load": loaded, "prepare": prepared, "load_cpu": loaded_cpu,
                   "prepare_cpu": prepared_cpu, "payouts": settlement.payout_count,

@@ -39,8 +39,12 @@ from _snapshots import snapshot_text  # noqa: E402
 DATABASE = "crashdesk_bench_simulation"
 GOAL_SECONDS = 60
 MIX = [(t, s) for t in ("regular", "satellite") for s in ("early", "middle", "late")]
-DRAFT = {"early_pct": 5, "middle_fee_refund": True, "final_table_icm": 9,
-         "satellite_prizes": "cash"}  # fmt: skip
+DRAFT = {
+    "early_pct": 5,
+    "middle_fee_refund": True,
+    "final_table_icm": 9,
+    "satellite_prizes": "cash",
+}
 
 
 def main() -> None:

@@ -198,8 +198,14 @@ class EventAdmin(ReadOnlyMixin, admin.ModelAdmin):
 @admin.register(ApiToken)
 class ApiTokenAdmin(HistoryWindowAdmin):
     list_display = [
-        "name", "user", "created_at", "last_used_at", "expires_at", "revoked_at", "scopes",
-    ]  # fmt: skip
+        "name",
+        "user",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+        "scopes",
+    ]
     list_select_related = ["user"]
     exclude = ["token_hash"]
 

@@ -292,10 +292,14 @@ class ReleasedOnApproval(pgtrigger.Trigger):
     def get_func(self, model):
         fields = [(model._meta.get_field(link), event_type) for link, event_type in self.links]
         linked = [
-            (field.column, field.related_model._meta.db_table,
-             field.related_model._meta.model_name, event_type)
+            (
+                field.column,
+                field.related_model._meta.db_table,
+                field.related_model._meta.model_name,
+                event_type,
+            )
             for field, event_type in fields
-        ]  # fmt: skip
+        ]
         checks = "".join(
             f"""
             IF NEW."{column}" IS NOT NULL THEN

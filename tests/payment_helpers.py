@@ -9,6 +9,7 @@ from settlements.models import Settlement
 from settlements.selectors import payments
 from settlements.selectors.payments import LedgerLine
 from settlements.services import payments as payment_services
+from settlements.services import reissues as reissue_services
 from settlements.services.payments import ConfirmationEntry
 
 
@@ -38,10 +39,10 @@ def paid_out(settlement: Settlement, users) -> PaidOut:
     answer(cashier, paid, "paid", "TX-PAID")
     answer(cashier, reissued, "failed", "ACCOUNT-CLOSED")
     answer(cashier, failed, "failed", "LIMIT")
-    reissue = payment_services.reissue_propose(
+    reissue = reissue_services.reissue_propose(
         actor=users["tournament_manager"], idempotency_key=reissued.key, reason="new account"
     )
-    reissue = payment_services.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    reissue = reissue_services.reissue_approve(reissue=reissue, actor=users["second_manager"])
     again = payments.lines_of([f"R{reissue.pk}-1"])[f"R{reissue.pk}-1"]
     answer(cashier, again, "paid", "TX-AGAIN")
     return PaidOut(settlement, paid, reissued, again.key, failed, unconfirmed)

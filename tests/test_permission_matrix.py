@@ -34,7 +34,8 @@ from settlements.services.compensation import (
 )
 from settlements.services.incidents import incident_report
 from settlements.services.individual_cases import individual_case_open, prize_withdrawal_decide
-from settlements.services.payments import ConfirmationEntry, payment_confirm, reissue_propose
+from settlements.services.payments import ConfirmationEntry, payment_confirm
+from settlements.services.reissues import reissue_propose
 from settlements.services.rulebooks import rulebook_version_propose, simulation_start
 from settlements.services.snapshots import case_load_snapshot
 from settlements.services.tokens import api_token_create

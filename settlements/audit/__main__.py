@@ -30,8 +30,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"NOT VERIFIED: {problem}.", file=sys.stderr)
         return 1
     except Exception as error:  # noqa: BLE001 - any input the checks above did not foresee
-        print(f"NOT VERIFIED: the archive cannot be read ({type(error).__name__}: {error}).",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"NOT VERIFIED: the archive cannot be read ({type(error).__name__}: {error}).",
+            file=sys.stderr,
+        )
         return 1
     print("\n".join(report.lines()))
     print("Verified.")

@@ -39,9 +39,17 @@ CONFIRMATIONS_BY_BATCH = "confirmations"
 LINE_FIELDS = ("settlement", "line_no", "player", "kind", "unit", "amount", "source", "reversal")
 ITEM_FIELDS = ("compensation", "line_no", "player", "unit", "amount")
 ICM_FIELDS = (
-    "settlement", "position", "player", "chips", "chip_rank", "value", "amount",
-    "standard_error", "policy_amount", "difference",
-)  # fmt: skip
+    "settlement",
+    "position",
+    "player",
+    "chips",
+    "chip_rank",
+    "value",
+    "amount",
+    "standard_error",
+    "policy_amount",
+    "difference",
+)
 
 
 def rows_file(kind: str) -> str:

@@ -122,10 +122,12 @@ class _Writer:
         self.put_rows(
             layout.ITEMS,
             layout.ITEM_FIELDS,
-            _iterate(items.order_by("compensation_id", "line_no").values_list(
-                *_attnames(CompensationItem, layout.ITEM_FIELDS)
-            )),
-        )  # fmt: skip
+            _iterate(
+                items.order_by("compensation_id", "line_no").values_list(
+                    *_attnames(CompensationItem, layout.ITEM_FIELDS)
+                )
+            ),
+        )
         icm = IcmValue.objects.filter(
             valuation__settlement_id__in=settlements, valuation__status=IcmValuation.Status.DONE
         ).order_by("valuation__settlement_id", "position")

@@ -14,9 +14,15 @@ def every_token_gets_an_end_and_every_scope(apps, schema_editor):
     from now, so that no client stops at the upgrade; rotate them before then."""
     ApiToken = apps.get_model("settlements", "ApiToken")
     scopes = [
-        "snapshots:write", "cases:read", "ledger:read", "confirmations:write",
-        "statements:read", "icm:read", "rulebooks:read", "rulebooks:write",
-    ]  # fmt: skip
+        "snapshots:write",
+        "cases:read",
+        "ledger:read",
+        "confirmations:write",
+        "statements:read",
+        "icm:read",
+        "rulebooks:read",
+        "rulebooks:write",
+    ]
     ApiToken.objects.filter(expires_at__isnull=True).update(
         expires_at=timezone.now() + timedelta(days=90), scopes=scopes
     )

@@ -97,7 +97,7 @@ class RulebookVersion(models.Model):
                 "proposed_by",
                 "proposed_at",
                 "proposal_reason",
-            ),  # fmt: skip
+            ),
             pgtrigger.Protect(name="never_deleted", operation=pgtrigger.Delete),
             # Written as proposed, approved by another than its proposer: the versions made
             # by migration 0044 from the old settings, approved by nobody, are its only

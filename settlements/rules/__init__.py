@@ -6,7 +6,6 @@ benchmarked on their own, and the web app, the API and `manage.py settle` share 
 
 from .basis import Basis
 from .errors import InvalidInput, Problem
-from .formulas import Explanation, SplitSummary
 from .policy import DEFAULT_POLICY, POLICY_KEYS, Policy, PolicyKey, parse_policy
 from .remedies import (
     Assessment,
@@ -27,6 +26,7 @@ from .snapshot import (
     Snapshot,
     parse_snapshot,
 )
+from .split_result import Explanation, SplitSummary
 
 # Bumped whenever a change to the engine could change an amount; stored with every settlement.
 # 1.2.0: the rulebook keys of RULES.md §9 (ICM, fee refunds, overlay, bounties, seats as cash)

@@ -5,7 +5,7 @@ shows the engine's own inputs and intermediate figures and never works them out 
 from dataclasses import asdict, dataclass, fields
 from fractions import Fraction
 
-from .formulas import SplitSummary
+from .split_result import SplitSummary
 
 _FRACTIONS = ("total_weight", "rest_weight", "chip_share")
 

@@ -10,13 +10,14 @@ from itertools import compress
 from .basis import Basis
 from .entries import EntryColumns
 from .errors import InvalidInput, Problem
-from .formulas import BoundsError, Split, split
+from .formulas import BoundsError, split
 from .icm import exact_equity, round_to_units
 from .output import line_totals, output
 from .policy import DEFAULT_POLICY, LATE_FORMULAS, Policy
 from .satellite import pay_as_seats, rank_values
 from .settlement import Explanations, RankingPart, Settlement, SplitPart
 from .snapshot import Snapshot
+from .split_result import Split
 from .stage import classify
 from .terms import Terms, entry_columns, terms_of
 

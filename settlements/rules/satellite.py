@@ -1,6 +1,7 @@
 """Satellites: the late-stage position values of RULES.md §3 and the ticket rule of §5."""
 
-from .formulas import Split, places_by_chips, split, tie_break_order, tie_groups
+from .formulas import places_by_chips, split, tie_break_order, tie_groups
+from .split_result import Split
 
 
 def pay_as_seat(value: int, seat_value: int) -> tuple[int, int]:

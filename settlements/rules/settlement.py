@@ -8,8 +8,8 @@ from typing import NamedTuple
 import msgspec
 
 from .basis import Basis
-from .formulas import Explanation, Split
 from .policy import Policy
+from .split_result import Explanation, Split
 
 FORMAT = "crash-settlement/1"
 

@@ -224,11 +224,15 @@ def prepare_summary(incident: Incident) -> BulkSummary:
     kinds = (
         cases.order_by()
         .values(
-            "tournament__currency", "tournament__type", "stage", "decision", "policy",
+            "tournament__currency",
+            "tournament__type",
+            "stage",
+            "decision",
+            "policy",
             *versions.fields,
         )
         .annotate(cases=Count("pk"), pool=Sum("pool"))
-    )  # fmt: skip
+    )
     pools: dict[tuple[str, str], int] = defaultdict(int)
     remedies: Counter = Counter()
     for kind in kinds:

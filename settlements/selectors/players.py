@@ -423,7 +423,7 @@ def settlement_statements(
                     -amount if reversal else amount,
                     source,
                     paid[settlement.pk, line_no],
-                )  # fmt: skip
+                )
             )
         for player, chips, entries, add_ons in chunk:
             yield statements.build(

@@ -497,9 +497,14 @@ def audit_verification_record(job: Job) -> None:
     record_event(
         Event.Type.AUDIT_VERIFIED,
         actor=job.created_by,
-        data={"events": events, "head": head, "verified": not problem, "problem": problem,
-              "job": job.pk},
-    )  # fmt: skip
+        data={
+            "events": events,
+            "head": head,
+            "verified": not problem,
+            "problem": problem,
+            "job": job.pk,
+        },
+    )
     # The history page's status goes on from this head rather than verify the chain again.
     result = audit_log.Verification(count=events, head=head, problem=problem)
     if not problem:

@@ -3,10 +3,10 @@
 ``release_lines`` runs inside every service that approves money (a settlement or adjustment,
 compensation, a prize withdrawal, a re-issue): it gives the record's lines their places in
 the ledger feed. ``payment_confirm`` records what the cashier says about a batch of lines;
-``reissue_*`` pay a failed line again under a new key, with four eyes.
+``reissue_*`` (``reissues``) pay a failed line again under a new key, with four eyes.
 
 Each line is in one state, kept as a running tally per release (``PaymentTally``), changed
-only here and under a lock on that tally row::
+only here and in ``reissues``, under a lock on that tally row::
 
     unconfirmed --paid--> paid (final)
     unconfirmed --failed--> failed --paid--> paid      (the cashier retried on its own)
@@ -28,7 +28,6 @@ from django.utils import timezone
 
 from settlements import player_ids, seals
 from settlements.access import permissions
-from settlements.errors import DomainError
 from settlements.models import (
     Case,
     Compensation,
@@ -49,10 +48,8 @@ from settlements.services.common import (
     hold_parents,
     insert_rows,
     record_event,
-    required_text,
-    save_with_history,
 )
-from settlements.workflow import ReissueStatus, reissue_next_status
+from settlements.workflow import ReissueStatus
 
 log = logging.getLogger("crashdesk.payments")
 
@@ -174,7 +171,7 @@ class ConfirmationAnswer(NamedTuple):
 
 
 @dataclass(slots=True)
-class _LineState:
+class LineState:
     line: LedgerLine
     paid_reference: str | None = None
     # A tuple until the line fails: most lines of a batch never have.
@@ -214,7 +211,7 @@ def payment_confirm(
         .order_by("release_id")
     }
     now = timezone.now()
-    batch = _judge_batch(confirmations, lines, _states(lines.values()), latest=now + CLOCK_SKEW)
+    batch = _judge_batch(confirmations, lines, line_states(lines.values()), latest=now + CLOCK_SKEW)
     if batch.rows:
         _record_batch(batch, actor=actor, tallies=tallies, now=now)
     refused = [answer for answer in batch.answers if answer.outcome == ConfirmationAnswer.REFUSED]
@@ -237,14 +234,14 @@ class _JudgedBatch:
     before, state after): [lines, amount]}."""
 
     answers: list[ConfirmationAnswer] = field(default_factory=list)
-    rows: list[tuple[_LineState, ConfirmationEntry]] = field(default_factory=list)
+    rows: list[tuple[LineState, ConfirmationEntry]] = field(default_factory=list)
     moves: defaultdict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
 
 
 def _judge_batch(
     confirmations: Sequence[ConfirmationEntry],
     lines: dict[str, LedgerLine],
-    states: dict[tuple[int, int], _LineState],
+    states: dict[tuple[int, int], LineState],
     *,
     latest: datetime,
 ) -> _JudgedBatch:
@@ -277,12 +274,20 @@ def _record_batch(
     recorder = actor.pk
     rows = [
         (
-            state.line.release.id, state.line.line_no, item.idempotency_key, state.line.player,
-            state.line.unit, item.amount, item.status, item.external_reference, item.at, now,
+            state.line.release.id,
+            state.line.line_no,
+            item.idempotency_key,
+            state.line.player,
+            state.line.unit,
+            item.amount,
+            item.status,
+            item.external_reference,
+            item.at,
+            now,
             recorder,
         )
         for state, item in batch.rows
-    ]  # fmt: skip
+    ]
     # The event seals the rows in the order they are written, which their ids keep.
     sealed = seals.rows_digest(seals.CONFIRMATIONS)
     for row in rows:
@@ -301,13 +306,13 @@ def _record_batch(
     )
     changed = set()
     for (release_id, unit, before, after), (count, amount) in batch.moves.items():
-        _move_tally(tallies[release_id], unit, before, after, count, amount)
+        move_tally(tallies[release_id], unit, before, after, count, amount)
         changed.add(release_id)
     for release_id in sorted(changed):
         tallies[release_id].save(update_fields=[*PaymentTally.FIELDS, "updated_at"])
 
 
-def _judge(item: ConfirmationEntry, line: _LineState, latest: datetime):
+def _judge(item: ConfirmationEntry, line: LineState, latest: datetime):
     """The answer for one confirmation and, when it is recorded, the line's state before
     and after; ``line`` is updated, so a later item of the same batch sees this one.
     ``latest``: the latest time a cashier may give (our clock and the skew allowed)."""
@@ -372,10 +377,10 @@ def _refused(item: ConfirmationEntry, field: str, message: str) -> ConfirmationA
     return ConfirmationAnswer(item.idempotency_key, ConfirmationAnswer.REFUSED, message, field)
 
 
-def _states(lines: Iterable[LedgerLine]) -> dict[tuple[int, int], _LineState]:
+def line_states(lines: Iterable[LedgerLine]) -> dict[tuple[int, int], LineState]:
     """What the cashier said about each line and its live re-issue, by (release id, line
     number): one query per release, and one more per release with failed lines among them."""
-    states = {(line.release.id, line.line_no): _LineState(line) for line in lines}
+    states = {(line.release.id, line.line_no): LineState(line) for line in lines}
     by_release: dict[int, list[int]] = defaultdict(list)
     for release_id, line_no in states:
         by_release[release_id].append(line_no)
@@ -410,7 +415,7 @@ def _states(lines: Iterable[LedgerLine]) -> dict[tuple[int, int], _LineState]:
     return states
 
 
-def _move_tally(
+def move_tally(
     tally: PaymentTally, unit: str, before: str, after: str, count: int, amount: int
 ) -> None:
     """Move ``count`` lines of ``unit`` worth ``amount`` together from one state to another."""
@@ -455,145 +460,3 @@ def _batch_summary(answers: list[ConfirmationAnswer], recorded: list[Confirmatio
         "first_key": recorded[0].idempotency_key,
         "last_key": recorded[-1].idempotency_key,
     }
-
-
-# --- Re-issuing a failed line ----------------------------------------------------------------
-
-
-@transaction.atomic
-def reissue_propose(*, actor, idempotency_key: str, reason: str) -> Reissue:
-    """Propose paying a failed line again, as a new line with its own key."""
-    line = payments.lines_of([idempotency_key]).get(idempotency_key)
-    if line is None:
-        permissions.enforce(
-            permissions.reissue_propose(
-                user=actor, key=idempotency_key, state="failed", reissued_as=None
-            )
-        )
-        raise DomainError(no_line_message(idempotency_key), field="idempotency_key")
-    release_id, line_no = line.release.id, line.line_no
-    # The incident and case the re-issue will point at, then the line's tally (the one order).
-    hold_parents(incidents=[line.release.incident_id], cases=[line.release.case_id])
-    PaymentTally.objects.select_for_update().get(release_id=release_id)
-    state = _states([line])[release_id, line_no]
-    permissions.enforce(
-        permissions.reissue_propose(
-            user=actor,
-            key=idempotency_key,
-            state=state.state,
-            reissued_as=state.reissue[1] if state.reissue is not None else None,
-        )
-    )
-    reason = required_text(reason, "reason")
-    release = LedgerRelease.objects.select_related("case__incident", "case__tournament").get(
-        pk=release_id
-    )
-    reissue = Reissue(
-        original_release=release,
-        original_line_no=line_no,
-        original_key=idempotency_key,
-        case=release.case,
-        incident=release.incident,
-        player=line.player,
-        kind=line.kind,
-        unit=line.unit,
-        amount=line.amount,
-        source=line.source,
-        currency=release.currency,
-        status=ReissueStatus.PROPOSED,
-        reason=reason,
-        proposed_by=actor,
-    )
-    save_with_history(reissue, actor=actor, reason=reason)
-    record_event(
-        Event.Type.REISSUE_PROPOSED,
-        actor=actor,
-        case=release.case,
-        subject=reissue,
-        reason=reason,
-        data={"line": idempotency_key, "amount": line.amount, "unit": line.unit},
-    )
-    return reissue
-
-
-@transaction.atomic
-def reissue_approve(*, reissue: Reissue, actor, reason: str = "") -> Reissue:
-    """Approve a re-issue: its line joins the feed under its own key, and the failed line
-    counts as re-issued. Never the proposer's own."""
-    reissue, release = _lock_reissue(reissue)
-    line = payments.lines_of([reissue.original_key])[reissue.original_key]
-    state = _states([line])[release.pk, reissue.original_line_no]
-    permissions.enforce(
-        permissions.reissue_approve(
-            reissue=reissue, user=actor, paid_reference=state.paid_reference
-        )
-    )
-    permissions.enforce(permissions.step_up(user=actor, action="approve re-issues"))
-    reissue.status = reissue_next_status(reissue.status, "approve", label=str(reissue))
-    reissue.approved_by = actor
-    _finish_review(reissue, actor, reason)
-    release_lines(
-        actor=actor,
-        case=reissue.case,
-        currency=reissue.currency,
-        line_count=1,
-        totals={reissue.unit: reissue.amount},
-        reissue=reissue,
-    )
-    tally = PaymentTally.objects.get(release=release)
-    _move_tally(tally, line.unit, "failed", "reissued", 1, line.amount)
-    tally.save(update_fields=[*PaymentTally.FIELDS, "updated_at"])
-    record_event(
-        Event.Type.REISSUE_APPROVED,
-        actor=actor,
-        case=reissue.case,
-        subject=reissue,
-        reason=reissue.review_reason,
-        data={
-            "line": reissue.original_key,
-            "new_line": idempotency_key(Record.REISSUE, reissue.pk, 1),
-        },
-    )
-    return reissue
-
-
-@transaction.atomic
-def reissue_reject(*, reissue: Reissue, actor, reason: str) -> Reissue:
-    reissue, _release = _lock_reissue(reissue)
-    permissions.enforce(permissions.reissue_reject(reissue=reissue, user=actor))
-    reason = required_text(reason, "reason")
-    reissue.status = reissue_next_status(reissue.status, "reject", label=str(reissue))
-    reissue.rejected_by = actor
-    _finish_review(reissue, actor, reason)
-    record_event(
-        Event.Type.REISSUE_REJECTED,
-        actor=actor,
-        case=reissue.case,
-        subject=reissue,
-        reason=reason,
-        data={"line": reissue.original_key},
-    )
-    return reissue
-
-
-def _lock_reissue(reissue: Reissue) -> tuple[Reissue, LedgerRelease]:
-    """In the one order (services/__init__.py): the incident and the case shared, then the
-    re-issue, then the tally of the line it replaces, which payment_confirm also locks."""
-    release_id, case_id, incident_id = Reissue.objects.values_list(
-        "original_release_id", "case_id", "incident_id"
-    ).get(pk=reissue.pk)
-    hold_parents(incidents=[incident_id], cases=[case_id])
-    reissue = (
-        Reissue.objects.select_for_update(of=("self",))
-        .select_related("case__incident", "case__tournament", "original_release")
-        .get(pk=reissue.pk)
-    )
-    PaymentTally.objects.select_for_update().get(release_id=release_id)
-    return reissue, reissue.original_release
-
-
-def _finish_review(reissue: Reissue, actor, reason: str) -> None:
-    reissue.reviewed_at = timezone.now()
-    reissue.review_reason = reason.strip()
-    verb = "Approved" if reissue.status == ReissueStatus.APPROVED else "Rejected"
-    save_with_history(reissue, actor=actor, reason=reissue.review_reason or verb)

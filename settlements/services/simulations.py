@@ -78,9 +78,16 @@ def simulation_summarise(*, simulation_id: int) -> Simulation:
     simulation = Simulation.objects.select_for_update().get(pk=simulation_id)
     summary: dict = {"cases": 0, "needs_decision": [], "units": {}}
     units: dict = defaultdict(
-        lambda: {"better": 0, "worse": 0, "unchanged": 0, "largest_gain": 0,
-                 "largest_loss": 0, "then": 0, "draft": 0}
-    )  # fmt: skip
+        lambda: {
+            "better": 0,
+            "worse": 0,
+            "unchanged": 0,
+            "largest_gain": 0,
+            "largest_loss": 0,
+            "then": 0,
+            "draft": 0,
+        }
+    )
     for result in simulation.results.order_by("case_id").iterator():
         summary["cases"] += 1
         if result.needs_decision:

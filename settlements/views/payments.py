@@ -31,7 +31,7 @@ from settlements.models import Incident, Reissue
 from settlements.selectors import payments
 from settlements.selectors.compensation import prizes_taken_back
 from settlements.selectors.queues import overdue_line_count
-from settlements.services import payments as payment_services
+from settlements.services import reissues as reissue_services
 from settlements.views import confirming
 from settlements.views.lookups import incident_or_404
 from settlements.views.rendering import go_to, render_invalid, render_page
@@ -45,12 +45,12 @@ REISSUE_COLUMNS = {"player": "Player", "amount": "Amount", "proposed": "Proposed
 TABS = (("failed", "Failed"), ("overdue", "Not confirmed in time"), ("reissues", "Re-issues"))
 REISSUE_ACTIONS = {
     "approve": (
-        payment_services.reissue_approve,
+        reissue_services.reissue_approve,
         permissions.reissue_approve,
         "Approve",
         "approved",
     ),
-    "reject": (payment_services.reissue_reject, permissions.reissue_reject, "Reject", "rejected"),
+    "reject": (reissue_services.reissue_reject, permissions.reissue_reject, "Reject", "rejected"),
 }
 
 
@@ -113,7 +113,7 @@ def reissue_new(request, key: str):
     template = "settlements/reissue_new.html"
     if request.method == "POST" and form.is_valid():
         try:
-            reissue = payment_services.reissue_propose(
+            reissue = reissue_services.reissue_propose(
                 actor=request.user, idempotency_key=key, reason=form.cleaned_data["reason"]
             )
         except NotAllowed:

@@ -293,10 +293,20 @@ def _difference_charts(simulation: Simulation) -> list[difference_chart.Differen
 def simulation_csv(request, simulation_id: int):
     simulation = get_object_or_404(Simulation, pk=simulation_id)
     header = [
-        "case", "tournament", "stage_then", "remedy_then", "stage_draft", "remedy_draft",
-        "needs_decision", "unit", "total_then", "total_draft", "players_better",
-        "players_worse", "players_unchanged",
-    ]  # fmt: skip
+        "case",
+        "tournament",
+        "stage_then",
+        "remedy_then",
+        "stage_draft",
+        "remedy_draft",
+        "needs_decision",
+        "unit",
+        "total_then",
+        "total_draft",
+        "players_better",
+        "players_worse",
+        "players_unchanged",
+    ]
     rows = [header]
     for result in rulebooks.simulation_results(simulation):
         units = sorted(set(result.totals_then) | set(result.totals_draft)) or [""]

@@ -159,8 +159,16 @@ def test_list_shows_prefix_name_and_status_but_never_a_secret(operator, auditor)
     out, _ = run("list", "operator")
     lines = out.splitlines()
     assert lines[0].split() == [
-        "ID", "PREFIX", "USER", "NAME", "CREATED", "LAST", "USED", "STATUS", "SCOPES",
-    ]  # fmt: skip
+        "ID",
+        "PREFIX",
+        "USER",
+        "NAME",
+        "CREATED",
+        "LAST",
+        "USED",
+        "STATUS",
+        "SCOPES",
+    ]
     assert len(lines) == 3
     assert raw_one[:12] in lines[1] and "eu-1" in lines[1] and "works until" in lines[1]
     assert "never" in lines[1]

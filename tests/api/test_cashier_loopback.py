@@ -27,7 +27,7 @@ from settlements.services.compensation import (
     compensation_propose,
 )
 from settlements.services.individual_cases import prize_withdrawal_approve, prize_withdrawal_decide
-from settlements.services.payments import reissue_approve, reissue_propose
+from settlements.services.reissues import reissue_approve, reissue_propose
 from settlements.services.snapshots import case_load_snapshot
 from settlements.services.tokens import api_token_create
 from tests.api.fake_wallet import FakeWallet

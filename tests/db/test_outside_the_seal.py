@@ -42,9 +42,10 @@ def head(request, tmp_path):
     def named() -> str:
         with pytest.raises(CommandError) as caught:
             call_command(
-                "verify_audit", **({"head": str(exported)} if request.param else {}),
+                "verify_audit",
+                **({"head": str(exported)} if request.param else {}),
                 stdout=StringIO(),
-            )  # fmt: skip
+            )
         return str(caught.value)
 
     named.export = lambda: call_command(
@@ -287,9 +288,11 @@ def finished_job(users, snapshot_factory):
     operator = users["operator"]
     case = load(operator, snapshot_factory, stage="middle")
     job = jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target=f"case:{case.pk}",
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target=f"case:{case.pk}",
         items=[jobs.NewItem(key=str(case.pk), label=str(case))],
-    )  # fmt: skip
+    )
     job.refresh_from_db()
     assert job.status == Job.Status.DONE
     return job

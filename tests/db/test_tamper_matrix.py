@@ -46,9 +46,15 @@ def desk(request, monkeypatch, users, snapshot_factory):
     settlement = records["settlement"]
     case, manager = settlement.case, users["tournament_manager"]
     withdrawal = prize_withdrawal_decide(
-        case=case, actor=manager, player="p000003", prize="bonus", outcome="withdraw",
-        reason="paid twice", amount=100, unit="cash",
-    )  # fmt: skip
+        case=case,
+        actor=manager,
+        player="p000003",
+        prize="bonus",
+        outcome="withdraw",
+        reason="paid twice",
+        amount=100,
+        unit="cash",
+    )
     prize_withdrawal_approve(withdrawal=withdrawal, actor=users["second_manager"], reason="checked")
     rejected = compensation.compensation_propose(
         case=case,

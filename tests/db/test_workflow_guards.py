@@ -83,9 +83,12 @@ def test_a_release_for_a_rejected_record_is_refused(app_role, full_desk, users):
         )
     places = LedgerRelease.objects.order_by("-last_position").first().last_position + 1
     sql = copy_row(
-        "settlements_ledgerrelease", release.pk,
-        compensation_id=rejected.pk, first_position=places, last_position=places,
-    )  # fmt: skip
+        "settlements_ledgerrelease",
+        release.pk,
+        compensation_id=rejected.pk,
+        first_position=places,
+        last_position=places,
+    )
     assert f"compensation {rejected.pk} is not approved" in refused_at_commit(sql, role=app_role)
 
 

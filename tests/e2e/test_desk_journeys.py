@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from settlements.access import roles
 from settlements.selectors.cases import case_status_counts
-from settlements.services import payments
+from settlements.services import reissues as reissue_services
 from settlements.services import settlements as settlement_services
 from settlements.services.incidents import incident_report
 from settlements.services.snapshots import case_load_snapshot
@@ -69,7 +69,7 @@ def test_a_second_manager_finds_the_reissue_and_support_sees_what_was_paid(
     settlement_services.settlement_approve(settlement=settlement, actor=manager, reason="checked")
     out = paid_out(settlement, people)
     # Another failed line, proposed for paying again by the first manager: the second answers.
-    waiting = payments.reissue_propose(
+    waiting = reissue_services.reissue_propose(
         actor=manager, idempotency_key=out.failed.key, reason="account reopened"
     )
 

@@ -25,7 +25,7 @@ from settlements.models import Case, Compensation, Incident, Reissue, Settlement
 from settlements.services import settlements as settlement_services
 from settlements.services.compensation import CompensationEntry, compensation_propose
 from settlements.services.incidents import incident_report
-from settlements.services.payments import reissue_approve
+from settlements.services.reissues import reissue_approve
 from settlements.services.snapshots import case_load_snapshot
 from settlements.services.tokens import api_token_create
 from settlements.workflow import CaseStatus, CompensationStatus, SettlementStatus

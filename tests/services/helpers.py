@@ -28,6 +28,7 @@ from settlements.selectors.payments import approved_lines
 from settlements.selectors.rulebooks import simulation_cases
 from settlements.services import compensation as compensation_services
 from settlements.services import payments, rulebooks
+from settlements.services import reissues as reissue_services
 from settlements.services import settlements as settlement_services
 from settlements.services.decisions import decision_record
 from settlements.services.individual_cases import prize_withdrawal_decide
@@ -144,10 +145,10 @@ def every_record(users, snapshot_factory) -> dict:
         amount=line.amount,
     )
     payments.payment_confirm(actor=users[roles.CASHIER], confirmations=[failed])
-    reissue = payments.reissue_propose(
+    reissue = reissue_services.reissue_propose(
         actor=operator, idempotency_key=line.key, reason="new account"
     )
-    reissue = payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    reissue = reissue_services.reissue_approve(reissue=reissue, actor=users["second_manager"])
     rulebook_version = rulebooks.rulebook_version_propose(
         key="ontario",
         parameters={"pre_pct": 10},

@@ -14,6 +14,7 @@ from settlements.rules.remedies import TABLE
 from settlements.selectors.payments import approved_lines
 from settlements.services import compensation as compensation_services
 from settlements.services import payments, rulebooks
+from settlements.services import reissues as reissue_services
 from settlements.services import settlements as settlement_services
 from settlements.services.decisions import decision_record
 from settlements.services.payments import ConfirmationEntry
@@ -113,10 +114,10 @@ def test_compensations_adjustments_and_reissues_verify(users, snapshot_factory, 
         amount=line.amount,
     )
     payments.payment_confirm(actor=users["cashier"], confirmations=[failed])
-    reissue = payments.reissue_propose(
+    reissue = reissue_services.reissue_propose(
         actor=operator, idempotency_key=line.key, reason="new account"
     )
-    payments.reissue_approve(reissue=reissue, actor=users["second_manager"])
+    reissue_services.reissue_approve(reissue=reissue, actor=users["second_manager"])
     _verifies(tmp_path)
 
 

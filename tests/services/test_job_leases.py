@@ -26,9 +26,11 @@ def prepare_job(operator, snapshot_factory, count: int) -> Job:
         for number in range(count)
     ]
     return jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target="cases",
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target="cases",
         items=[jobs.NewItem(key=str(case.pk), label=str(case)) for case in cases],
-    )  # fmt: skip
+    )
 
 
 def run_out(lease: jobs.Lease) -> None:
@@ -183,8 +185,10 @@ def test_a_retry_gives_its_items_fresh_attempts(settings, operator, snapshot_fac
     jobs.job_finish(job_id=job.pk)
     jobs.job_retry(job=job, actor=operator)
     assert job.items.values_list("status", "attempts", "leased_until").get() == (
-        JobItem.Status.PENDING, 0, None
-    )  # fmt: skip
+        JobItem.Status.PENDING,
+        0,
+        None,
+    )
     job = jobs.job_begin(job_id=job.pk)
     assert jobs.job_work(job=job) == jobs.FINISHED
     assert jobs.job_finish(job_id=job.pk).done == 1

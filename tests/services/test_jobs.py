@@ -46,9 +46,12 @@ def case_items(cases):
 def test_a_prepare_job_prepares_each_case_with_its_own_event(operator, incident, snapshot_factory):
     cases = late_cases(operator, incident, snapshot_factory, 3)
     job = jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target=f"incident:{incident.pk}",
-        items=case_items(cases), incident=incident,
-    )  # fmt: skip
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target=f"incident:{incident.pk}",
+        items=case_items(cases),
+        incident=incident,
+    )
     job.refresh_from_db()
     assert job.status == Job.Status.DONE
     assert jobs.job_progress(job) == jobs.Progress(total=3, done=3, skipped=0, failed=0)
@@ -73,10 +76,12 @@ def test_one_refused_item_is_reported_and_the_others_are_done(
         settlement=settlements[1], actor=second_manager, reason="ok"
     )
     job = jobs.job_start(
-        kind=Job.Kind.APPROVE, actor=tournament_manager, target=f"incident:{incident.pk}",
+        kind=Job.Kind.APPROVE,
+        actor=tournament_manager,
+        target=f"incident:{incident.pk}",
         items=[jobs.NewItem(key=str(s.pk), label=str(s)) for s in settlements],
         params={"reason": "outage checked"},
-    )  # fmt: skip
+    )
     items = list(job.items.order_by("position"))
     assert [item.status for item in items] == ["done", "failed", "done"]
     assert "already approved" in items[1].message or "approved" in items[1].message
@@ -94,9 +99,11 @@ def test_own_work_is_skipped_not_approved(users, incident, snapshot_factory, dja
     settlement = settlement_services.settlement_prepare(case=case, actor=both)
     settlement_services.settlement_submit(settlement=settlement, actor=both)
     job = jobs.job_start(
-        kind=Job.Kind.APPROVE, actor=both, target="x",
+        kind=Job.Kind.APPROVE,
+        actor=both,
+        target="x",
         items=[jobs.NewItem(key=str(settlement.pk), label=str(settlement))],
-    )  # fmt: skip
+    )
     item = job.items.get()
     assert item.status == JobItem.Status.SKIPPED
     assert "You prepared" in item.message
@@ -113,9 +120,12 @@ def test_an_upload_job_opens_good_files_and_reports_bad_ones_by_path(
         jobs.NewItem(key="b.json", label="b.json", payload=snapshot_factory(tournament_id="B")),
     ]
     job = jobs.job_start(
-        kind=Job.Kind.UPLOAD, actor=operator, target=f"incident:{incident.pk}", items=items,
+        kind=Job.Kind.UPLOAD,
+        actor=operator,
+        target=f"incident:{incident.pk}",
+        items=items,
         incident=incident,
-    )  # fmt: skip
+    )
     outcomes = {item.key: item for item in job.items.all()}
     assert outcomes["a.json"].status == outcomes["b.json"].status == JobItem.Status.DONE
     assert outcomes["a.json"].case.tournament.operator_id == "A"
@@ -166,9 +176,11 @@ def test_a_failed_item_runs_again_after_retry_and_done_ones_do_not(
 def test_only_the_roles_of_the_work_may_start_it(marketing_manager, incident):
     with pytest.raises(NotAllowed):
         jobs.job_start(
-            kind=Job.Kind.PREPARE, actor=marketing_manager, target="t",
+            kind=Job.Kind.PREPARE,
+            actor=marketing_manager,
+            target="t",
             items=[jobs.NewItem(key="1", label="x")],
-        )  # fmt: skip
+        )
     assert not Incident.objects.filter(jobs__isnull=False).exists()
 
 
@@ -312,8 +324,11 @@ def test_a_batch_chains_its_items_events_in_order_and_none_of_a_failed_one(
     job = jobs.job_start(kind=Job.Kind.PREPARE, actor=operator, target="t", items=case_items(cases))
     assert [len(lease.items) if lease else 0 for lease in leases] == [4, 0]
     assert list(job.items.order_by("position").values_list("status", flat=True)) == [
-        "done", "failed", "done", "done"
-    ]  # fmt: skip
+        "done",
+        "failed",
+        "done",
+        "done",
+    ]
     prepared = Event.objects.filter(type=Event.Type.SETTLEMENT_PREPARED).order_by("seq")
     assert [event.case_id for event in prepared] == [cases[0].pk, cases[2].pk, cases[3].pk]
     seqs = list(Event.objects.order_by("seq").values_list("seq", flat=True))
@@ -372,9 +387,11 @@ def test_a_job_run_again_keeps_its_first_start(operator, incident, snapshot_fact
     cases = late_cases(operator, incident, snapshot_factory, 2)
     ready = case_items(cases[:1])
     job = jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target="t",
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target="t",
         items=[*ready, jobs.NewItem(key="0", label="gone")],
-    )  # fmt: skip
+    )
     assert job.status == Job.Status.DONE
     first = job.started_at
     jobs.job_retry(job=job, actor=operator)

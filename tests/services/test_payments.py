@@ -17,7 +17,7 @@ from settlements.models import (
     PaymentTally,
 )
 from settlements.selectors import payments as payment_selectors
-from settlements.services import payments
+from settlements.services import payments, reissues
 from settlements.services import settlements as settlement_services
 from settlements.services.compensation import (
     CompensationEntry,
@@ -374,10 +374,10 @@ def test_tallies_follow_every_answer(desk, cashier, operator, second_manager):
         payments.payment_confirm(actor=cashier, confirmations=batch)
     failed = [p for p in payment_selectors.with_payments(got) if p.state == "failed"]
     assert failed
-    reissue = payments.reissue_propose(
+    reissue = reissues.reissue_propose(
         actor=operator, idempotency_key=failed[0].line.key, reason="account fixed"
     )
-    payments.reissue_approve(reissue=reissue, actor=second_manager)
+    reissues.reissue_approve(reissue=reissue, actor=second_manager)
 
     releases = LedgerRelease.objects.all()
     assert payment_selectors.tallies_agree(releases) == []
@@ -401,16 +401,16 @@ def test_a_failed_line_is_reissued_with_four_eyes(
     payments.payment_confirm(
         actor=cashier, confirmations=[confirmation(line, status="failed", reference="closed")]
     )
-    reissue = payments.reissue_propose(
+    reissue = reissues.reissue_propose(
         actor=tournament_manager, idempotency_key=line.key, reason="new account"
     )
     with pytest.raises(NotAllowed, match="another Tournament Manager"):
-        payments.reissue_approve(reissue=reissue, actor=tournament_manager)
+        reissues.reissue_approve(reissue=reissue, actor=tournament_manager)
     with pytest.raises(NotAllowed):
-        payments.reissue_approve(reissue=reissue, actor=operator)
+        reissues.reissue_approve(reissue=reissue, actor=operator)
     assert lines()[-1].key != f"R{reissue.pk}-1"  # nothing released before the approval
 
-    reissue = payments.reissue_approve(reissue=reissue, actor=second_manager, reason="checked")
+    reissue = reissues.reissue_approve(reissue=reissue, actor=second_manager, reason="checked")
     new = lines()[-1]
     assert new.key == f"R{reissue.pk}-1"
     assert (new.player, new.kind, new.unit, new.amount, new.source) == (
@@ -438,20 +438,20 @@ def test_a_failed_line_is_reissued_with_four_eyes(
 def test_only_a_failed_line_is_reissued_and_only_once(desk, cashier, operator):
     got = lines()
     with pytest.raises(InvalidTransition, match="unconfirmed"):
-        payments.reissue_propose(actor=operator, idempotency_key=got[0].key, reason="r")
+        reissues.reissue_propose(actor=operator, idempotency_key=got[0].key, reason="r")
     payments.payment_confirm(actor=cashier, confirmations=[confirmation(got[0])])
     with pytest.raises(InvalidTransition, match="paid"):
-        payments.reissue_propose(actor=operator, idempotency_key=got[0].key, reason="r")
+        reissues.reissue_propose(actor=operator, idempotency_key=got[0].key, reason="r")
     payments.payment_confirm(
         actor=cashier, confirmations=[confirmation(got[1], status="failed", reference="x")]
     )
     with pytest.raises(DomainError, match="reason"):
-        payments.reissue_propose(actor=operator, idempotency_key=got[1].key, reason=" ")
-    payments.reissue_propose(actor=operator, idempotency_key=got[1].key, reason="r")
+        reissues.reissue_propose(actor=operator, idempotency_key=got[1].key, reason=" ")
+    reissues.reissue_propose(actor=operator, idempotency_key=got[1].key, reason="r")
     with pytest.raises(InvalidTransition, match="already has a re-issue"):
-        payments.reissue_propose(actor=operator, idempotency_key=got[1].key, reason="r")
+        reissues.reissue_propose(actor=operator, idempotency_key=got[1].key, reason="r")
     with pytest.raises(DomainError, match="No approved line"):
-        payments.reissue_propose(actor=operator, idempotency_key="77-1", reason="r")
+        reissues.reissue_propose(actor=operator, idempotency_key="77-1", reason="r")
 
 
 def test_a_line_paid_after_all_cannot_be_reissued(desk, cashier, operator, second_manager):
@@ -459,10 +459,10 @@ def test_a_line_paid_after_all_cannot_be_reissued(desk, cashier, operator, secon
     payments.payment_confirm(
         actor=cashier, confirmations=[confirmation(line, status="failed", reference="busy")]
     )
-    reissue = payments.reissue_propose(actor=operator, idempotency_key=line.key, reason="r")
+    reissue = reissues.reissue_propose(actor=operator, idempotency_key=line.key, reason="r")
     payments.payment_confirm(actor=cashier, confirmations=[confirmation(line, reference="ok")])
     with pytest.raises(InvalidTransition, match="paid after all"):
-        payments.reissue_approve(reissue=reissue, actor=second_manager)
-    rejected = payments.reissue_reject(reissue=reissue, actor=second_manager, reason="paid")
+        reissues.reissue_approve(reissue=reissue, actor=second_manager)
+    rejected = reissues.reissue_reject(reissue=reissue, actor=second_manager, reason="paid")
     assert rejected.status == "rejected"
     assert payment_selectors.tallies_agree(LedgerRelease.objects.all()) == []

@@ -101,9 +101,11 @@ def test_a_case_whose_decision_the_draft_no_longer_offers_is_listed(
     # With no early stage the freeroll is in its middle stage, which offers no such answer.
     version = draft(tournament_manager, early_pct=5)
     simulation = simulation_start(
-        version=version, actor=tournament_manager, cases=Case.objects.filter(pk=case.pk),
+        version=version,
+        actor=tournament_manager,
+        cases=Case.objects.filter(pk=case.pk),
         selection={},
-    )  # fmt: skip
+    )
     result = simulation.results.get()
     assert result.stage_draft == "middle" and result.needs_decision
     assert result.totals_draft == {} and result.differences == {}

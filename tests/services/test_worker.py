@@ -33,15 +33,20 @@ def worker(*extra: str) -> subprocess.Popen:
     # The workers share the test's number of tasks a job runs as, by which they share its items.
     # A worker waits as long as a test holds the row it needs (see ``hold_cases``).
     env = {
-        "DATABASE_LOCK_TIMEOUT_MS": "600000", **os.environ, "DATABASE_URL": url,
+        "DATABASE_LOCK_TIMEOUT_MS": "600000",
+        **os.environ,
+        "DATABASE_URL": url,
         "JOB_WORKERS_PER_JOB": str(settings.JOB_WORKERS_PER_JOB),
         "JOB_LEASE_SECONDS": str(settings.JOB_LEASE_SECONDS),
-    }  # fmt: skip
+    }
     command = [sys.executable, "manage.py", "run_worker", "--no-reload", "--no-startup-delay"]
     return subprocess.Popen(
         [*command, "--interval", "0.2", *extra],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def prepare_job(operator, snapshot_factory, entrants: int) -> Job:
@@ -49,9 +54,11 @@ def prepare_job(operator, snapshot_factory, entrants: int) -> Job:
         actor=operator, snapshot=snapshot_factory(stage="middle", entrants=entrants)
     )
     return jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target=f"case:{case.pk}",
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target=f"case:{case.pk}",
         items=[jobs.NewItem(key=str(case.pk), label=str(case))],
-    )  # fmt: skip
+    )
 
 
 class hold_cases:
@@ -160,9 +167,11 @@ def test_a_worker_whose_connections_are_terminated_mid_job_goes_on(operator, sna
         for number in range(6)
     ]
     job = jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target="cases",
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target="cases",
         items=[jobs.NewItem(key=str(case.pk), label=str(case)) for case in cases],
-    )  # fmt: skip
+    )
     # The last case's row, held here, stops the worker in the middle of the batch that has it.
     held = hold_cases(cases[-1])
     process = worker()
@@ -201,9 +210,11 @@ def test_four_workers_share_a_job_and_do_no_item_twice(settings, operator, snaps
         for number in range(12)
     ]
     job = jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target="cases",
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target="cases",
         items=[jobs.NewItem(key=str(case.pk), label=str(case)) for case in cases],
-    )  # fmt: skip
+    )
     # The cases' rows, held here, stop each worker in the middle of its first batch: four
     # waiting at once are four workers holding four different batches of the one job.
     held = hold_cases(*cases)
@@ -221,8 +232,11 @@ def test_four_workers_share_a_job_and_do_no_item_twice(settings, operator, snaps
 
     tasks = DBTaskResult.objects.filter(args_kwargs__kwargs__job_id=job.pk)
     assert sorted(worker for task in tasks for worker in task.worker_ids) == [
-        "w0", "w1", "w2", "w3"
-    ]  # fmt: skip
+        "w0",
+        "w1",
+        "w2",
+        "w3",
+    ]
     job.refresh_from_db()
     assert job.status == Job.Status.DONE
     assert set(job.items.values_list("attempts", flat=True)) == {1}
@@ -250,9 +264,11 @@ def six_cases_job(operator, snapshot_factory) -> tuple[Job, list]:
         for number in range(6)
     ]
     job = jobs.job_start(
-        kind=Job.Kind.PREPARE, actor=operator, target="cases",
+        kind=Job.Kind.PREPARE,
+        actor=operator,
+        target="cases",
         items=[jobs.NewItem(key=str(case.pk), label=str(case)) for case in cases],
-    )  # fmt: skip
+    )
     return job, cases
 
 

@@ -12,7 +12,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from settlements import audit_log
 from settlements.models import Case, Job, Settlement
 from settlements.selectors.payments import approved_lines
-from settlements.services.payments import ConfirmationEntry, payment_confirm, reissue_propose
+from settlements.services.payments import ConfirmationEntry, payment_confirm
+from settlements.services.reissues import reissue_propose
 from settlements.workflow import CaseStatus, SettlementStatus
 from tests.services.helpers import approved, load, submitted
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 from settlements.models import LedgerRelease, Reissue
 from settlements.selectors import payments as payment_selectors
 from settlements.services import payments as payment_services
+from settlements.services import reissues as reissue_services
 from settlements.services import settlements as settlement_services
 from settlements.services.compensation import (
     CompensationEntry,
@@ -95,10 +96,10 @@ def outage(load_case, operator, tournament_manager, second_manager, cashier, sna
     )
     first = next(payment_selectors.approved_lines(LedgerRelease.objects.filter(settlement=early)))
     confirm(cashier, first, status="failed", reference="closed")
-    reissue = payment_services.reissue_propose(
+    reissue = reissue_services.reissue_propose(
         actor=operator, idempotency_key=first.key, reason="fixed"
     )
-    payment_services.reissue_approve(reissue=reissue, actor=second_manager)
+    reissue_services.reissue_approve(reissue=reissue, actor=second_manager)
     elsewhere = case_load_snapshot(
         actor=operator, snapshot=snapshot_factory(tournament_id="ELSE", stage="late")
     )
@@ -296,7 +297,7 @@ def test_a_reissue_is_not_approved_by_its_proposer(outage, tournament_manager, c
         payment_selectors.approved_lines(LedgerRelease.objects.filter(settlement=settlement))
     )
     confirm(cashier, line, status="failed")
-    reissue = payment_services.reissue_propose(
+    reissue = reissue_services.reissue_propose(
         actor=tournament_manager, idempotency_key=line.key, reason="r"
     )
     client = signed_in(tournament_manager)
@@ -407,7 +408,7 @@ def test_waiting_reissues_sort_by_a_column_kept_in_the_url(outage, as_manager, o
     )[:2]
     confirm(cashier, large, small, status="failed", reference="closed")
     for line in (large, small):
-        payment_services.reissue_propose(
+        reissue_services.reissue_propose(
             actor=operator, idempotency_key=line.key, reason="new account"
         )
     url = reverse("payments")

@@ -13,6 +13,7 @@ from settlements.selectors import dashboard
 from settlements.selectors.payments import approved_lines
 from settlements.selectors.queues import waiting_queue
 from settlements.services import payments
+from settlements.services import reissues as reissue_services
 from settlements.services import settlements as settlement_services
 from settlements.services.compensation import CompensationEntry, compensation_propose
 from settlements.services.individual_cases import individual_case_open, prize_withdrawal_decide
@@ -61,7 +62,7 @@ def _reissue(load_case, users):
         amount=line.amount,
     )
     payments.payment_confirm(actor=users[roles.CASHIER], confirmations=[failed])
-    return payments.reissue_propose(
+    return reissue_services.reissue_propose(
         actor=users[roles.TOURNAMENT_MANAGER], idempotency_key=line.key, reason="new account"
     )
 

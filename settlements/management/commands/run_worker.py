@@ -51,18 +51,36 @@ class Command(db_worker.Command):
     def handle(self, *args, **options):
         self._work(*args, **options)
 
-    def _run(self, *, verbosity, queue_name, interval, batch, backend_name, startup_delay,
-             reload, max_tasks, worker_id, exclude_queues, **options) -> None:  # fmt: skip
+    def _run(
+        self,
+        *,
+        verbosity,
+        queue_name,
+        interval,
+        batch,
+        backend_name,
+        startup_delay,
+        reload,
+        max_tasks,
+        worker_id,
+        exclude_queues,
+        **options,
+    ) -> None:
         """django-tasks-db's ``handle``, with the worker above."""
         self.configure_logging(verbosity)
         excluded = exclude_queues.split(",") if exclude_queues else []
         if excluded and "*" not in queue_name.split(","):
             raise CommandError("--exclude-queues can only be used with --queue-name=*")
         worker = Worker(
-            queue_names=queue_name.split(","), interval=interval, batch=batch,
-            backend_name=backend_name, startup_delay=startup_delay, max_tasks=max_tasks,
-            worker_id=worker_id, excluded_queue_names=excluded,
-        )  # fmt: skip
+            queue_names=queue_name.split(","),
+            interval=interval,
+            batch=batch,
+            backend_name=backend_name,
+            startup_delay=startup_delay,
+            max_tasks=max_tasks,
+            worker_id=worker_id,
+            excluded_queue_names=excluded,
+        )
         if reload and not batch:
             if os.environ.get(DJANGO_AUTORELOAD_ENV) == "true":
                 worker.configure_signals()
