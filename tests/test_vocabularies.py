@@ -2,20 +2,24 @@
 added to a registry fails here where a surface does not handle it yet."""
 
 import typing
+from pathlib import Path
 
 import pytest
 from django.apps import apps
+from django.conf import settings
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from settlements import desk_roles, wording, workflow
 from settlements.api import answers, openapi, urls
 from settlements.models.choices import LineKind, Source, Stage, TournamentType, Unit
-from settlements.money import UNIT_ORDER, unit_rank
+from settlements.money import UNIT_ORDER, UNITS, decimal_amount, format_in_unit, unit_rank
 from settlements.rules import output, remedies, stage
 from settlements.selectors import settlements as settlement_selectors
 from settlements.statements import words
+from settlements.templatetags.money import unit_name
 from settlements.templatetags.navigation import NAVIGATION
+from settlements.templatetags.players import line_kind, line_source
 from settlements.templatetags.review import payout_text
 
 # The line kinds the engine writes; compensation and prize withdrawals are written by services.
@@ -34,9 +38,17 @@ def _schema_enum(schema: str, field: str) -> set[str]:
 
 
 @pytest.mark.parametrize("kind", LineKind.values)
-def test_every_line_kind_is_offered_by_the_api(kind):
+def test_every_line_kind_is_offered_by_the_api_and_worded(kind):
     assert kind in _choices(answers.LineKindValue)
     assert kind in _schema_enum("FeedLine", "kind")
+    assert kind in _schema_enum("StatementLine", "kind")
+    assert kind in words.KIND_LABELS
+    assert line_kind(kind) == words.KIND_LABELS[kind].capitalize()
+
+
+def test_statements_word_the_registered_line_kinds_and_sources_only():
+    assert set(words.KIND_LABELS) == set(LineKind.values)
+    assert set(words.SOURCE_LABELS) == set(Source.values)
 
 
 def test_the_engines_line_kinds_and_sources_are_registered_and_worded():
@@ -49,12 +61,15 @@ def test_the_engines_line_kinds_and_sources_are_registered_and_worded():
 def test_every_source_is_offered_worded_and_ordered(source):
     assert source in _choices(answers.SourceValue)
     assert source in _schema_enum("FeedLine", "source")
+    assert source in _schema_enum("StatementLine", "source")
     assert source in words.SOURCE_LABELS
+    assert line_source(source) == words.SOURCE_LABELS[source].capitalize()
     assert source in settlement_selectors._SOURCE_ORDER
 
 
 def test_units_have_one_order():
     assert tuple(Unit.values) == UNIT_ORDER == output.FIELDS
+    assert dict(Unit.choices) == UNITS
     assert tuple(typing.get_args(answers.UnitValue)) == UNIT_ORDER
     assert settlement_selectors.BY_AMOUNT[: len(UNIT_ORDER)] == tuple(f"-{u}" for u in UNIT_ORDER)
 
@@ -64,6 +79,19 @@ def test_every_unit_is_ranked_and_shown(unit):
     assert unit_rank(unit) == UNIT_ORDER.index(unit)
     row = type("Row", (), dict.fromkeys(UNIT_ORDER, 0) | {unit: 2})
     assert payout_text(row, "USD") != "nothing"
+    assert unit_name(unit) == UNITS[unit]
+    assert unit in _schema_enum("FeedLine", "unit")
+    assert unit in _schema_enum("StatementLine", "unit")
+    # What a statement writes (an unknown unit raises) and the figure an export writes.
+    assert "12" in format_in_unit(12345, unit, "USD")
+    assert decimal_amount(12345, unit, "USD") in {"123.45", "12345"}
+
+
+@pytest.mark.parametrize("unit", Unit.values)
+def test_every_unit_has_its_column_on_the_review_page(unit):
+    # A column of its own: its heading and its cell.
+    template = Path(settings.BASE_DIR, "templates/settlements/settlement_review.html")
+    assert template.read_text().count(f'"{unit}" in units') >= 2
 
 
 def test_payout_text_lists_units_in_their_order():
@@ -75,6 +103,7 @@ def test_payout_text_lists_units_in_their_order():
 @pytest.mark.parametrize("tournament_type", TournamentType.values)
 def test_every_tournament_type_is_offered_worded_and_ruled(tournament_type):
     assert tournament_type in _choices(answers.TournamentTypeValue)
+    assert tournament_type in _schema_enum("TournamentSummary", "type")
     assert tournament_type in words.TYPE_LABELS
     for name in Stage.values:
         assert (tournament_type, name) in remedies.TABLE

@@ -284,10 +284,10 @@ class LinePayment(_Answer):
 
 
 class StatementLine(_Answer):
-    kind: str
-    unit: str
+    kind: LineKindValue
+    unit: UnitValue
     amount: Amount
-    source: str
+    source: SourceValue
     payment: LinePayment | None
 
 
