@@ -1,6 +1,7 @@
 """Every member of every vocabulary, against every surface that shows or checks it: a member
 added to a registry fails here where a surface does not handle it yet."""
 
+import ast
 import typing
 from pathlib import Path
 
@@ -137,7 +138,7 @@ def test_role_sets_name_known_roles_and_the_cashier_is_no_desk_person():
     sets = {
         name: value
         for name, value in vars(desk_roles).items()
-        if name.endswith(("_READERS", "_PROPOSERS", "_WITHDRAWERS", "CASHIERS"))
+        if isinstance(value, tuple) and name not in ("DESK_ROLES", "KNOWN_ROLES")
     }
     assert sets
     for name, members in sets.items():
@@ -148,6 +149,49 @@ def test_role_sets_name_known_roles_and_the_cashier_is_no_desk_person():
     for label, url_name, allowed in NAVIGATION:
         reverse(url_name)
         assert set(allowed) <= set(desk_roles.DESK_ROLES), label
+
+
+ROLE_NAMES = {
+    name for name in vars(desk_roles) if getattr(desk_roles, name) in desk_roles.KNOWN_ROLES
+}
+# Where a role is named alone by design: the demo's people, one per role, and the queues, each
+# waiting for one role (workflow.AWAITING, a registry of its own, checked below).
+NAMES_ROLES_ALONE = {"settlements/management/commands/seed_demo.py", "settlements/workflow.py"}
+
+
+def _role_sets_written_inline(path: Path) -> list[int]:
+    """Lines of ``path`` that list roles themselves: a role constant inside a tuple, list or
+    set, or handed to a call (``role_required(roles.OPERATOR)``, ``has_role(user, …)``)."""
+
+    def is_role(node) -> bool:
+        name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+        return name in ROLE_NAMES
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            members = node.elts
+        elif isinstance(node, ast.Call):
+            members = node.args
+        else:
+            continue
+        found += [member.lineno for member in members if is_role(member)]
+    return found
+
+
+def test_role_sets_are_written_in_desk_roles_alone():
+    """Each permission, page, job and endpoint names a set of desk_roles, so who may do what is
+    read, and changed, in one place."""
+    root = Path(settings.BASE_DIR)
+    skipped = {"settlements/desk_roles.py", *NAMES_ROLES_ALONE}
+    inline = {
+        relative: lines
+        for path in sorted([*root.glob("settlements/**/*.py"), *root.glob("crashdesk/**/*.py")])
+        if (relative := str(path.relative_to(root))) not in skipped
+        and "/migrations/" not in relative
+        and (lines := _role_sets_written_inline(path))
+    }
+    assert inline == {}
 
 
 @pytest.mark.parametrize("state", workflow.AWAITING, ids=lambda state: state.name)
