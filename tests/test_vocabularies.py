@@ -114,6 +114,13 @@ def test_stages_are_the_engines():
     assert tuple(Stage.values) == stage.STAGES
 
 
+@pytest.mark.parametrize("name", Stage.values)
+def test_every_stage_is_offered_by_the_api(name):
+    assert name in _choices(answers.StageValue)
+    for schema in ("CaseCreated", "SettlementAnswer", "StatementDocument"):
+        assert name in _schema_enum(schema, "stage"), schema
+
+
 def test_every_remedy_of_the_table_is_worded():
     named = set()
     for cell in remedies.TABLE.values():
