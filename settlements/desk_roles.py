@@ -38,6 +38,27 @@ LEDGER_READERS = (OPERATOR, MARKETING_MANAGER, TOURNAMENT_MANAGER, AUDITOR)
 AMOUNT_READERS = LEDGER_READERS
 # Who follows payments on the pages (reconciliation, the payments queue, the batch download).
 PAYMENT_READERS = (OPERATOR, TOURNAMENT_MANAGER, AUDITOR)
+# Who reports a crash and loads its snapshots, prepares settlements from them and sends them
+# for approval; the bulk work over those steps too (a sampled ICM second opinion is part of a
+# prepare).
+INCIDENT_REPORTERS = (OPERATOR,)
+SNAPSHOT_LOADERS = (OPERATOR,)
+SETTLEMENT_PREPARERS = (OPERATOR,)
+SETTLEMENT_SUBMITTERS = (OPERATOR,)
+# Who registers tournaments and closes incidents whose cases are done.
+TOURNAMENT_REGISTRARS = (OPERATOR, TOURNAMENT_MANAGER)
+INCIDENT_CLOSERS = (OPERATOR, TOURNAMENT_MANAGER)
+# Who prepares an adjustment of an approved settlement and sends it for approval: a wider set
+# than a settlement's, so the submit page lets in both and the permission tells them apart.
+ADJUSTERS = (OPERATOR, TOURNAMENT_MANAGER)
+# Who records the decision a case's options need (RULES.md: the Marketing Manager's choice).
+DECISION_MAKERS = (MARKETING_MANAGER,)
+# Who approves or rejects what moves money (settlements, adjustments, compensation, re-issues,
+# prize withdrawals), never their own work (access.permissions: the four-eyes rule).
+APPROVERS = (TOURNAMENT_MANAGER,)
+# Who decides on a prize given in error, and opens and resolves individual cases.
+PRIZE_WITHDRAWAL_DECIDERS = (TOURNAMENT_MANAGER,)
+INDIVIDUAL_CASE_HANDLERS = (TOURNAMENT_MANAGER,)
 # Who reads compensation proposals and their answers.
 COMPENSATION_READERS = (OPERATOR, TOURNAMENT_MANAGER, AUDITOR)
 # Who reads individual cases (their list and their compensation).
@@ -50,7 +71,8 @@ CASHIERS = (CASHIER,)
 # Who weighs the policy's amounts against the stacks' ICM values: the Tournament Manager, who
 # judges injustice (RULES.md §6), and the auditor, who checks that judgement.
 ICM_READERS = (TOURNAMENT_MANAGER, AUDITOR)
-# Who reads the event log and its history pages.
+# Who reads the event log and its history pages, verifies the log and exports an incident's
+# sealed record.
 HISTORY_READERS = (AUDITOR,)
 # Who reviews who holds which access (the access review), and records each review done.
 ACCESS_REVIEWERS = (AUDITOR,)

@@ -11,9 +11,11 @@ from fractions import Fraction
 
 import pycountry
 
-# The units a payout or a ledger line is in, in the order every page, export and statement
-# lists them.
-UNIT_ORDER = ("cash", "tdollars", "tickets", "fpp")
+# The units a payout or a ledger line is in, by the name the screens give each, in the order
+# every page, export and statement lists them: the one list of units (models.Unit is made
+# from it).
+UNITS = {"cash": "Cash", "tdollars": "T$", "tickets": "Tickets", "fpp": "FPP"}
+UNIT_ORDER = tuple(UNITS)
 # Units that are amounts of the currency; seats (tickets) and FPP are counts.
 MONEY_UNITS = frozenset({"cash", "tdollars"})
 # A satellite's prize pool before it is settled: an amount of the currency that is paid out as

@@ -1,21 +1,26 @@
 """Every member of every vocabulary, against every surface that shows or checks it: a member
 added to a registry fails here where a surface does not handle it yet."""
 
+import ast
 import typing
+from pathlib import Path
 
 import pytest
 from django.apps import apps
+from django.conf import settings
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from settlements import desk_roles, wording, workflow
 from settlements.api import answers, openapi, urls
 from settlements.models.choices import LineKind, Source, Stage, TournamentType, Unit
-from settlements.money import UNIT_ORDER, unit_rank
+from settlements.money import UNIT_ORDER, UNITS, decimal_amount, format_in_unit, unit_rank
 from settlements.rules import output, remedies, stage
 from settlements.selectors import settlements as settlement_selectors
 from settlements.statements import words
+from settlements.templatetags.money import unit_name
 from settlements.templatetags.navigation import NAVIGATION
+from settlements.templatetags.players import line_kind, line_source
 from settlements.templatetags.review import payout_text
 
 # The line kinds the engine writes; compensation and prize withdrawals are written by services.
@@ -34,9 +39,17 @@ def _schema_enum(schema: str, field: str) -> set[str]:
 
 
 @pytest.mark.parametrize("kind", LineKind.values)
-def test_every_line_kind_is_offered_by_the_api(kind):
+def test_every_line_kind_is_offered_by_the_api_and_worded(kind):
     assert kind in _choices(answers.LineKindValue)
     assert kind in _schema_enum("FeedLine", "kind")
+    assert kind in _schema_enum("StatementLine", "kind")
+    assert kind in words.KIND_LABELS
+    assert line_kind(kind) == words.KIND_LABELS[kind].capitalize()
+
+
+def test_statements_word_the_registered_line_kinds_and_sources_only():
+    assert set(words.KIND_LABELS) == set(LineKind.values)
+    assert set(words.SOURCE_LABELS) == set(Source.values)
 
 
 def test_the_engines_line_kinds_and_sources_are_registered_and_worded():
@@ -49,12 +62,15 @@ def test_the_engines_line_kinds_and_sources_are_registered_and_worded():
 def test_every_source_is_offered_worded_and_ordered(source):
     assert source in _choices(answers.SourceValue)
     assert source in _schema_enum("FeedLine", "source")
+    assert source in _schema_enum("StatementLine", "source")
     assert source in words.SOURCE_LABELS
+    assert line_source(source) == words.SOURCE_LABELS[source].capitalize()
     assert source in settlement_selectors._SOURCE_ORDER
 
 
 def test_units_have_one_order():
     assert tuple(Unit.values) == UNIT_ORDER == output.FIELDS
+    assert dict(Unit.choices) == UNITS
     assert tuple(typing.get_args(answers.UnitValue)) == UNIT_ORDER
     assert settlement_selectors.BY_AMOUNT[: len(UNIT_ORDER)] == tuple(f"-{u}" for u in UNIT_ORDER)
 
@@ -64,6 +80,19 @@ def test_every_unit_is_ranked_and_shown(unit):
     assert unit_rank(unit) == UNIT_ORDER.index(unit)
     row = type("Row", (), dict.fromkeys(UNIT_ORDER, 0) | {unit: 2})
     assert payout_text(row, "USD") != "nothing"
+    assert unit_name(unit) == UNITS[unit]
+    assert unit in _schema_enum("FeedLine", "unit")
+    assert unit in _schema_enum("StatementLine", "unit")
+    # What a statement writes (an unknown unit raises) and the figure an export writes.
+    assert "12" in format_in_unit(12345, unit, "USD")
+    assert decimal_amount(12345, unit, "USD") in {"123.45", "12345"}
+
+
+@pytest.mark.parametrize("unit", Unit.values)
+def test_every_unit_has_its_column_on_the_review_page(unit):
+    # A column of its own: its heading and its cell.
+    template = Path(settings.BASE_DIR, "templates/settlements/settlement_review.html")
+    assert template.read_text().count(f'"{unit}" in units') >= 2
 
 
 def test_payout_text_lists_units_in_their_order():
@@ -75,6 +104,7 @@ def test_payout_text_lists_units_in_their_order():
 @pytest.mark.parametrize("tournament_type", TournamentType.values)
 def test_every_tournament_type_is_offered_worded_and_ruled(tournament_type):
     assert tournament_type in _choices(answers.TournamentTypeValue)
+    assert tournament_type in _schema_enum("TournamentSummary", "type")
     assert tournament_type in words.TYPE_LABELS
     for name in Stage.values:
         assert (tournament_type, name) in remedies.TABLE
@@ -82,6 +112,13 @@ def test_every_tournament_type_is_offered_worded_and_ruled(tournament_type):
 
 def test_stages_are_the_engines():
     assert tuple(Stage.values) == stage.STAGES
+
+
+@pytest.mark.parametrize("name", Stage.values)
+def test_every_stage_is_offered_by_the_api(name):
+    assert name in _choices(answers.StageValue)
+    for schema in ("CaseCreated", "SettlementAnswer", "StatementDocument"):
+        assert name in _schema_enum(schema, "stage"), schema
 
 
 def test_every_remedy_of_the_table_is_worded():
@@ -108,7 +145,7 @@ def test_role_sets_name_known_roles_and_the_cashier_is_no_desk_person():
     sets = {
         name: value
         for name, value in vars(desk_roles).items()
-        if name.endswith(("_READERS", "_PROPOSERS", "_WITHDRAWERS", "CASHIERS"))
+        if isinstance(value, tuple) and name not in ("DESK_ROLES", "KNOWN_ROLES")
     }
     assert sets
     for name, members in sets.items():
@@ -119,6 +156,49 @@ def test_role_sets_name_known_roles_and_the_cashier_is_no_desk_person():
     for label, url_name, allowed in NAVIGATION:
         reverse(url_name)
         assert set(allowed) <= set(desk_roles.DESK_ROLES), label
+
+
+ROLE_NAMES = {
+    name for name in vars(desk_roles) if getattr(desk_roles, name) in desk_roles.KNOWN_ROLES
+}
+# Where a role is named alone by design: the demo's people, one per role, and the queues, each
+# waiting for one role (workflow.AWAITING, a registry of its own, checked below).
+NAMES_ROLES_ALONE = {"settlements/management/commands/seed_demo.py", "settlements/workflow.py"}
+
+
+def _role_sets_written_inline(path: Path) -> list[int]:
+    """Lines of ``path`` that list roles themselves: a role constant inside a tuple, list or
+    set, or handed to a call (``role_required(roles.OPERATOR)``, ``has_role(user, …)``)."""
+
+    def is_role(node) -> bool:
+        name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+        return name in ROLE_NAMES
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            members = node.elts
+        elif isinstance(node, ast.Call):
+            members = node.args
+        else:
+            continue
+        found += [member.lineno for member in members if is_role(member)]
+    return found
+
+
+def test_role_sets_are_written_in_desk_roles_alone():
+    """Each permission, page, job and endpoint names a set of desk_roles, so who may do what is
+    read, and changed, in one place."""
+    root = Path(settings.BASE_DIR)
+    skipped = {"settlements/desk_roles.py", *NAMES_ROLES_ALONE}
+    inline = {
+        relative: lines
+        for path in sorted([*root.glob("settlements/**/*.py"), *root.glob("crashdesk/**/*.py")])
+        if (relative := str(path.relative_to(root))) not in skipped
+        and "/migrations/" not in relative
+        and (lines := _role_sets_written_inline(path))
+    }
+    assert inline == {}
 
 
 @pytest.mark.parametrize("state", workflow.AWAITING, ids=lambda state: state.name)

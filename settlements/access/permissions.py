@@ -60,6 +60,18 @@ RULEBOOK_READERS = desk_roles.RULEBOOK_READERS
 RULEBOOK_WRITERS = desk_roles.RULEBOOK_WRITERS
 ACCESS_REVIEWERS = desk_roles.ACCESS_REVIEWERS
 CASE_HISTORY_READERS = desk_roles.CASE_HISTORY_READERS
+HISTORY_READERS = desk_roles.HISTORY_READERS
+INCIDENT_REPORTERS = desk_roles.INCIDENT_REPORTERS
+SNAPSHOT_LOADERS = desk_roles.SNAPSHOT_LOADERS
+SETTLEMENT_PREPARERS = desk_roles.SETTLEMENT_PREPARERS
+SETTLEMENT_SUBMITTERS = desk_roles.SETTLEMENT_SUBMITTERS
+TOURNAMENT_REGISTRARS = desk_roles.TOURNAMENT_REGISTRARS
+INCIDENT_CLOSERS = desk_roles.INCIDENT_CLOSERS
+ADJUSTERS = desk_roles.ADJUSTERS
+DECISION_MAKERS = desk_roles.DECISION_MAKERS
+APPROVERS = desk_roles.APPROVERS
+PRIZE_WITHDRAWAL_DECIDERS = desk_roles.PRIZE_WITHDRAWAL_DECIDERS
+INDIVIDUAL_CASE_HANDLERS = desk_roles.INDIVIDUAL_CASE_HANDLERS
 
 
 class Refusal(str):
@@ -123,12 +135,12 @@ def step_up(*, user, action: str) -> Refusal | None:
 
 
 def incident_report(*, user) -> Refusal | None:
-    return _role(user, roles.OPERATOR, action="report incidents")
+    return _role(user, *INCIDENT_REPORTERS, action="report incidents")
 
 
 def incident_close(*, incident: Incident, user, unfinished: Sequence[int]) -> Refusal | None:
     """``unfinished``: ids of the incident's cases still in progress."""
-    refusal = _role(user, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="close incidents")
+    refusal = _role(user, *INCIDENT_CLOSERS, action="close incidents")
     if refusal is None and not incident.is_open:
         refusal = _state(f"{incident} is already closed.")
     if refusal is None and unfinished:
@@ -140,11 +152,11 @@ def incident_close(*, incident: Incident, user, unfinished: Sequence[int]) -> Re
 
 
 def tournament_create(*, user) -> Refusal | None:
-    return _role(user, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="register tournaments")
+    return _role(user, *TOURNAMENT_REGISTRARS, action="register tournaments")
 
 
 def case_load_snapshot(*, user, incident: Incident | None = None) -> Refusal | None:
-    refusal = _role(user, roles.OPERATOR, action="load snapshots")
+    refusal = _role(user, *SNAPSHOT_LOADERS, action="load snapshots")
     if refusal is None and incident is not None and not incident.is_open:
         refusal = _state(f"{incident} is closed; report a new incident instead.")
     return refusal
@@ -187,14 +199,14 @@ def icm_read(*, user) -> Refusal | None:
 
 
 def decision_record(*, case: Case, user) -> Refusal | None:
-    refusal = _role(user, roles.MARKETING_MANAGER, action="record decisions")
+    refusal = _role(user, *DECISION_MAKERS, action="record decisions")
     if refusal is None and (not case.is_crash or not case.decision_options):
         refusal = _state(f"{case} needs no decision: the rules settle it without one.")
     return refusal or _case_state(case, "decide")
 
 
 def settlement_prepare(*, case: Case, user) -> Refusal | None:
-    refusal = _role(user, roles.OPERATOR, action="prepare settlements")
+    refusal = _role(user, *SETTLEMENT_PREPARERS, action="prepare settlements")
     if refusal is None and not case.is_crash:
         refusal = _state(f"{case} is an individual case; it has no crash settlement.")
     return refusal or _case_state(case, "prepare")
@@ -204,9 +216,9 @@ def settlement_submit(*, settlement: Settlement, user) -> Refusal | None:
     """An adjustment may also be sent by a Tournament Manager; a settlement only by an
     operator."""
     action = "submit settlements"
-    refusal = _role(user, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action=action)
+    refusal = _role(user, *ADJUSTERS, action=action)
     if refusal is None and not settlement.is_adjustment:
-        refusal = _role(user, roles.OPERATOR, action=action)
+        refusal = _role(user, *SETTLEMENT_SUBMITTERS, action=action)
     return refusal or _settlement_state(settlement, "submit")
 
 
@@ -220,7 +232,7 @@ def settlement_reject(*, settlement: Settlement, user) -> Refusal | None:
 
 def settlement_adjust(*, settlement: Settlement, user) -> Refusal | None:
     """``settlement`` is the approved settlement, or one of its adjustments."""
-    refusal = _role(user, roles.OPERATOR, roles.TOURNAMENT_MANAGER, action="prepare adjustments")
+    refusal = _role(user, *ADJUSTERS, action="prepare adjustments")
     original = settlement.corrects if settlement.is_adjustment else settlement
     if refusal is None and original.status != SettlementStatus.APPROVED:
         refusal = _state(
@@ -257,7 +269,7 @@ def compensation_reject(*, compensation: Compensation, user) -> Refusal | None:
 
 def prize_withdrawal_decide(*, case: Case, user) -> Refusal | None:
     """Proposing to take a prize back (another Tournament Manager approves it), or leaving it."""
-    refusal = _role(user, roles.TOURNAMENT_MANAGER, action="decide on prizes given in error")
+    refusal = _role(user, *PRIZE_WITHDRAWAL_DECIDERS, action="decide on prizes given in error")
     return refusal or _withdrawn(case, "record a prize given in error on")
 
 
@@ -270,14 +282,14 @@ def prize_withdrawal_reject(*, withdrawal: PrizeWithdrawal, user) -> Refusal | N
 
 
 def individual_case_open(*, user, incident: Incident | None = None) -> Refusal | None:
-    refusal = _role(user, roles.TOURNAMENT_MANAGER, action="open individual cases")
+    refusal = _role(user, *INDIVIDUAL_CASE_HANDLERS, action="open individual cases")
     if refusal is None and incident is not None and not incident.is_open:
         refusal = _state(f"{incident} is closed.")
     return refusal
 
 
 def individual_case_resolve(*, case: Case, user) -> Refusal | None:
-    refusal = _role(user, roles.TOURNAMENT_MANAGER, action="resolve individual cases")
+    refusal = _role(user, *INDIVIDUAL_CASE_HANDLERS, action="resolve individual cases")
     if refusal is None and case.is_crash:
         refusal = _state(f"{case} is a crash case; it ends with its settlement.")
     return refusal or _case_state(case, "resolve")
@@ -366,7 +378,7 @@ def profile_update(*, owner, user) -> Refusal | None:
 
 
 def _settlement_answer(settlement: Settlement, user, action: str) -> Refusal | None:
-    refusal = _role(user, roles.TOURNAMENT_MANAGER, action=f"{action} settlements")
+    refusal = _role(user, *APPROVERS, action=f"{action} settlements")
     refusal = refusal or _settlement_state(settlement, action, with_case=False)
     if refusal is None:
         # Whoever loaded the snapshot chose the data the settlement rests on: a first pair of
@@ -386,7 +398,7 @@ def _settlement_answer(settlement: Settlement, user, action: str) -> Refusal | N
 
 
 def _compensation_answer(compensation: Compensation, user, action: str) -> Refusal | None:
-    refusal = _role(user, roles.TOURNAMENT_MANAGER, action=f"{action} compensation")
+    refusal = _role(user, *APPROVERS, action=f"{action} compensation")
     if refusal is None:
         text = compensation_refusal(compensation.status, action, label=str(compensation))
         refusal = _state(text) if text else None
@@ -399,7 +411,7 @@ def _compensation_answer(compensation: Compensation, user, action: str) -> Refus
 
 
 def _reissue_answer(reissue: Reissue, user, action: str) -> Refusal | None:
-    refusal = _role(user, roles.TOURNAMENT_MANAGER, action=f"{action} re-issues")
+    refusal = _role(user, *APPROVERS, action=f"{action} re-issues")
     if refusal is None:
         text = reissue_refusal(reissue.status, action, label=str(reissue))
         refusal = _state(text) if text else None
@@ -411,7 +423,7 @@ def _reissue_answer(reissue: Reissue, user, action: str) -> Refusal | None:
 
 
 def _prize_withdrawal_answer(withdrawal: PrizeWithdrawal, user, action: str) -> Refusal | None:
-    refusal = _role(user, roles.TOURNAMENT_MANAGER, action=f"{action} prize withdrawals")
+    refusal = _role(user, *APPROVERS, action=f"{action} prize withdrawals")
     if refusal is None:
         text = prize_withdrawal_refusal(withdrawal.status, action, label=str(withdrawal))
         refusal = _state(text) if text else None
@@ -492,12 +504,12 @@ def rulebook_version_withdraw(*, version: RulebookVersion, user, now) -> Refusal
 
 def audit_verify(*, user) -> Refusal | None:
     """The auditor verifies the whole event log in the background (the history page)."""
-    return _role(user, *desk_roles.HISTORY_READERS, action="verify the event log")
+    return _role(user, *HISTORY_READERS, action="verify the event log")
 
 
 def incident_record_export(*, user) -> Refusal | None:
     """The auditor takes an incident's sealed record away, to verify it offline."""
-    return _role(user, *desk_roles.HISTORY_READERS, action="export an incident's sealed record")
+    return _role(user, *HISTORY_READERS, action="export an incident's sealed record")
 
 
 def access_review(*, user) -> Refusal | None:
@@ -510,4 +522,4 @@ def history_record_read(*, user, case_record: bool) -> Refusal | None:
     crashes and cases they approve (``case_record``), not tokens or rulebooks."""
     if case_record:
         return _role(user, *CASE_HISTORY_READERS, action="read the history of cases")
-    return _role(user, *desk_roles.HISTORY_READERS, action="read this history")
+    return _role(user, *HISTORY_READERS, action="read this history")

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from settlements.models.choices import LineKind, Source, TournamentType, Unit
+from settlements.models.choices import LineKind, Source, Stage, TournamentType, Unit
 from settlements.rules import Line, PayoutRow
 
 
@@ -25,6 +25,7 @@ def _one_of(choices) -> object:
 LineKindValue = _one_of(LineKind)
 UnitValue = _one_of(Unit)
 SourceValue = _one_of(Source)
+StageValue = _one_of(Stage)
 TournamentTypeValue = _one_of(TournamentType)
 
 Url = Annotated[str, Meta(description="An absolute URL on this desk.")]
@@ -95,7 +96,7 @@ class CaseCreated(_Answer):
     case: int
     url: Url
     incident: int | None
-    stage: str
+    stage: StageValue
     status: str
     decision_options: list[str]
 
@@ -118,7 +119,7 @@ class CaseSummary(_Answer):
     incident: int | None
     tournament: TournamentSummary
     crashed_at: Time | None
-    stage: str | None
+    stage: StageValue | None
     entrants: Crash[int]
     eliminated: Crash[int]
     remaining: Crash[int]
@@ -142,7 +143,7 @@ class SettlementAnswer(_Answer):
     format: str
     tournament_id: str
     policy: dict
-    stage: str
+    stage: StageValue
     remedy: str | None
     decision: str | None
     decision_options: list[str]
@@ -284,10 +285,10 @@ class LinePayment(_Answer):
 
 
 class StatementLine(_Answer):
-    kind: str
-    unit: str
+    kind: LineKindValue
+    unit: UnitValue
     amount: Amount
-    source: str
+    source: SourceValue
     payment: LinePayment | None
 
 
@@ -314,7 +315,7 @@ class StatementDocument(_Answer):
     ]
     settlement_status: str | None
     currency: str
-    stage: str
+    stage: StageValue
     remedy: str | None
     decision: str | None
     player: Annotated[str, Meta(description="The id exactly as the game server sent it.")]
@@ -439,10 +440,10 @@ class RulebookPage(_Answer):
 
 class SimulationCase(_Answer):
     case: int
-    stage_then: str
+    stage_then: StageValue
     remedy_then: str
     totals_then: Annotated[dict[str, int], Meta(description="{unit: amount} under its version.")]
-    stage_draft: str
+    stage_draft: StageValue
     remedy_draft: str
     totals_draft: Annotated[dict[str, int], Meta(description="{unit: amount} under the draft.")]
     needs_decision: bool

@@ -4,7 +4,7 @@ versions, and another Tournament Manager approves or withdraws them (services.ru
 from typing import Any
 
 import msgspec
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils import timezone
 
@@ -17,7 +17,7 @@ from settlements.api.answers import (
     RulebookVersionAnswer,
     SimulationAnswer,
 )
-from settlements.api.base import api_endpoint
+from settlements.api.base import answer, api_endpoint
 from settlements.api.reading import read_object
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Rulebook, RulebookVersion, Simulation, TokenScope
@@ -57,11 +57,12 @@ class SimulationRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True
     allowed=permissions.RULEBOOK_READERS,
     answers={200: RulebookPage},
 )
-def rulebooks(request: HttpRequest, user) -> JsonResponse:
+def rulebooks(request: HttpRequest, user) -> HttpResponse:
     """Every rulebook with its versions, newest first, and the one in force now."""
     now = timezone.now()
-    return problems.json_response(
-        {"results": [_rulebook(request, rulebook, now) for rulebook in rulebook_list()]}
+    return answer(
+        {"results": [_rulebook(request, rulebook, now) for rulebook in rulebook_list()]},
+        RulebookPage,
     )
 
 
@@ -72,12 +73,12 @@ def rulebooks(request: HttpRequest, user) -> JsonResponse:
     allowed=permissions.RULEBOOK_READERS,
     answers={200: RulebookAnswer, 404: Refusal},
 )
-def rulebook(request: HttpRequest, user, key: str) -> JsonResponse:
+def rulebook(request: HttpRequest, user, key: str) -> HttpResponse:
     """One rulebook with its versions."""
     found = rulebook_list().filter(key=key).first()
     if found is None:
         return problems.refusal(404, "$", f"There is no rulebook {key!r}.")
-    return problems.json_response(_rulebook(request, found, timezone.now()))
+    return answer(_rulebook(request, found, timezone.now()), RulebookAnswer)
 
 
 @api_endpoint(
@@ -93,7 +94,7 @@ def rulebook(request: HttpRequest, user, key: str) -> JsonResponse:
         "reason": "Align with the published policy",
     },
 )
-def rulebook_versions(request: HttpRequest, user, key: str) -> JsonResponse:
+def rulebook_versions(request: HttpRequest, user, key: str) -> HttpResponse:
     """Propose a new version of the rulebook (made with its first version when the key is
     new); another Tournament Manager approves it. The answer holds every parameter, defaults
     filled in."""
@@ -113,7 +114,7 @@ def rulebook_versions(request: HttpRequest, user, key: str) -> JsonResponse:
         )
     except DomainError as refusal:
         return _refused(refusal)
-    return problems.json_response(_version(request, version), status=201)
+    return answer(_version(request, version), RulebookVersionAnswer, status=201)
 
 
 @api_endpoint(
@@ -124,7 +125,7 @@ def rulebook_versions(request: HttpRequest, user, key: str) -> JsonResponse:
     answers={200: RulebookVersionAnswer, 404: Refusal, 409: Refusal},
     example={"reason": "Simulated over last quarter's crashes"},
 )
-def rulebook_version_approve(request: HttpRequest, user, key: str, number: int) -> JsonResponse:
+def rulebook_version_approve(request: HttpRequest, user, key: str, number: int) -> HttpResponse:
     """Approve a proposed version: not the proposer's own."""
     return _review(request, user, key, number, rulebook_services.rulebook_version_approve)
 
@@ -137,12 +138,12 @@ def rulebook_version_approve(request: HttpRequest, user, key: str, number: int) 
     answers={200: RulebookVersionAnswer, 404: Refusal, 409: Refusal},
     example={"reason": "The regulator asked for changes"},
 )
-def rulebook_version_withdraw(request: HttpRequest, user, key: str, number: int) -> JsonResponse:
+def rulebook_version_withdraw(request: HttpRequest, user, key: str, number: int) -> HttpResponse:
     """Withdraw a version not yet in effect."""
     return _review(request, user, key, number, rulebook_services.rulebook_version_withdraw)
 
 
-def _review(request, user, key: str, number: int, service) -> JsonResponse:
+def _review(request, user, key: str, number: int, service) -> HttpResponse:
     body = _read(request, Reason)
     version = (
         RulebookVersion.objects.select_related("rulebook")
@@ -155,7 +156,7 @@ def _review(request, user, key: str, number: int, service) -> JsonResponse:
         version = service(version=version, actor=user, reason=body.reason)
     except DomainError as refusal:
         return _refused(refusal)
-    return problems.json_response(_version(request, version))
+    return answer(_version(request, version), RulebookVersionAnswer)
 
 
 def _read[T: msgspec.Struct](request: HttpRequest, type_: type[T]) -> T:
@@ -187,7 +188,7 @@ def _body(request: HttpRequest) -> Any:
         raise InvalidInput.at("$", "must be a JSON object") from None
 
 
-def _refused(refusal: DomainError) -> JsonResponse:
+def _refused(refusal: DomainError) -> HttpResponse:
     if isinstance(refusal, NotAllowed):
         return problems.refusal(403, "Authorization", refusal.message)
     if isinstance(refusal, InvalidTransition):
@@ -250,7 +251,7 @@ def _version(request, version: RulebookVersion) -> dict:
     links={201: {"simulation": ("simulation", {"simulation_id": "$response.body#/id"})}},
     example={"crashed_from": "2026-07-01T00:00:00Z", "crashed_until": "2026-10-01T00:00:00Z"},
 )
-def rulebook_version_simulations(request: HttpRequest, user, key: str, number: int) -> JsonResponse:
+def rulebook_version_simulations(request: HttpRequest, user, key: str, number: int) -> HttpResponse:
     """Simulate the version over past cases in the background; follow it at its URL."""
     body = _read(request, SimulationRequest)
     version = (
@@ -278,7 +279,7 @@ def rulebook_version_simulations(request: HttpRequest, user, key: str, number: i
     except DomainError as refusal:
         return _refused(refusal)
     simulation.refresh_from_db()
-    return problems.json_response(_simulation(request, simulation), status=201)
+    return answer(_simulation(request, simulation), SimulationAnswer, status=201)
 
 
 @api_endpoint(
@@ -288,7 +289,7 @@ def rulebook_version_simulations(request: HttpRequest, user, key: str, number: i
     allowed=permissions.RULEBOOK_READERS,
     answers={200: SimulationAnswer, 404: Refusal},
 )
-def simulation(request: HttpRequest, user, simulation_id: int) -> JsonResponse:
+def simulation(request: HttpRequest, user, simulation_id: int) -> HttpResponse:
     """A simulation with its progress, and once done its summary and each case's figures."""
     found = (
         Simulation.objects.select_related("version__rulebook", "requested_by", "job")
@@ -297,7 +298,7 @@ def simulation(request: HttpRequest, user, simulation_id: int) -> JsonResponse:
     )
     if found is None:
         return problems.refusal(404, "$", f"There is no simulation #{simulation_id}.")
-    return problems.json_response(_simulation(request, found))
+    return answer(_simulation(request, found), SimulationAnswer)
 
 
 def _simulation(request, simulation: Simulation) -> dict:

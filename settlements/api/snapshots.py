@@ -10,7 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 
 from settlements import bounds, problems
-from settlements.access import roles
+from settlements.access import permissions
 from settlements.api.answers import CaseCreated, DuplicateSnapshot, Refusal
 from settlements.api.base import answer, api_endpoint
 from settlements.api.reading import Id, read_query
@@ -33,7 +33,7 @@ class SnapshotQuery(msgspec.Struct, kw_only=True, frozen=True):
 @api_endpoint(
     "POST",
     scope=TokenScope.SNAPSHOTS_WRITE,
-    allowed=(roles.OPERATOR,),
+    allowed=permissions.SNAPSHOT_LOADERS,
     query=SnapshotQuery,
     body=SnapshotDocument,
     answers={201: CaseCreated, 409: DuplicateSnapshot, 411: Refusal, 413: Refusal},

@@ -2,6 +2,8 @@
 
 from django.db import models
 
+from settlements.money import UNITS
+
 
 class TournamentType(models.TextChoices):
     REGULAR = "regular", "Regular"
@@ -16,11 +18,12 @@ class Stage(models.TextChoices):
     LATE = "late", "Late"
 
 
-class Unit(models.TextChoices):
-    CASH = "cash", "Cash"
-    TDOLLARS = "tdollars", "T$"
-    TICKETS = "tickets", "Tickets"
-    FPP = "fpp", "FPP"
+# The units are money's (money.UNITS, their one list and order): Unit.CASH, Unit.TDOLLARS, …
+Unit = models.TextChoices(
+    "Unit",
+    [(unit.upper(), (unit, label)) for unit, label in UNITS.items()],
+    module=__name__,
+)
 
 
 class Source(models.TextChoices):

@@ -12,6 +12,7 @@ from settlements.models import (
     Settlement,
     SettlementLine,
     SettlementPayout,
+    Source,
 )
 from settlements.money import UNIT_ORDER, unit_rank
 from settlements.rules import Line, PayoutRow, SettlementDocument
@@ -124,7 +125,8 @@ class Totals:
     rows: list[tuple[str, str, int]]
 
 
-_SOURCE_ORDER = ("pool", "house", "bounty")
+# Totals list sources in the one order their registry (models.Source) gives them.
+_SOURCE_ORDER = tuple(Source.values)
 
 
 def _source_rank(source: str) -> int:

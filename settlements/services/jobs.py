@@ -97,15 +97,15 @@ WORN_OUT = (
 
 # Who may start each kind of job (each step's service checks the role again).
 STARTERS = {
-    Job.Kind.PREPARE: (roles.OPERATOR,),
-    Job.Kind.SUBMIT: (roles.OPERATOR,),
-    Job.Kind.APPROVE: (roles.TOURNAMENT_MANAGER,),
-    Job.Kind.DECIDE: (roles.MARKETING_MANAGER,),
-    Job.Kind.UPLOAD: (roles.OPERATOR,),
-    Job.Kind.VERIFY: (roles.AUDITOR,),
+    Job.Kind.PREPARE: permissions.SETTLEMENT_PREPARERS,
+    Job.Kind.SUBMIT: permissions.SETTLEMENT_SUBMITTERS,
+    Job.Kind.APPROVE: permissions.APPROVERS,
+    Job.Kind.DECIDE: permissions.DECISION_MAKERS,
+    Job.Kind.UPLOAD: permissions.SNAPSHOT_LOADERS,
+    Job.Kind.VERIFY: permissions.HISTORY_READERS,
     # Started by the prepare of a settlement whose field is sampled (services.icm).
-    Job.Kind.ICM: (roles.OPERATOR,),
-    Job.Kind.SIMULATE: (roles.TOURNAMENT_MANAGER,),
+    Job.Kind.ICM: permissions.SETTLEMENT_PREPARERS,
+    Job.Kind.SIMULATE: permissions.RULEBOOK_WRITERS,
 }
 
 

@@ -43,7 +43,7 @@ class Step:
     def payments_text(self) -> str:
         """Where each line's payment stands, in words ("" where the payments were not read)."""
         return "; ".join(
-            f"{KIND_LABELS.get(line.kind, line.kind)}: {payment_words(line.payment)}"
+            f"{KIND_LABELS[line.kind]}: {payment_words(line.payment)}"
             for line in self.lines
             if line.payment is not None
         )
@@ -117,7 +117,7 @@ class Statement:
     def payments_text(self) -> str:
         """Where each line's payment stands, in words ("" where the payments were not read)."""
         return "; ".join(
-            f"{KIND_LABELS.get(line.kind, line.kind)}: {payment_words(line.payment)}"
+            f"{KIND_LABELS[line.kind]}: {payment_words(line.payment)}"
             for line in self.lines
             if line.payment is not None
         )
@@ -151,7 +151,7 @@ class Statement:
             currency = facts.currency
             out += [
                 f"- {unit_amount(line.amount, line.unit, currency)}: "
-                f"{KIND_LABELS.get(line.kind, line.kind)}, {SOURCE_LABELS[line.source]}"
+                f"{KIND_LABELS[line.kind]}, {SOURCE_LABELS[line.source]}"
                 + (f"; {payment_words(line.payment)}" if line.payment is not None else "")
                 for line in self.lines
             ]

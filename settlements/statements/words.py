@@ -11,6 +11,8 @@ from settlements.rules import Basis
 from settlements.rules.satellite import pay_as_seat
 from settlements.statements.facts import Followup, PaymentFacts, PlayerFacts, SettlementFacts
 
+# Every line kind (models.LineKind) and source (models.Source) as a statement words it; the
+# registries are held to these in tests/test_vocabularies.py.
 KIND_LABELS = {
     "refund_buy_in": "buy-in back",
     "refund_fee": "fee back",
@@ -19,6 +21,8 @@ KIND_LABELS = {
     "prize": "prize",
     "ticket": "seat ticket",
     "bounty": "your own bounty, returned",
+    "compensation": "compensation",
+    "prize_withdrawal": "prize given in error, taken back",
 }
 SOURCE_LABELS = {
     "pool": "from the prize pool",

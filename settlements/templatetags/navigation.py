@@ -14,7 +14,7 @@ register = template.Library()
 # every view still checks the role itself.
 NAVIGATION = (
     ("Dashboard", "dashboard", desk_roles.DESK_ROLES),
-    ("Report a crash", "incident_new", (desk_roles.OPERATOR,)),
+    ("Report a crash", "incident_new", desk_roles.INCIDENT_REPORTERS),
     ("Players", "players", desk_roles.AMOUNT_READERS),
     ("Compensation", "compensation_list", desk_roles.COMPENSATION_READERS),
     ("Individual cases", "individual_case_list", desk_roles.INDIVIDUAL_CASE_READERS),

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from settlements import checkpoints
-from settlements.access import permissions, roles
+from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.errors import Duplicate
 from settlements.exports.incident_record import record_download
@@ -31,7 +31,7 @@ CHECKPOINTS_PER_PAGE = 25
 
 
 @require_POST
-@role_required(roles.AUDITOR)
+@role_required(*permissions.HISTORY_READERS)
 def audit_verify(request):
     try:
         job = audit_verification_start(actor=request.user)
@@ -44,7 +44,7 @@ def audit_verify(request):
 
 
 @require_safe
-@role_required(roles.AUDITOR)
+@role_required(*permissions.HISTORY_READERS)
 def audit_checkpoints(request):
     page = peek_page(audit.audit_checkpoints(), request.GET.get("page"), CHECKPOINTS_PER_PAGE)
     for checkpoint in page.items:
@@ -56,7 +56,7 @@ def audit_checkpoints(request):
 
 
 @require_safe
-@role_required(roles.AUDITOR)
+@role_required(*permissions.HISTORY_READERS)
 def incident_record(request, incident_id: int):
     permissions.enforce(permissions.incident_record_export(user=request.user))
     try:

@@ -16,7 +16,7 @@ from django.contrib import messages
 from django.urls import reverse
 
 from settlements import bounds, wording
-from settlements.access import roles
+from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.archive import snapshot_files
 from settlements.errors import DomainError, Duplicate
@@ -38,7 +38,7 @@ BULK_PER_PAGE = 25
 CONFIRM_NAMED = 100
 
 
-@role_required(roles.OPERATOR)
+@role_required(*permissions.SETTLEMENT_PREPARERS)
 def incident_prepare_ready(request, incident_id: int):
     """What preparing every ready case will do, then (confirmed) do it."""
     incident = incident_or_404(incident_id)
@@ -46,7 +46,7 @@ def incident_prepare_ready(request, incident_id: int):
     return _confirm_bulk(request, incident, Job.Kind.PREPARE, summary, _case_label)
 
 
-@role_required(roles.OPERATOR)
+@role_required(*permissions.SETTLEMENT_SUBMITTERS)
 def incident_submit_prepared(request, incident_id: int):
     """What submitting every prepared settlement will do, then (confirmed) do it."""
     incident = incident_or_404(incident_id)
@@ -83,7 +83,7 @@ def _confirm_bulk(request, incident, kind: str, summary, label):
     return render_page(request, template, context, partial="bulk_form")
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.APPROVERS)
 def incident_approve(request, incident_id: int):
     """Approve many settlements with one reason, in two steps.
 
@@ -169,7 +169,7 @@ def _approve_choice(request, incident, summary=None) -> dict:
     }
 
 
-@role_required(roles.MARKETING_MANAGER)
+@role_required(*permissions.DECISION_MAKERS)
 def incident_decide(request, incident_id: int):
     """Cases alike (type, stage, options), paged with each one's preview; one answer to all of
     a kind except those left out. The post carries the exact ids shown as chosen; should any
@@ -323,7 +323,7 @@ def _changed(count: int, noun: str, waiting: str) -> str:
     )
 
 
-@role_required(roles.OPERATOR)
+@role_required(*permissions.SNAPSHOT_LOADERS)
 def incident_upload_many(request, incident_id: int):
     incident = incident_or_404(incident_id)
     template = "settlements/incident_upload_many.html"

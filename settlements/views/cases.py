@@ -56,7 +56,7 @@ def case_detail(request, case_id: int):
 
 
 @require_POST
-@role_required(roles.OPERATOR)
+@role_required(*permissions.SETTLEMENT_PREPARERS)
 def case_prepare(request, case_id: int):
     case = case_or_404(case_id)
     if (case.entrants or 0) > settings.PREPARE_INLINE_MAX_ENTRANTS:

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from settlements import desk_roles
-from settlements.access import permissions, roles
+from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.exports import ledger
@@ -131,12 +131,12 @@ def compensation_detail(request, compensation_id: int):
     )
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.APPROVERS)
 def compensation_approve(request, compensation_id: int):
     return _answer(request, compensation_id, "approve")
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.APPROVERS)
 def compensation_reject(request, compensation_id: int):
     return _answer(request, compensation_id, "reject")
 

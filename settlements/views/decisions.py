@@ -9,7 +9,7 @@ from django.http import Http404
 from django.urls import reverse
 
 from settlements import charts, wording
-from settlements.access import permissions, roles
+from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.forms import DecisionForm
 from settlements.models import Case, Stage
@@ -26,7 +26,7 @@ INVITEES_PER_PAGE = 20
 DECISION_PARTIALS = {"decision-form": "decision_form", "invitees": "invitees"}
 
 
-@role_required(roles.MARKETING_MANAGER)
+@role_required(*permissions.DECISION_MAKERS)
 def case_decision(request, case_id: int):
     case = _case(case_id)
     refusal = permissions.decision_record(case=case, user=request.user)

@@ -25,7 +25,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
 from settlements import audit_log, desk_roles, wording
-from settlements.access import permissions, roles
+from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.access.roles import has_role
 from settlements.exports.spreadsheets import csv_chunks, csv_download
@@ -61,7 +61,7 @@ MONEY_FIELDS = {
 
 
 @require_safe
-@role_required(roles.AUDITOR)
+@role_required(*permissions.HISTORY_READERS)
 def history(request):
     """The template reads the page of rows (``history_page``) where it shows it, so a partial
     swap of the header alone reads none."""
@@ -101,7 +101,7 @@ def _history_page(view: str, filters: dict | None, number: str | None):
 
 
 @require_safe
-@role_required(roles.AUDITOR)
+@role_required(*permissions.HISTORY_READERS)
 def history_export(request):
     view = request.GET.get("view") if request.GET.get("view") in VIEWS else "changes"
     form = HistoryFilterForm(request.GET, model_choices=list(MODEL_LABELS.items()))
@@ -115,7 +115,7 @@ def history_export(request):
 
 
 @require_safe
-@role_required(roles.AUDITOR)
+@role_required(*permissions.HISTORY_READERS)
 def audit_head(request):
     status = audit_log.status(cache=cache)
     response = JsonResponse(

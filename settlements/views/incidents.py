@@ -51,7 +51,7 @@ SORT_LABELS = {
 WIZARD_STEPS = ("Incident details", "Tournaments hit", "Snapshot", "Stage and remedy")
 
 
-@role_required(roles.OPERATOR)
+@role_required(*permissions.INCIDENT_REPORTERS)
 def incident_new(request):
     form = IncidentForm(request.POST or None)
     context = {"form": form, "steps": _steps(0)}
@@ -121,7 +121,7 @@ def incident_tournaments(request, incident_id: int):
     )
 
 
-@role_required(roles.OPERATOR)
+@role_required(*permissions.SNAPSHOT_LOADERS)
 def incident_upload(request, incident_id: int):
     incident = incident_or_404(incident_id)
     tournament = _picked_tournament(request.GET)
@@ -162,7 +162,7 @@ def incident_upload(request, incident_id: int):
     )
 
 
-@role_required(roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.INCIDENT_CLOSERS)
 def incident_close(request, incident_id: int):
     incident = incident_or_404(incident_id)
     template = "settlements/incident_close.html"

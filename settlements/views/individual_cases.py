@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from settlements import desk_roles
-from settlements.access import permissions, roles
+from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError
 from settlements.forms import IndividualCaseForm, ResolveForm
@@ -46,7 +46,7 @@ def individual_case_list(request):
     )
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.INDIVIDUAL_CASE_HANDLERS)
 def individual_case_new(request):
     form = IndividualCaseForm(request.POST or None)
     context = {"form": form}
@@ -71,7 +71,7 @@ def individual_case_new(request):
     return render_page(request, template, context, partial="case_form")
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.INDIVIDUAL_CASE_HANDLERS)
 def individual_case_resolve(request, case_id: int):
     case = case_or_404(case_id)
     if case.is_crash:

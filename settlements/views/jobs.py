@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from settlements.access import roles
+from settlements.access import permissions, roles
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError
 from settlements.models import Job, JobItem
@@ -68,7 +68,7 @@ def _next_decision_group(request, job):
     (the kind just answered aside, though its cases wait until the job has run)."""
     if job.kind != Job.Kind.DECIDE or job.incident is None:
         return None
-    if not roles.has_role(request.user, roles.MARKETING_MANAGER):
+    if not roles.has_role(request.user, *permissions.DECISION_MAKERS):
         return None
     groups = decision_groups(job.incident)
     return next_decision_group(groups, job.params.get("group"))

@@ -69,7 +69,7 @@ def payments_queue(request):
         "incident": incident,
         "hours": settings.PAYMENT_CONFIRMATION_HOURS,
         "can_propose": roles.has_role(request.user, *permissions.REISSUE_PROPOSERS),
-        "can_answer": roles.has_role(request.user, roles.TOURNAMENT_MANAGER),
+        "can_answer": roles.has_role(request.user, *permissions.APPROVERS),
     }
     if tab == "failed":
         sorting = chosen_sort(request, payments.FAILED_SORTS, "key")
@@ -130,12 +130,12 @@ def reissue_new(request, key: str):
     return render_page(request, template, context, partial="reissue_form")
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.APPROVERS)
 def reissue_approve(request, reissue_id: int):
     return _answer(request, reissue_id, "approve")
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.APPROVERS)
 def reissue_reject(request, reissue_id: int):
     return _answer(request, reissue_id, "reject")
 

@@ -9,7 +9,7 @@ GET/POST /prize-withdrawals/<id>/reject/             reject it, saying why
 from django.http import Http404
 from django.urls import reverse
 
-from settlements.access import permissions, roles
+from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.forms import PrizeWithdrawalForm, ReasonForm
 from settlements.models import PrizeWithdrawal
@@ -35,7 +35,7 @@ ACTIONS = {
 }
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.PRIZE_WITHDRAWAL_DECIDERS)
 def prize_withdrawal_new(request, case_id: int):
     case = case_or_404(case_id)
     form = PrizeWithdrawalForm(request.POST or None, currency=case.tournament.currency)
@@ -74,12 +74,12 @@ def prize_withdrawal_new(request, case_id: int):
     )
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.APPROVERS)
 def prize_withdrawal_approve(request, withdrawal_id: int):
     return _answer(request, withdrawal_id, "approve")
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.APPROVERS)
 def prize_withdrawal_reject(request, withdrawal_id: int):
     return _answer(request, withdrawal_id, "reject")
 

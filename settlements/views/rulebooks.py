@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
 from settlements import difference_chart, markdown
-from settlements.access import permissions, roles
+from settlements.access import permissions
 from settlements.access.decorators import role_required
 from settlements.errors import DomainError, NotAllowed
 from settlements.exports.spreadsheets import csv_chunks, csv_download, safe_cell
@@ -116,14 +116,14 @@ def rulebook_version_new(request):
     return render_page(request, template, context, partial="proposal")
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.RULEBOOK_WRITERS)
 def rulebook_version_approve(request, key: str, number: int):
     version = _version_or_404(key, number)
     refusal = permissions.rulebook_version_approve(version=version, user=request.user)
     return _answer(request, version, "approve", refusal, rulebook_services.rulebook_version_approve)
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.RULEBOOK_WRITERS)
 def rulebook_version_withdraw(request, key: str, number: int):
     version = _version_or_404(key, number)
     refusal = permissions.rulebook_version_withdraw(

@@ -114,7 +114,7 @@ def settlement_player(request, settlement_id: int):
 
 
 @require_POST
-@role_required(roles.OPERATOR, roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.ADJUSTERS)
 def settlement_submit(request, settlement_id: int):
     settlement = _settlement(settlement_id)
     try:
@@ -129,12 +129,12 @@ def settlement_submit(request, settlement_id: int):
     return go_to(request, reverse("settlement_review", args=[settlement.pk]))
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.APPROVERS)
 def settlement_approve(request, settlement_id: int):
     return _answer(request, settlement_id, "approve")
 
 
-@role_required(roles.TOURNAMENT_MANAGER)
+@role_required(*permissions.APPROVERS)
 def settlement_reject(request, settlement_id: int):
     return _answer(request, settlement_id, "reject")
 

@@ -1,7 +1,9 @@
 """GET /api/v1/openapi.json: every route described, nothing described that is not routed, and
 what the endpoints really answer holds to the document."""
 
+import ast
 import json
+from pathlib import Path
 
 import jsonschema_rs
 import pytest
@@ -68,6 +70,15 @@ def test_every_operation_names_the_roles_it_needs_and_its_refusals(document):
             assert {"400", "401", "403", "405", "500"} <= set(operation["responses"])
     assert document["security"] == [{"bearer": []}]
     assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+
+
+def test_every_answer_goes_out_through_its_declared_type():
+    """An endpoint's answer is sent by ``base.answer`` as the type it declares, never as a
+    bare dict that the document's types would not check; refusals have their own helpers."""
+    for module in Path(openapi.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "json_response":
+                pytest.fail(f"{module.name}:{node.lineno} answers a bare dict")
 
 
 def test_the_document_loads_as_openapi_3_1(document):

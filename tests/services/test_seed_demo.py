@@ -43,7 +43,7 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     assert "  admin " in output
     assert "crashdesk-demo" in output
     # The summary counts tournaments and cases as the incident page lists them.
-    assert ": 10 tournaments hit, a crash case each (new: DEMO-" in output
+    assert ": 12 tournaments hit, a crash case each (new: DEMO-" in output
     assert "; 1 individual case, a player's complaint on DEMO-REG-LATE" in output
 
     statuses = dict(
@@ -59,6 +59,8 @@ def test_seed_demo_builds_every_step_and_can_run_again():
         "DEMO-SAT-LATE": "prepared",
         "DEMO-REG-PRE": "rejected",
         "DEMO-KO-MIDDLE": "awaiting_approval",
+        "DEMO-KO-LATE": "approved",
+        "DEMO-EU-LATE": "approved",
         "DEMO-FREE-RESCHEDULED": "approved",
     }
     # A settlement that pays nobody, approved, and the chain still verifies.
@@ -76,10 +78,14 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     assert Case.objects.filter(kind="individual", status="open").count() == 1
     assert Compensation.objects.filter(status="proposed").count() == 1
     assert PrizeWithdrawal.objects.filter(status="proposed").count() == 1
-    assert Settlement.objects.filter(status="approved").count() == 2
+    assert Settlement.objects.filter(status="approved").count() == 4
+    # Version 1, version 2 and rulebook cases settled to the ledger, for the API fuzzer.
+    approved = Case.objects.filter(status="approved", kind="crash")
+    assert approved.filter(tournament__entry_bounty__gt=0).exists()
+    assert approved.filter(rulebook_version__rulebook__key="eu-main").exists()
     # Built through the services: every record has its events.
-    assert Event.objects.filter(type="settlement_approved").count() == 2
-    assert Event.objects.filter(type="snapshot_loaded").count() == 10
+    assert Event.objects.filter(type="settlement_approved").count() == 4
+    assert Event.objects.filter(type="snapshot_loaded").count() == 12
     # Two rulebooks, a future version of `default` waiting for manager2, simulated.
     assert set(Rulebook.objects.values_list("key", flat=True)) == {"default", "eu-main"}
     waiting = RulebookVersion.objects.get(status="proposed")
@@ -90,7 +96,8 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     simulation = Simulation.objects.get(version=waiting)
     assert (
         simulation.finished_at is not None
-        and simulation.summary["cases"] == Event.objects.filter(type="snapshot_loaded").count()
+        and simulation.summary["cases"]
+        == Case.objects.filter(rulebook_version__rulebook__key="default").count()
     )
 
     before = row_counts()

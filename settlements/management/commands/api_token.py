@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from settlements import bounds
-from settlements.access import roles
+from settlements.access import permissions, roles
 from settlements.errors import DomainError
 from settlements.models import TOKEN_PREFIX_LENGTH, TOKEN_TAG, ApiToken, TokenScope
 from settlements.services import tokens as token_services
@@ -101,13 +101,13 @@ class Command(BaseCommand):
             "now: it cannot be shown again.",
             style_func=str,
         )
-        if roles.has_role(user, roles.CASHIER):
+        if roles.has_role(user, *permissions.CASHIERS):
             self.stderr.write(
                 f"{username} is a Cashier: this token reads the ledger feed and confirms "
                 "payments, and nothing else.",
                 style_func=str,
             )
-        elif not roles.has_role(user, roles.OPERATOR):
+        elif not roles.has_role(user, *permissions.SNAPSHOT_LOADERS):
             self.stderr.write(
                 self.style.WARNING(
                     f"{username} is not an Operator: this token can read cases but not post "

@@ -9,7 +9,7 @@ the README, which on a production site would be an open door.
 """
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -79,6 +79,8 @@ class DemoCase:
     currency: str = "USD"
     rebuys: bool = False  # a rebuy knock-out tournament (crash-snapshot/2, RULES.md §8)
     decision: str = ""  # the Marketing Manager's option, recorded before it is settled
+    # A rulebook other than `default`: the tournament starts once its version takes effect.
+    rulebook: str = ""
 
 
 CASES = [
@@ -91,6 +93,11 @@ CASES = [
     DemoCase("DEMO-SAT-LATE", "satellite", "late", 60, "prepared"),
     DemoCase("DEMO-REG-PRE", "regular", "pre", 75, "rejected"),
     DemoCase("DEMO-KO-MIDDLE", "regular", "middle", 150, "awaiting_approval", rebuys=True),
+    # Settled to the ledger, so the feed and the statements show bounties from the bounty money
+    # (and the API fuzzer, which runs on this desk, checks those answers too).
+    DemoCase("DEMO-KO-LATE", "regular", "late", 60, "approved", rebuys=True),
+    # Settled under eu-main: its final table shared by ICM, the fees refunded.
+    DemoCase("DEMO-EU-LATE", "regular", "late", 45, "approved", currency="EUR", rulebook="eu-main"),
     # A settlement that pays nobody: the players are invited to the new date instead.
     DemoCase("DEMO-FREE-RESCHEDULED", "freeroll", "middle", 100, "approved", decision="reschedule"),
 ]
@@ -124,12 +131,13 @@ class Command(BaseCommand):
         }
         admin = self._admin(password)
         incident = self._incident(people["operator"])
+        # Before the cases: one of them is settled under eu-main.
+        self._rulebooks(people)
         created = [
             demo.tournament_id for demo in CASES if self._case(demo, incident, people) is not None
         ]
         self._individual_case(incident, people)
         self._compensation(people)
-        self._rulebooks(people)
 
         self.stdout.write("Demo users (sign in at /accounts/login/):")
         for name, (role, _full) in USERS.items():
@@ -209,6 +217,7 @@ class Command(BaseCommand):
                 name=f"Demo {'rebuy knock-out' if demo.rebuys else demo.type} ({demo.stage} stage)",
                 currency=demo.currency,
                 rebuys=demo.rebuys,
+                **_under(demo.rulebook),
             ),
         )
         # Decisions are left for the Marketing Manager to make in the demo.
@@ -315,6 +324,22 @@ class Command(BaseCommand):
             amount=1500,
             unit="cash",
         )
+
+
+def _under(rulebook: str) -> dict:
+    """The snapshot's fields for a tournament under ``rulebook`` (none for `default`). A
+    rulebook's version is chosen by the tournament's start, and a new version takes effect only
+    after it is approved, so the start is an hour after that: later than the demo's crash,
+    which cannot be in the future."""
+    if not rulebook:
+        return {}
+    version = (
+        RulebookVersion.objects.filter(rulebook__key=rulebook, status="approved")
+        .order_by("effective_from")
+        .first()
+    )
+    starts = version.effective_from.astimezone(UTC) + timedelta(hours=1)
+    return {"rulebook": rulebook, "starts_at": f"{starts:%Y-%m-%dT%H:%M:%SZ}"}
 
 
 def _set_password(user, password: str) -> None:
