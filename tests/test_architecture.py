@@ -67,6 +67,43 @@ def test_the_service_and_selector_packages_re_export_nothing(package):
     assert not imports, f"line {imports[0].lineno} of settlements/{package}/__init__.py"
 
 
+VIEWS = sorted((ROOT / "settlements" / "views").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", VIEWS, ids=relative)
+def test_views_read_through_selectors(path):
+    """A view asks a selector for its rows (issue 42): a manager or a query expression in a
+    view is a read that no selector test sees and no other page can share."""
+    tree = ast.parse(path.read_text())
+    reads = [
+        f"line {node.lineno}: .objects"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr == "objects"
+    ] + [
+        f"line {node.lineno}: imports {node.module}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "django.db.models"
+    ]
+    assert not reads
+
+
+@pytest.mark.parametrize("path", APP_CODE, ids=relative)
+def test_nothing_turns_the_garbage_collector_off(path):
+    """Requests and jobs run with the collector on: turning it off to save milliseconds leaves
+    a worker's memory to grow with whatever a request leaves in cycles (issue 42). The WSGI
+    module's ``gc.freeze()`` only moves what was loaded at start out of its reach."""
+    calls = [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in {"disable", "set_threshold"}
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "gc"
+    ]
+    assert not calls
+
+
 TEMPLATES = sorted((ROOT / "templates").rglob("*.html"))
 FRAGMENT_CACHE = re.compile(r"{%\s*cache\s[^%]*%}")
 

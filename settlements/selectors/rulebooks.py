@@ -56,6 +56,35 @@ def rulebook_list():
     )
 
 
+def rulebook_named(key: str, *, with_versions: bool = False) -> Rulebook | None:
+    """The rulebook ``key`` (with its versions and who acted on each, for its page), or None."""
+    rulebooks = rulebook_list() if with_versions else Rulebook.objects.all()
+    return rulebooks.filter(key=key).first()
+
+
+def version_numbered(key: str, number: int) -> RulebookVersion | None:
+    """Version ``number`` of rulebook ``key``, with who proposed, approved or withdrew it."""
+    return (
+        RulebookVersion.objects.select_related(
+            "rulebook", "proposed_by", "approved_by", "withdrawn_by"
+        )
+        .filter(rulebook__key=key, number=number)
+        .first()
+    )
+
+
+def replaced_version(version: RulebookVersion) -> RulebookVersion | None:
+    """The version ``version`` replaces: the approved one taking effect last before it."""
+    return (
+        version.rulebook.versions.filter(
+            status=RulebookVersionStatus.APPROVED, effective_from__lt=version.effective_from
+        )
+        .exclude(pk=version.pk)
+        .order_by("-effective_from")
+        .first()
+    )
+
+
 def simulation_cases(
     *,
     incident: int | None = None,
@@ -84,6 +113,14 @@ def latest_simulation(version: RulebookVersion) -> Simulation | None:
         Simulation.objects.select_related("requested_by", "job")
         .filter(version=version)
         .order_by("-requested_at", "-id")
+        .first()
+    )
+
+
+def simulation_numbered(simulation_id: int) -> Simulation | None:
+    return (
+        Simulation.objects.select_related("version__rulebook", "requested_by", "job")
+        .filter(pk=simulation_id)
         .first()
     )
 

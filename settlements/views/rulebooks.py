@@ -15,7 +15,6 @@ import difflib
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
@@ -26,7 +25,7 @@ from settlements.access.decorators import role_required
 from settlements.errors import DomainError, NotAllowed
 from settlements.exports.spreadsheets import csv_chunks, csv_download, safe_cell
 from settlements.forms import ReasonForm, RulebookVersionForm, SimulationForm
-from settlements.models import Rulebook, RulebookVersion, Simulation, Unit
+from settlements.models import RulebookVersion, Simulation, Unit
 from settlements.rules import parse_policy
 from settlements.rules.policy import KEYS_BY_NAME, POLICY_KEYS
 from settlements.selectors import rulebooks
@@ -55,7 +54,7 @@ def rulebook_list(request):
 @require_safe
 @role_required(*permissions.RULEBOOK_READERS)
 def rulebook_detail(request, key: str):
-    rulebook = rulebooks.rulebook_list().filter(key=key).first()
+    rulebook = rulebooks.rulebook_named(key, with_versions=True)
     if rulebook is None:
         raise Http404(f"There is no rulebook {key!r}.")
     versions = list(rulebook.versions.all())
@@ -80,7 +79,7 @@ def rulebook_version(request, key: str, number: int):
 def rulebook_version_new(request):
     key = request.GET.get("key", "")
     # A new version of an existing rulebook starts from its latest approved one.
-    rulebook = Rulebook.objects.filter(key=key).first()
+    rulebook = rulebooks.rulebook_named(key)
     base = rulebooks.latest_approved_version(rulebook) if rulebook else None
     form = RulebookVersionForm(
         request.POST or None,
@@ -155,13 +154,17 @@ def _answer(request, version: RulebookVersion, action: str, refusal, service):
 
 
 def _version_or_404(key: str, number: int) -> RulebookVersion:
-    return get_object_or_404(
-        RulebookVersion.objects.select_related(
-            "rulebook", "proposed_by", "approved_by", "withdrawn_by"
-        ),
-        rulebook__key=key,
-        number=number,
-    )
+    version = rulebooks.version_numbered(key, number)
+    if version is None:
+        raise Http404(f"Rulebook {key!r} has no version {number}.")
+    return version
+
+
+def _simulation_or_404(simulation_id: int) -> Simulation:
+    simulation = rulebooks.simulation_numbered(simulation_id)
+    if simulation is None:
+        raise Http404(f"There is no simulation {simulation_id}.")
+    return simulation
 
 
 def _in_force(versions, now) -> RulebookVersion | None:
@@ -173,21 +176,9 @@ def _in_force(versions, now) -> RulebookVersion | None:
     return max(approved, key=lambda v: v.effective_from, default=None)
 
 
-def _replaced(version: RulebookVersion) -> RulebookVersion | None:
-    """The version this one replaces: the approved one taking effect last before it."""
-    return (
-        version.rulebook.versions.filter(
-            status=RulebookVersionStatus.APPROVED, effective_from__lt=version.effective_from
-        )
-        .exclude(pk=version.pk)
-        .order_by("-effective_from")
-        .first()
-    )
-
-
 def _version_context(request, version: RulebookVersion) -> dict:
     user = request.user
-    replaced = _replaced(version)
+    replaced = rulebooks.replaced_version(version)
     policy = parse_policy(version.parameters)
     changed = policy.differences(parse_policy(replaced.parameters)) if replaced else {}
     simulation = rulebooks.latest_simulation(version)
@@ -261,10 +252,7 @@ def rulebook_version_simulate(request, key: str, number: int):
 @require_safe
 @role_required(*permissions.RULEBOOK_READERS)
 def simulation_detail(request, simulation_id: int):
-    simulation = get_object_or_404(
-        Simulation.objects.select_related("version__rulebook", "requested_by", "job"),
-        pk=simulation_id,
-    )
+    simulation = _simulation_or_404(simulation_id)
     context = {
         "simulation": simulation,
         "simulation_currency": rulebooks.simulation_currency(simulation),
@@ -291,7 +279,7 @@ def _difference_charts(simulation: Simulation) -> list[difference_chart.Differen
 @require_safe
 @role_required(*permissions.RULEBOOK_READERS)
 def simulation_csv(request, simulation_id: int):
-    simulation = get_object_or_404(Simulation, pk=simulation_id)
+    simulation = _simulation_or_404(simulation_id)
     header = [
         "case",
         "tournament",
