@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from django.apps import apps
 from django.core.paginator import Page
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet, Window
 from django.urls import reverse
 
 from settlements.access import roles
@@ -181,7 +181,10 @@ def dashboard_queues(user) -> DashboardQueues:
     queues = []
     for state in AWAITING:
         if state.name in waiting:
-            records = waiting[state.name]
-            shown = waiting_rows(state, records[:DASHBOARD_WAITING_SHOWN])
-            queues.append((state.title, records.count(), shown, state.name))
+            # The queue's length rides along with its oldest records: one query a queue.
+            oldest = list(
+                waiting[state.name].annotate(waiting=Window(Count("pk")))[:DASHBOARD_WAITING_SHOWN]
+            )
+            count = oldest[0].waiting if oldest else 0
+            queues.append((state.title, count, waiting_rows(state, oldest), state.name))
     return DashboardQueues(queues)
