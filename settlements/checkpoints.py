@@ -8,12 +8,14 @@ checkpoint that verifies, so one altered there is caught and named.
 
 The next verification starts from the last checkpoint: it recomputes the events after its head
 and what they seal, and, chosen at random each time, ``AUDIT_CHECKPOINT_SAMPLE`` older events
-and what they seal, so that a change to old rows cannot count on never being read again; and
-whole, as a full one does, what no event names (``audit_log.loose_rows``: rows no event
-accounts for, rows that are not their latest version, tallies counted afresh), since a row
-changed behind the app's back leaves no event after the checkpoint to lead to it. A
-verification with ``full`` (``verify_audit --full``, the auditor's background verification)
-reads the whole chain as well.
+and what they seal, so that a change to old rows cannot count on never being read again. A row
+changed behind the app's back leaves no event after the checkpoint to lead to it, so what no
+event names (``audit_log.loose_rows``: rows no event accounts for, rows that are not their
+latest version, tallies counted afresh) is looked for among every row written since the
+checkpoint's horizon, told by PostgreSQL's own stamp on each row (settlements.row_stamps); the
+whole record is read instead on SQLite, for a checkpoint without a horizon, or one too many
+transactions ago. A verification with ``full`` (``verify_audit --full``, the auditor's
+background verification) reads the whole chain and every row.
 """
 
 import hashlib
@@ -27,7 +29,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db.models import Count
 
-from settlements import audit_log
+from settlements import audit_log, row_stamps, rows_written
 from settlements.models import AuditCheckpoint, Event
 
 _DERIVED = b"crashdesk audit checkpoints"
@@ -55,6 +57,12 @@ def content(checkpoint: AuditCheckpoint) -> bytes:
             "sampled": checkpoint.sampled,
             "full": checkpoint.full,
             "counts": checkpoint.counts,
+        }
+        # Checkpoints signed before rows were told by their stamps say nothing of them.
+        | {
+            name: getattr(checkpoint, name)
+            for name in ("horizon", "rows_since")
+            if getattr(checkpoint, name) is not None
         },
         sort_keys=True,
         separators=(",", ":"),
@@ -96,6 +104,12 @@ class Outcome:
     sampled: list[int] = field(default_factory=list)
     since: AuditCheckpoint | None = None  # the checkpoint it went on from
     counts: dict[str, int] = field(default_factory=dict)
+    # Every row it could not see was written at or after ``horizon`` (row_stamps); it looked
+    # for rows no event names among those written since ``rows_since`` (None: every row).
+    horizon: int | None = None
+    rows_since: int | None = None
+    # Older events read again because a row they seal was written since ``rows_since``.
+    reread: list[int] = field(default_factory=list)
 
     @property
     def full(self) -> bool:
@@ -106,12 +120,14 @@ def verify(*, full: bool = False, sample: int | None = None) -> Outcome:
     """Verify the chain from the last checkpoint on (with a sample of the events before it),
     or all of it with ``full`` or when there is no checkpoint yet. Every checkpoint's signature
     is checked first; an altered one fails the verification, named."""
+    horizon = row_stamps.horizon()
     if problem := altered_problem():
         return Outcome(audit_log.Verification(0, audit_log.GENESIS, f"{problem}."), first=1)
     since = None if full else AuditCheckpoint.objects.order_by("-events", "-pk").first()
     if since is None:
         result = audit_log.verify()
-        return Outcome(result, first=1, counts=type_counts(0, result.count) if result.ok else {})
+        counts = type_counts(0, result.count) if result.ok else {}
+        return Outcome(result, first=1, counts=counts, horizon=horizon)
     now = Event.objects.filter(seq=since.events).values_list("hash", flat=True).first()
     if now != since.head:
         found = "is gone" if now is None else f"now has hash {now}"
@@ -121,7 +137,13 @@ def verify(*, full: bool = False, sample: int | None = None) -> Outcome:
         )
         return Outcome(audit_log.Verification(since.events, since.head, problem), first=1)
     result = audit_log.verify(after=(since.events, since.head))
-    outcome = Outcome(result, first=since.events + 1, since=since)
+    outcome = Outcome(
+        result,
+        first=since.events + 1,
+        since=since,
+        horizon=horizon,
+        rows_since=row_stamps.reachable(since.horizon),
+    )
     if not result.ok:
         return outcome
     wanted = settings.AUDIT_CHECKPOINT_SAMPLE if sample is None else sample
@@ -129,9 +151,15 @@ def verify(*, full: bool = False, sample: int | None = None) -> Outcome:
         secrets.SystemRandom().sample(range(1, since.events + 1), min(wanted, since.events))
     )
     problem = sample_problem(outcome.sampled)
-    # What no event names is looked for whole every time (issue 41): a row changed behind the
-    # app's back leaves nothing after the checkpoint for the events to find.
-    if not problem and (loose := audit_log.loose_rows()):
+    # A row changed behind the app's back leaves nothing after the checkpoint for the events
+    # to find (issue 41): the rows written since lead to the older events sealing them, and
+    # what no event names is looked for among them.
+    if not problem and outcome.rows_since is not None:
+        sealing = rows_written.sealing_events(outcome.rows_since, upto=since.events)
+        drawn = set(outcome.sampled)
+        outcome.reread = [number for number in sealing if number not in drawn]
+        problem = events_problem(outcome.reread, REREAD)
+    if not problem and (loose := audit_log.loose_rows(outcome.rows_since)):
         problem = f"{loose}."
     if problem:
         outcome.verification = audit_log.Verification(result.count, result.head, problem)
@@ -141,9 +169,29 @@ def verify(*, full: bool = False, sample: int | None = None) -> Outcome:
     return outcome
 
 
+SAMPLED = "checked again at random"
+REREAD = "read again as a row it seals was written since the last checkpoint"
+
+
 def sample_problem(numbers: list[int]) -> str:
+    return events_problem(numbers, SAMPLED)
+
+
+def events_problem(numbers: list[int], why: str) -> str:
     """The first of the events numbered ``numbers`` that is missing, changed, not chained to
-    the event before it, or sealing rows that changed since; "" when all check out."""
+    the event before it, or sealing rows that changed since, named with ``why`` it was read;
+    "" when all check out."""
+    numbers = sorted(numbers)
+    for start in range(0, len(numbers), _PART):
+        if problem := _part_problem(numbers[start : start + _PART], why):
+            return problem
+    return ""
+
+
+_PART = 5_000
+
+
+def _part_problem(numbers: list[int], why: str) -> str:
     events = Event.objects.filter(seq__in=numbers).order_by("seq")
     previous = dict(
         Event.objects.filter(seq__in=[number - 1 for number in numbers]).values_list("seq", "hash")
@@ -157,10 +205,10 @@ def sample_problem(numbers: list[int]) -> str:
         if problem:
             return (
                 f"Event #{event.pk} (number {event.seq}, {event.type}, {event.at.isoformat()}), "
-                f"checked again at random, {problem}."
+                f"{why}, {problem}."
             )
     if missing := sorted(set(numbers) - found):
-        return f"Event number {missing[0]}, checked again at random, is missing from the chain."
+        return f"Event number {missing[0]}, {why}, is missing from the chain."
     return ""
 
 
@@ -181,6 +229,8 @@ def new_checkpoint(outcome: Outcome, *, at: datetime) -> AuditCheckpoint:
         sampled=outcome.sampled,
         full=outcome.full,
         counts=outcome.counts,
+        horizon=outcome.horizon,
+        rows_since=outcome.rows_since,
     )
     checkpoint.signature = sign(checkpoint)
     return checkpoint

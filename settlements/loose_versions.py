@@ -15,6 +15,7 @@ from collections import defaultdict
 from django.db.models import Max, OuterRef, Subquery
 
 from settlements.models import Event, IcmValuation
+from settlements.row_stamps import written_since
 from settlements.seals import VERSIONED_MODELS
 from settlements.unaccounted import BEFORE_EVENTS
 
@@ -23,12 +24,16 @@ _ITERATOR_CHUNK = 10_000
 UNVERSIONED = {IcmValuation: frozenset({"batches_done"})}
 
 
-def sealed_points() -> dict[str, int]:
-    """{"model:pk": the latest of its versions that any event sealed}."""
+def sealed_points(labels: list[str] | None = None) -> dict[str, int]:
+    """{"model:pk": the latest of its versions that any event sealed}, of every record or of
+    those ``labels`` ("model:pk")."""
     points: dict[str, int] = {}
-    sealed = Event.objects.filter(subject_facts__has_key="history").values_list(
-        "subject_facts__history", flat=True
-    )
+    if labels == []:
+        return points
+    events = Event.objects.filter(subject_facts__has_key="history")
+    if labels is not None:
+        events = events.filter(subject_facts__history__has_any_keys=labels)
+    sealed = events.values_list("subject_facts__history", flat=True)
     for versions in sealed.iterator(chunk_size=_ITERATOR_CHUNK):
         for label, (point, _digest) in versions.items():
             if point > points.get(label, 0):
@@ -36,9 +41,13 @@ def sealed_points() -> dict[str, int]:
     return points
 
 
-def loose_records(points: dict[str, int] | None = None) -> dict[type, list[int]]:
-    """{model: ids of its records with a version no event sealed}, in id order."""
-    points = sealed_points() if points is None else points
+def loose_records(
+    points: dict[str, int] | None = None, *, since: int | None = None
+) -> dict[type, list[int]]:
+    """{model: ids of its records with a version no event sealed}, in id order; ``since``:
+    among the versions written after that horizon (row_stamps)."""
+    if points is None:
+        points = sealed_points() if since is None else recent_points(since)
     loose: dict[type, list[int]] = defaultdict(list)
     for name, model in VERSIONED_MODELS.items():
         # The versions a migration wrote of the records it made, which no event names
@@ -46,8 +55,11 @@ def loose_records(points: dict[str, int] | None = None) -> dict[type, list[int]]
         before = set()
         if model in BEFORE_EVENTS:
             before = set(model.objects.filter(BEFORE_EVENTS[model]).values_list("pk", flat=True))
+        versions = model.history.model.objects.all()
+        if since is not None:
+            versions = _recent_versions(model, since)
         latest = (
-            model.history.model.objects.values("id")
+            versions.values("id")
             .annotate(last=Max("history_id"))
             .order_by("id")
             .values_list("id", "last")
@@ -61,10 +73,25 @@ def loose_records(points: dict[str, int] | None = None) -> dict[type, list[int]]
     return dict(loose)
 
 
-def first_loose_version() -> str:
-    """The first version no event accounts for, named by table and key; "" when none."""
-    points = sealed_points()
-    for model, pks in loose_records(points).items():
+def _recent_versions(model, since: int):
+    history = model.history.model
+    return history.objects.filter(written_since(history, since))
+
+
+def recent_points(since: int) -> dict[str, int]:
+    """``sealed_points`` of the records with a version written after the horizon ``since``."""
+    labels = []
+    for name, model in VERSIONED_MODELS.items():
+        ids = _recent_versions(model, since).order_by().values_list("id", flat=True).distinct()
+        labels += [f"{name}:{pk}" for pk in ids]
+    return sealed_points(labels)
+
+
+def first_loose_version(since: int | None = None) -> str:
+    """The first version no event accounts for, named by table and key; "" when none.
+    ``since``: among the versions written after that horizon (row_stamps)."""
+    points = sealed_points() if since is None else recent_points(since)
+    for model, pks in loose_records(points, since=since).items():
         history = model.history.model
         pk = pks[0]
         version = (
@@ -89,9 +116,10 @@ def _compared(model) -> list[str]:
     ]
 
 
-def first_row_off_its_version() -> str:
+def first_row_off_its_version(since: int | None = None) -> str:
     """The first record whose row differs from its latest version, named by table and key with
-    the fields that differ; "" when every row is its latest version."""
+    the fields that differ; "" when every row is its latest version. ``since``: among the
+    records whose row or a version was written after that horizon (row_stamps)."""
     for model in VERSIONED_MODELS.values():
         history = model.history.model
         columns = _compared(model)
@@ -102,16 +130,38 @@ def first_row_off_its_version() -> str:
                 .values("history_id")[:1]
             )
         ).exclude(history_type="-")
-        versions = latest.order_by("id").values_list(*columns).iterator(_ITERATOR_CHUNK)
-        rows = model.objects.order_by("pk").values_list(*columns).iterator(_ITERATOR_CHUNK)
-        versions, rows = _by_id(versions), _by_id(rows)
-        for row, version in _paired(rows, versions):
-            # A row with no version is a record no event accounts for (unaccounted,
-            # access_record), or one a migration wrote; a version with no row, one deleted.
-            if row is not None and version is not None and row != version:
-                table = model._meta.db_table
-                differ = [c for c, a, b in zip(columns, row, version, strict=True) if a != b]
-                return f"{table} row {row[0]}, whose {', '.join(differ)} differ from its version"
+        rows = model.objects.all()
+        if since is None:
+            parts = [(latest, rows)]
+        else:
+            parts = [
+                (latest.filter(id__in=ids), rows.filter(pk__in=ids))
+                for ids in _recent_ids(model, since)
+            ]
+        for part_latest, part_rows in parts:
+            if off := _first_off(model, columns, part_latest, part_rows):
+                return off
+    return ""
+
+
+def _recent_ids(model, since: int):
+    """The ids of ``model``'s records whose row or a version was written after ``since``, in
+    parts small enough for one query's parameters."""
+    rows = model.objects.filter(written_since(model, since)).values_list("pk", flat=True)
+    ids = sorted(set(rows) | set(_recent_versions(model, since).values_list("id", flat=True)))
+    return [ids[start : start + _ITERATOR_CHUNK] for start in range(0, len(ids), _ITERATOR_CHUNK)]
+
+
+def _first_off(model, columns: list[str], latest, rows) -> str:
+    versions = latest.order_by("id").values_list(*columns).iterator(_ITERATOR_CHUNK)
+    rows = rows.order_by("pk").values_list(*columns).iterator(_ITERATOR_CHUNK)
+    for row, version in _paired(_by_id(rows), _by_id(versions)):
+        # A row with no version is a record no event accounts for (unaccounted,
+        # access_record), or one a migration wrote; a version with no row, one deleted.
+        if row is not None and version is not None and row != version:
+            table = model._meta.db_table
+            differ = [c for c, a, b in zip(columns, row, version, strict=True) if a != b]
+            return f"{table} row {row[0]}, whose {', '.join(differ)} differ from its version"
     return ""
 
 

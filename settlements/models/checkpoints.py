@@ -22,6 +22,12 @@ class AuditCheckpoint(models.Model):
     full = models.BooleanField("whole chain read")
     # {event type: number of events of that type in the chain up to the head}.
     counts = models.JSONField("events by type", default=dict)
+    # Every row this verification could not see was written by a transaction at or after
+    # ``horizon``; it looked for rows no event names among those written at or after
+    # ``rows_since`` (both PostgreSQL transaction ids, settlements.row_stamps), or among every
+    # row when that is empty.
+    horizon = models.BigIntegerField("row stamp horizon", null=True, blank=True)
+    rows_since = models.BigIntegerField("rows read from", null=True, blank=True)
     signature = models.CharField(max_length=64)
 
     class Meta:

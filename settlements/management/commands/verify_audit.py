@@ -7,9 +7,10 @@ who approved or rejected what, the history versions), or the payment tally that 
 counts what its confirmations say.
 
 By default it goes on from the last checkpoint (settlements.checkpoints): the events after it,
-a sample of older ones drawn at random, and every row no event names; ``--full`` reads the
-whole chain. Every checkpoint's signature is checked, and a verification that finds nothing
-wrong ends with a new one.
+a sample of older ones drawn at random, and the rows written since, with the older events
+sealing them and any no event names; ``--full`` reads the whole chain and every row. Every
+checkpoint's signature is checked, and a verification that finds nothing wrong ends with a new
+one.
 
 The chain alone cannot tell a rewrite with fresh hashes: keep its head outside the database.
 ``--export-head FILE`` writes the head once verified (on a schedule: docs/operations.md);
@@ -79,7 +80,13 @@ class Command(BaseCommand):
         else:
             read = (
                 f"events {outcome.first} to {result.count} read after checkpoint "
-                f"#{outcome.since.pk}, and {len(outcome.sampled)} older events drawn at random"
+                f"#{outcome.since.pk}, {len(outcome.sampled)} older events drawn at random, "
+                + (
+                    "and every row for changes no event records"
+                    if outcome.rows_since is None
+                    else f"and the rows written since, with the {len(outcome.reread)} older "
+                    "events sealing them"
+                )
             )
         self.stdout.write(f"{result.count} events verified; head {result.head}")
         self.stdout.write(f"Read: {read}. Checkpoint #{checkpoint.pk} written.")
