@@ -82,7 +82,9 @@ def test_seed_demo_builds_every_step_and_can_run_again():
     # Version 1, version 2 and rulebook cases settled to the ledger, for the API fuzzer.
     approved = Case.objects.filter(status="approved", kind="crash")
     assert approved.filter(tournament__entry_bounty__gt=0).exists()
-    assert approved.filter(rulebook_version__rulebook__key="eu-main").exists()
+    # Started under eu-main once it took effect, then crashed: never a crash before its start.
+    eu = approved.get(rulebook_version__rulebook__key="eu-main")
+    assert eu.rulebook_version.effective_from < eu.crashed_at <= timezone.now()
     # Built through the services: every record has its events.
     assert Event.objects.filter(type="settlement_approved").count() == 4
     assert Event.objects.filter(type="snapshot_loaded").count() == 12

@@ -8,6 +8,7 @@ It refuses to run unless DEBUG is on: it makes a superuser whose password is in 
 the README, which on a production site would be an open door.
 """
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, timedelta
 
@@ -270,7 +271,8 @@ class Command(BaseCommand):
             key="eu-main",
             parameters={"middle_fee_refund": True, "final_table_icm": 9},
             text=EU_MAIN_TEXT,
-            effective_from=now + timedelta(days=1),
+            # In force in a moment: the demo's EU tournament starts under it, then crashes.
+            effective_from=now + timedelta(seconds=2),
             actor=manager,
             reason="The EU licence publishes fee refunds and ICM at the final table.",
         )
@@ -328,9 +330,10 @@ class Command(BaseCommand):
 
 def _under(rulebook: str) -> dict:
     """The snapshot's fields for a tournament under ``rulebook`` (none for `default`). A
-    rulebook's version is chosen by the tournament's start, and a new version takes effect only
-    after it is approved, so the start is an hour after that: later than the demo's crash,
-    which cannot be in the future."""
+    rulebook's version is chosen by the tournament's start, and a version takes effect only
+    after it is approved: the tournament starts when the first version takes effect, and
+    crashes a second later, now (a snapshot's crash is never in the future), which the demo
+    waits for on its first run."""
     if not rulebook:
         return {}
     version = (
@@ -338,8 +341,14 @@ def _under(rulebook: str) -> dict:
         .order_by("effective_from")
         .first()
     )
-    starts = version.effective_from.astimezone(UTC) + timedelta(hours=1)
-    return {"rulebook": rulebook, "starts_at": f"{starts:%Y-%m-%dT%H:%M:%SZ}"}
+    starts = version.effective_from.astimezone(UTC).replace(microsecond=0) + timedelta(seconds=1)
+    time.sleep(max(0.0, (starts + timedelta(seconds=1) - timezone.now()).total_seconds()))
+    crashed = timezone.now().astimezone(UTC)
+    return {
+        "rulebook": rulebook,
+        "starts_at": f"{starts:%Y-%m-%dT%H:%M:%SZ}",
+        "crashed_at": f"{crashed:%Y-%m-%dT%H:%M:%SZ}",
+    }
 
 
 def _set_password(user, password: str) -> None:
