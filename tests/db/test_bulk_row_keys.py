@@ -78,7 +78,9 @@ def test_on_postgresql_the_keys_go_back_and_forth_on_a_seeded_desk():
         _manage("migrate", "-v0", url=url)
         assert _shape(url) == keyed
         # Going back past the rulebooks' migration (0043) drops their tables: the records of
-        # the demo's rulebook are gone, and the seal says so rather than verify.
+        # the demo's rulebooks are gone (0044 makes a version again for the policy of each
+        # case, the EU case's among them, but not the one sealed), and the seal says so rather
+        # than verify.
         lost = subprocess.run(
             [sys.executable, "manage.py", "verify_audit"],
             cwd=ROOT,
@@ -89,7 +91,8 @@ def test_on_postgresql_the_keys_go_back_and_forth_on_a_seeded_desk():
             check=False,
         )
         assert lost.returncode == 1
-        assert "refers to rulebookversion" in lost.stderr and "which is gone" in lost.stderr
+        assert "refers to rulebookversion" in lost.stderr
+        assert "which is gone" in lost.stderr or "no longer match" in lost.stderr
     finally:
         with connection.cursor() as cursor:
             cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
