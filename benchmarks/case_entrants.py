@@ -3,7 +3,7 @@ the list costs, read each way it can be (the snapshot's order, a sort, a search)
 list adds to the whole case page.
 
     BENCH_DATABASE=crashdesk_bench_entrants .venv/bin/python benchmarks/case_entrants.py \
-        [--entrants 300000] [--requests 20] [--keep] [--reuse]
+        [--entrants 300000] [--requests 20] [--keep] [--reuse] [--smallest]
 
 A crash-snapshot/2 case (benchmarks/_snapshots.rebuy_text, middle stage) is loaded into a
 scratch PostgreSQL database; then, in this process through Django's test client with the
@@ -12,7 +12,8 @@ so that all see the same load. It prints the median wall time of a request and i
 time, this process's and that of the PostgreSQL backend serving it (read from /proc in ticks of
 10 ms, hence a mean over every request rather than a median). "case page,
 no list" is the same page with the list turned off (what the page cost before the list), so
-the two full-page rows compare like with like.
+the two full-page rows compare like with like. ``--smallest`` (CI): 200 entrants, one request
+of each kind.
 """
 
 import argparse
@@ -44,7 +45,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument("--reuse", action="store_true", help="use a kept database and its case")
+    parser.add_argument("--smallest", action="store_true", help="200 entrants, one request each")
     args = parser.parse_args()
+    if args.smallest:
+        args.entrants, args.requests = 200, 1
     static = tempfile.TemporaryDirectory(prefix="crashdesk-entrants-static-")
     # Production serves collectstatic's hashed names, which every page links.
     os.environ["STATIC_ROOT"] = static.name
