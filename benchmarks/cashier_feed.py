@@ -45,6 +45,7 @@ from _common import (  # noqa: E402
     drop_scratch_database,
     make_user,
     own_peak_rss_mb,
+    smallest_servers,
     use_scratch_database,
 )
 from _snapshots import snapshot_text  # noqa: E402
@@ -67,6 +68,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smallest:
         args.entrants, args.limit, args.confirm, args.batch = 200, 100, 200, 50
+        smallest_servers()
 
     url = use_scratch_database(DATABASE, fresh=not args.reuse)
     try:

@@ -42,6 +42,7 @@ from _common import (  # noqa: E402
     Gunicorn,
     drop_scratch_database,
     make_user,
+    smallest_servers,
     use_scratch_database,
 )
 from _snapshots import snapshot_text  # noqa: E402
@@ -97,6 +98,7 @@ def main() -> None:
         global INCIDENTS, OPEN_INCIDENTS
         INCIDENTS, OPEN_INCIDENTS = 20, 5
         args.entrants, args.seconds, args.connections = 200, 1, 2
+        smallest_servers()
 
     url = use_scratch_database(args.database, fresh=not args.reuse)
     try:

@@ -50,6 +50,7 @@ from _common import (  # noqa: E402
     drop_scratch_database,
     make_user,
     own_peak_rss_mb,
+    smallest_servers,
     use_scratch_database,
 )
 from _snapshots import snapshot_text  # noqa: E402
@@ -76,6 +77,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smallest:
         args.entrants, args.runs = 200, 1
+        smallest_servers()
     scenarios = [tuple(s.split(":")) for s in (args.scenario or DEFAULT_SCENARIOS)]
 
     url = use_scratch_database(DATABASE)

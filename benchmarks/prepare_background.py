@@ -44,6 +44,7 @@ from _common import (  # noqa: E402
     cpu_seconds,
     drop_scratch_database,
     make_user,
+    smallest_servers,
     use_scratch_database,
 )
 from _snapshots import snapshot_text  # noqa: E402
@@ -62,6 +63,7 @@ def main() -> None:
     if args.smallest:
         args.entrants, args.runs = 200, 1
         os.environ["PREPARE_INLINE_MAX_ENTRANTS"] = "100"
+        smallest_servers()
 
     url = use_scratch_database(DATABASE)
     try:

@@ -58,6 +58,7 @@ from _common import (  # noqa: E402
     copy_floor,
     drop_scratch_database,
     make_user,
+    smallest_servers,
     use_scratch_database,
 )
 from _snapshots import eliminated_for, rebuy_text, snapshot_text  # noqa: E402
@@ -77,6 +78,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smallest:
         args.entrants, args.runs = 200, 1
+        smallest_servers()
     if args.stage == "middle":
         assert eliminated_for("regular", "middle", args.entrants) > 0
     v1 = snapshot_text(
