@@ -100,21 +100,24 @@ def migrated_template() -> str | None:
     for path in [*sorted(ROOT.glob("*/migrations/*.py")), ROOT / "uv.lock"]:
         digest.update(path.read_bytes())
     name = f"{prefix}_{digest.hexdigest()[:12]}"
-    if _admin("SELECT 1 FROM pg_database WHERE datname = %s", [name]):
-        return name
-    for (older,) in _admin(
-        "SELECT datname FROM pg_database WHERE datname LIKE %s",
-        [prefix.replace("_", r"\_") + r"\_%"],
-    ):
-        _admin(f'DROP DATABASE "{older}" WITH (FORCE)')
-    # Built under another name and renamed once migrated: a failed build leaves no template.
-    building = f"{name}_building"
-    _admin(f'CREATE DATABASE "{building}"')
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--verbosity", "0"],
-        cwd=ROOT, env={**os.environ, "DATABASE_URL": database_url(building)}, check=True,
-    )  # fmt: skip
-    _admin(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
+    # One process builds it; another asking meanwhile (bulk_ab's two sides) waits for it.
+    with _admin_connection() as admin:
+        admin.execute("SELECT pg_advisory_lock(hashtext(%s))", [prefix])
+        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchall():
+            return name
+        for (older,) in admin.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s",
+            [prefix.replace("_", r"\_") + r"\_%"],
+        ).fetchall():
+            admin.execute(f'DROP DATABASE "{older}" WITH (FORCE)')
+        # Built under another name and renamed once migrated: a failed build leaves no template.
+        building = f"{name}_building"
+        admin.execute(f'CREATE DATABASE "{building}"')
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--verbosity", "0"],
+            cwd=ROOT, env={**os.environ, "DATABASE_URL": database_url(building)}, check=True,
+        )  # fmt: skip
+        admin.execute(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
     return name
 
 
@@ -126,19 +129,23 @@ def drop_scratch_database(name: str) -> None:
 
 
 def _admin(sql: str, params=()) -> list[tuple]:
+    with _admin_connection() as connection:
+        cursor = connection.execute(sql, params)
+        return cursor.fetchall() if cursor.description else []
+
+
+def _admin_connection():
     import psycopg
 
     parts = urlsplit(database_url("postgres"))
-    with psycopg.connect(
+    return psycopg.connect(
         host=parts.hostname or "127.0.0.1",
         port=parts.port or 5432,
         user=parts.username or None,
         password=parts.password or None,
         dbname="postgres",
         autocommit=True,
-    ) as connection:
-        cursor = connection.execute(sql, params)
-        return cursor.fetchall() if cursor.description else []
+    )
 
 
 _password_hash: list[str] = []
