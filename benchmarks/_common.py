@@ -252,12 +252,19 @@ def smallest_servers() -> None:
 
 def collect_static(tree: Path, folder: Path, env: dict[str, str]) -> Path:
     """Where the static files of the code in ``tree`` are collected (production serves the
-    hashed names of collectstatic's manifest): ``folder``, or for this working tree with
-    BENCH_STATIC_ROOT set (.ci/run sets it to a new folder), that folder, collected by the
-    first benchmark and read by every one after."""
+    hashed names of collectstatic's manifest): ``folder``, or with BENCH_STATIC_ROOT set
+    (.ci/run sets it to a new folder) a folder in it named by what collectstatic reads (the
+    project's static files, its settings, uv.lock for the apps'), collected by the first
+    benchmark and read by every one after, whichever tree it serves."""
     shared = os.environ.get("BENCH_STATIC_ROOT")
-    if shared and tree == ROOT:
-        folder = Path(shared)
+    if shared:
+        digest = hashlib.sha256()
+        for path in sorted((tree / "static").rglob("*")):
+            if path.is_file():
+                digest.update(str(path.relative_to(tree)).encode() + b"\0" + path.read_bytes())
+        for path in (tree / "crashdesk" / "settings.py", tree / "uv.lock"):
+            digest.update(path.read_bytes())
+        folder = Path(shared) / digest.hexdigest()[:12]
         if (folder / "staticfiles.json").exists():
             return folder
     done = subprocess.run(
