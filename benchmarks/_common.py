@@ -22,6 +22,7 @@ import os
 import re
 import resource
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -265,15 +266,22 @@ def collect_static(tree: Path, folder: Path, env: dict[str, str]) -> Path:
         for path in (tree / "crashdesk" / "settings.py", tree / "uv.lock"):
             digest.update(path.read_bytes())
         folder = Path(shared) / digest.hexdigest()[:12]
-        if (folder / "staticfiles.json").exists():
+        if folder.exists():
             return folder
+    # Collected beside the folder and renamed into place whole: a benchmark running at the same
+    # time never reads half a collection, and the second to finish keeps the first's.
+    collecting = folder.with_name(f"{folder.name}.{os.getpid()}")
     done = subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput"],
-        cwd=tree, env={**env, **PRODUCTION_ENV, "STATIC_ROOT": str(folder)},
+        cwd=tree, env={**env, **PRODUCTION_ENV, "STATIC_ROOT": str(collecting)},
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     if done.returncode:
         raise SystemExit(f"collectstatic in {tree} failed:\n{done.stderr[-3000:]}")
+    try:
+        collecting.rename(folder)
+    except OSError:  # another collected it first
+        shutil.rmtree(collecting)
     return folder
 
 
