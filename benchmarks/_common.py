@@ -2,11 +2,19 @@
 the production config, a small HTTP client that signs in like a browser, memory readings.
 
 Import this module before anything from Django: ``use_scratch_database`` points Django at the
-scratch database and sets it up. Nothing here touches a database other than the scratch one,
-and the servers it starts listen on 127.0.0.1 only.
+scratch database and sets it up. Nothing here touches a database other than the scratch one
+(and the template below), and the servers it starts listen on 127.0.0.1 only.
+
+A scratch database starts empty and is migrated, as a newcomer's would be. CI runs every
+benchmark at ``--smallest``, one after the other, and migrating each from nothing would take
+most of its time: with ``BENCH_TEMPLATE_DATABASE`` set (.ci/run sets it), the first benchmark
+migrates one database named after it and a digest of the migrations and uv.lock, and every
+scratch database after is ``CREATE DATABASE ... TEMPLATE`` of it. The digest keeps a template
+from outliving the schema it holds; building a new one drops the older ones of that name.
 """
 
 import gc
+import hashlib
 import http.client
 import json
 import logging
@@ -14,6 +22,7 @@ import os
 import re
 import resource
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -33,6 +42,8 @@ PASSWORD = "benchmark-passphrase-1"
 # The TOTP secret (base32) of the benchmark users who must prove a second factor.
 TOTP_SECRET = "KRSXG5DTMVRXEZLUKNSWG4TFOQ2DAMBR"
 STARTUP_SECONDS = 60
+# gunicorn's pause once every worker has booted, before anything is measured.
+SETTLE_SECONDS = [1.0]
 
 # The benchmark process and the servers it starts run with production settings: DEBUG off
 # (Django then keeps no query log), plain HTTP on the loopback (no TLS proxy here), and no
@@ -55,8 +66,8 @@ def database_url(name: str) -> str:
 
 def use_scratch_database(name: str, *, fresh: bool = True) -> str:
     """Create database `name` afresh (dropping a leftover one; `fresh` False keeps one, or
-    creates it when missing), point this process's Django at it, set Django up and migrate.
-    Returns the URL for children."""
+    creates it when missing), point this process's Django at it, set Django up and migrate (or
+    copy the migrated template, see above). Returns the URL for children."""
     url = database_url(name)
     os.environ.update(PRODUCTION_ENV)
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
@@ -64,9 +75,10 @@ def use_scratch_database(name: str, *, fresh: bool = True) -> str:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crashdesk.settings")
     if fresh:
         _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        _admin(f'CREATE DATABASE "{name}"')
-    elif not _admin("SELECT 1 FROM pg_database WHERE datname = %s", [name]):
-        _admin(f'CREATE DATABASE "{name}"')
+    exists = not fresh and _admin("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+    template = None if exists else migrated_template()
+    if not exists:
+        _admin(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
 
     import django
 
@@ -76,8 +88,42 @@ def use_scratch_database(name: str, *, fresh: bool = True) -> str:
     # Business events would print one JSON line per step; the figures are what matters here.
     logging.getLogger("crashdesk.events").setLevel(logging.WARNING)
 
-    call_command("migrate", verbosity=0)
+    if not template:
+        call_command("migrate", verbosity=0)
     return url
+
+
+def migrated_template() -> str | None:
+    """The migrated template database of BENCH_TEMPLATE_DATABASE (built when missing), or
+    None when that is unset."""
+    prefix = os.environ.get("BENCH_TEMPLATE_DATABASE")
+    if not prefix:
+        return None
+    digest = hashlib.sha256()
+    for path in [*sorted(ROOT.glob("*/migrations/*.py")), ROOT / "uv.lock"]:
+        digest.update(path.read_bytes())
+    name = f"{prefix}_{digest.hexdigest()[:12]}"
+    # One process builds it; another asking meanwhile (bulk_ab's two sides) waits for it.
+    with _admin_connection() as admin:
+        admin.execute("SELECT pg_advisory_lock(hashtext(%s))", [prefix])
+        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchall():
+            return name
+        for (older,) in admin.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s",
+            [prefix.replace("_", r"\_") + r"\_%"],
+        ).fetchall():
+            admin.execute(f'DROP DATABASE "{older}" WITH (FORCE)')
+        # Built under another name and renamed once migrated: a failed build leaves no template.
+        building = f"{name}_building"
+        admin.execute(f'CREATE DATABASE "{building}"')
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--verbosity", "0"],
+            cwd=ROOT,
+            env={**os.environ, "DATABASE_URL": database_url(building)},
+            check=True,
+        )
+        admin.execute(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
+    return name
 
 
 def drop_scratch_database(name: str) -> None:
@@ -88,19 +134,23 @@ def drop_scratch_database(name: str) -> None:
 
 
 def _admin(sql: str, params=()) -> list[tuple]:
+    with _admin_connection() as connection:
+        cursor = connection.execute(sql, params)
+        return cursor.fetchall() if cursor.description else []
+
+
+def _admin_connection():
     import psycopg
 
     parts = urlsplit(database_url("postgres"))
-    with psycopg.connect(
+    return psycopg.connect(
         host=parts.hostname or "127.0.0.1",
         port=parts.port or 5432,
         user=parts.username or None,
         password=parts.password or None,
         dbname="postgres",
         autocommit=True,
-    ) as connection:
-        cursor = connection.execute(sql, params)
-        return cursor.fetchall() if cursor.description else []
+    )
 
 
 _password_hash: list[str] = []
@@ -195,11 +245,56 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def smallest_servers() -> None:
+    """For --smallest: gunicorn with two workers when a benchmark names no number, not the
+    config's 2 × cores + 1, each of which boots Django on its own, and no pause once they have
+    (a check, not a measure)."""
+    os.environ["WEB_CONCURRENCY"] = "2"
+    SETTLE_SECONDS[0] = 0.0
+
+
+def collect_static(tree: Path, folder: Path, env: dict[str, str]) -> Path:
+    """Where the static files of the code in ``tree`` are collected (production serves the
+    hashed names of collectstatic's manifest): ``folder``, or with BENCH_STATIC_ROOT set
+    (.ci/run sets it to a new folder) a folder in it named by what collectstatic reads (the
+    project's static files, its settings, uv.lock for the apps'), collected by the first
+    benchmark and read by every one after, whichever tree it serves."""
+    shared = os.environ.get("BENCH_STATIC_ROOT")
+    if shared:
+        digest = hashlib.sha256()
+        for path in sorted((tree / "static").rglob("*")):
+            if path.is_file():
+                digest.update(str(path.relative_to(tree)).encode() + b"\0" + path.read_bytes())
+        for path in (tree / "crashdesk" / "settings.py", tree / "uv.lock"):
+            digest.update(path.read_bytes())
+        folder = Path(shared) / digest.hexdigest()[:12]
+        if folder.exists():
+            return folder
+    # Collected beside the folder and renamed into place whole: a benchmark running at the same
+    # time never reads half a collection, and the second to finish keeps the first's.
+    collecting = folder.with_name(f"{folder.name}.{os.getpid()}")
+    done = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput"],
+        cwd=tree,
+        env={**env, **PRODUCTION_ENV, "STATIC_ROOT": str(collecting)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode:
+        raise SystemExit(f"collectstatic in {tree} failed:\n{done.stderr[-3000:]}")
+    try:
+        collecting.rename(folder)
+    except OSError:  # another collected it first
+        shutil.rmtree(collecting)
+    return folder
+
+
 class Gunicorn:
     """gunicorn with crashdesk/gunicorn.conf.py and production settings on a loopback port.
 
-    Static files are collected into a temporary folder first (production serves the hashed
-    names of collectstatic's manifest). `workers` None keeps the config's default.
+    Static files are collected first (collect_static). `workers` None keeps the config's
+    default.
     """
 
     def __init__(self, database: str, *, workers: int | None = None, tree: Path = ROOT):
@@ -215,7 +310,6 @@ class Gunicorn:
             **os.environ,
             **PRODUCTION_ENV,
             "DATABASE_URL": self.database,
-            "STATIC_ROOT": str(Path(self._folder.name) / "static"),
             "BIND_HOST": "127.0.0.1",
             "PORT": str(self.port),
         }
@@ -225,14 +319,8 @@ class Gunicorn:
 
     def __enter__(self):
         env = self.env()
-        subprocess.run(
-            [sys.executable, "manage.py", "collectstatic", "--noinput"],
-            cwd=self.tree,
-            env=env,
-            check=True,
-            capture_output=True,
-            timeout=180,
-        )
+        static = collect_static(self.tree, Path(self._folder.name) / "static", env)
+        env["STATIC_ROOT"] = str(static)
         self._log = open(Path(self._folder.name) / "gunicorn.log", "wb")  # noqa: SIM115
         gunicorn = Path(sys.executable).parent / "gunicorn"
         self.process = subprocess.Popen(
@@ -258,11 +346,11 @@ class Gunicorn:
         expected = self.workers or int(self._config_workers())
         while len(self.worker_pids()) < expected and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(1)
+        time.sleep(SETTLE_SECONDS[0])
         return self
 
     def _config_workers(self) -> int:
-        return min(2 * len(os.sched_getaffinity(0)) + 1, 8)
+        return int(os.environ.get("WEB_CONCURRENCY", min(2 * len(os.sched_getaffinity(0)) + 1, 8)))
 
     def worker_pids(self) -> list[int]:
         children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")

@@ -53,8 +53,10 @@ def tournament_json(tournament_id: str, type: str, entrants: int, *, started: bo
 
 
 def satellite_seat_value(entrants: int) -> int:
-    """About one seat per 50 entrants, worth a little more than 50 buy-ins."""
-    return 50 * BUY_IN + 3 * FEE if entrants >= 200 else entrants * BUY_IN // 4
+    """About one seat per 50 entrants, worth a little more than 50 buy-ins; in a smaller field
+    3.5 seats' worth: its late stage then leaves as many players as whole seats, as a large
+    field's does (a quarter of the pool left four players for four seats, a finished one)."""
+    return 50 * BUY_IN + 3 * FEE if entrants >= 200 else entrants * BUY_IN * 2 // 7
 
 
 def paid_places(type: str, entrants: int) -> int:

@@ -1,7 +1,7 @@
 """CPU per tournament of the bulk path, old code against new, alternated round by round.
 
     .venv/bin/python benchmarks/bulk_ab.py [--baseline REV] [--rounds 4]
-        [--tournaments 40] [--entrants 500]
+        [--tournaments 40] [--entrants 500] [--smallest]
 
 The code at --baseline (default: main) is exported with ``git archive`` into a temporary
 folder; this working tree is the new code. Each side runs in its own process on its own scratch
@@ -15,7 +15,8 @@ PostgreSQL backend (/proc), with no web server, worker polling or page in betwee
 round by round lets the load of a shared machine fall on both alike.
 
 Prints, for each step, the median over the rounds of CPU milliseconds per tournament (Python +
-PostgreSQL) for old and new, and their ratio.
+PostgreSQL) for old and new, and their ratio. ``--smallest`` (CI): one round of 5 tournaments of
+40 entrants, HEAD (the committed code) against this working tree.
 """
 
 import argparse
@@ -144,8 +145,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--tournaments", type=int, default=40)
     parser.add_argument("--entrants", type=int, default=500)
+    parser.add_argument("--smallest", action="store_true", help="one round of 5 × 40, for CI")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.smallest:
+        args.baseline, args.rounds, args.tournaments, args.entrants = "HEAD", 1, len(MIX), 40
     if args.child:
         child(args.child, args.tournaments, args.entrants)
         return

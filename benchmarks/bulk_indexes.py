@@ -1,6 +1,7 @@
 """What each index on the three bulk tables (entrants, payouts, ledger lines) adds to a COPY.
 
     .venv/bin/python benchmarks/bulk_indexes.py [--entrants 300000] [--runs 3] [--keep]
+        [--smallest]
 
 On a scratch PostgreSQL database (BENCH_DATABASE, default crashdesk_bench_indexes; dropped at
 the end), for each table: the rows of one 300,000-entrant crash, in the order the services
@@ -11,6 +12,7 @@ with its indexes added one at a time, in the order listed. The entrants also in 
 (shuffled ids) with every index, the order they were written in before. Triggers are left out
 (docs/benchmarks.md, "What the record's guards cost"). It prints, per step, the median wall time
 and the least CPU seconds of the PostgreSQL backend over the runs, and what the step adds.
+``--smallest`` (CI): 1,000 entrants, one run.
 """
 
 import argparse
@@ -34,7 +36,10 @@ def main() -> None:
     parser.add_argument("--entrants", type=int, default=300_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--smallest", action="store_true", help="1,000 entrants, one run")
     args = parser.parse_args()
+    if args.smallest:
+        args.entrants, args.runs = 1000, 1
     use_scratch_database(DATABASE)
     try:
         run(args.entrants, args.runs)

@@ -2,7 +2,7 @@
 page over HTTP, and 100,000 payment confirmations posted in batches, timed.
 
     .venv/bin/python benchmarks/cashier_feed.py [--entrants 300000] [--limit 10000]
-        [--confirm 100000] [--batch 1000] [--keep | --reuse]
+        [--confirm 100000] [--batch 1000] [--keep | --reuse] [--smallest]
 
 On a scratch PostgreSQL database (crashdesk_bench_cashier, dropped at the end; DATABASE_URL
 names the server): a regular tournament of 300,000 entrants crashes in the early stage (each of
@@ -22,6 +22,7 @@ Goals: the feed at a steady pace with flat server memory; 100,000 confirmations 
 ``--reuse`` keeps the database and, when it already holds the approved settlement (from an
 earlier ``--keep`` or ``--reuse`` run), skips building it and confirms the next ``--confirm``
 lines not yet confirmed: the 810,000 lines serve eight runs of 100,000 without rebuilding.
+``--smallest`` (CI): 200 entrants (540 lines), pages of 100, 200 confirmed in batches of 50.
 """
 
 import argparse
@@ -44,6 +45,7 @@ from _common import (  # noqa: E402
     drop_scratch_database,
     make_user,
     own_peak_rss_mb,
+    smallest_servers,
     use_scratch_database,
 )
 from _snapshots import snapshot_text  # noqa: E402
@@ -62,7 +64,11 @@ def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="keep the database and the settlement it holds"
     )
+    parser.add_argument("--smallest", action="store_true", help="540 lines, for CI")
     args = parser.parse_args()
+    if args.smallest:
+        args.entrants, args.limit, args.confirm, args.batch = 200, 100, 200, 50
+        smallest_servers()
 
     url = use_scratch_database(DATABASE, fresh=not args.reuse)
     try:

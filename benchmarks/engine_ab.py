@@ -1,6 +1,7 @@
 """Benchmark: this engine against an earlier revision's, in the same run, on 300,000 entrants.
 
 Run from the project root:  .venv/bin/python benchmarks/engine_ab.py [--against REV] [--entrants N]
+    [--smallest]
 
 REV (default HEAD~1) is a git revision whose `settlements/rules` is extracted to a temporary
 folder and imported beside this one (the engine has no imports outside its package). Each
@@ -8,7 +9,8 @@ scenario of engine_settle.py is timed in this process, parse + settle + JSON enc
 default policy, alternating the two engines, best CPU time of RUNS each; both must write the
 same bytes.
 A change that keeps the default rulebook's settlements must stay within 5 % of the earlier
-revision (issue 40).
+revision (issue 40). ``--smallest`` (CI) compares 1,000 entrants against HEAD, the committed
+engine, which must then write the same bytes as this working tree.
 """
 
 import argparse
@@ -55,7 +57,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", default="HEAD~1")
     parser.add_argument("--entrants", type=int, default=300_000)
+    parser.add_argument("--smallest", action="store_true", help="1,000 entrants against HEAD")
     args = parser.parse_args()
+    if args.smallest:
+        args.against, args.entrants = "HEAD", 1000
     with tempfile.TemporaryDirectory() as folder:
         then = earlier_engine(args.against, Path(folder))
         print(f"{'scenario':<17} {args.against:>10} {'now':>8} {'ratio':>6}")

@@ -1,6 +1,7 @@
 """Benchmark: the engine against a straightforward exact implementation, and start-up.
 
 Run from the project root:  .venv/bin/python benchmarks/engine_baseline.py [--entrants N]
+    [--smallest]
 
 The straightforward implementation below is what the rules read as, written plainly: the
 snapshot read with ``json.load`` into dicts, every amount a ``fractions.Fraction`` per player,
@@ -18,7 +19,8 @@ document can beat it, so the straightforward time over the floor is the largest 
 engine could reach (the straightforward implementation writes its lines only).
 Then the start-up of the two commands that settle a file: ``python -m settlements.rules``
 (the engine alone) and ``manage.py settle`` (Django set up first), each run with ``--help``
-(start-up and nothing else), best of 5 wall and CPU.
+(start-up and nothing else), best of 5 wall and CPU. ``--smallest`` (CI): 1,000 entrants, each
+command started once.
 """
 
 import argparse
@@ -42,6 +44,7 @@ from _snapshots import write_snapshot  # noqa: E402
 from settlements.rules import parse_snapshot, settle  # noqa: E402
 
 RUNS = 3
+STARTS = 5
 SCENARIOS = [
     ("regular middle", "regular", "middle", None),
     ("regular late", "regular", "late", None),
@@ -138,10 +141,10 @@ def codec(data: bytes, document: object) -> None:
     msgspec.json.encode(document)
 
 
-def startup(command: list[str], runs: int = 5) -> tuple[float, float]:
+def startup(command: list[str]) -> tuple[float, float]:
     """Best wall and CPU time of ``command`` in a fresh process."""
     walls, cpus = [], []
-    for _ in range(runs):
+    for _ in range(STARTS):
         start = time.perf_counter()
         child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
         _, _, usage = os.wait4(child.pid, 0)
@@ -153,7 +156,12 @@ def startup(command: list[str], runs: int = 5) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entrants", type=int, default=300_000)
-    entrants = parser.parse_args().entrants
+    parser.add_argument("--smallest", action="store_true", help="1,000 entrants, one start each")
+    args = parser.parse_args()
+    entrants = args.entrants
+    if args.smallest:
+        global STARTS
+        entrants, STARTS = 1000, 1
     print(f"{entrants:,} entrants, best of {RUNS}; load average {os.getloadavg()}")
     print(
         f"{'scenario':<17} {'engine':>7} {'straightforward':>15} {'ratio':>6} {'floor':>6} "
@@ -178,7 +186,7 @@ def main() -> None:
                 f"{name:<17} {fast:>6.2f}s {plain:>14.2f}s {plain / fast:>5.1f}x {floor:>5.2f}s "
                 f"{plain / floor:>12.1f}x"
             )
-    print("start-up (--help), best of 5: wall, CPU")
+    print(f"start-up (--help), best of {STARTS}: wall, CPU")
     for label, command in [
         ("python -m settlements.rules", [sys.executable, "-m", "settlements.rules", "--help"]),
         ("manage.py settle", [sys.executable, "manage.py", "settle", "--help"]),

@@ -1,7 +1,7 @@
 """The signed-in floor, old code against new: wall time and CPU of a view that answers "ok".
 
     .venv/bin/python benchmarks/floor_ab.py [--baseline REV] [--rounds 2000]
-        [--database crashdesk_bench_floor] [--profile FILE]
+        [--database crashdesk_bench_floor] [--profile FILE] [--smallest]
 
 What every page pays before its own work: the middleware, the session cookie, the user and
 their roles, the connection's checks. Unlike `page_ab.py` it needs no seeded desk: it migrates
@@ -18,6 +18,9 @@ load average, since on a shared machine the wall time also measures the neighbou
 gunicorn loads it) answers --rounds requests in this process, and the garbage collector's
 collections and pauses among them are printed; then as many more run under cProfile, whose
 statistics are written to FILE (`python -m pstats FILE`) and the top of them printed.
+
+--smallest (CI): 20 requests a side after 2 to warm up, HEAD (the committed code) against this
+working tree, then the profile of as many into a temporary file.
 """
 
 import argparse
@@ -43,7 +46,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=50, help="unmeasured requests first")
     parser.add_argument("--database", default=DATABASE)
     parser.add_argument("--profile", metavar="FILE", help="profile this tree's floor instead")
+    parser.add_argument(
+        "--smallest", action="store_true", help="20 requests, compared then profiled (CI)"
+    )
     args = parser.parse_args()
+    if args.smallest:
+        args.baseline, args.rounds, args.warmup = "HEAD", 20, 2
 
     static = tempfile.mkdtemp(prefix="crashdesk-floor-static-")
     # Production serves collectstatic's hashed names (the sign-in page links them).
@@ -53,10 +61,12 @@ def main() -> None:
 
     make_user(USERNAME, *roles.DESK_ROLES)
     try:
+        if not args.profile:
+            _compare(url, args)
+        if args.smallest:
+            args.profile = str(Path(static) / "floor.prof")
         if args.profile:
             _profile(args)
-        else:
-            _compare(url, args)
     finally:
         drop_scratch_database(args.database)
         shutil.rmtree(static, ignore_errors=True)
@@ -99,11 +109,12 @@ def _profile(args) -> None:
     import pstats  # noqa: PLC0415
     import time  # noqa: PLC0415
 
+    from _common import ROOT, collect_static  # noqa: PLC0415
     from django.conf import settings  # noqa: PLC0415
-    from django.core.management import call_command  # noqa: PLC0415
     from page_ab import _Browser, _mount_floor  # noqa: PLC0415
 
-    call_command("collectstatic", "--noinput", verbosity=0)
+    # Read when the application and its static storage start, below.
+    settings.STATIC_ROOT = str(collect_static(ROOT, Path(settings.STATIC_ROOT), os.environ))
     _mount_floor(settings)
     from crashdesk.wsgi import application  # noqa: PLC0415
 

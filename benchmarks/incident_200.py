@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/incident_200.py [--path bulk|one-by-one] [--tournaments 200]
         [--entrants 2000] [--zip] [--workers 2] [--worker-interval S] [--clients 8] [--keep]
+        [--smallest]
 
 On a scratch PostgreSQL database (crashdesk_bench_incident, dropped at the end unless --keep;
 DATABASE_URL names the server), with gunicorn started with crashdesk/gunicorn.conf.py and
@@ -37,6 +38,9 @@ at two moments: every case loaded, and every settlement submitted (benchmarks/_p
 Prints each step's wall time and machine time (CPU seconds of gunicorn, the job workers and the
 PostgreSQL backends of the scratch database, read from /proc), the totals from the first upload
 to the last approval, the human actions counted, and the load average before and after.
+
+--smallest (CI): 10 tournaments of 40 entrants (one of each kind in the mix), on the path asked
+for, gunicorn with two workers.
 """
 
 import argparse
@@ -64,6 +68,7 @@ from _common import (  # noqa: E402
     drop_scratch_database,
     make_user,
     own_peak_rss_mb,
+    smallest_servers,
     use_scratch_database,
 )
 from _pages import PageCheck  # noqa: E402
@@ -114,7 +119,11 @@ def main() -> None:
         help="the regular tournaments are rebuy knock-outs (crash-snapshot/2, RULES.md §8)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--smallest", action="store_true", help="10 tournaments of 40, for CI")
     args = parser.parse_args()
+    if args.smallest:
+        args.tournaments, args.entrants = len(MIX), 40
+        smallest_servers()
 
     url = use_scratch_database(DATABASE)
     print(f"load average before: {_load()}")

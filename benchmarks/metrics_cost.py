@@ -1,7 +1,7 @@
 """What the metrics cost: CPU per request with the request-metrics middleware and without, and
 the time of a /metrics scrape.
 
-    .venv/bin/python benchmarks/metrics_cost.py [--rounds 400] [--cases 40]
+    .venv/bin/python benchmarks/metrics_cost.py [--rounds 400] [--cases 40] [--smallest]
 
 On a scratch database (crashdesk_bench_metrics, dropped at the end) with a small desk (--cases
 cases loaded, half of them settled and approved, some payments failed), two Django WSGI handlers
@@ -10,6 +10,8 @@ one without settlements.monitoring.RequestMetricsMiddleware. They are asked in t
 same URL, request by request (with, without, with, ...), so the load of a shared machine falls
 on both alike; each request's CPU time (time.process_time: Python, driver included) is kept.
 Then the middleware alone is timed around a view that does nothing, and /metrics is scraped.
+``--smallest`` (CI): 4 cases, 3 requests per URL and side after 2 to warm up, 1,000 calls of the
+middleware alone, 2 scrapes.
 """
 
 import argparse
@@ -25,6 +27,8 @@ from _common import drop_scratch_database, make_user, use_scratch_database  # no
 
 DATABASE = "crashdesk_bench_metrics"
 MIDDLEWARE = "settlements.monitoring.RequestMetricsMiddleware"
+# Unmeasured requests first, calls of the middleware alone and scrapes timed (--smallest: fewer).
+SIZES = {"warmup": 20, "calls": 100_000, "scrapes": 20}
 METRICS_TOKEN = "bench-metrics-token-0123456789abcdef"
 
 
@@ -32,7 +36,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=400, help="requests per URL and side")
     parser.add_argument("--cases", type=int, default=40)
+    parser.add_argument("--smallest", action="store_true", help="a few of everything, for CI")
     args = parser.parse_args()
+    if args.smallest:
+        args.rounds, args.cases = 3, 4
+        SIZES.update(warmup=2, calls=1000, scrapes=2)
     use_scratch_database(DATABASE)
     try:
         run(args)
@@ -61,13 +69,13 @@ def run(args) -> None:
     print(f"{'url':<28} {'without':>8} {'with':>8} {'extra':>8}")
     for url, headers in urls.items():
         costs = {True: [], False: []}
-        for round_ in range(args.rounds + 20):
+        for round_ in range(args.rounds + SIZES["warmup"]):
             for metrics, handler in ((True, with_metrics), (False, without_metrics)):
                 started = time.process_time()
                 status = _request(handler, url, headers)
                 spent = time.process_time() - started
                 assert status == "200 OK", (url, status)
-                if round_ >= 20:  # the first requests warm caches and connections
+                if round_ >= SIZES["warmup"]:  # the first warm caches and connections
                     costs[metrics].append(spent * 1000)
         # Medians: a garbage collection or a neighbour's burst lands on one request of one side.
         plain, counted = statistics.median(costs[False]), statistics.median(costs[True])
@@ -88,7 +96,7 @@ def _middleware_alone() -> None:
     request.resolver_match = resolve("/healthz")
     answer = HttpResponse("ok")
     middleware = RequestMetricsMiddleware(lambda request: answer)
-    count = 100_000
+    count = SIZES["calls"]
     started = time.process_time()
     for _ in range(count):
         middleware(request)
@@ -110,14 +118,14 @@ def _scrape(handler) -> None:
     with connection.execute_wrapper(count):
         assert _request(handler, "/metrics", headers) == "200 OK"
     walls, cpus = [], []
-    for _ in range(20):
+    for _ in range(SIZES["scrapes"]):
         wall, cpu = time.perf_counter(), time.process_time()
         _request(handler, "/metrics", headers)
         walls.append((time.perf_counter() - wall) * 1000)
         cpus.append((time.process_time() - cpu) * 1000)
     print(
         f"/metrics: {len(queries)} queries, "
-        f"{statistics.median(walls):.1f} ms wall (median of 20), "
+        f"{statistics.median(walls):.1f} ms wall (median of {SIZES['scrapes']}), "
         f"{statistics.mean(cpus):.1f} ms of Python CPU"
     )
 

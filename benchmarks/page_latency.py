@@ -42,6 +42,7 @@ from _common import (  # noqa: E402
     Gunicorn,
     drop_scratch_database,
     make_user,
+    smallest_servers,
     use_scratch_database,
 )
 from _snapshots import snapshot_text  # noqa: E402
@@ -74,8 +75,9 @@ def main() -> None:
     parser.add_argument(
         "--smallest",
         action="store_true",
-        help="a desk of 20 incidents, 200 entrants, 1 s per page and 2 clients: a check "
-        "that the benchmark runs from an empty database (CI), not a measurement",
+        help="a desk of 20 incidents, 200 entrants, 2 clients, 0.3 s per page alone and paced "
+        "(10 requests/s each) and 1 s flat out: a check that the benchmark runs from an empty "
+        "database (CI), not a measurement",
     )
     parser.add_argument(
         "--database", default=DATABASE, help="scratch database (one each on a shared server)"
@@ -96,7 +98,8 @@ def main() -> None:
     if args.smallest:
         global INCIDENTS, OPEN_INCIDENTS
         INCIDENTS, OPEN_INCIDENTS = 20, 5
-        args.entrants, args.seconds, args.connections = 200, 1, 2
+        args.entrants, args.seconds, args.connections, args.rate = 200, 1, 2, 10
+        smallest_servers()
 
     url = use_scratch_database(args.database, fresh=not args.reuse)
     try:
@@ -106,7 +109,14 @@ def main() -> None:
         else:
             if args.only:
                 pages = {name: path for name, path in pages.items() if name in args.only}
-            measure(url, pages, args.seconds, args.connections, args.rate)
+            measure(
+                url,
+                pages,
+                args.seconds,
+                args.connections,
+                args.rate,
+                brief=0.3 if args.smallest else None,
+            )
     finally:
         if not (args.keep or args.reuse):
             drop_scratch_database(args.database)
@@ -487,7 +497,11 @@ def _print_sizes() -> None:
 # --- Measuring -------------------------------------------------------------------------------
 
 
-def measure(url: str, pages: dict[str, str], seconds: int, connections: int, rate: float) -> None:
+def measure(
+    url: str, pages: dict[str, str], seconds: int, connections: int, rate: float, *, brief=None
+) -> None:
+    """``brief``: seconds alone and paced instead of ``seconds`` (flat out, wrk takes whole
+    seconds only)."""
     wrk = _wrk()
     rows = []
     with Gunicorn(url) as server:
@@ -500,8 +514,8 @@ def measure(url: str, pages: dict[str, str], seconds: int, connections: int, rat
                 raise SystemExit(f"{name} ({path}) answered HTTP {status}, not the page")
             print(f"  {name:<18} {path:<34} {len(body) / 1024:6.1f} KiB", flush=True)
         for name, path in pages.items():
-            alone = _sequential(browser, path, seconds=min(5, seconds))
-            paced = _paced_run(server.base, path, browser, seconds, connections, rate)
+            alone = _sequential(browser, path, seconds=brief or min(5, seconds))
+            paced = _paced_run(server.base, path, browser, brief or seconds, connections, rate)
             if wrk:
                 loaded = _wrk_run(wrk, server.base, path, browser, seconds, connections)
             else:

@@ -1,7 +1,7 @@
 """One 300,000-entrant crash from the game server's upload to the cashier's ledger, timed.
 
     .venv/bin/python benchmarks/pipeline_300k.py [--entrants 300000] [--scenario regular:early]
-        [--runs 3] [--keep]
+        [--runs 3] [--keep] [--smallest]
 
 For each scenario (default: a regular tournament crashing in the middle stage, and in the early
 stage, which pays three ledger lines to each of 270,000 players) on a scratch PostgreSQL
@@ -25,7 +25,8 @@ PostgreSQL backends of the scratch database (BENCH_DATABASE, default crashdesk_b
 for the floor, this process and its backend.
 
 Goals (issue 24): upload to prepared settlement under 10 s and at most 4x the floor; the
-export's memory flat whatever the number of lines.
+export's memory flat whatever the number of lines. ``--smallest`` (CI): 200 entrants, one run
+of each scenario.
 """
 
 import argparse
@@ -49,6 +50,7 @@ from _common import (  # noqa: E402
     drop_scratch_database,
     make_user,
     own_peak_rss_mb,
+    smallest_servers,
     use_scratch_database,
 )
 from _snapshots import snapshot_text  # noqa: E402
@@ -71,7 +73,11 @@ def main() -> None:
         "--runs", type=int, default=3, help="runs of each scenario; the medians are reported"
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--smallest", action="store_true", help="200 entrants, one run each")
     args = parser.parse_args()
+    if args.smallest:
+        args.entrants, args.runs = 200, 1
+        smallest_servers()
     scenarios = [tuple(s.split(":")) for s in (args.scenario or DEFAULT_SCENARIOS)]
 
     url = use_scratch_database(DATABASE)

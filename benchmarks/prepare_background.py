@@ -2,7 +2,7 @@
 takes, against the same prepare in-process.
 
     .venv/bin/python benchmarks/prepare_background.py [--entrants 300000] [--stage middle]
-        [--runs 3] [--keep]
+        [--runs 3] [--keep] [--smallest]
 
 On a scratch PostgreSQL database (crashdesk_bench_prepare_bg, dropped at the end unless --keep),
 with gunicorn (crashdesk/gunicorn.conf.py, production settings) and one job worker
@@ -20,6 +20,9 @@ Prints each run and the medians: the answer's time (goal: under 1 s), the backgr
 its ratio to the in-process time (goal: within 20 %), with the wait for a worker, and the same
 ratio in CPU seconds (gunicorn, the worker and the scratch database's backends against this
 process and its backend), which a machine busy with other work disturbs far less.
+
+``--smallest`` (CI): one run of 200 entrants, with PREPARE_INLINE_MAX_ENTRANTS lowered below
+that so the page still hands the prepare to the worker.
 """
 
 import argparse
@@ -41,6 +44,7 @@ from _common import (  # noqa: E402
     cpu_seconds,
     drop_scratch_database,
     make_user,
+    smallest_servers,
     use_scratch_database,
 )
 from _snapshots import snapshot_text  # noqa: E402
@@ -54,7 +58,12 @@ def main() -> None:
     parser.add_argument("--stage", choices=("pre", "early", "middle", "late"), default="middle")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--smallest", action="store_true", help="one run of 200, for CI")
     args = parser.parse_args()
+    if args.smallest:
+        args.entrants, args.runs = 200, 1
+        os.environ["PREPARE_INLINE_MAX_ENTRANTS"] = "100"
+        smallest_servers()
 
     url = use_scratch_database(DATABASE)
     try:

@@ -1,7 +1,7 @@
 """crash-snapshot/2 against crash-snapshot/1: the same 300,000-entrant crash, timed both ways.
 
     .venv/bin/python benchmarks/rebuys_v2.py [--entrants 300000] [--runs 3] [--stage middle]
-        [--keep] [--only settle]
+        [--keep] [--only settle] [--smallest]
 
 The version 2 snapshot is the version 1 one (same players, chips and stage) with RULES.md §8's
 fields: every third player bought a second entry, every tenth an add-on, every entry put 500 on
@@ -32,6 +32,7 @@ process, this process for the engine and prepare, and for upload -> prepared als
 processes and the PostgreSQL backends of the scratch database) are the steadier comparison.
 Goal: within 1.2 (20 %). The version 2 documents are larger (a third more snapshot, half as many
 lines again), so the floors' own ratios say how much of a step's ratio no implementation avoids.
+``--smallest`` (CI): 200 entrants, one run of each version.
 """
 
 import argparse
@@ -57,6 +58,7 @@ from _common import (  # noqa: E402
     copy_floor,
     drop_scratch_database,
     make_user,
+    smallest_servers,
     use_scratch_database,
 )
 from _snapshots import eliminated_for, rebuy_text, snapshot_text  # noqa: E402
@@ -72,7 +74,11 @@ def main() -> None:
     parser.add_argument("--stage", default="middle", choices=["pre", "early", "middle", "late"])
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument("--only", choices=["settle"], help="time the settle step alone")
+    parser.add_argument("--smallest", action="store_true", help="200 entrants, one run each")
     args = parser.parse_args()
+    if args.smallest:
+        args.entrants, args.runs = 200, 1
+        smallest_servers()
     if args.stage == "middle":
         assert eliminated_for("regular", "middle", args.entrants) > 0
     v1 = snapshot_text(

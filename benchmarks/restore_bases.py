@@ -1,7 +1,7 @@
 """Restoring the statement figures of a large settlement prepared before they were kept, against
 preparing it.
 
-    .venv/bin/python benchmarks/restore_bases.py [--entrants 300000] [--keep]
+    .venv/bin/python benchmarks/restore_bases.py [--entrants 300000] [--keep] [--smallest]
 
 On a scratch PostgreSQL database (crashdesk_bench_restore_bases, dropped at the end unless
 --keep), as the tables' owner. For a regular tournament at the middle stage (a chip equity
@@ -10,6 +10,7 @@ places back too): the snapshot is loaded and the settlement prepared through the
 approved, then its figures are removed as migration 0013 found older settlements, and
 `settlement_basis_restore` is timed (the engine run again, every stored line and payout read
 and compared, the figures written back). Prints the wall and CPU time of each step.
+``--smallest`` (CI): 200 entrants.
 """
 
 import argparse
@@ -30,7 +31,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entrants", type=int, default=300_000)
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--smallest", action="store_true", help="200 entrants, for CI")
     args = parser.parse_args()
+    if args.smallest:
+        args.entrants = 200
     # The late stage split by chip position: the payouts then hold weights and places to restore.
     os.environ["CRASH_POLICY_LATE_FORMULA"] = "chip_position"
     use_scratch_database(DATABASE)

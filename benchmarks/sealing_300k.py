@@ -5,6 +5,7 @@ on a desk holding one approved 300,000-entrant settlement.
     git worktree add /tmp/i21a-base <commit before the sealing>
     .venv/bin/python benchmarks/sealing_300k.py --baseline /tmp/i21a-base [--entrants 300000]
         [--runs 2] [--scenario regular:early]
+    .venv/bin/python benchmarks/sealing_300k.py --smallest
 
 Both versions run as child processes of this one (the same interpreter and virtualenv, each
 importing its own tree) against one scratch PostgreSQL database (crashdesk_bench_sealing,
@@ -13,14 +14,19 @@ baseline runs on today's schema. Each child loads the snapshot through
 services.case_load_snapshot (which seals the entrants), records the decision if one is
 needed, and times services.settlement_prepare (which seals the payouts and the history): wall
 seconds, and the CPU seconds of the child, steadier on a shared machine.
+
+--smallest (CI): 200 entrants, one run of each version and of verify_audit, HEAD (the committed
+code, exported with git archive) standing in for the code before the sealing.
 """
 
 import argparse
+import io
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -65,21 +71,31 @@ print(json.dumps({"load": loaded, "prepare": prepared, "load_cpu": loaded_cpu,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline", required=True, help="a worktree of the code before")
+    parser.add_argument("--baseline", help="a worktree of the code before (required)")
     parser.add_argument("--entrants", type=int, default=300_000)
     parser.add_argument("--runs", type=int, default=2, help="runs of each version")
     parser.add_argument("--scenario", default="regular:middle", help="TYPE:STAGE")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--smallest", action="store_true", help="200 entrants against HEAD (CI)")
     args = parser.parse_args()
     type_, stage = args.scenario.split(":")
-
-    url = use_scratch_database(DATABASE)
-    try:
-        compared = compare(url, Path(args.baseline), args, type_, stage)
-        verified = time_verify(args.entrants, type_, stage)
-    finally:
-        if not args.keep:
-            drop_scratch_database(DATABASE)
+    with tempfile.TemporaryDirectory(prefix="crashdesk-sealing-") as exported:
+        if args.smallest:
+            args.entrants, args.runs, args.baseline = 200, 1, exported
+            archive = subprocess.run(
+                ["git", "archive", "HEAD"], cwd=HERE, check=True, capture_output=True
+            ).stdout
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+                tar.extractall(exported, filter="data")
+        elif not args.baseline:
+            parser.error("--baseline is required")
+        url = use_scratch_database(DATABASE)
+        try:
+            compared = compare(url, Path(args.baseline), args, type_, stage)
+            verified = time_verify(args.entrants, type_, stage, runs=1 if args.smallest else 3)
+        finally:
+            if not args.keep:
+                drop_scratch_database(DATABASE)
     report(compared, verified, args)
 
 

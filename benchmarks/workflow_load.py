@@ -1,13 +1,14 @@
 """Times the audited workflow on one very large crash: load, prepare, submit, approve, export.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/crashdesk \
-        .venv/bin/python benchmarks/workflow_load.py [--entrants 300000] [--type regular]
-        [--stage middle]
+    .venv/bin/python benchmarks/workflow_load.py [--entrants 300000] [--type regular]
+        [--stage middle] [--smallest]
 
-Runs against a scratch database (the configured name plus "_bench", created and migrated
-here, dropped at the end), so it never touches real data and includes every commit. Prints
-the wall time of each step, the rows written, the peak resident memory of the process, and
-the peak Python memory while streaming the ledger CSV (which must not grow with the size).
+Runs against a scratch PostgreSQL database (BENCH_DATABASE, default crashdesk_bench_workflow,
+created and migrated here with production settings, dropped at the end; DATABASE_URL names the
+server), so it never touches real data and includes every commit. Prints the wall time of each
+step, the rows written, the peak resident memory of the process, and the peak Python memory
+while streaming the ledger CSV (which must not grow with the size). ``--smallest`` (CI): 200
+entrants.
 """
 
 import argparse
@@ -18,26 +19,11 @@ import time
 import tracemalloc
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crashdesk.settings")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import django  # noqa: E402
+from _common import drop_scratch_database, use_scratch_database  # noqa: E402
 
-django.setup()
-
-from django.conf import settings  # noqa: E402
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.contrib.auth.models import Group  # noqa: E402
-from django.db import connection  # noqa: E402
-
-from settlements.access import roles  # noqa: E402
-from settlements.demo import snapshot_bytes  # noqa: E402
-from settlements.exports import ledger  # noqa: E402
-from settlements.models import CasePlayer, SettlementLine, SettlementPayout  # noqa: E402
-from settlements.services import settlements as settlement_services  # noqa: E402
-from settlements.services.decisions import decision_record  # noqa: E402
-from settlements.services.snapshots import case_load_snapshot  # noqa: E402  # noqa: E402
+DATABASE = os.environ.get("BENCH_DATABASE", "crashdesk_bench_workflow")
 
 
 def main() -> None:
@@ -45,18 +31,29 @@ def main() -> None:
     parser.add_argument("--entrants", type=int, default=300_000)
     parser.add_argument("--type", default="regular", choices=["regular", "freeroll", "satellite"])
     parser.add_argument("--stage", default="middle", choices=["pre", "early", "middle", "late"])
+    parser.add_argument("--smallest", action="store_true", help="200 entrants, for CI")
     args = parser.parse_args()
+    if args.smallest:
+        args.entrants = 200
 
-    database = settings.DATABASES["default"]
-    database.setdefault("TEST", {})["NAME"] = f"{database['NAME']}_bench"
-    original = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    use_scratch_database(DATABASE)
     try:
         run(args)
     finally:
-        connection.creation.destroy_test_db(original, verbosity=0)
+        drop_scratch_database(DATABASE)
 
 
 def run(args) -> None:
+    from django.db import connection
+
+    from settlements.access import roles
+    from settlements.demo import snapshot_bytes
+    from settlements.exports import ledger
+    from settlements.models import CasePlayer, SettlementLine, SettlementPayout
+    from settlements.services import settlements as settlement_services
+    from settlements.services.decisions import decision_record
+    from settlements.services.snapshots import case_load_snapshot
+
     print(f"database: {connection.vendor} ({connection.settings_dict['NAME']})")
     operator = _user("bench-operator", roles.OPERATOR)
     manager = _user("bench-manager", roles.TOURNAMENT_MANAGER)
@@ -116,6 +113,9 @@ def _timed(label: str, step):
 
 
 def _user(username: str, role: str):
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
     user = get_user_model().objects.create_user(username=username)
     user.groups.add(Group.objects.get_or_create(name=role)[0])
     return user
