@@ -22,7 +22,11 @@ def test_ci_runs_every_benchmark_at_its_smallest():
 def test_every_benchmark_takes_smallest(script):
     shown = subprocess.run(
         [sys.executable, str(script), "--help"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert shown.returncode == 0, shown.stderr
     assert "--smallest" in shown.stdout
