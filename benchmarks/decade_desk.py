@@ -13,7 +13,8 @@ year). It prints the desk's size in rows, then times:
 
 - ``verify_audit --full``: the whole chain, every sealed row, the tallies counted afresh;
 - a typical day: one incident of four cases reported, loaded, decided and prepared;
-- ``verify_audit``: the events since the checkpoint and ``--sample`` older events at random.
+- ``verify_audit``: the events since the checkpoint, ``--sample`` older events at random, and
+  the rows written since with the older events sealing them (settlements.row_stamps).
 
 ``--smallest`` (for CI) builds two years of five incidents with 200-entrant settlements.
 """
@@ -75,7 +76,14 @@ def main() -> None:
             f"verify_audit (incremental, {args.sample} sampled)",
             lambda: checkpoints.verify(sample=args.sample),
         )
-        print(f"  read events {outcome.first} to {outcome.verification.count}")
+        if not outcome.verification.ok:
+            raise SystemExit(f"the incremental verification failed: {outcome.verification.problem}")
+        rows = "every row" if outcome.rows_since is None else "the rows written since"
+        print(
+            f"  read events {outcome.first} to {outcome.verification.count}, "
+            f"{len(outcome.sampled)} older drawn at random and {len(outcome.reread)} sealing "
+            f"{rows}, which it looked through for what no event names"
+        )
     finally:
         if not args.keep:
             drop_scratch_database(args.database)
