@@ -259,7 +259,7 @@ def confirm(server, host: str, port: int, headers: dict, lines: list[dict], batc
 
 def report(feed: dict, confirmed: dict, args) -> None:
     from settlements.models import LedgerRelease, PaymentConfirmation
-    from settlements.selectors.payments import reconciliation
+    from settlements.selectors.payments.reconciliation import reconciliation
 
     stored = PaymentConfirmation.objects.count()
     summary = reconciliation(LedgerRelease.objects.all())

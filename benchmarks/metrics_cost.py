@@ -148,7 +148,7 @@ def _desk(cases: int) -> str:
 
     from settlements.access import roles
     from settlements.demo import snapshot_bytes
-    from settlements.selectors.payments import approved_lines
+    from settlements.selectors.payments.lines import approved_lines
     from settlements.services import settlements as settlement_services
     from settlements.services.payments import ConfirmationEntry, payment_confirm
     from settlements.services.snapshots import case_load_snapshot

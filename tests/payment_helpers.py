@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from django.utils import timezone
 
 from settlements.models import Settlement
-from settlements.selectors import payments
-from settlements.selectors.payments import LedgerLine
+from settlements.selectors.payments import lines as payment_lines
+from settlements.selectors.payments.lines import LedgerLine
 from settlements.services import payments as payment_services
 from settlements.services import reissues as reissue_services
 from settlements.services.payments import ConfirmationEntry
@@ -33,7 +33,7 @@ def paid_out(settlement: Settlement, users) -> PaidOut:
     cashier differently; the re-issue proposed by one manager and approved by the other."""
     cashier = users["cashier"]
     lines: dict[str, LedgerLine] = {}
-    for line in payments.approved_lines(payments.releases_of(settlement=settlement.pk)):
+    for line in payment_lines.approved_lines(payment_lines.releases_of(settlement=settlement.pk)):
         lines.setdefault(line.player, line)
     paid, reissued, failed, unconfirmed = list(lines.values())[:4]
     answer(cashier, paid, "paid", "TX-PAID")
@@ -43,6 +43,6 @@ def paid_out(settlement: Settlement, users) -> PaidOut:
         actor=users["tournament_manager"], idempotency_key=reissued.key, reason="new account"
     )
     reissue = reissue_services.reissue_approve(reissue=reissue, actor=users["second_manager"])
-    again = payments.lines_of([f"R{reissue.pk}-1"])[f"R{reissue.pk}-1"]
+    again = payment_lines.lines_of([f"R{reissue.pk}-1"])[f"R{reissue.pk}-1"]
     answer(cashier, again, "paid", "TX-AGAIN")
     return PaidOut(settlement, paid, reissued, again.key, failed, unconfirmed)

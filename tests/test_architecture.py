@@ -58,7 +58,7 @@ def test_views_selectors_and_services_draw_no_markup(path):
     assert not [s for s in strings if MARKUP.search(s)]
 
 
-@pytest.mark.parametrize("package", ["services", "selectors"])
+@pytest.mark.parametrize("package", ["services", "selectors", "selectors/payments"])
 def test_the_service_and_selector_packages_re_export_nothing(package):
     """A caller imports the module that holds a service or a read (issue 42): a package that
     imported its modules would hide where a name lives and load every module with any one."""

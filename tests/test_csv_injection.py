@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from settlements.exports import ledger
 from settlements.exports.spreadsheets import FORMULA_STARTS, safe_cell
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from settlements.services import settlements as settlement_services
 from settlements.services.compensation import (
     CompensationEntry,

@@ -23,7 +23,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
 from settlements.access import roles
-from settlements.selectors.payments import approved_lines, releases_of
+from settlements.selectors.payments.lines import approved_lines, releases_of
 from settlements.selectors.rulebooks import simulation_cases
 from settlements.services import jobs
 from settlements.services import settlements as settlement_services

@@ -18,7 +18,7 @@ from settlements.api.reading import read_object, read_query
 from settlements.exports.ledger import line_document
 from settlements.models import TokenScope
 from settlements.rules import InvalidInput, Problem
-from settlements.selectors.payments import approved_lines, last_position
+from settlements.selectors.payments.lines import approved_lines, last_position
 from settlements.services import payments
 
 FEED_PAGE_SIZE = 1000

@@ -32,14 +32,8 @@ from settlements.errors import InvalidTransition
 from settlements.exports.spreadsheets import csv_chunks
 from settlements.models import KEY_PREFIXES, Compensation, Incident, LedgerRelease, Settlement
 from settlements.money import MONEY_UNITS, currency_exponent, decimal_amount
-from settlements.selectors.payments import (
-    LedgerLine,
-    Release,
-    UnitTotal,
-    approved_lines,
-    sorted_totals,
-    with_payments,
-)
+from settlements.selectors.payments.lines import LedgerLine, Release, approved_lines
+from settlements.selectors.payments.reconciliation import UnitTotal, sorted_totals, with_payments
 from settlements.workflow import CompensationStatus, SettlementStatus
 
 HEADER = (

@@ -30,7 +30,7 @@ from settlements.models import (
 from settlements.money import UNIT_ORDER
 from settlements.rules import DEFAULT_POLICY, Basis
 from settlements.selectors.common import lean
-from settlements.selectors.payments import (
+from settlements.selectors.payments.states import (
     compensation_line_payments,
     settlement_line_payments,
 )

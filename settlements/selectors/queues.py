@@ -9,7 +9,7 @@ from settlements.models import Case, Compensation, Incident, LedgerRelease
 from settlements.selectors.cases import case_list, incident_list
 from settlements.selectors.compensation import compensation_list
 from settlements.selectors.dashboard import case_path, waiting_records
-from settlements.selectors.payments import overdue_releases
+from settlements.selectors.payments.queues import overdue_releases
 from settlements.workflow import Awaits, CompensationStatus
 
 # The incidents a list can be narrowed to: the open ones, newest first, as many as a menu holds.

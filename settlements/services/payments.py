@@ -41,8 +41,8 @@ from settlements.models import (
     Settlement,
     idempotency_key,
 )
-from settlements.selectors import payments
-from settlements.selectors.payments import LedgerLine
+from settlements.selectors.payments import lines as payment_lines
+from settlements.selectors.payments.lines import LedgerLine
 from settlements.services import staging
 from settlements.services.common import (
     hold_parents,
@@ -128,7 +128,7 @@ def write_releases(releases: Sequence[LedgerRelease]) -> None:
     """Give the releases their places in the feed, one after another, and write them with
     their tallies."""
     hold_feed_order()
-    first = payments.last_position() + 1
+    first = payment_lines.last_position() + 1
     for release in releases:
         release.first_position, release.last_position = first, first + release.line_count - 1
         first = release.last_position + 1
@@ -195,7 +195,7 @@ def payment_confirm(
     refused line never stops the others. A repeat of something already recorded is answered
     the same and writes nothing; so is a batch sent twice."""
     permissions.enforce(permissions.payment_confirm(user=actor))
-    lines = payments.lines_of({item.idempotency_key for item in confirmations})
+    lines = payment_lines.lines_of({item.idempotency_key for item in confirmations})
     # The lines' incidents and cases before their tallies, as every service locks
     # (services/__init__.py): the batch's event may point at them.
     hold_parents(
@@ -387,7 +387,7 @@ def line_states(lines: Iterable[LedgerLine]) -> dict[tuple[int, int], LineState]
     failed: dict[int, list[int]] = defaultdict(list)
     for release_id, line_nos in by_release.items():
         said = PaymentConfirmation.objects.filter(
-            release_id=release_id, **payments.line_numbers("line_no", line_nos)
+            release_id=release_id, **payment_lines.line_numbers("line_no", line_nos)
         ).values_list("line_no", "status", "external_reference")
         for line_no, status, reference in said:
             state = states.get((release_id, line_no))
@@ -404,7 +404,7 @@ def line_states(lines: Iterable[LedgerLine]) -> dict[tuple[int, int], LineState]
         live = Reissue.objects.filter(
             original_release_id=release_id,
             status__in=[ReissueStatus.PROPOSED, ReissueStatus.APPROVED],
-            **payments.line_numbers("original_line_no", line_nos),
+            **payment_lines.line_numbers("original_line_no", line_nos),
         ).values_list("original_line_no", "status", "pk")
         for line_no, status, pk in live:
             if (release_id, line_no) in states:

@@ -11,7 +11,7 @@ from django.utils import timezone
 from settlements.access import permissions
 from settlements.errors import DomainError
 from settlements.models import Event, LedgerRelease, PaymentTally, Reissue, idempotency_key
-from settlements.selectors.payments import lines_of
+from settlements.selectors.payments.lines import lines_of
 from settlements.services.common import hold_parents, record_event, required_text, save_with_history
 from settlements.services.payments import (
     Record,

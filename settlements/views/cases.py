@@ -21,7 +21,7 @@ from settlements.models import Case, Job
 from settlements.rules import Policy
 from settlements.selectors import compensation
 from settlements.selectors.cases import case_entry_figures, crash_case_in_force
-from settlements.selectors.payments import withdrawals_collected
+from settlements.selectors.payments.queues import withdrawals_collected
 from settlements.services import jobs, snapshots
 from settlements.services.settlements import settlement_prepare
 from settlements.views import case_entries, confirming, invitations

@@ -22,7 +22,8 @@ from settlements.exports import ledger
 from settlements.exports.spreadsheets import csv_download
 from settlements.forms import CompensationForm, ReasonForm
 from settlements.models import Compensation
-from settlements.selectors.payments import reconciliation, releases_of
+from settlements.selectors.payments.lines import releases_of
+from settlements.selectors.payments.reconciliation import reconciliation
 from settlements.selectors.queues import compensation_queue
 from settlements.services import compensation as compensation_services
 from settlements.site_policy import IcmFlag

@@ -26,7 +26,8 @@ from settlements.forms import IncidentForm, ReasonForm, SnapshotForm
 from settlements.models import Case, Incident, Stage, Tournament, TournamentType
 from settlements.rules import InvalidInput
 from settlements.selectors import bulk, incidents
-from settlements.selectors.payments import reconciliation, releases_of
+from settlements.selectors.payments.lines import releases_of
+from settlements.selectors.payments.reconciliation import reconciliation
 from settlements.services import incidents as incident_services
 from settlements.services.snapshots import case_load_snapshot
 from settlements.views.lookups import incident_or_404, tournament_or_404

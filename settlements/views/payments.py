@@ -28,8 +28,10 @@ from settlements.exports import ledger
 from settlements.exports.spreadsheets import csv_download
 from settlements.forms import ReasonForm
 from settlements.models import Incident, Reissue
-from settlements.selectors import payments
 from settlements.selectors.compensation import prizes_taken_back
+from settlements.selectors.payments import lines as payment_lines
+from settlements.selectors.payments import queues as payment_queues
+from settlements.selectors.payments import reconciliation as payment_reconciliation
 from settlements.selectors.queues import overdue_line_count
 from settlements.services import reissues as reissue_services
 from settlements.views import confirming
@@ -61,7 +63,7 @@ def payments_queue(request):
     if tab not in dict(TABS):
         tab = "failed"
     incident = _incident_filter(request)
-    releases = payments.releases_of(incident=incident.pk) if incident else None
+    releases = payment_lines.releases_of(incident=incident.pk) if incident else None
     cutoff = timezone.now() - timedelta(hours=settings.PAYMENT_CONFIRMATION_HOURS)
     context = {
         "tab": tab,
@@ -72,13 +74,15 @@ def payments_queue(request):
         "can_answer": roles.has_role(request.user, *permissions.APPROVERS),
     }
     if tab == "failed":
-        sorting = chosen_sort(request, payments.FAILED_SORTS, "key")
-        failed = payments.failed_lines(releases, sort=sorting.key, descending=sorting.descending)
+        sorting = chosen_sort(request, payment_queues.FAILED_SORTS, "key")
+        failed = payment_queues.failed_lines(
+            releases, sort=sorting.key, descending=sorting.descending
+        )
         context["page"] = Paginator(failed, PER_PAGE).get_page(request.GET.get("page"))
         context["columns"] = sort_columns(request, sorting, FAILED_COLUMNS)
     elif tab == "overdue":
         after = _place(request.GET.get("after"))
-        lines = payments.overdue_lines(cutoff, releases, after=after)
+        lines = payment_queues.overdue_lines(cutoff, releases, after=after)
         shown = [line for line, _ in zip(lines, range(PER_PAGE + 1), strict=False)]
         context.update(
             {
@@ -89,8 +93,8 @@ def payments_queue(request):
             }
         )
     else:
-        sorting = chosen_sort(request, payments.REISSUE_SORTS, "proposed")
-        reissues = payments.proposed_reissues(sort=sorting.key, descending=sorting.descending)
+        sorting = chosen_sort(request, payment_queues.REISSUE_SORTS, "proposed")
+        reissues = payment_queues.proposed_reissues(sort=sorting.key, descending=sorting.descending)
         context["page"] = Paginator(reissues, PER_PAGE).get_page(request.GET.get("page"))
         context["columns"] = sort_columns(request, sorting, REISSUE_COLUMNS)
     return render_page(request, "settlements/payments_queue.html", context, partial="queue")
@@ -98,10 +102,10 @@ def payments_queue(request):
 
 @role_required(*permissions.REISSUE_PROPOSERS)
 def reissue_new(request, key: str):
-    line = payments.lines_of([key]).get(key)
+    line = payment_lines.lines_of([key]).get(key)
     if line is None:
         raise Http404("No approved line has this key.")
-    state = next(payments.with_payments([line]))
+    state = next(payment_reconciliation.with_payments([line]))
     form = ReasonForm(request.POST if request.method == "POST" else None)
     context = {
         "line": line,
@@ -144,8 +148,8 @@ def reissue_reject(request, reissue_id: int):
 @role_required(*permissions.PAYMENT_READERS)
 def payments_audit(request):
     incident = _incident_filter(request)
-    releases = payments.releases_of(incident=incident.pk if incident else None)
-    context = {"incident": incident, "answer": payments.exactly_once(releases)}
+    releases = payment_lines.releases_of(incident=incident.pk if incident else None)
+    context = {"incident": incident, "answer": payment_reconciliation.exactly_once(releases)}
     return render_page(request, "settlements/payments_audit.html", context, partial="answer")
 
 
@@ -153,7 +157,7 @@ def payments_audit(request):
 @role_required(*permissions.PAYMENT_READERS)
 def payments_audit_export(request):
     incident = _incident_filter(request)
-    releases = payments.releases_of(incident=incident.pk if incident else None)
+    releases = payment_lines.releases_of(incident=incident.pk if incident else None)
     name = f"incident-{incident.pk}" if incident else "all"
     return csv_download(ledger.audit_csv(releases), f"crashdesk-payments-{name}.csv")
 
@@ -179,7 +183,7 @@ def incident_payments_json(request, incident_id: int):
 
 def _answer(request, reissue_id: int, action: str):
     try:
-        reissue = payments.reissue_detail(reissue_id)
+        reissue = payment_queues.reissue_detail(reissue_id)
     except Reissue.DoesNotExist:
         raise Http404("No such re-issue.") from None
     service, permission, verb, done = REISSUE_ACTIONS[action]

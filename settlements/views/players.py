@@ -27,7 +27,7 @@ from settlements.exports.spreadsheets import csv_chunks, csv_download
 from settlements.models import Settlement
 from settlements.money import UNIT_ORDER
 from settlements.selectors import players as player_selectors
-from settlements.selectors.payments import player_totals
+from settlements.selectors.payments.states import player_totals
 from settlements.selectors.settlements import settlement_detail
 from settlements.statements import Statement, document
 from settlements.views.lookups import incident_or_404

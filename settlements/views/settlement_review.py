@@ -34,7 +34,8 @@ from settlements.rules import Basis
 from settlements.selectors import players
 from settlements.selectors import settlements as settlement_selectors
 from settlements.selectors.cases import settlement_decision
-from settlements.selectors.payments import reconciliation, releases_of
+from settlements.selectors.payments.lines import releases_of
+from settlements.selectors.payments.reconciliation import reconciliation
 from settlements.selectors.previews import settlement_chart_points
 from settlements.services import settlements as settlement_services
 from settlements.views import confirming, invitations

@@ -19,7 +19,8 @@ from settlements.models import (
     PrizeWithdrawal,
     SettlementLine,
 )
-from settlements.selectors import payments
+from settlements.selectors.payments import lines as payment_lines
+from settlements.selectors.payments import reconciliation as payment_reconciliation
 from settlements.services import settlements as settlement_services
 from settlements.services.compensation import (
     CompensationEntry,
@@ -117,8 +118,8 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
     wallet.confirm(wallet.pay(wallet.read_feed()))
 
     # The desk re-issues what failed for good, with four eyes.
-    read = list(payments.approved_lines())
-    failed = [p.line for p in payments.with_payments(read) if p.state == "failed"]
+    read = list(payment_lines.approved_lines())
+    failed = [p.line for p in payment_reconciliation.with_payments(read) if p.state == "failed"]
     assert failed, "the wallet's rule declined nothing for good; the test would prove little"
     for line in failed:
         reissue = reissue_propose(
@@ -130,7 +131,7 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
     wallet.confirm(wallet.pay(reissued))
 
     # Every approved line read once, in order; none paid twice; each player paid in full.
-    everything = [line.key for line in payments.approved_lines()]
+    everything = [line.key for line in payment_lines.approved_lines()]
     assert [line["idempotency_key"] for line in wallet.lines_read] == everything
     assert set(wallet.credited.values()) == {1}
     assert {k: v for k, v in wallet.balances.items() if v} == approved_amounts()
@@ -141,11 +142,11 @@ def test_a_wallet_pays_every_approved_line_exactly_once(
     paid = PaymentConfirmation.objects.filter(status="paid")
     assert paid.count() == len(everything) - len(failed)
     assert len(set(paid.values_list("release_id", "line_no"))) == paid.count()
-    summary = payments.reconciliation(LedgerRelease.objects.all())
+    summary = payment_reconciliation.reconciliation(LedgerRelease.objects.all())
     assert (summary.failed_lines, summary.unconfirmed_lines) == (0, 0)
     assert summary.reissued_lines == len(failed)
     assert summary.paid_lines == summary.lines - len(failed)
-    assert payments.tallies_agree(LedgerRelease.objects.all()) == []
+    assert payment_reconciliation.tallies_agree(LedgerRelease.objects.all()) == []
 
 
 def declines_kind(wallet: FakeWallet, key: str) -> str:

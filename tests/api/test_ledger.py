@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from settlements.api.ledger import decode_cursor, encode_cursor
 from settlements.models import PaymentConfirmation
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from tests.services.helpers import approved
 
 pytestmark = pytest.mark.django_db

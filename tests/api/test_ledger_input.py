@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from settlements import player_ids
 from settlements.api.ledger import encode_cursor
 from settlements.models import Event, PaymentConfirmation
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from tests.api.test_ledger import item, post
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from django.utils import timezone
 from settlements import seal_formats
 from settlements.access import roles
 from settlements.models import Event, LedgerRelease, PaymentConfirmation
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from settlements.services import compensation
 from settlements.services.history_sweep import history_sweep
 from settlements.services.individual_cases import prize_withdrawal_approve, prize_withdrawal_decide

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from settlements.access import roles
 from settlements.models import PrizeWithdrawal
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from settlements.services import settlements as settlement_services
 from settlements.services.snapshots import case_load_snapshot
 from tests.conftest import make_user, snapshot_bytes

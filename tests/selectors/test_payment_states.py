@@ -3,7 +3,7 @@
 import pytest
 
 from settlements.access import roles
-from settlements.selectors.payments import player_totals, settlement_line_payments
+from settlements.selectors.payments.states import player_totals, settlement_line_payments
 from settlements.services import compensation as compensation_services
 from settlements.services.snapshots import case_withdraw
 from tests.payment_helpers import paid_out

@@ -5,7 +5,6 @@ import random
 
 import pytest
 
-from settlements.selectors import payments
 from settlements.selectors.payments import lines as payment_lines
 from settlements.services.compensation import (
     CompensationEntry,
@@ -19,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 def lines(releases=None, **kwargs):
-    return list(payments.approved_lines(releases, **kwargs))
+    return list(payment_lines.approved_lines(releases, **kwargs))
 
 
 def compensation(case, operator, manager, *entries):
@@ -59,7 +58,7 @@ def desk(operator, tournament_manager, second_manager, snapshot_factory):
 @pytest.mark.parametrize("seed", range(3))
 def test_any_window_of_places_gives_exactly_its_lines(desk, seed):
     everything = lines()
-    last = payments.last_position()
+    last = payment_lines.last_position()
     assert last == len(everything)
     generator = random.Random(seed)
     for _ in range(30):
@@ -102,7 +101,7 @@ def test_keys_that_name_no_released_line(desk):
         f"{settlement.pk}-{'9' * 19}",
         "",
     }
-    found = payments.lines_of(known | unknown)
+    found = payment_lines.lines_of(known | unknown)
     assert found.keys() == known
     assert {key: line.key for key, line in found.items()} == {key: key for key in known}
 
@@ -116,4 +115,4 @@ def test_keys_that_name_no_released_line(desk):
     ],
 )
 def test_nearly_contiguous_line_numbers_are_read_as_a_range(numbers, expected):
-    assert payments.line_numbers("line_no", numbers) == expected
+    assert payment_lines.line_numbers("line_no", numbers) == expected

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from settlements.selectors.payments import player_totals
+from settlements.selectors.payments.states import player_totals
 from settlements.selectors.players import player_entries, player_statement
 from tests.services.helpers import approved, load
 

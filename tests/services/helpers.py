@@ -24,7 +24,7 @@ from settlements.models import (
     Snapshot,
     Tournament,
 )
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from settlements.selectors.rulebooks import simulation_cases
 from settlements.services import compensation as compensation_services
 from settlements.services import payments, rulebooks

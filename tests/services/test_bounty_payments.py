@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from settlements.exports import ledger
 from settlements.models import LedgerRelease
-from settlements.selectors.payments import approved_lines, reconciliation
+from settlements.selectors.payments.lines import approved_lines
+from settlements.selectors.payments.reconciliation import reconciliation
 from settlements.services import payments
 from settlements.services import settlements as settlement_services
 from settlements.services.payments import ConfirmationEntry

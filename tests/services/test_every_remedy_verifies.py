@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from settlements.models import Settlement
 from settlements.rules.remedies import TABLE
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from settlements.services import compensation as compensation_services
 from settlements.services import payments, rulebooks
 from settlements.services import reissues as reissue_services

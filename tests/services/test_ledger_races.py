@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from settlements.access import roles
 from settlements.models import PaymentConfirmation, PaymentTally
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from settlements.services import payments as payment_services
 from settlements.services import settlements as settlement_services
 from settlements.services.compensation import (

@@ -16,7 +16,8 @@ from settlements.models import (
     PaymentConfirmation,
     PaymentTally,
 )
-from settlements.selectors import payments as payment_selectors
+from settlements.selectors.payments import lines as payment_lines
+from settlements.selectors.payments import reconciliation as payment_reconciliation
 from settlements.services import payments, reissues
 from settlements.services import settlements as settlement_services
 from settlements.services.compensation import (
@@ -34,7 +35,7 @@ pytestmark = pytest.mark.django_db
 
 
 def lines(releases=None, **kwargs):
-    return list(payment_selectors.approved_lines(releases, **kwargs))
+    return list(payment_lines.approved_lines(releases, **kwargs))
 
 
 def confirmation(line, status="paid", reference="tx-1", **changes) -> ConfirmationEntry:
@@ -372,7 +373,7 @@ def test_tallies_follow_every_answer(desk, cashier, operator, second_manager):
         else:
             continue
         payments.payment_confirm(actor=cashier, confirmations=batch)
-    failed = [p for p in payment_selectors.with_payments(got) if p.state == "failed"]
+    failed = [p for p in payment_reconciliation.with_payments(got) if p.state == "failed"]
     assert failed
     reissue = reissues.reissue_propose(
         actor=operator, idempotency_key=failed[0].line.key, reason="account fixed"
@@ -380,9 +381,9 @@ def test_tallies_follow_every_answer(desk, cashier, operator, second_manager):
     reissues.reissue_approve(reissue=reissue, actor=second_manager)
 
     releases = LedgerRelease.objects.all()
-    assert payment_selectors.tallies_agree(releases) == []
-    summary = payment_selectors.reconciliation(releases)
-    states = [p.state for p in payment_selectors.with_payments(lines())]
+    assert payment_reconciliation.tallies_agree(releases) == []
+    summary = payment_reconciliation.reconciliation(releases)
+    states = [p.state for p in payment_reconciliation.with_payments(lines())]
     assert summary.lines == len(states)
     assert (summary.paid_lines, summary.failed_lines, summary.reissued_lines) == (
         states.count("paid"),
@@ -465,4 +466,4 @@ def test_a_line_paid_after_all_cannot_be_reissued(desk, cashier, operator, secon
         reissues.reissue_approve(reissue=reissue, actor=second_manager)
     rejected = reissues.reissue_reject(reissue=reissue, actor=second_manager, reason="paid")
     assert rejected.status == "rejected"
-    assert payment_selectors.tallies_agree(LedgerRelease.objects.all()) == []
+    assert payment_reconciliation.tallies_agree(LedgerRelease.objects.all()) == []

@@ -6,7 +6,7 @@ from django.db import IntegrityError, ProgrammingError, connection, transaction
 
 from settlements.errors import DomainError, InvalidTransition, NotAllowed
 from settlements.models import Event, LedgerRelease, PrizeWithdrawal
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from settlements.services import individual_cases
 from settlements.services.snapshots import case_withdraw
 from settlements.workflow import PrizeWithdrawalStatus

@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from settlements import audit_log
 from settlements.models import Case, Job, Settlement
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from settlements.services.payments import ConfirmationEntry, payment_confirm
 from settlements.services.reissues import reissue_propose
 from settlements.workflow import CaseStatus, SettlementStatus

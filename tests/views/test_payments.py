@@ -12,7 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from settlements.models import LedgerRelease, Reissue
-from settlements.selectors import payments as payment_selectors
+from settlements.selectors.payments import lines as payment_lines
+from settlements.selectors.payments import reconciliation as payment_reconciliation
 from settlements.services import payments as payment_services
 from settlements.services import reissues as reissue_services
 from settlements.services import settlements as settlement_services
@@ -94,7 +95,7 @@ def outage(load_case, operator, tournament_manager, second_manager, cashier, sna
         actor=second_manager,
         reason="checked",
     )
-    first = next(payment_selectors.approved_lines(LedgerRelease.objects.filter(settlement=early)))
+    first = next(payment_lines.approved_lines(LedgerRelease.objects.filter(settlement=early)))
     confirm(cashier, first, status="failed", reference="closed")
     reissue = reissue_services.reissue_propose(
         actor=operator, idempotency_key=first.key, reason="fixed"
@@ -168,15 +169,13 @@ def test_the_batch_has_every_approved_line_of_the_incident_and_only_those(
 def test_the_incident_page_shows_its_payments_and_the_batch(outage, as_manager, cashier):
     incident = outage["incident"]
     settlement = outage["settlements"][1]
-    lines = list(
-        payment_selectors.approved_lines(LedgerRelease.objects.filter(settlement=settlement))
-    )
+    lines = list(payment_lines.approved_lines(LedgerRelease.objects.filter(settlement=settlement)))
     confirm(cashier, *lines)
     page = as_manager.get(reverse("incident_tournaments", args=[incident.pk])).content.decode()
     assert 'id="incident-payments"' in page
     assert reverse("incident_payments_csv", args=[incident.pk]) in page
     assert reverse("incident_payments_json", args=[incident.pk]) in page
-    summary = payment_selectors.reconciliation(LedgerRelease.objects.filter(incident=incident))
+    summary = payment_reconciliation.reconciliation(LedgerRelease.objects.filter(incident=incident))
     assert summary.paid_lines == len(lines) and summary.reissued_lines == 1
     assert f'<td class="num">{summary.lines}</td>' in page
     assert f'<td class="num">{summary.unconfirmed_lines}</td>' in page
@@ -190,9 +189,7 @@ def test_a_marketing_manager_sees_no_payments(outage, as_marketing):
 
 def test_approved_records_show_their_payments(outage, as_auditor, cashier):
     settlement, compensation = outage["settlements"][0], outage["compensation"]
-    lines = list(
-        payment_selectors.approved_lines(LedgerRelease.objects.filter(settlement=settlement))
-    )
+    lines = list(payment_lines.approved_lines(LedgerRelease.objects.filter(settlement=settlement)))
     confirm(cashier, lines[1])
     confirm(cashier, lines[2], status="failed")
     review = as_auditor.get(reverse("settlement_review", args=[settlement.pk]))
@@ -218,9 +215,7 @@ def test_approved_records_show_their_payments(outage, as_auditor, cashier):
 
 def test_failed_lines_wait_for_a_reissue(outage, as_operator, cashier):
     settlement = outage["settlements"][1]
-    lines = list(
-        payment_selectors.approved_lines(LedgerRelease.objects.filter(settlement=settlement))
-    )
+    lines = list(payment_lines.approved_lines(LedgerRelease.objects.filter(settlement=settlement)))
     confirm(cashier, lines[0], status="failed", reference="first try")
     confirm(cashier, lines[0], status="failed", reference="second try")
     confirm(cashier, lines[1], status="failed")
@@ -238,7 +233,7 @@ def test_failed_lines_wait_for_a_reissue(outage, as_operator, cashier):
 def test_lines_not_confirmed_in_time_are_overdue(outage, as_manager, cashier, settings):
     incident = outage["incident"]
     releases = LedgerRelease.objects.filter(incident=incident)
-    everything = list(payment_selectors.approved_lines(releases))
+    everything = list(payment_lines.approved_lines(releases))
     confirm(cashier, *everything[:5])
     url = reverse("payments") + f"?tab=overdue&incident={incident.pk}"
     assert as_manager.get(url).context["lines"] == []  # all approved just now
@@ -249,7 +244,9 @@ def test_lines_not_confirmed_in_time_are_overdue(outage, as_manager, cashier, se
     first = as_manager.get(url).context
     unconfirmed = [line.key for line in everything[5:]]
     waiting = [
-        p.line.key for p in payment_selectors.with_payments(everything) if p.state == "unconfirmed"
+        p.line.key
+        for p in payment_reconciliation.with_payments(everything)
+        if p.state == "unconfirmed"
     ]
     assert unconfirmed == waiting
     assert first["overdue_count"] == len(unconfirmed)
@@ -266,9 +263,7 @@ def test_a_reissue_is_proposed_then_approved_by_another_manager(
     outage, as_operator, as_manager, cashier, second_manager
 ):
     settlement = outage["settlements"][1]
-    line = next(
-        payment_selectors.approved_lines(LedgerRelease.objects.filter(settlement=settlement))
-    )
+    line = next(payment_lines.approved_lines(LedgerRelease.objects.filter(settlement=settlement)))
     confirm(cashier, line, status="failed")
     url = reverse("reissue_new", args=[line.key])
     page = as_operator.get(url)
@@ -287,15 +282,13 @@ def test_a_reissue_is_proposed_then_approved_by_another_manager(
     as_manager.post(approve, {"reason": "checked the new account"})
     reissue.refresh_from_db()
     assert (reissue.status, reissue.approved_by.username) == ("approved", "manager")
-    last = list(payment_selectors.approved_lines())[-1]
+    last = list(payment_lines.approved_lines())[-1]
     assert (last.key, last.release.reissue_of) == (f"R{reissue.pk}-1", line.key)
 
 
 def test_a_reissue_is_not_approved_by_its_proposer(outage, tournament_manager, cashier):
     settlement = outage["settlements"][1]
-    line = next(
-        payment_selectors.approved_lines(LedgerRelease.objects.filter(settlement=settlement))
-    )
+    line = next(payment_lines.approved_lines(LedgerRelease.objects.filter(settlement=settlement)))
     confirm(cashier, line, status="failed")
     reissue = reissue_services.reissue_propose(
         actor=tournament_manager, idempotency_key=line.key, reason="r"
@@ -327,7 +320,7 @@ def test_a_reissue_reason_that_cannot_be_kept_is_refused_at_its_field(
     outage, as_operator, cashier, reason, message
 ):
     line = next(
-        payment_selectors.approved_lines(
+        payment_lines.approved_lines(
             LedgerRelease.objects.filter(settlement=outage["settlements"][1])
         )
     )
@@ -346,13 +339,13 @@ def test_the_auditor_answers_paid_exactly_once_from_one_page_and_one_export(
 ):
     incident = outage["incident"]
     releases = LedgerRelease.objects.filter(incident=incident)
-    everything = list(payment_selectors.approved_lines(releases))
+    everything = list(payment_lines.approved_lines(releases))
     url = reverse("payments_audit") + f"?incident={incident.pk}"
     answer = as_auditor.get(url).context["answer"]
     assert not answer.settled and answer.paid_twice == 0 and answer.tallies_wrong == []
 
     waiting = [
-        p.line for p in payment_selectors.with_payments(everything) if p.state == "unconfirmed"
+        p.line for p in payment_reconciliation.with_payments(everything) if p.state == "unconfirmed"
     ]
     confirm(cashier, *waiting)
     page = as_auditor.get(url)
@@ -375,7 +368,7 @@ def test_a_prize_the_cashier_could_not_take_back_shows_as_such(outage, as_manage
     withdrawal = outage["withdrawal"]
     url = reverse("case_detail", args=[withdrawal.case_id])
     assert "Not yet confirmed" in as_manager.get(url).content.decode()
-    (line,) = payment_selectors.approved_lines(
+    (line,) = payment_lines.approved_lines(
         LedgerRelease.objects.filter(prize_withdrawal=withdrawal)
     )
     assert (line.kind, line.amount) == ("prize_withdrawal", -250)
@@ -399,9 +392,7 @@ def test_a_reissue_has_its_history_for_the_auditor(outage, as_auditor):
 def test_waiting_reissues_sort_by_a_column_kept_in_the_url(outage, as_manager, operator, cashier):
     # The early settlement's refunds: buy-ins and fees, two amounts (its first line is re-issued).
     early = outage["settlements"][0]
-    lines = list(payment_selectors.approved_lines(LedgerRelease.objects.filter(settlement=early)))[
-        1:
-    ]
+    lines = list(payment_lines.approved_lines(LedgerRelease.objects.filter(settlement=early)))[1:]
     small, large = sorted(
         {line.amount: line for line in lines if line.amount > 0}.values(),
         key=lambda line: line.amount,

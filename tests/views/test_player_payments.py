@@ -11,7 +11,8 @@ from django.urls import reverse
 
 from settlements.access import roles
 from settlements.money import format_in_unit
-from settlements.selectors import payments
+from settlements.selectors.payments import lines as payment_lines
+from settlements.selectors.payments import states as payment_states
 from settlements.services import compensation
 from settlements.services import settlements as settlement_services
 from settlements.services.individual_cases import prize_withdrawal_approve, prize_withdrawal_decide
@@ -145,7 +146,7 @@ def test_the_players_page_says_where_compensation_payments_stand(out, users, as_
 
     waiting, paid = propose(100), propose(200)
     compensation.compensation_approve(compensation=paid, actor=manager, reason="fair")
-    line = payments.lines_of([f"C{paid.pk}-1"])[f"C{paid.pk}-1"]
+    line = payment_lines.lines_of([f"C{paid.pk}-1"])[f"C{paid.pk}-1"]
     answer(users[roles.CASHIER], line, "paid", "TX-COMP")
     html = as_auditor.get(reverse("players"), {"q": player}).content.decode()
     also = html[html.index(f"Compensation #{waiting.pk}") :]
@@ -170,7 +171,7 @@ def test_an_adjustments_lines_say_where_their_payment_stands_too(out, users, as_
     settlement_services.settlement_approve(
         settlement=adjustment, actor=users["second_manager"], reason="checked"
     )
-    line = next(payments.approved_lines(payments.releases_of(settlement=adjustment.pk)))
+    line = next(payment_lines.approved_lines(payment_lines.releases_of(settlement=adjustment.pk)))
     answer(users[roles.CASHIER], line, "paid", "TX-ADJ")
     html = assert_full_page(as_auditor.get(reverse("players"), {"q": player}))
     assert "wallet reference TX-ADJ" in html and 'data-payment="not_sent"' not in html
@@ -179,7 +180,7 @@ def test_an_adjustments_lines_say_where_their_payment_stands_too(out, users, as_
 def test_an_approved_prize_withdrawal_is_taken_off_what_the_player_is_owed(out, users, as_auditor):
     player, case = out.failed.player, out.settlement.case
     currency = case.tournament.currency
-    owed_before = dict(((c, u), a) for c, u, a in payments.player_totals(player))
+    owed_before = dict(((c, u), a) for c, u, a in payment_states.player_totals(player))
     proposal = prize_withdrawal_decide(
         case=case,
         actor=users[roles.TOURNAMENT_MANAGER],
@@ -191,7 +192,7 @@ def test_an_approved_prize_withdrawal_is_taken_off_what_the_player_is_owed(out, 
         unit="cash",
     )
     # A proposal may still be rejected: nothing is taken off yet.
-    assert dict(((c, u), a) for c, u, a in payments.player_totals(player)) == owed_before
+    assert dict(((c, u), a) for c, u, a in payment_states.player_totals(player)) == owed_before
     prize_withdrawal_approve(withdrawal=proposal, actor=users["second_manager"], reason="checked")
     owed = owed_before[currency, "cash"] - 300
     html = as_auditor.get(reverse("players"), {"q": player}).content.decode()

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from settlements.models import PrizeWithdrawal
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from settlements.services.individual_cases import prize_withdrawal_decide
 from settlements.workflow import PrizeWithdrawalStatus
 from tests.views.conftest import HTMX, assert_full_page, assert_partial, signed_in

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from settlements.access import roles
 from settlements.selectors import dashboard
-from settlements.selectors.payments import approved_lines
+from settlements.selectors.payments.lines import approved_lines
 from settlements.selectors.queues import waiting_queue
 from settlements.services import payments
 from settlements.services import reissues as reissue_services
