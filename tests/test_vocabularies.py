@@ -22,6 +22,7 @@ from settlements.templatetags.money import unit_name
 from settlements.templatetags.navigation import NAVIGATION
 from settlements.templatetags.players import line_kind, line_source
 from settlements.templatetags.review import payout_text
+from settlements.workflow import CaseStatus, RulebookVersionStatus, SettlementStatus
 
 # The line kinds the engine writes; compensation and prize withdrawals are written by services.
 ENGINE_KINDS = {kind for _, kind, *_ in output.COLUMNS}
@@ -119,6 +120,33 @@ def test_every_stage_is_offered_by_the_api(name):
     assert name in _choices(answers.StageValue)
     for schema in ("CaseCreated", "SettlementAnswer", "StatementDocument"):
         assert name in _schema_enum(schema, "stage"), schema
+
+
+@pytest.mark.parametrize(
+    ("registry", "offered", "fields"),
+    [
+        (
+            CaseStatus,
+            answers.CaseStatusValue,
+            [("CaseCreated", "status"), ("CaseSummary", "status")],
+        ),
+        (
+            SettlementStatus,
+            answers.SettlementStatusValue,
+            [("AdjustmentAnswer", "status"), ("StatementsPage", "settlement_status")],
+        ),
+        (
+            RulebookVersionStatus,
+            answers.RulebookVersionStatusValue,
+            [("RulebookVersionAnswer", "status")],
+        ),
+    ],
+    ids=["cases", "settlements", "rulebook versions"],
+)
+def test_every_status_is_offered_by_the_api(registry, offered, fields):
+    assert _choices(offered) == set(registry.values)
+    for schema, field in fields:
+        assert _schema_enum(schema, field) == set(registry.values), schema
 
 
 def test_every_remedy_of_the_table_is_worded():

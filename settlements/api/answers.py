@@ -14,6 +14,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from settlements.models.choices import LineKind, Source, Stage, TournamentType, Unit
 from settlements.rules import Line, PayoutRow
+from settlements.workflow import CaseStatus, RulebookVersionStatus, SettlementStatus
 
 
 def _one_of(choices) -> object:
@@ -27,6 +28,9 @@ UnitValue = _one_of(Unit)
 SourceValue = _one_of(Source)
 StageValue = _one_of(Stage)
 TournamentTypeValue = _one_of(TournamentType)
+CaseStatusValue = _one_of(CaseStatus)
+SettlementStatusValue = _one_of(SettlementStatus)
+RulebookVersionStatusValue = _one_of(RulebookVersionStatus)
 
 Url = Annotated[str, Meta(description="An absolute URL on this desk.")]
 Time = Annotated[str, Meta(description="RFC 3339, e.g. 2026-11-30T21:30:00+00:00.")]
@@ -97,7 +101,7 @@ class CaseCreated(_Answer):
     url: Url
     incident: int | None
     stage: StageValue
-    status: str
+    status: CaseStatusValue
     decision_options: list[str]
 
 
@@ -115,7 +119,7 @@ class CaseSummary(_Answer):
         Literal["crash", "individual"],
         Meta(description="An individual case (a few players, opened on the desk) has no stage."),
     ]
-    status: str
+    status: CaseStatusValue
     incident: int | None
     tournament: TournamentSummary
     crashed_at: Time | None
@@ -158,7 +162,7 @@ class SettlementAnswer(_Answer):
 
 class AdjustmentAnswer(_Answer):
     id: int
-    status: str
+    status: SettlementStatusValue
     document: SettlementAnswer
 
 
@@ -175,7 +179,7 @@ class CaseDetail(CaseSummary):
     ]
     engine_version: str | None
     settlement_id: int | None
-    settlement_status: str | None
+    settlement_status: SettlementStatusValue | None
     settlement: Annotated[
         SettlementAnswer | None,
         Meta(description="The stored settlement document: never computed again."),
@@ -313,7 +317,7 @@ class StatementDocument(_Answer):
     rulebook: Annotated[
         RulebookRef | None, Meta(description="The rulebook version the case was settled under.")
     ]
-    settlement_status: str | None
+    settlement_status: SettlementStatusValue | None
     currency: str
     stage: StageValue
     remedy: str | None
@@ -358,7 +362,7 @@ class StatementDocument(_Answer):
 class StatementsPage(_Answer):
     settlement: int
     case: int
-    settlement_status: str
+    settlement_status: SettlementStatusValue
     statements: list[StatementDocument]
     next: NextPage
 
@@ -412,7 +416,7 @@ class IcmPage(_Answer):
 class RulebookVersionAnswer(_Answer):
     rulebook: str
     version: int
-    status: Annotated[str, Meta(examples=["proposed", "approved", "withdrawn"])]
+    status: RulebookVersionStatusValue
     effective_from: Time
     parameters: Annotated[dict, Meta(description="Every policy parameter, defaults filled in.")]
     text: Annotated[str, Meta(description="The text shown to players, in Markdown.")]
