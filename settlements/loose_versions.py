@@ -78,13 +78,18 @@ def _recent_versions(model, since: int):
     return history.objects.filter(written_since(history, since))
 
 
-def recent_points(since: int) -> dict[str, int]:
-    """``sealed_points`` of the records with a version written after the horizon ``since``."""
+def records_with_versions_since(since: int) -> list[str]:
+    """The "model:pk" of every record with a history version written after ``since``."""
     labels = []
     for name, model in VERSIONED_MODELS.items():
         ids = _recent_versions(model, since).order_by().values_list("id", flat=True).distinct()
         labels += [f"{name}:{pk}" for pk in ids]
-    return sealed_points(labels)
+    return labels
+
+
+def recent_points(since: int) -> dict[str, int]:
+    """``sealed_points`` of the records with a version written after the horizon ``since``."""
+    return sealed_points(records_with_versions_since(since))
 
 
 def first_loose_version(since: int | None = None) -> str:

@@ -8,6 +8,7 @@ releases, a confirmation to its batch's event, a history version to every event 
 version of its record.
 """
 
+from settlements.loose_versions import records_with_versions_since
 from settlements.models import (
     CasePlayer,
     CompensationItem,
@@ -22,7 +23,7 @@ from settlements.models import (
     Snapshot,
 )
 from settlements.row_stamps import written_since
-from settlements.seals import RELEASE_LINK, SEALED_MODELS, VERSIONED_MODELS
+from settlements.seals import RELEASE_LINK, SEALED_MODELS
 
 # (rows, the subject type of the events sealing them, the path from a row to that subject).
 ROWS_UNDER = (
@@ -58,7 +59,7 @@ def sealing_events(since: int, *, upto: int) -> list[int]:
     batches = _written(PaymentConfirmation, since).values_list("event_id", flat=True)
     for part in _parts(sorted(set(batches))):
         found.update(events.filter(pk__in=part).values_list("seq", flat=True))
-    labels = sorted(_versions_written(since))
+    labels = sorted(records_with_versions_since(since))
     for part in _parts(labels):
         sealing = events.filter(subject_facts__history__has_any_keys=part)
         found.update(sealing.values_list("seq", flat=True))
@@ -67,15 +68,6 @@ def sealing_events(since: int, *, upto: int) -> list[int]:
 
 def _written(model, since: int):
     return model.objects.filter(written_since(model, since)).order_by()
-
-
-def _versions_written(since: int) -> set[str]:
-    """The "model:pk" of every record with a history version written after ``since``."""
-    return {
-        f"{name}:{pk}"
-        for name, model in VERSIONED_MODELS.items()
-        for pk in _written(model.history.model, since).values_list("id", flat=True).distinct()
-    }
 
 
 def _parts(values: list) -> list[list]:
