@@ -471,7 +471,7 @@ LOGGING = {
 }
 
 # --- Cache ----------------------------------------------------------------------------------
-# Two caches, by what a miss costs and who must agree on an entry.
+# Three caches, by what a miss costs and who must agree on an entry.
 # - "default", Django's database cache (its table created by migration 0007): decision
 #   previews, which take up to seconds to compute for a 300,000-entrant case, the payout and
 #   ICM charts, which rank every payout of a settlement, and the last audit verification;
@@ -482,6 +482,9 @@ LOGGING = {
 #   prepared, so a process can never read one that another's change made stale; a miss costs
 #   one page's queries. Kept in memory, a later view reads it without a query (the database
 #   cache's read was a tenth of the review's CPU: docs/benchmarks.md).
+# - "rows", one per process too: fragments of what does change (a dashboard's incident entry),
+#   keyed by PostgreSQL's version of every row they show (settlements.row_stamps), so that any
+#   write draws them again. SQLite's rows carry no versions, so it keeps none there.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",
@@ -492,6 +495,13 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "crashdesk-pages",
         # A page of 50 payout rows is about 40 kB: at most some 80 MB a process.
+        "OPTIONS": {"MAX_ENTRIES": 2000},
+    },
+    "rows": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache"
+        if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+        else "django.core.cache.backends.dummy.DummyCache",
+        "LOCATION": "crashdesk-rows",
         "OPTIONS": {"MAX_ENTRIES": 2000},
     },
 }

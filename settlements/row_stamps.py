@@ -51,3 +51,15 @@ def _snapshot(bound: str) -> int | None:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {bound}(pg_current_snapshot())::text::bigint")  # noqa: S608
         return cursor.fetchone()[0]
+
+
+def stamped() -> bool:
+    """Whether rows carry stamps here (PostgreSQL; SQLite has none)."""
+    return connection.vendor == "postgresql"
+
+
+def version_of(alias: str) -> str:
+    """SQL naming the version of the row that ``alias`` reads: the transaction that wrote it
+    and where the version lies. Every UPDATE, by any path, writes a new version in a new place,
+    even a second one in the same transaction, so the pair changes with every write."""
+    return f"({alias}.xmin::text || '/' || {alias}.ctid::text)"

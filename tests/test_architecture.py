@@ -110,11 +110,11 @@ FRAGMENT_CACHE = re.compile(r"{%\s*cache\s[^%]*%}")
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=relative)
 def test_every_cached_fragment_names_its_cache_and_is_keyed_by_the_release(path):
-    """Fragments go to "pages" (settings.CACHES), each process's memory: what costs a whole
-    settlement to work out is kept in the shared cache as data (views.kept.shared), not as
-    markup, so that a fragment read costs no query."""
+    """Fragments go to "pages" or "rows" (settings.CACHES), each process's memory: what costs a
+    whole settlement to work out is kept in the shared cache as data (views.kept.shared), not
+    as markup, so that a fragment read costs no query."""
     for tag in FRAGMENT_CACHE.findall(path.read_text()):
-        assert re.search(r'code_release using="pages" %}$', tag), tag
+        assert re.search(r'code_release using="(pages|rows)" %}$', tag), tag
 
 
 CACHED_FRAGMENT = re.compile(r"({%\s*cache\s[^%]*%})(.*?){%\s*endcache\s*%}", re.DOTALL)

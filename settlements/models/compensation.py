@@ -75,6 +75,9 @@ class Compensation(models.Model):
             ),
         ]
 
+    # What __str__ reads: a list of labels loads these fields alone.
+    LABEL_FIELDS = ()
+
     def __str__(self) -> str:
         return f"Compensation #{self.pk}"
 
@@ -170,6 +173,9 @@ class PrizeWithdrawal(models.Model):
                 "decided_at",
             ),
         ]
+
+    # What __str__ reads: a list of labels loads these fields alone.
+    LABEL_FIELDS = ("player",)
 
     def __str__(self) -> str:
         return f"Prize withdrawal #{self.pk} ({self.player})"

@@ -322,5 +322,8 @@ class Reissue(models.Model):
             ),
         ]
 
+    # What __str__ reads: a list of labels loads these fields alone.
+    LABEL_FIELDS = ("original_key",)
+
     def __str__(self) -> str:
         return f"Re-issue #{self.pk} of {self.original_key}"

@@ -122,6 +122,9 @@ class RulebookVersion(models.Model):
             ),
         ]
 
+    # What __str__ reads: a list of labels loads these fields alone.
+    LABEL_FIELDS = ("rulebook__key", "number")
+
     def __str__(self) -> str:
         return f"{self.rulebook.key} v{self.number}"
 

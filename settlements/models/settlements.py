@@ -174,6 +174,9 @@ class Settlement(models.Model):
             fixed_fields(*SETTLEMENT_FIXED),
         ]
 
+    # What __str__ reads: a list of labels loads these fields alone.
+    LABEL_FIELDS = ("kind",)
+
     def __str__(self) -> str:
         label = "Adjustment" if self.kind == self.Kind.ADJUSTMENT else "Settlement"
         return f"{label} #{self.pk}"

@@ -1,16 +1,18 @@
 """What is waiting for whom, and what the dashboard shows."""
 
 from dataclasses import dataclass
+from functools import partial
 
 from django.apps import apps
 from django.core.paginator import Page
+from django.db import connection
 from django.db.models import Count, QuerySet, Window
 from django.urls import reverse
 
+from settlements import row_stamps
 from settlements.access import roles
-from settlements.models import Case, Incident
+from settlements.models import Case, Incident, Tournament
 from settlements.selectors.cases import case_list, incident_list
-from settlements.selectors.common import lean
 from settlements.workflow import AWAITING, CASE_WORK_ORDER, Awaits
 
 
@@ -58,21 +60,32 @@ def waiting_records(state: Awaits, user) -> QuerySet:
     """The records waiting in ``state`` for ``user``, oldest first."""
     model = apps.get_model(state.model)
     case = case_path(model)
+    # Only what a row shows (waiting_rows) is read: whole records with their case, tournament
+    # and incident took most of a dashboard's CPU.
+    shown = ["status", state.since, *state.opens_with]
     if case is None:
         # What its link and label read (a rulebook version's key), in the same query.
-        related = {path.rsplit("__", 1)[0] for path in state.opens_with if "__" in path}
-        records = model.objects.select_related(*related)
+        records = model.objects.select_related(*_joined(state.opens_with, model.LABEL_FIELDS))
+        shown += model.LABEL_FIELDS
     else:
         # Every other record that waits is a case or belongs to one; the queue shows it with
-        # its tournament and incident (without the tournament's bulky fields).
-        records = lean(
-            model.objects.select_related(f"{case}tournament", f"{case}incident"),
-            f"{case}tournament",
-        )
-    records = records.filter(status__in=state.statuses, **dict(state.where))
+        # its tournament and incident.
+        records = model.objects.select_related(f"{case}tournament", f"{case}incident")
+        shown += [f"{case}{path}" for path in CASE_SHOWN]
+        shown += () if model is Case else model.LABEL_FIELDS
+    records = records.only(*shown).filter(status__in=state.statuses, **dict(state.where))
     for field in state.not_by:
         records = records.exclude(**{field: user})
     return records.order_by(state.since, "pk")
+
+
+# What a waiting row shows of its case (waiting_rows).
+CASE_SHOWN = ("tournament__operator_id", "tournament__name", "incident__title")
+
+
+def _joined(*paths: tuple[str, ...]) -> set[str]:
+    """The relations that ``paths`` (field paths such as "rulebook__key") go through."""
+    return {path.rsplit("__", 1)[0] for group in paths for path in group if "__" in path}
 
 
 def waiting_rows(state: Awaits, records) -> list[dict]:
@@ -124,7 +137,8 @@ def open_incident_count() -> int:
 
 def dashboard_incidents(paged: Page) -> list[dict]:
     """The open incidents on dashboard page ``paged`` (a page of the open incidents' count),
-    each with its cases in workflow order."""
+    each with its cases in workflow order, read only when its entry is drawn, and ``shown``:
+    what keys its entry kept drawn (``_entry_versions``)."""
     if not paged.paginator.count:
         return []
     start = (paged.number - 1) * DASHBOARD_INCIDENTS_PER_PAGE
@@ -133,9 +147,8 @@ def dashboard_incidents(paged: Page) -> list[dict]:
         .select_related(None)
         .select_related("reported_by")[start : start + DASHBOARD_INCIDENTS_PER_PAGE]
     )
-    cases: dict[int, list[Case]] = {incident.pk: [] for incident in incidents}
-    for case in case_list().filter(incident__in=list(cases)):
-        cases[case.incident_id].append(case)
+    shown = _entry_versions([incident.pk for incident in incidents])
+    case_rows = _CaseRows([incident.pk for incident in incidents])
     return [
         {
             "pk": incident.pk,
@@ -144,7 +157,72 @@ def dashboard_incidents(paged: Page) -> list[dict]:
             "reported_by": incident.reported_by.get_username(),
             "case_count": incident.case_count,
             "cases_in_progress": incident.cases_in_progress,
-            "case_rows": [
+            "case_rows": partial(case_rows.of, incident.pk),
+            "shown": shown.get(incident.pk),
+        }
+        for incident in incidents
+    ]
+
+
+def _entry_versions(incident_ids: list[int]) -> dict[int, str]:
+    """A digest of the versions of every row an incident's entry shows (the incident, who
+    reported it, its cases and their tournaments), by incident; none without row stamps.
+
+    A write to any of them, by the services or behind their back, and a case added or taken
+    away, gives another digest, so an entry kept under the old one is never shown again."""
+    if not incident_ids or not row_stamps.stamped():
+        return {}
+    user_model = Incident._meta.get_field("reported_by").related_model
+    tables = {
+        name: connection.ops.quote_name(model._meta.db_table)
+        for name, model in (
+            ("incident", Incident),
+            ("user", user_model),
+            ("case", Case),
+            ("tournament", Tournament),
+        )
+    }
+    columns = {
+        "reported_by": Incident._meta.get_field("reported_by").column,
+        "of_incident": Case._meta.get_field("incident").column,
+        "tournament": Case._meta.get_field("tournament").column,
+    }
+    version = row_stamps.version_of
+    sql = f"""
+        SELECT i.id, md5(concat_ws(' ', {version("i")}, {version("u")}, (
+            SELECT string_agg(c.id || {version("c")} || {version("t")}, ' ' ORDER BY c.id)
+            FROM {tables["case"]} c
+            JOIN {tables["tournament"]} t ON t.id = c.{columns["tournament"]}
+            WHERE c.{columns["of_incident"]} = i.id
+        )))
+        FROM {tables["incident"]} i
+        LEFT JOIN {tables["user"]} u ON u.id = i.{columns["reported_by"]}
+        WHERE i.id = ANY(%s)
+    """  # noqa: S608 (names from the models, ids as a parameter)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [incident_ids])
+        return dict(cursor.fetchall())
+
+
+class _CaseRows:
+    """The case rows of a page's incidents, read in one query when the first entry not kept
+    drawn asks for its own."""
+
+    def __init__(self, incident_ids: list[int]):
+        self.incident_ids = incident_ids
+        self.rows: dict[int, list[dict]] | None = None
+
+    def of(self, incident_id: int) -> list[dict]:
+        if self.rows is None:
+            self.rows = self._read()
+        return self.rows[incident_id]
+
+    def _read(self) -> dict[int, list[dict]]:
+        cases: dict[int, list[Case]] = {pk: [] for pk in self.incident_ids}
+        for case in case_list().filter(incident__in=self.incident_ids):
+            cases[case.incident_id].append(case)
+        return {
+            incident_id: [
                 {
                     "pk": case.pk,
                     "operator_id": case.tournament.operator_id,
@@ -157,11 +235,10 @@ def dashboard_incidents(paged: Page) -> list[dict]:
                     "status": case.status,
                     "status_display": case.get_status_display(),
                 }
-                for case in in_workflow_order(cases[incident.pk])
-            ],
+                for case in in_workflow_order(listed)
+            ]
+            for incident_id, listed in cases.items()
         }
-        for incident in incidents
-    ]
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,13 @@ nothing cached in its place ever goes stale).
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from settlements.access import roles
+from settlements.models import Tournament
 from settlements.services import settlements as settlement_services
 from settlements.services.incidents import incident_close, incident_report
 from settlements.services.snapshots import case_load_snapshot, case_withdraw
@@ -188,3 +191,39 @@ def test_the_incident_list_shows_each_reader_their_own_time_zone(
     assert in_utc in _dashboard(as_operator)
     assert in_tokyo in _dashboard(in_japan)
     assert in_utc in _dashboard(as_operator)
+
+
+def test_writes_behind_the_orms_back_show_at_once(as_operator, load_case):
+    """An entry is keyed by the versions of the rows it shows, which every write changes: an
+    update that sends no signal and a statement in SQL are seen like a service's write."""
+    case = load_case(type="regular", stage="middle", tournament_id="T-RAW")
+    assert "T-RAW" in _incident_list(as_operator)
+    Tournament.objects.filter(pk=case.tournament_id).update(operator_id="T-BULK")
+    assert "T-BULK" in _incident_list(as_operator)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE settlements_incident SET title = 'Retitled in SQL' WHERE id = %s",
+            [case.incident_id],
+        )
+    assert "Retitled in SQL" in _incident_list(as_operator)
+
+
+def _incident_list(client) -> str:
+    """The list of open incidents alone (the queues above it are read afresh each view)."""
+    html = _dashboard(client)
+    return html[html.index('id="incident-list"') :]
+
+
+def test_a_second_view_draws_kept_entries_without_reading_their_cases(as_operator, load_case):
+    load_case(type="regular", stage="middle", tournament_id="T-KEPT")
+    with CaptureQueriesContext(connection) as first:
+        drawn = as_operator.get(reverse("dashboard"))
+    with CaptureQueriesContext(connection) as second:
+        kept = as_operator.get(reverse("dashboard"))
+    assert _main(kept) == _main(drawn)
+    assert len(second) == len(first) - 1
+    assert not [query for query in second if "settlements_case.stage" in _unquoted(query)]
+
+
+def _unquoted(query) -> str:
+    return query["sql"].replace('"', "")

@@ -5,11 +5,14 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from settlements.access import roles
 from settlements.selectors import dashboard
+from settlements.selectors.dashboard import waiting_records, waiting_rows
 from settlements.selectors.payments.lines import approved_lines
 from settlements.selectors.queues import waiting_queue
 from settlements.services import payments
@@ -150,10 +153,17 @@ def test_every_waiting_state_is_on_its_roles_dashboard_and_queue(state, status, 
     assert record.status == status
     link = f'href="{reverse(state.opens, args=state.opens_args(record))}"'
 
-    client = signed_in(_viewer(users, state.role))
+    viewer = _viewer(users, state.role)
+    client = signed_in(viewer)
     panel = WAITING_PANEL.search(client.get(reverse("dashboard")).content.decode()).group(0)
     assert f'{state.title} <span class="muted">(1)</span>' in panel
     assert link in panel
+    label = f"Case #{record.pk}" if state.model == "settlements.Case" else str(record)
+    assert f"{link}>{label}</a>" in panel
+    # A row is read with what it shows in the queue's one query: no field left to load later.
+    with CaptureQueriesContext(connection) as queries:
+        rows = waiting_rows(state, waiting_records(state, viewer))
+    assert (len(queries), [row["label"] for row in rows]) == (1, [label])
     queue = assert_partial(client.get(reverse("queue", args=[state.name]), **HTMX), "queue")
     assert link in queue and "1 waiting" in queue
 
