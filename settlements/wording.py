@@ -9,6 +9,8 @@ with a floor or a cap the engine does not apply.
 
 from settlements.rules import Policy, SplitTerms, remedy_for, split_terms
 
+# A label for each name of the engine's registry (rules.remedy_names), no more: held to it by
+# tests/test_vocabularies.py.
 REMEDY_LABELS = {
     "refund": "Refund everyone",
     "refund_even_split": "Refund and even split",

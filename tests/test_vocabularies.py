@@ -2,6 +2,7 @@
 added to a registry fails here where a surface does not handle it yet."""
 
 import ast
+import itertools
 import typing
 from pathlib import Path
 
@@ -15,12 +16,22 @@ from settlements import desk_roles, wording, workflow
 from settlements.api import answers, openapi, urls
 from settlements.models.choices import LineKind, Source, Stage, TournamentType, Unit
 from settlements.money import UNIT_ORDER, UNITS, decimal_amount, format_in_unit, unit_rank
-from settlements.rules import output, remedies, stage
+from settlements.rules import (
+    POLICY_KEYS,
+    Policy,
+    decision_options,
+    output,
+    remedies,
+    remedy_for,
+    stage,
+)
+from settlements.rules.remedy_names import DECISION_OPTIONS, REMEDIES
 from settlements.selectors import settlements as settlement_selectors
 from settlements.statements import words
 from settlements.templatetags.money import unit_name
 from settlements.templatetags.navigation import NAVIGATION
 from settlements.templatetags.players import line_kind, line_source
+from settlements.templatetags.remedies import option_label, options_sentence, remedy_label
 from settlements.templatetags.review import payout_text
 from settlements.workflow import CaseStatus, RulebookVersionStatus, SettlementStatus
 
@@ -34,9 +45,14 @@ def _choices(annotation) -> set[str]:
 
 
 def _schema_enum(schema: str, field: str) -> set[str]:
-    """The values the served OpenAPI document offers for ``schema``'s ``field``."""
+    """The values the served OpenAPI document offers for ``schema``'s ``field`` (or for each
+    item of it, when a list; besides null, when it may be null)."""
     document = openapi.build(urls.urlpatterns, server_url="http://testserver")
-    return set(document["components"]["schemas"][schema]["properties"][field]["enum"])
+    offered = document["components"]["schemas"][schema]["properties"][field]
+    offered = offered.get("items", offered)
+    # A field that may be null is "anyOf" its values and null.
+    offered = next((one for one in offered.get("anyOf", ()) if "enum" in one), offered)
+    return set(offered["enum"])
 
 
 @pytest.mark.parametrize("kind", LineKind.values)
@@ -149,18 +165,79 @@ def test_every_status_is_offered_by_the_api(registry, offered, fields):
         assert _schema_enum(schema, field) == set(registry.values), schema
 
 
-def test_every_remedy_of_the_table_is_worded():
-    named = set()
-    for cell in remedies.TABLE.values():
-        if cell.remedy:
-            named.add(cell.remedy)
-        for option, remedy in cell.options:
-            named.add(remedy)
-            assert option in wording.OPTION_LABELS
-    named.discard(remedies.LATE_FORMULA)
-    # The late formula and the final table's ICM are the policy's to choose, not the table's.
-    named |= set(remedies.SPLIT_REMEDIES) | {remedies.ICM}
-    assert named == set(wording.REMEDY_LABELS)
+def _every_rulebook():
+    """A policy for each combination of the values RULES.md §9 names (its formulas among them);
+    the numbers only move stage marks, and final_table_icm's ICM is in reachable_remedies."""
+    named = [key for key in POLICY_KEYS if key.choices]
+    for values in itertools.product(*(key.choices for key in named)):
+        yield Policy(**{key.name: value for key, value in zip(named, values, strict=True)})
+
+
+def test_every_remedy_and_option_of_the_table_is_registered():
+    """Under every rulebook, each cell's options and whatever they or the cell pay by are in
+    the registry; and the registry names nothing the engine never pays by or offers."""
+    offered, paid = set(), set()
+    for kind, name in remedies.TABLE:
+        options = decision_options(kind, name)
+        offered |= set(options)
+        paid |= remedies.reachable_remedies(kind, name)
+        for policy in _every_rulebook():
+            paid |= {remedy_for(kind, name, decision=option, policy=policy) for option in options}
+            if not options:
+                paid.add(remedy_for(kind, name, policy=policy))
+    assert offered == set(DECISION_OPTIONS)
+    assert paid == set(REMEDIES)
+
+
+# Where the API sends a remedy, and a decision option (alone, or a list of them).
+REMEDY_FIELDS = [
+    ("SettlementAnswer", "remedy"),
+    ("StatementDocument", "remedy"),
+    ("SimulationCase", "remedy_then"),
+    ("SimulationCase", "remedy_draft"),
+]
+OPTION_FIELDS = [
+    ("CaseCreated", "decision_options"),
+    ("CaseSummary", "decision_options"),
+    ("CaseSummary", "decision"),
+    ("SettlementAnswer", "decision_options"),
+    ("SettlementAnswer", "decision"),
+    ("StatementDocument", "decision"),
+]
+
+
+@pytest.mark.parametrize("remedy", REMEDIES)
+def test_every_remedy_is_offered_by_the_api_and_worded(remedy):
+    assert remedy in _choices(answers.RemedyValue)
+    for schema, field in REMEDY_FIELDS:
+        assert remedy in _schema_enum(schema, field), (schema, field)
+    assert remedy in wording.REMEDY_LABELS
+    assert remedy_label(remedy) == wording.REMEDY_LABELS[remedy]
+    # What it pays, in words, in every cell that can pay by it (a split: by its formula).
+    cells = [cell for cell in remedies.TABLE if remedy in remedies.reachable_remedies(*cell)]
+    assert cells
+    for kind, name in cells:
+        assert wording.describe(kind, name, remedy), (kind, name)
+
+
+@pytest.mark.parametrize("option", DECISION_OPTIONS)
+def test_every_decision_option_is_offered_by_the_api_and_worded(option):
+    assert option in _choices(answers.DecisionOptionValue)
+    for schema, field in OPTION_FIELDS:
+        assert option in _schema_enum(schema, field), (schema, field)
+    assert option in wording.OPTION_LABELS
+    assert option_label(option) == options_sentence([option]) == wording.OPTION_LABELS[option]
+    cells = [cell for cell in remedies.TABLE if option in decision_options(*cell)]
+    assert cells
+    for kind, name in cells:
+        assert wording.option_description(kind, name, option), (kind, name)
+
+
+def test_remedies_and_options_are_worded_from_the_registry_only():
+    assert set(wording.REMEDY_LABELS) == set(REMEDIES)
+    assert set(wording.OPTION_LABELS) == set(DECISION_OPTIONS)
+    assert set(typing.get_args(answers.RemedyValue)) == set(REMEDIES)
+    assert set(typing.get_args(answers.DecisionOptionValue)) == set(DECISION_OPTIONS)
 
 
 @pytest.mark.parametrize("role", desk_roles.KNOWN_ROLES)

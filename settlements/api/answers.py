@@ -14,6 +14,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from settlements.models.choices import LineKind, Source, Stage, TournamentType, Unit
 from settlements.rules import Line, PayoutRow
+from settlements.rules.remedy_names import DECISION_OPTIONS, REMEDIES
 from settlements.workflow import CaseStatus, RulebookVersionStatus, SettlementStatus
 
 
@@ -31,6 +32,9 @@ TournamentTypeValue = _one_of(TournamentType)
 CaseStatusValue = _one_of(CaseStatus)
 SettlementStatusValue = _one_of(SettlementStatus)
 RulebookVersionStatusValue = _one_of(RulebookVersionStatus)
+# The engine's names, listed once in the engine rather than in a TextChoices.
+RemedyValue = Literal[REMEDIES]
+DecisionOptionValue = Literal[DECISION_OPTIONS]
 
 Url = Annotated[str, Meta(description="An absolute URL on this desk.")]
 Time = Annotated[str, Meta(description="RFC 3339, e.g. 2026-11-30T21:30:00+00:00.")]
@@ -102,7 +106,7 @@ class CaseCreated(_Answer):
     incident: int | None
     stage: StageValue
     status: CaseStatusValue
-    decision_options: list[str]
+    decision_options: list[DecisionOptionValue]
 
 
 class TournamentSummary(_Answer):
@@ -129,8 +133,8 @@ class CaseSummary(_Answer):
     remaining: Crash[int]
     paid_places: Crash[int]
     pool: Crash[Amount]
-    decision_options: list[str]
-    decision: str | None
+    decision_options: list[DecisionOptionValue]
+    decision: DecisionOptionValue | None
     created_at: Time
     updated_at: Time
 
@@ -148,9 +152,9 @@ class SettlementAnswer(_Answer):
     tournament_id: str
     policy: dict
     stage: StageValue
-    remedy: str | None
-    decision: str | None
-    decision_options: list[str]
+    remedy: RemedyValue | None
+    decision: DecisionOptionValue | None
+    decision_options: list[DecisionOptionValue]
     entrants: int
     eliminated: int
     remaining: int
@@ -320,8 +324,8 @@ class StatementDocument(_Answer):
     settlement_status: SettlementStatusValue | None
     currency: str
     stage: StageValue
-    remedy: str | None
-    decision: str | None
+    remedy: RemedyValue | None
+    decision: DecisionOptionValue | None
     player: Annotated[str, Meta(description="The id exactly as the game server sent it.")]
     player_written_out: Annotated[
         str | None,
@@ -442,13 +446,19 @@ class RulebookPage(_Answer):
     results: list[RulebookAnswer]
 
 
+# A simulation's remedy: empty, not null, where the case's decision is still to be taken.
+RemedyOrPending = Annotated[
+    Literal[("", *REMEDIES)], Meta(description="Empty while the case needs a decision.")
+]
+
+
 class SimulationCase(_Answer):
     case: int
     stage_then: StageValue
-    remedy_then: str
+    remedy_then: RemedyOrPending
     totals_then: Annotated[dict[str, int], Meta(description="{unit: amount} under its version.")]
     stage_draft: StageValue
-    remedy_draft: str
+    remedy_draft: RemedyOrPending
     totals_draft: Annotated[dict[str, int], Meta(description="{unit: amount} under the draft.")]
     needs_decision: bool
 

@@ -13,8 +13,11 @@ import msgspec
 
 from .errors import InvalidInput, Problem
 from .jsondoc import duplicate_key_problems, problem_from_validation, problems_from_decode_error
+from .remedy_names import CHIP_EQUITY, CHIP_POSITION, CHIP_PROPORTIONAL
 
-LATE_FORMULAS = ("chip_equity", "chip_position")
+# The formulas the rulebook may choose between, each also the name of the remedy it pays by.
+LATE_FORMULAS = (CHIP_EQUITY, CHIP_POSITION)
+MIDDLE_FORMULAS = (CHIP_EQUITY, CHIP_PROPORTIONAL)
 ROOT = "--policy"
 
 
@@ -62,7 +65,7 @@ POLICY_KEYS: tuple[PolicyKey, ...] = (
     PolicyKey(
         "late_formula",
         str,
-        "chip_equity",
+        CHIP_EQUITY,
         "How the prize money still in play is split once the tournament is in the money.",
         choices=LATE_FORMULAS,
     ),
@@ -94,10 +97,10 @@ POLICY_KEYS: tuple[PolicyKey, ...] = (
     PolicyKey(
         "middle_formula",
         str,
-        "chip_equity",
+        CHIP_EQUITY,
         "How the prize pool is split in the middle stage (after the early stage, before the "
         "money).",
-        choices=("chip_equity", "chip_proportional"),
+        choices=MIDDLE_FORMULAS,
     ),
     PolicyKey(
         "middle_floor",
@@ -174,11 +177,11 @@ def _problems(values: Mapping) -> list[Problem]:
 class Policy:
     pre_pct: int = 5
     early_pct: int = 25
-    late_formula: str = "chip_equity"
+    late_formula: str = CHIP_EQUITY
     final_table_icm: int = 0
     late_registration: str = "ignore"
     guarantee_before_itm: str = "pool"
-    middle_formula: str = "chip_equity"
+    middle_formula: str = CHIP_EQUITY
     middle_floor: str = "buy_in"
     middle_fee_refund: bool = False
     bounty_refund: str = "current"

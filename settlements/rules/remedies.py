@@ -13,7 +13,19 @@ from .errors import InvalidInput, Problem
 from .formulas import BoundsError, split
 from .icm import exact_equity, round_to_units
 from .output import line_totals, output
-from .policy import DEFAULT_POLICY, LATE_FORMULAS, Policy
+from .policy import DEFAULT_POLICY, LATE_FORMULAS, MIDDLE_FORMULAS, Policy
+from .remedy_names import (
+    CHIP_EQUITY,
+    CHIP_POSITION,
+    CHIP_PROPORTIONAL,
+    FPP_REFUND,
+    ICM,
+    NO_RESCHEDULE,
+    REFUND,
+    REFUND_EVEN_SPLIT,
+    RESCHEDULE,
+    SATELLITE_RANK,
+)
 from .satellite import pay_as_seats, rank_values
 from .settlement import Explanations, RankingPart, Settlement, SplitPart
 from .snapshot import Snapshot
@@ -21,11 +33,10 @@ from .split_result import Split
 from .stage import classify
 from .terms import Terms, entry_columns, terms_of
 
+# RULES.md §9: the late stage's formula is the policy's late_formula (a stand-in, not a remedy),
+# the regular middle stage's its middle_formula, and the late stage of a regular or freeroll
+# pays by ICM once few enough players remain (final_table_icm).
 LATE_FORMULA = "<policy late_formula>"
-# RULES.md §9: the regular middle stage's formula is the policy's middle_formula, and the late
-# stage of a regular or freeroll pays by ICM once few enough players remain (final_table_icm).
-MIDDLE_FORMULAS = ("chip_equity", "chip_proportional")
-ICM = "icm"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,36 +65,34 @@ _EARLY_SPLIT = SplitTerms("pool_less_refunds", floor=None, cap=None, fees_refund
 _LATE_SPLIT = SplitTerms("late_pool", floor="next_payout", cap="first_prize", fees_refunded=False)
 
 TABLE: dict[tuple[str, str], Cell] = {
-    ("regular", "pre"): Cell("refund"),
-    ("regular", "early"): Cell("refund_even_split", split=_EARLY_SPLIT),
+    ("regular", "pre"): Cell(REFUND),
+    ("regular", "early"): Cell(REFUND_EVEN_SPLIT, split=_EARLY_SPLIT),
     ("regular", "middle"): Cell(
-        "chip_equity",
+        CHIP_EQUITY,
         split=SplitTerms("prize_pool", floor="buy_in", cap="first_prize", fees_refunded=False),
     ),
     ("regular", "late"): Cell(LATE_FORMULA, split=_LATE_SPLIT),
-    ("freeroll", "pre"): Cell("fpp_refund"),
+    ("freeroll", "pre"): Cell(FPP_REFUND),
     # Either answer refunds the FPP; the decision only records whether it is announced again.
-    ("freeroll", "early"): Cell(
-        options=(("reschedule", "fpp_refund"), ("no_reschedule", "fpp_refund"))
-    ),
+    ("freeroll", "early"): Cell(options=((RESCHEDULE, FPP_REFUND), (NO_RESCHEDULE, FPP_REFUND))),
     # A freeroll has no buy-in to guarantee before the middle stage's split.
     ("freeroll", "middle"): Cell(
-        options=(("reschedule", "reschedule"), ("chip_equity", "chip_equity")),
+        options=((RESCHEDULE, RESCHEDULE), (CHIP_EQUITY, CHIP_EQUITY)),
         split=SplitTerms("prize_pool", floor=None, cap="first_prize", fees_refunded=False),
     ),
     # Every remaining player is in the money, so the next payout is guaranteed here too.
     ("freeroll", "late"): Cell(LATE_FORMULA, split=_LATE_SPLIT),
-    ("satellite", "pre"): Cell("refund"),
-    ("satellite", "early"): Cell("refund_even_split", split=_EARLY_SPLIT),
+    ("satellite", "pre"): Cell(REFUND),
+    ("satellite", "early"): Cell(REFUND_EVEN_SPLIT, split=_EARLY_SPLIT),
     ("satellite", "middle"): Cell(
-        options=(("chip_proportional", "chip_proportional"), ("chip_equity", "chip_equity")),
+        options=((CHIP_PROPORTIONAL, CHIP_PROPORTIONAL), (CHIP_EQUITY, CHIP_EQUITY)),
         split=SplitTerms("prize_pool", floor=None, cap="one_seat", fees_refunded=False),
     ),
-    ("satellite", "late"): Cell("satellite_rank"),
+    ("satellite", "late"): Cell(SATELLITE_RANK),
 }
 
 # The remedies computed by a split of the pool (the others are refunds, a ranking or nothing).
-SPLIT_REMEDIES = ("refund_even_split", "chip_equity", "chip_proportional", "chip_position")
+SPLIT_REMEDIES = (REFUND_EVEN_SPLIT, CHIP_EQUITY, CHIP_PROPORTIONAL, CHIP_POSITION)
 
 
 def _cell(tournament_type: str, stage: str) -> Cell:
@@ -132,17 +141,27 @@ def remedy_for(
     return remedies[decision]
 
 
+def reachable_remedies(tournament_type: str, stage: str) -> frozenset[str]:
+    """Every remedy this cell can pay by, under any rulebook: its own or its options', the
+    policy's late or middle formulas in its stand-in's place, and the final table's ICM."""
+    cell = _cell(tournament_type, stage)
+    reachable = {code for _, code in cell.options}
+    if cell.remedy == LATE_FORMULA:
+        reachable |= {*LATE_FORMULAS, ICM}
+    elif cell.remedy is not None:
+        reachable.add(cell.remedy)
+    if (tournament_type, stage) == ("regular", "middle"):
+        reachable |= set(MIDDLE_FORMULAS)
+    return frozenset(reachable)
+
+
 def split_terms(tournament_type: str, stage: str, remedy: str | None) -> SplitTerms | None:
     """The terms of the split `remedy` computes in this cell; None for a remedy that is not a
     split (refunds, a reschedule, seats by chip rank). A remedy the cell never leads to is a
     ValueError, so that a description cannot silently borrow another cell's terms."""
     cell = _cell(tournament_type, stage)
-    reachable = {code for _, code in cell.options} | {cell.remedy}
-    if LATE_FORMULA in reachable:
-        reachable |= {*LATE_FORMULAS, ICM}
-    if (tournament_type, stage) == ("regular", "middle"):
-        reachable |= set(MIDDLE_FORMULAS)
-    if remedy not in reachable:
+    pending = remedy is None and cell.options  # no remedy yet: the decision is not taken
+    if not pending and remedy not in reachable_remedies(tournament_type, stage):
         raise ValueError(
             f"a {tournament_type} tournament at the {stage} stage never pays {remedy!r}"
         )
@@ -202,7 +221,7 @@ def assess(snapshot: Snapshot, policy: Policy = DEFAULT_POLICY) -> Assessment:
 
 # Remedies after which the remaining players also receive the bounties on their heads (§8):
 # every decided one but the refunds of the pre stage and a reschedule.
-_PAYS_BOUNTIES = frozenset(SPLIT_REMEDIES) | {"satellite_rank", ICM}
+_PAYS_BOUNTIES = frozenset(SPLIT_REMEDIES) | {SATELLITE_RANK, ICM}
 
 
 def settle(
@@ -220,7 +239,7 @@ def settle(
     chips = [p.chips for p in players]
     # §8's columns only when something is paid per entry or add-on (never for version 1).
     own = entry_columns(snapshot) if terms.per_player or terms.entry_bounty else None
-    if remedy not in ("refund", "fpp_refund"):
+    if remedy not in (REFUND, FPP_REFUND):
         players = list(compress(players, chips))
         own = own.compressed(chips) if own is not None else None
         chips = list(compress(chips, chips))
@@ -231,14 +250,14 @@ def settle(
     values = None  # prize values (before the ticket rule) of a split or a ranking
     bounds = result = None
 
-    if remedy == "refund":
+    if remedy == REFUND:
         columns["refund_buy_in"], columns["refund_fee"] = _own_payments(own, terms, n)
         if terms.entry_bounty:
             # The bounties still on heads return to the house, which refunds every entry's.
             columns["refund_bounty"] = _per_entry(own, terms.entry_bounty, 0)
-    elif remedy == "fpp_refund":
+    elif remedy == FPP_REFUND:
         columns["refund_fpp"] = [terms.fpp_buy_in] * n
-    elif remedy == "satellite_rank":
+    elif remedy == SATELLITE_RANK:
         values, shared, places = rank_values(
             chips, ids, seat_value=terms.seat_value, seats=terms.seats, remainder=terms.remainder
         )
@@ -423,7 +442,7 @@ def _split(
             chips,
             ids,
             # The early split shares evenly what the refunded buy-ins leave of P.
-            formula="even" if remedy == "refund_even_split" else remedy,
+            formula="even" if remedy == REFUND_EVEN_SPLIT else remedy,
             floor=floor,
             cap=cap,
             prizes=terms.prizes,
