@@ -12,7 +12,7 @@ from django.urls import reverse
 from settlements import row_stamps
 from settlements.access import roles
 from settlements.models import Case, Incident, Tournament
-from settlements.selectors.cases import case_list, incident_list
+from settlements.selectors.cases import case_list, incident_list, open_incident_ids
 from settlements.workflow import AWAITING, CASE_WORK_ORDER, Awaits
 
 
@@ -142,13 +142,14 @@ def dashboard_incidents(paged: Page) -> list[dict]:
     if not paged.paginator.count:
         return []
     start = (paged.number - 1) * DASHBOARD_INCIDENTS_PER_PAGE
-    incidents = list(
-        incident_list(open_only=True)
-        .select_related(None)
-        .select_related("reported_by")[start : start + DASHBOARD_INCIDENTS_PER_PAGE]
+    ids = list(open_incident_ids()[start : start + DASHBOARD_INCIDENTS_PER_PAGE])
+    # The key is read before what the entry shows: a write committed in between leaves an entry
+    # newer than its key, which no later view asks for, never one older than its key.
+    shown = _entry_versions(ids)
+    incidents = (
+        incident_list().select_related(None).select_related("reported_by").filter(pk__in=ids)
     )
-    shown = _entry_versions([incident.pk for incident in incidents])
-    case_rows = _CaseRows([incident.pk for incident in incidents])
+    case_rows = _CaseRows(ids)
     return [
         {
             "pk": incident.pk,

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from settlements.access import roles
-from settlements.models import Tournament
+from settlements.models import Incident, Tournament
 from settlements.services import settlements as settlement_services
 from settlements.services.incidents import incident_close, incident_report
 from settlements.services.snapshots import case_load_snapshot, case_withdraw
@@ -227,3 +227,22 @@ def test_a_second_view_draws_kept_entries_without_reading_their_cases(as_operato
 
 def _unquoted(query) -> str:
     return query["sql"].replace('"', "")
+
+
+def test_a_write_between_reading_the_key_and_the_entry_never_leaves_it_stale(as_operator, incident):
+    """A write can land between the page's reads. Whichever of the entry's key and its content
+    is read first, the write comes right after it; the next view must show the write."""
+    wrote = []
+
+    def write_after_the_first_read(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        # The key's read names row versions; the entries' read counts each incident's cases.
+        if not wrote and ("xmin" in sql or '"case_count"' in sql):
+            wrote.append(sql)
+            Incident.objects.filter(pk=incident.pk).update(title="Retitled meanwhile")
+        return result
+
+    with connection.execute_wrapper(write_after_the_first_read):
+        _incident_list(as_operator)
+    assert wrote
+    assert "Retitled meanwhile" in _incident_list(as_operator)
