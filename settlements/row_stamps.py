@@ -46,7 +46,7 @@ def written_since(model, since: int) -> RawSQL:
 
 
 def _snapshot(bound: str) -> int | None:
-    if connection.vendor != "postgresql":
+    if not stamped():
         return None
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {bound}(pg_current_snapshot())::text::bigint")  # noqa: S608
