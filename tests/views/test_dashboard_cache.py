@@ -246,3 +246,13 @@ def test_a_write_between_reading_the_key_and_the_entry_never_leaves_it_stale(as_
         _incident_list(as_operator)
     assert wrote
     assert "Retitled meanwhile" in _incident_list(as_operator)
+
+
+def test_a_case_added_and_a_reporter_renamed_quietly_show_at_once(as_operator, operator, load_case):
+    """The other rows an entry shows: a case joining the incident, and its reporter's row."""
+    load_case(type="regular", stage="middle", tournament_id="T-FIRST")
+    assert "T-SECOND" not in _incident_list(as_operator)
+    load_case(type="regular", stage="late", tournament_id="T-SECOND")
+    assert "T-SECOND" in _incident_list(as_operator)
+    type(operator).objects.filter(pk=operator.pk).update(username="quietly_renamed")
+    assert "reported by quietly_renamed" in _incident_list(as_operator)
